@@ -1,0 +1,224 @@
+/*
+ * ckpt.h - the public client API of the ckpt checkpoint burst buffer.
+ *
+ * libckpt talks to the node's ckptd over a Unix socket.  Bulk bytes never
+ * travel on the socket: at connect time ckptd hands the client a shared
+ * staging buffer (a memfd passed with SCM_RIGHTS), and ckpt_write() copies the
+ * caller's bytes into it once.  That copy is the trainer's whole stall; the
+ * disk is written by ckptd in the background.
+ *
+ * Errors.  Every function that returns int returns 0 (or a documented
+ * non-negative count) on success and a negative value on failure: either a
+ * negated errno (-ENOENT, -EACCES, -ENOSPC, ...) or one of the CKPT_E* codes
+ * below.  ckpt_strerror() describes both.  errno is never used as a side
+ * channel.
+ *
+ * Ownership.  A struct ckpt_client is owned by the caller of ckpt_connect()
+ * and released by ckpt_disconnect().  A struct ckpt_version belongs to the
+ * client it was begun on; free it with ckpt_version_free() before the client
+ * is disconnected.  Arrays returned by the list functions are owned by the
+ * caller and released with free().
+ *
+ * Threads.  One client may be used from several threads; calls on it are
+ * serialised internally.  Callbacks of ckpt_write_async() run on a library
+ * thread and must not call back into the same client.
+ *
+ * Names.  A job is one or more '/'-separated components ("llama70b/run3"), a
+ * version is one component ("step-001200"), and a file path is a relative
+ * path of one or more components ("model/rank03.pt").  A component is 1 to
+ * 255 bytes of [A-Za-z0-9._+-=@,] and is neither "." nor "..".  A job may be
+ * at most CKPT_JOB_MAX bytes, a version CKPT_VERSION_MAX and a path
+ * CKPT_PATH_MAX.
+ */
+#ifndef CKPT_H
+#define CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKPT_JOB_MAX     200
+#define CKPT_VERSION_MAX 128
+#define CKPT_PATH_MAX    1024
+
+/* Default socket when neither an argument nor $CKPT_SOCKET names one. */
+#define CKPT_DEFAULT_SOCKET "/var/lib/ckpt/ckptd.sock"
+
+/*
+ * Library error codes.  They sit in a reserved range, far from errno values,
+ * as LMDB's MDB_* codes do.  Returned negated, like errno values.
+ */
+enum {
+	CKPT_EFIRST    = 30600,
+	CKPT_EBADMAGIC = 30600, /* a frame or file does not start with our magic */
+	CKPT_EVERSION  = 30601, /* protocol or format version not supported */
+	CKPT_EPROTO    = 30602, /* malformed message */
+	CKPT_ECORRUPT  = 30603, /* checksum mismatch: stored data is damaged */
+	CKPT_ESEALED   = 30604, /* the version is already committed */
+	CKPT_EABORTED  = 30605, /* the version failed or a writer left it */
+	CKPT_EBADNAME  = 30606, /* job, version or path is not a valid name */
+	CKPT_ENOVERSION= 30607, /* no such version (or none at that level) */
+	CKPT_EFAILED   = 30608, /* the version failed to reach the level */
+	CKPT_ELAST     = 30608,
+};
+
+/* Durability levels a version climbs.  See README.md. */
+enum ckpt_level {
+	CKPT_NONE = 0,      /* still open: being written */
+	CKPT_STAGED = 1,    /* all bytes are in ckptd's staging memory */
+	CKPT_LOCAL,         /* sealed and fsync'd on this node's local store */
+	CKPT_PROTECTED,     /* erasure-coded across peer nodes */
+	CKPT_DRAINED,       /* published on the parallel file system */
+};
+
+/* Lifecycle state of a version, orthogonal to its level. */
+enum ckpt_state {
+	CKPT_ST_OPEN = 1,   /* writers are still writing */
+	CKPT_ST_SEALING,    /* every writer committed; becoming LOCAL */
+	CKPT_ST_SEALED,     /* committed and immutable */
+	CKPT_ST_FAILED,     /* a write or fsync failed, or a writer left */
+	CKPT_ST_INCOMPLETE, /* found uncommitted after a crash; cleaned up */
+};
+
+struct ckpt_client;
+struct ckpt_version;
+
+struct ckpt_version_info {
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint32_t state;    /* enum ckpt_state */
+	uint32_t level;    /* enum ckpt_level reached */
+	uint32_t uid;      /* owner */
+	uint32_t writers;  /* writers that joined this node's part */
+	uint32_t committed;/* writers that committed */
+	uint32_t nfiles;
+	uint64_t bytes;    /* logical bytes (sum of file sizes) */
+	uint64_t stored;   /* bytes written to the local store so far */
+	uint64_t seq;      /* commit order on this node; 0 while open */
+	uint64_t sealed_ns;/* CLOCK_REALTIME of the seal, 0 while open */
+	int32_t error;     /* why it failed, when state is FAILED */
+};
+
+struct ckpt_file_info {
+	char path[CKPT_PATH_MAX + 1];
+	uint64_t size;
+	uint32_t extents;  /* stored records (a record is checksummed whole) */
+};
+
+struct ckpt_status {
+	uint32_t proto_version;
+	uint32_t clients;        /* connected clients */
+	uint32_t jobs;
+	uint32_t versions;       /* versions known, in any state */
+	uint32_t open_versions;
+	uint32_t queue_depth;    /* disk operations in flight */
+	uint64_t staging_total;  /* staging budget, bytes */
+	uint64_t staging_used;   /* staging leased to clients */
+	uint64_t capacity;       /* local store capacity, bytes */
+	uint64_t store_used;     /* bytes of segments in use */
+	uint64_t ingest_bytes;   /* total bytes absorbed since start */
+	uint64_t ingest_rate;    /* bytes/s over the last few seconds */
+	uint64_t uptime_ms;
+	uint64_t pid;
+	char store[256];         /* store directory */
+};
+
+/* Connect to ckptd.  socket_path NULL: $CKPT_SOCKET, else CKPT_DEFAULT_SOCKET.
+ * Maps a staging buffer of $CKPT_STAGING bytes if set (suffixes K, M, G), else
+ * the server's default.  Blocks while ckptd has no staging memory to spare. */
+int ckpt_connect(const char *socket_path, struct ckpt_client **out);
+/* Close the connection.  Versions still open on it that were not committed
+ * are aborted by ckptd.  NULL is a no-op. */
+void ckpt_disconnect(struct ckpt_client *c);
+
+/* Start or join a version.  Several processes may begin the same job and
+ * version; the node's part is sealed when each of them has committed.
+ * -CKPT_ESEALED if it is already committed, -EACCES if the job belongs to
+ * another uid, -CKPT_EBADNAME for an invalid name. */
+int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
+	       struct ckpt_version **out);
+
+/* Write len bytes of buf at offset of file path in the version.  Returns once
+ * buf may be reused: after one copy into staging, never waiting for the disk.
+ * Blocks only while staging is full.  Errors of the background disk write
+ * (-ENOSPC, -EIO) surface on a later call on the version or on commit. */
+int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
+	       size_t len, uint64_t offset);
+
+/* Asynchronous write: queues the copy to a library thread and returns at
+ * once.  buf must stay valid until done(arg, status) has run (status as for
+ * ckpt_write).  done may be NULL.  ckpt_flush() waits for all of them. */
+typedef void (*ckpt_done_fn)(void *arg, int status);
+int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
+		     size_t len, uint64_t offset, ckpt_done_fn done, void *arg);
+/* Wait until every ckpt_write_async() on v has finished copying; returns the
+ * first error any of them had. */
+int ckpt_flush(struct ckpt_version *v);
+
+/* Zero-copy: reserve len bytes of staging (len <= ckpt_buf_max()) and return
+ * a pointer the caller fills, e.g. as a cudaMemcpy destination.  Then hand it
+ * over with ckpt_buf_submit() or give it back with ckpt_buf_cancel().
+ * Reservations are released in the order they were taken. */
+size_t ckpt_buf_max(struct ckpt_client *c);
+int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf);
+int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
+		    size_t len, uint64_t offset);
+int ckpt_buf_cancel(struct ckpt_version *v, void *buf);
+
+/* Seal this writer's share of the version.  Waits for its own async copies,
+ * not for the disk.  The version becomes STAGED when every writer that joined
+ * has committed, then LOCAL once it is durable. */
+int ckpt_commit(struct ckpt_version *v);
+/* Give up this writer's share: the version becomes FAILED. */
+int ckpt_abort(struct ckpt_version *v);
+
+/* Wait until the version reaches level.  timeout_ms < 0 waits forever.
+ * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot. */
+int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms);
+/* The same, by name, for a version begun elsewhere. */
+int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,
+		   enum ckpt_level level, int timeout_ms);
+/* NULL is a no-op.  Freeing an uncommitted version does not abort it; the
+ * disconnect does. */
+void ckpt_version_free(struct ckpt_version *v);
+
+/* Name of the newest committed version of job at min_level or above, copied
+ * into version (cap bytes).  -CKPT_ENOVERSION if there is none. */
+int ckpt_latest(struct ckpt_client *c, const char *job,
+		enum ckpt_level min_level, char *version, size_t cap);
+
+/* Read up to len bytes at offset of a committed version's file.  Every byte
+ * is verified against its CRC32C; damage gives -CKPT_ECORRUPT, never bad
+ * bytes.  *nread is short only at end of file. */
+int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
+	      const char *path, void *buf, size_t len, uint64_t offset,
+	      size_t *nread);
+
+/* Listing.  Each returns the number of entries (>= 0) and a malloc'd array
+ * in *out that the caller frees, or a negative error. */
+int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1]);
+int ckpt_list_versions(struct ckpt_client *c, const char *job,
+		       struct ckpt_version_info **out);
+int ckpt_list_files(struct ckpt_client *c, const char *job,
+		    const char *version, struct ckpt_file_info **out);
+int ckpt_stat_version(struct ckpt_client *c, const char *job,
+		      const char *version, struct ckpt_version_info *out);
+int ckpt_status(struct ckpt_client *c, struct ckpt_status *out);
+
+/* Delete a version (any state but SEALING) from this node. */
+int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);
+
+const char *ckpt_level_name(enum ckpt_level level);
+const char *ckpt_state_name(enum ckpt_state state);
+/* Parse "staged", "local", ... (case-insensitive); -EINVAL if unknown. */
+int ckpt_level_parse(const char *s, enum ckpt_level *out);
+/* Message for a negative (or positive) errno or CKPT_E* code.  Never NULL. */
+const char *ckpt_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CKPT_H */

@@ -1,0 +1,67 @@
+/*
+ * codec.h - bounds-checked little-endian encoding, shared by the wire
+ * protocol (proto.c) and the on-disk formats (manifest.c, seghdr.c).
+ *
+ * struct enc appends into a caller-owned, fixed-size buffer.  Once a put
+ * overflows, enc.err is set to -EMSGSIZE and every later put is ignored, so
+ * a run of puts needs one check at the end.
+ *
+ * struct dec reads from a caller-owned buffer.  A read past the end, or a
+ * string that is too long or holds a NUL, sets dec.err to -CKPT_EPROTO and
+ * returns zeroes from then on.  Strings are encoded as a u16 length and the
+ * bytes, without a terminator; dec_str() copies them NUL-terminated.
+ */
+#ifndef CKPT_CODEC_H
+#define CKPT_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct enc {
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+	int err;
+};
+
+struct dec {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;
+	int err;
+};
+
+void enc_init(struct enc *e, void *buf, size_t cap);
+void enc_u8(struct enc *e, uint8_t v);
+void enc_u16(struct enc *e, uint16_t v);
+void enc_u32(struct enc *e, uint32_t v);
+void enc_u64(struct enc *e, uint64_t v);
+void enc_bytes(struct enc *e, const void *p, size_t n);
+/* -EMSGSIZE if strlen(s) > 65535 */
+void enc_str(struct enc *e, const char *s);
+
+void dec_init(struct dec *d, const void *buf, size_t len);
+uint8_t dec_u8(struct dec *d);
+uint16_t dec_u16(struct dec *d);
+uint32_t dec_u32(struct dec *d);
+uint64_t dec_u64(struct dec *d);
+/* Copy a string of at most max bytes into out (which holds max + 1). */
+void dec_str(struct dec *d, char *out, size_t max);
+/* Bytes left unread. */
+static inline size_t dec_left(const struct dec *d)
+{
+	return d->err ? 0 : d->len - d->pos;
+}
+
+/* Raw little-endian helpers for fixed headers. */
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * conf.h - ckptd's configuration: an INI file parsed with libinih, applied
+ * over a built-in default for every key.
+ *
+ * The keys are one table in conf.c (name, type, bounds, default, offset), in
+ * the manner of Redis's config.c.  conf_defaults() fills a struct conf;
+ * conf_load() parses a whole file into a copy, validates it, and only then
+ * replaces *c.  There is no global config: main() owns the struct and passes
+ * it down.  Strings are fixed arrays, so a struct conf owns nothing.
+ *
+ * Value syntax: sizes take an optional K, M, G or T suffix (powers of 1024,
+ * "2G"); booleans are yes/no/true/false/on/off/1/0; durations are seconds.
+ */
+#ifndef CKPT_CONF_H
+#define CKPT_CONF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONF_PATH_MAX 512
+
+struct conf {
+	/* [ckptd] */
+	char dir[CONF_PATH_MAX];       /* state root; default /var/lib/ckpt */
+	char socket[CONF_PATH_MAX];    /* "" = <dir>/ckptd.sock */
+	char store[CONF_PATH_MAX];     /* "" = <dir>/store */
+	uint64_t staging;              /* total staging memory, bytes */
+	uint64_t staging_client;       /* default lease per client */
+	uint64_t capacity;             /* store bytes; 0 = file system size */
+	uint64_t reserve;              /* bytes left free on the file system */
+	uint32_t keep;                 /* LOCAL versions kept per job */
+	uint64_t segment;              /* segment file size */
+	uint64_t chunk;                /* largest write piece */
+	uint32_t queue_depth;          /* io_uring entries */
+	int direct;                    /* 1: O_DIRECT where possible */
+	int mlock;                     /* 1: try to mlock staging */
+	char log_level[16];            /* err|warning|notice|info|debug */
+	char log[16];                  /* stderr|syslog */
+};
+
+struct conf_err {
+	char file[CONF_PATH_MAX];
+	int line;                      /* 0 when not tied to a line */
+	char msg[256];
+};
+
+void conf_defaults(struct conf *c);
+/* Parse path over *c.  0, or -errno / -EINVAL with *err filled. */
+int conf_load(struct conf *c, const char *path, struct conf_err *err);
+/* Set one key from "section.key=value" (used by ckptd -o).  0 or -EINVAL. */
+int conf_set(struct conf *c, const char *assignment, struct conf_err *err);
+/* Fill derived paths (socket, store from dir) and cross-check keys.
+ * 0 or -EINVAL with *err filled. */
+int conf_finish(struct conf *c, struct conf_err *err);
+/* Write the effective config as INI. */
+void conf_print(const struct conf *c, FILE *out);
+/* Parse "2G" and the like.  0 or -EINVAL/-ERANGE. */
+int conf_parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * manifest.h - the on-disk manifest that seals one version's part on a node,
+ * and the header block at the start of every store segment.
+ *
+ * A version's bytes live in append-only segment files as records: one record
+ * is one piece a client wrote (a file, a file offset, a length), stored at a
+ * 4 KiB-aligned offset of a segment, with the CRC32C of its bytes.  Records
+ * are kept in write order; a later record wins where two overlap, which makes
+ * random and overlapping writes within a file right.
+ *
+ * Manifest file layout (little-endian, strings as u16 length + bytes):
+ *
+ *   u64 magic        MANIFEST_MAGIC, "CKPTMAN1"
+ *   u32 format       MANIFEST_FORMAT
+ *   u32 flags        reserved, 0
+ *   u64 seq          commit order on this node (unique, increasing)
+ *   u64 sealed_ns    CLOCK_REALTIME of the seal
+ *   u32 uid          owner of the job
+ *   u32 level        highest durability level reached (LOCAL and up)
+ *   str job
+ *   str version
+ *   u32 nfiles
+ *   u32 nrecords
+ *   nfiles  x { str path; u64 size }
+ *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
+ *   u32 crc          CRC32C of every byte before it
+ *
+ * Ownership: manifest_decode() allocates m->files and m->recs;
+ * manifest_release() frees them.  A struct manifest built by hand for
+ * manifest_encode() may point at anything; encode does not take ownership.
+ */
+#ifndef CKPT_MANIFEST_H
+#define CKPT_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+
+#define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
+#define MANIFEST_FORMAT 1
+#define MANIFEST_MAX_FILES   (1u << 20)
+#define MANIFEST_MAX_RECORDS (1u << 26)
+
+struct man_file {
+	char *path;              /* owned by the manifest when decoded */
+	uint64_t size;           /* logical size of the file */
+};
+
+struct man_rec {
+	uint32_t file;           /* index into files[] */
+	uint32_t seg;            /* segment id */
+	uint64_t seg_off;        /* byte offset in the segment, 4 KiB aligned */
+	uint64_t file_off;       /* byte offset in the file */
+	uint32_t len;            /* bytes of data (stored padded to 4 KiB) */
+	uint32_t crc;            /* CRC32C of the len bytes */
+};
+
+struct manifest {
+	uint64_t seq;
+	uint64_t sealed_ns;
+	uint32_t uid;
+	uint32_t level;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint32_t nfiles;
+	uint32_t nrecs;
+	struct man_file *files;
+	struct man_rec *recs;
+};
+
+/* Bytes manifest_encode() needs for m. */
+size_t manifest_size(const struct manifest *m);
+/* Encode into buf (cap >= manifest_size(m)).  Returns the length or
+ * -EMSGSIZE. */
+long manifest_encode(const struct manifest *m, void *buf, size_t cap);
+/* Decode and validate: magic, format, CRC, counts, names (names.h), record
+ * bounds (file index, alignment, no overflow).  0 or -CKPT_EBADMAGIC,
+ * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
+int manifest_decode(const void *buf, size_t len, struct manifest *m);
+void manifest_release(struct manifest *m);
+
+/*
+ * Segment header: the first SEGHDR_SIZE bytes of each segment file, written
+ * when a segment is given to an open version.  After a crash it names the
+ * version a segment belonged to, so that an uncommitted version can be
+ * reported as incomplete before its segments are recycled.
+ *
+ *   u64 magic SEGHDR_MAGIC "CKPTSEG1"; u32 format; u32 seg; u64 open_id;
+ *   u32 uid; str job; str version; ... zero padding ...; u32 crc at
+ *   SEGHDR_SIZE - 4 over the bytes before it.
+ */
+#define SEGHDR_MAGIC 0x3147455354504b43ull /* "CKPTSEG1" */
+#define SEGHDR_SIZE  4096
+
+struct seghdr {
+	uint32_t seg;
+	uint64_t open_id;
+	uint32_t uid;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+};
+
+/* Fill the SEGHDR_SIZE bytes at buf.  0 or -EMSGSIZE. */
+int seghdr_encode(const struct seghdr *h, void *buf);
+/* 0, or -CKPT_EBADMAGIC for a blank/foreign block, -CKPT_ECORRUPT, ... */
+int seghdr_decode(const void *buf, struct seghdr *h);
+
+#endif

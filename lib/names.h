@@ -1,0 +1,17 @@
+/*
+ * names.h - validation of job, version and file-path names.
+ *
+ * Every name that crosses a trust boundary (the socket, a manifest, a FUSE
+ * path) goes through these before it is used.  The rules are in ckpt.h: a
+ * component is 1..255 bytes of [A-Za-z0-9._+-=@,], never "." or "..".
+ * A job is 1+ components joined by '/', a version exactly one, a path 1+.
+ * Return 0, or -CKPT_EBADNAME.
+ */
+#ifndef CKPT_NAMES_H
+#define CKPT_NAMES_H
+
+int name_check_job(const char *job);
+int name_check_version(const char *version);
+int name_check_path(const char *path);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * proto.h - the wire protocol between libckpt and ckptd (and, later, between
+ * peers).  This is its only definition; docs/design.md describes it for
+ * humans.  Only proto.c touches raw frame bytes.
+ *
+ * A frame is a fixed 24-byte header followed by len payload bytes:
+ *
+ *   off size field
+ *     0    4 magic    PROTO_MAGIC, "CKP1" little-endian
+ *     4    2 version  PROTO_VERSION
+ *     6    2 type     enum proto_type; replies set PROTO_REPLY
+ *     8    4 len      payload bytes, at most PROTO_MAX_PAYLOAD
+ *    12    4 seq      request id, echoed by the reply
+ *    16    4 status   replies: 0 or a negative errno / CKPT_E* code
+ *    20    4 crc      CRC32C of the header (crc field zero) and payload
+ *
+ * Every integer is little-endian.  A payload is a fixed sequence of fields
+ * per type (see the table in proto.c): u32, u64, or a string (u16 length and
+ * bytes, no NUL).  A decoder rejects a frame whose magic, version, type,
+ * length or CRC is wrong, whose payload is short, has trailing bytes, or has
+ * a string longer than its field allows or with a NUL in it.
+ *
+ * Replies that carry lists (versions, files, jobs) put a u32 count and the
+ * entries after the fixed fields; see proto_enc_*_entry().
+ */
+#ifndef CKPT_PROTO_H
+#define CKPT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "codec.h"
+
+#define PROTO_MAGIC       0x31504b43u /* "CKP1" */
+#define PROTO_VERSION     1
+#define PROTO_HDR_LEN     24
+#define PROTO_MAX_PAYLOAD (1u << 20)
+#define PROTO_REPLY       0x8000
+
+enum proto_type {
+	PROTO_HELLO = 1,     /* c->s: staging wanted; s->c: lease (+memfd) */
+	PROTO_BEGIN,         /* job, version -> handle */
+	PROTO_WRITE,         /* handle, path, off, len, ring_off, id; async */
+	PROTO_WACK,          /* s->c only: id, status of one WRITE */
+	PROTO_COMMIT,        /* handle */
+	PROTO_ABORT,         /* handle */
+	PROTO_WAIT,          /* job, version, level */
+	PROTO_LATEST,        /* job, level -> version */
+	PROTO_READ,          /* job, version, path, off, len, ring_off -> size */
+	PROTO_LIST_JOBS,     /* -> count, job names */
+	PROTO_LIST_VERSIONS, /* job -> count, version entries */
+	PROTO_LIST_FILES,    /* job, version -> count, file entries */
+	PROTO_STAT,          /* job, version -> one version entry */
+	PROTO_REMOVE,        /* job, version */
+	PROTO_STATUS,        /* -> status entry */
+	PROTO_NTYPES
+};
+
+/*
+ * The decoded fixed fields of any message.  Which fields a type carries is
+ * given by the table in proto.c; the others are left zero.  Strings are
+ * NUL-terminated copies.
+ */
+struct proto_msg {
+	uint16_t type;           /* enum proto_type, | PROTO_REPLY for replies */
+	uint32_t seq;
+	int32_t status;
+	uint32_t handle;         /* writer handle from BEGIN */
+	uint32_t level;          /* enum ckpt_level */
+	uint32_t id;             /* WRITE id echoed by WACK */
+	uint64_t off;            /* file offset */
+	uint64_t len;            /* byte count */
+	uint64_t ring_off;       /* offset in the client's staging lease */
+	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes read */
+	uint64_t aux;            /* HELLO reply: largest write piece */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
+};
+
+/* Fields of the header, decoded. */
+struct proto_hdr {
+	uint16_t version;
+	uint16_t type;
+	uint32_t len;
+	uint32_t seq;
+	int32_t status;
+	uint32_t crc;
+};
+
+/*
+ * Check the first PROTO_HDR_LEN bytes of a frame: magic, version, a known
+ * type and len <= PROTO_MAX_PAYLOAD.  0, -CKPT_EBADMAGIC, -CKPT_EVERSION or
+ * -CKPT_EPROTO.  The CRC is checked by proto_decode() once the payload is in.
+ */
+int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr);
+
+/*
+ * Decode a whole frame (header and payload, hdr->len + PROTO_HDR_LEN bytes)
+ * into m.  The fixed fields of the type are decoded; for list replies, *rest
+ * (if not NULL) is left positioned at the list.  Returns 0 or a negative
+ * CKPT_E* code; m is undefined on error.
+ */
+int proto_decode(const void *frame, size_t len, struct proto_msg *m,
+		 struct dec *rest);
+
+/*
+ * Encode m's fixed fields as a frame of m->type into buf (cap bytes),
+ * starting the payload after the header.  The caller may append list entries
+ * through *e before proto_finish() fills in the length and CRC.
+ * proto_finish() returns the frame length, or -EMSGSIZE.
+ */
+void proto_begin(struct enc *e, void *buf, size_t cap,
+		 const struct proto_msg *m);
+int proto_finish(struct enc *e);
+/* proto_begin + proto_finish, for messages without a list. */
+int proto_encode(void *buf, size_t cap, const struct proto_msg *m);
+
+/* List entries of replies. */
+void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v);
+void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v);
+void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
+void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
+void proto_enc_status(struct enc *e, const struct ckpt_status *s);
+void proto_dec_status(struct dec *d, struct ckpt_status *s);
+
+const char *proto_type_name(unsigned type);
+
+#endif
