@@ -1,0 +1,110 @@
+/*
+ * client_i.h - libckpt's private structures (not installed).
+ *
+ * struct ckpt_client holds one connection to ckptd, the staging lease mapped
+ * from the memfd ckptd passed, and the ring of reservations in that lease.
+ * Writes reserve ring space, copy, and send a WRITE; ckptd answers each with a
+ * WACK once the bytes are on disk, which frees the space.  Reservations are
+ * released strictly in order (a FIFO), so the ring never fragments.
+ *
+ * Locking: c->mu serialises every use of the socket, the ring and the version
+ * list.  ckpt_wait*() use a private connection and take no lock.
+ */
+#ifndef CKPT_CLIENT_I_H
+#define CKPT_CLIENT_I_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "ckpt.h"
+#include "list.h"
+#include "proto.h"
+
+enum resv_state { RESV_FREE = 0, RESV_HELD, RESV_SENT, RESV_DONE };
+
+struct resv {
+	uint64_t start;           /* ring byte counter at the start */
+	uint64_t len;             /* bytes, 4 KiB multiple (waste included) */
+	uint32_t id;              /* WRITE id once sent */
+	uint32_t serial;          /* the version's serial */
+	uint8_t state;            /* enum resv_state */
+};
+
+struct async_req {
+	struct list link;
+	struct ckpt_version *v;
+	char *path;               /* owned */
+	const void *buf;
+	size_t len;
+	uint64_t off;
+	ckpt_done_fn done;
+	void *arg;
+};
+
+struct ckpt_client {
+	pthread_mutex_t mu;
+	int fd;
+	uint32_t seq;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int broken;               /* the connection failed: every call errs */
+
+	int lease_fd;
+	uint8_t *map;             /* staging lease, size bytes */
+	size_t size;
+	size_t piece;             /* largest WRITE ckptd takes */
+	int passed_fd;            /* fd received with the last frame, or -1 */
+
+	uint64_t head, tail;      /* ring counters; head - tail bytes in use */
+	struct resv *fifo;        /* circular, fcap entries */
+	uint32_t ffront, fcount, fcap;
+	uint32_t next_id;
+	uint32_t next_serial;
+
+	uint8_t *rbuf;            /* one received frame */
+	struct list versions;
+
+	/* ckpt_write_async() worker, started on first use */
+	pthread_t thr;
+	int thr_started, thr_stop;
+	pthread_cond_t cv;        /* work queued or stop */
+	pthread_cond_t done_cv;   /* an async request finished */
+	struct list queue;
+};
+
+struct ckpt_version {
+	struct list link;         /* in client->versions */
+	struct ckpt_client *c;
+	uint32_t handle;          /* ckptd's writer handle */
+	uint32_t serial;          /* unique in the client */
+	int committed;
+	int err;                  /* first error of a background write */
+	uint32_t async_pending;
+	int async_err;
+	char job[CKPT_JOB_MAX + 1];
+	char name[CKPT_VERSION_MAX + 1];
+};
+
+/* client.c: the connection */
+int cl_connect_fd(const char *path, int *out);
+/* Send req and receive its reply into *rep (WACKs that arrive meanwhile are
+ * handled).  The payload after the fixed fields is left in *rest, valid
+ * until the next call.  timeout_ms < 0 waits forever.  0, or -errno; the
+ * reply's status is returned as is. */
+int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
+	   struct proto_msg *rep, struct dec *rest, int timeout_ms);
+int cl_send(struct ckpt_client *c, struct proto_msg *m);
+/* Read and handle one frame (blocking).  0 or -errno. */
+int cl_pump(struct ckpt_client *c);
+int cl_ensure_lease(struct ckpt_client *c);
+
+/* ring.c: reservations in the lease */
+int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
+		 uint64_t *off);
+void ring_done(struct ckpt_client *c, uint64_t off);
+struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);
+void ring_wack(struct ckpt_client *c, uint32_t id, int status);
+/* Wait until every sent write is acknowledged. */
+int ring_drain(struct ckpt_client *c);
+
+#endif

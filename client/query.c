@@ -1,0 +1,299 @@
+/*
+ * query.c - the reader's side of libckpt: latest, read, listings, status,
+ * remove.
+ *
+ * ckpt_read() asks ckptd to place verified bytes into a reservation of the
+ * staging lease and copies them out: bulk bytes never cross the socket.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_i.h"
+#include "names.h"
+
+#define READ_PIECE (16u << 20)
+
+static int check_names(const char *job, const char *version)
+{
+	if (!job || name_check_job(job))
+		return -CKPT_EBADNAME;
+	if (version && name_check_version(version))
+		return -CKPT_EBADNAME;
+	return 0;
+}
+
+int ckpt_latest(struct ckpt_client *c, const char *job,
+		enum ckpt_level min_level, char *version, size_t cap)
+{
+	struct proto_msg req, rep;
+	int ret = check_names(job, NULL);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !version)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LATEST;
+	req.level = min_level;
+	strcpy(req.job, job);
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		return ret;
+	if (strlen(rep.version) >= cap)
+		return -ERANGE;
+	strcpy(version, rep.version);
+	return 0;
+}
+
+/* One READ of at most the piece size.  Called with c->mu held. */
+static int read_piece(struct ckpt_client *c, struct proto_msg *req,
+		      uint8_t *buf, size_t *got)
+{
+	struct proto_msg rep;
+	uint64_t ring_off;
+	int ret;
+
+	ret = ring_reserve(c, req->len, 0, &ring_off);
+	if (ret < 0)
+		return ret;
+	req->ring_off = ring_off;
+	ret = cl_rpc(c, req, &rep, NULL, -1);
+	if (ret == 0 && rep.size > req->len)
+		ret = -CKPT_EPROTO;
+	if (ret == 0) {
+		memcpy(buf, c->map + ring_off, rep.size);
+		*got = rep.size;
+	}
+	ring_done(c, ring_off);
+	return ret;
+}
+
+int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
+	      const char *path, void *buf, size_t len, uint64_t offset,
+	      size_t *nread)
+{
+	static __thread struct proto_msg req;
+	size_t done = 0, got, max;
+	int ret = check_names(job, version);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !path || (!buf && len) || !nread)
+		return -EINVAL;
+	if (name_check_path(path))
+		return -CKPT_EBADNAME;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_READ;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	strcpy(req.path, path);
+	pthread_mutex_lock(&c->mu);
+	ret = cl_ensure_lease(c);
+	max = c->size / 2 < READ_PIECE ? c->size / 2 : READ_PIECE;
+	while (ret == 0 && done < len) {
+		req.off = offset + done;
+		req.len = len - done < max ? len - done : max;
+		got = 0;
+		ret = read_piece(c, &req, (uint8_t *)buf + done, &got);
+		done += got;
+		if (got < req.len)
+			break;      /* end of file */
+	}
+	pthread_mutex_unlock(&c->mu);
+	*nread = done;
+	return ret;
+}
+
+/* A listing RPC: send req, and hand the reply's payload to the caller. */
+static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
+		    struct dec *rest, uint32_t *count)
+{
+	static __thread struct proto_msg rep;
+	int ret;
+
+	ret = cl_rpc(c, req, &rep, rest, -1);
+	if (ret < 0)
+		return ret;
+	if (count) {
+		*count = dec_u32(rest);
+		/* Each entry takes at least 2 bytes: bound the count. */
+		if (rest->err || *count > dec_left(rest) / 2 + 1)
+			return -CKPT_EPROTO;
+	}
+	return 0;
+}
+
+int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
+{
+	struct proto_msg req;
+	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
+	struct dec d;
+	uint32_t n, i;
+	int ret;
+
+	if (!c || !out)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LIST_JOBS;
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, &n);
+	if (ret < 0)
+		goto out_unlock;
+	jobs = calloc(n ? n : 1, sizeof(*jobs));
+	if (!jobs) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++)
+		dec_str(&d, jobs[i], CKPT_JOB_MAX);
+	ret = d.err ? -CKPT_EPROTO : (int)n;
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		free(jobs);
+	else
+		*out = jobs;
+	return ret;
+}
+
+int ckpt_list_versions(struct ckpt_client *c, const char *job,
+		       struct ckpt_version_info **out)
+{
+	struct ckpt_version_info *v = NULL;
+	struct proto_msg req;
+	struct dec d;
+	uint32_t n, i;
+	int ret = check_names(job, NULL);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !out)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LIST_VERSIONS;
+	strcpy(req.job, job);
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, &n);
+	if (ret < 0)
+		goto out_unlock;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++)
+		proto_dec_version_entry(&d, &v[i]);
+	ret = d.err ? -CKPT_EPROTO : (int)n;
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		free(v);
+	else
+		*out = v;
+	return ret;
+}
+
+int ckpt_list_files(struct ckpt_client *c, const char *job,
+		    const char *version, struct ckpt_file_info **out)
+{
+	struct ckpt_file_info *f = NULL;
+	struct proto_msg req;
+	struct dec d;
+	uint32_t n, i;
+	int ret = check_names(job, version);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !out || !version)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LIST_FILES;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, &n);
+	if (ret < 0)
+		goto out_unlock;
+	f = calloc(n ? n : 1, sizeof(*f));
+	if (!f) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++)
+		proto_dec_file_entry(&d, &f[i]);
+	ret = d.err ? -CKPT_EPROTO : (int)n;
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		free(f);
+	else
+		*out = f;
+	return ret;
+}
+
+int ckpt_stat_version(struct ckpt_client *c, const char *job,
+		      const char *version, struct ckpt_version_info *out)
+{
+	struct proto_msg req;
+	struct dec d;
+	int ret = check_names(job, version);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !out || !version)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_STAT;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, NULL);
+	if (ret == 0) {
+		proto_dec_version_entry(&d, out);
+		ret = d.err ? -CKPT_EPROTO : 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
+{
+	struct proto_msg req;
+	struct dec d;
+	int ret;
+
+	if (!c || !out)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_STATUS;
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, NULL);
+	if (ret == 0) {
+		proto_dec_status(&d, out);
+		ret = d.err ? -CKPT_EPROTO : 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
+{
+	struct proto_msg req, rep;
+	int ret = check_names(job, version);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !version)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_REMOVE;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}

@@ -1,0 +1,418 @@
+/*
+ * write.c - the writer's side of libckpt: begin, write (copying, async and
+ * zero-copy), commit, abort, wait.
+ *
+ * ckpt_write() splits the caller's bytes into pieces ckptd accepts, copies
+ * each into a ring reservation and sends a WRITE naming it.  That one copy is
+ * the caller's whole cost; the disk write happens in ckptd and is reported by
+ * a WACK, which only frees ring space.  An error in it sticks to the version
+ * and is returned by the next call on it and by ckpt_commit().
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client_i.h"
+#include "names.h"
+
+int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
+	       struct ckpt_version **out)
+{
+	struct proto_msg req, rep;
+	struct ckpt_version *v;
+	int ret;
+
+	if (!c || !job || !version || !out)
+		return -EINVAL;
+	if (name_check_job(job) || name_check_version(version))
+		return -CKPT_EBADNAME;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_BEGIN;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	if (ret == 0) {
+		v->c = c;
+		v->handle = rep.handle;
+		v->serial = ++c->next_serial;
+		strcpy(v->job, job);
+		strcpy(v->name, version);
+		list_add_tail(&c->versions, &v->link);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0) {
+		free(v);
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Send the WRITE for a filled reservation at ring offset off. */
+static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
+		      size_t len, uint64_t ring_off)
+{
+	struct ckpt_client *c = v->c;
+	struct resv *r = ring_find_off(c, ring_off);
+	struct proto_msg m;
+
+	if (!r)
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_WRITE;
+	m.handle = v->handle;
+	m.off = off;
+	m.len = len;
+	m.ring_off = ring_off;
+	m.id = ++c->next_id;
+	strcpy(m.path, path);
+	r->id = m.id;
+	r->state = RESV_SENT;
+	return cl_send(c, &m);
+}
+
+static int write_check(struct ckpt_version *v, const char *path)
+{
+	if (!v || !path)
+		return -EINVAL;
+	if (name_check_path(path))
+		return -CKPT_EBADNAME;
+	if (v->committed)
+		return -CKPT_ESEALED;
+	return v->err;
+}
+
+/* Copy and send [buf, buf+len) in pieces.  Called with c->mu held. */
+static int write_locked(struct ckpt_version *v, const char *path,
+			const uint8_t *buf, size_t len, uint64_t offset)
+{
+	struct ckpt_client *c = v->c;
+	uint64_t ring_off;
+	size_t n;
+	int ret;
+
+	ret = cl_ensure_lease(c);
+	if (ret < 0)
+		return ret;
+	while (len) {
+		n = len < c->piece ? len : c->piece;
+		ret = ring_reserve(c, n, v->serial, &ring_off);
+		if (ret < 0)
+			return ret;
+		memcpy(c->map + ring_off, buf, n);
+		if (n % 4096)   /* padding is written too: no stale bytes */
+			memset(c->map + ring_off + n, 0, 4096 - n % 4096);
+		ret = send_piece(v, path, offset, n, ring_off);
+		if (ret < 0)
+			return ret;
+		buf += n;
+		offset += n;
+		len -= n;
+	}
+	return v->err;
+}
+
+int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
+	       size_t len, uint64_t offset)
+{
+	int ret = write_check(v, path);
+
+	if (ret < 0)
+		return ret;
+	if (!len)
+		return 0;
+	if (!buf || offset + len < offset)
+		return -EINVAL;
+	pthread_mutex_lock(&v->c->mu);
+	ret = write_locked(v, path, buf, len, offset);
+	pthread_mutex_unlock(&v->c->mu);
+	return ret;
+}
+
+/* ---- asynchronous writes ------------------------------------------------ */
+
+static void *async_main(void *arg)
+{
+	struct ckpt_client *c = arg;
+	struct async_req *a;
+	int ret;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (list_empty(&c->queue) && !c->thr_stop)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (list_empty(&c->queue))
+			break;
+		a = list_entry(c->queue.next, struct async_req, link);
+		list_del(&a->link);
+		ret = write_check(a->v, a->path);
+		if (ret == 0)
+			ret = write_locked(a->v, a->path, a->buf, a->len, a->off);
+		if (ret < 0 && !a->v->async_err)
+			a->v->async_err = ret;
+		pthread_mutex_unlock(&c->mu);
+		if (a->done)
+			a->done(a->arg, ret);
+		pthread_mutex_lock(&c->mu);
+		a->v->async_pending--;
+		pthread_cond_broadcast(&c->done_cv);
+		free(a->path);
+		free(a);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
+		     size_t len, uint64_t offset, ckpt_done_fn done, void *arg)
+{
+	struct ckpt_client *c;
+	struct async_req *a;
+	int ret = write_check(v, path);
+
+	if (ret < 0)
+		return ret;
+	if ((!buf && len) || offset + len < offset)
+		return -EINVAL;
+	c = v->c;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->path = strdup(path);
+	if (!a->path) {
+		free(a);
+		return -ENOMEM;
+	}
+	*a = (struct async_req){ .v = v, .path = a->path, .buf = buf,
+				 .len = len, .off = offset, .done = done,
+				 .arg = arg };
+	pthread_mutex_lock(&c->mu);
+	if (!c->thr_started) {
+		ret = -pthread_create(&c->thr, NULL, async_main, c);
+		if (ret < 0)
+			goto out_unlock;
+		c->thr_started = 1;
+	}
+	v->async_pending++;
+	list_add_tail(&c->queue, &a->link);
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	free(a->path);
+	free(a);
+	return ret;
+}
+
+int ckpt_flush(struct ckpt_version *v)
+{
+	struct ckpt_client *c;
+	int ret;
+
+	if (!v)
+		return -EINVAL;
+	c = v->c;
+	pthread_mutex_lock(&c->mu);
+	while (v->async_pending)
+		pthread_cond_wait(&c->done_cv, &c->mu);
+	ret = v->async_err ? v->async_err : v->err;
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+/* ---- zero-copy ---------------------------------------------------------- */
+
+size_t ckpt_buf_max(struct ckpt_client *c)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (cl_ensure_lease(c) == 0)
+		n = c->piece;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf)
+{
+	struct ckpt_client *c;
+	uint64_t off;
+	int ret;
+
+	if (!v || !buf || !len)
+		return -EINVAL;
+	if (v->committed)
+		return -CKPT_ESEALED;
+	c = v->c;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_ensure_lease(c);
+	if (ret == 0 && len > c->piece)
+		ret = -EMSGSIZE;
+	if (ret == 0)
+		ret = ring_reserve(c, len, v->serial, &off);
+	if (ret == 0)
+		*buf = c->map + off;
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+/* The ring offset of a pointer from ckpt_buf_get(), or -EINVAL. */
+static int64_t buf_off(struct ckpt_client *c, const void *buf)
+{
+	const uint8_t *p = buf;
+
+	if (!c->map || p < c->map || p >= c->map + c->size ||
+	    (p - c->map) % 4096)
+		return -EINVAL;
+	return p - c->map;
+}
+
+int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
+		    size_t len, uint64_t offset)
+{
+	struct ckpt_client *c;
+	struct resv *r;
+	int64_t off;
+	int ret = write_check(v, path);
+
+	if (ret < 0)
+		return ret;
+	c = v->c;
+	pthread_mutex_lock(&c->mu);
+	off = buf_off(c, buf);
+	r = off < 0 ? NULL : ring_find_off(c, off);
+	ret = -EINVAL;
+	if (!r || !len || len > r->len || r->serial != v->serial)
+		goto out_unlock;
+	if (len % 4096)
+		memset((uint8_t *)buf + len, 0, 4096 - len % 4096);
+	ret = send_piece(v, path, offset, len, off);
+	if (ret == 0)
+		ret = v->err;
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
+{
+	struct ckpt_client *c;
+	int64_t off;
+
+	if (!v)
+		return -EINVAL;
+	c = v->c;
+	pthread_mutex_lock(&c->mu);
+	off = buf_off(c, buf);
+	if (off >= 0 && ring_find_off(c, off))
+		ring_done(c, off);
+	pthread_mutex_unlock(&c->mu);
+	return off < 0 ? (int)off : 0;
+}
+
+/* ---- commit, abort, wait ------------------------------------------------ */
+
+static int end_version(struct ckpt_version *v, uint16_t type)
+{
+	struct ckpt_client *c = v->c;
+	struct proto_msg req, rep;
+	int ret, flushed;
+
+	flushed = ckpt_flush(v);
+	pthread_mutex_lock(&c->mu);
+	if (v->committed) {
+		ret = -CKPT_ESEALED;
+		goto out_unlock;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = type;
+	req.handle = v->handle;
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	v->committed = 1;       /* the handle is gone either way */
+	if (type == PROTO_COMMIT && ret == 0 && flushed < 0)
+		ret = flushed;
+	if (type == PROTO_COMMIT && ret == 0)
+		ret = v->err;
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+int ckpt_commit(struct ckpt_version *v)
+{
+	return v ? end_version(v, PROTO_COMMIT) : -EINVAL;
+}
+
+int ckpt_abort(struct ckpt_version *v)
+{
+	return v ? end_version(v, PROTO_ABORT) : -EINVAL;
+}
+
+int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,
+		   enum ckpt_level level, int timeout_ms)
+{
+	struct ckpt_client w;
+	struct proto_msg req, rep;
+	int ret;
+
+	if (!c || !job || !version)
+		return -EINVAL;
+	if (name_check_job(job) || name_check_version(version))
+		return -CKPT_EBADNAME;
+	/* A private connection: a long wait must not hold the client. */
+	memset(&w, 0, sizeof(w));
+	w.passed_fd = w.lease_fd = -1;
+	list_init(&w.versions);
+	w.rbuf = malloc(PROTO_HDR_LEN + PROTO_MAX_PAYLOAD);
+	if (!w.rbuf)
+		return -ENOMEM;
+	ret = cl_connect_fd(c->path[0] ? c->path : NULL, &w.fd);
+	if (ret < 0)
+		goto out_free;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_WAIT;
+	req.level = level;
+	strcpy(req.job, job);
+	strcpy(req.version, version);
+	ret = cl_rpc(&w, &req, &rep, NULL, timeout_ms);
+	close(w.fd);
+	if (w.passed_fd >= 0)
+		close(w.passed_fd);
+out_free:
+	free(w.rbuf);
+	return ret;
+}
+
+int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms)
+{
+	int ret;
+
+	if (!v)
+		return -EINVAL;
+	ret = v->err;
+	if (ret < 0)
+		return ret;
+	return ckpt_wait_name(v->c, v->job, v->name, level, timeout_ms);
+}
+
+void ckpt_version_free(struct ckpt_version *v)
+{
+	struct ckpt_client *c;
+
+	if (!v)
+		return;
+	c = v->c;
+	ckpt_flush(v);
+	pthread_mutex_lock(&c->mu);
+	list_del(&v->link);
+	pthread_mutex_unlock(&c->mu);
+	free(v);
+}

@@ -1,0 +1,698 @@
+/*
+ * catalog.c - jobs, versions, their extent index and their manifests.
+ *
+ * The in-memory index of a version is an array of records in arrival order
+ * (a later record wins where two overlap) and a file table with a small
+ * open-addressing hash from path to index.  Sealing writes the whole index
+ * into one manifest; recovery reads it back.  See catalog.h for the rules.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "crc32c.h"
+#include "log.h"
+#include "sys.h"
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t n = *cap ? *cap : 8;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* ---- jobs and versions ------------------------------------------------ */
+
+struct job *catalog_job(struct catalog *cat, const char *name)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &cat->jobs) {
+		struct job *j = list_entry(pos, struct job, link);
+
+		if (!strcmp(j->name, name))
+			return j;
+	}
+	return NULL;
+}
+
+static struct version *job_version(struct job *j, const char *name)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		if (!strcmp(v->name, name))
+			return v;
+	}
+	return NULL;
+}
+
+struct version *catalog_version(struct catalog *cat, const char *job,
+				const char *name)
+{
+	struct job *j = catalog_job(cat, job);
+
+	return j ? job_version(j, name) : NULL;
+}
+
+static int job_get(struct catalog *cat, const char *name, uid_t uid,
+		   struct job **out)
+{
+	struct job *j = catalog_job(cat, name);
+
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (!j)
+			return -ENOMEM;
+		snprintf(j->name, sizeof(j->name), "%s", name);
+		j->uid = uid;
+		list_init(&j->versions);
+		list_add_tail(&cat->jobs, &j->link);
+	}
+	*out = j;
+	return 0;
+}
+
+/* Insert v into its job, keeping sealed versions ordered by seq. */
+static void job_insert(struct job *j, struct version *v)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *o = list_entry(pos, struct version, link);
+
+		if (v->seq && o->seq > v->seq) {
+			list_add_tail(pos, &v->link);
+			goto out;
+		}
+	}
+	list_add_tail(&j->versions, &v->link);
+out:
+	j->nversions++;
+	v->job = j;
+}
+
+static struct version *version_alloc(const char *name, uid_t uid)
+{
+	struct version *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	list_init(&v->waiters);
+	list_init(&v->link);
+	v->refs = 1;            /* the catalog's */
+	(void)uid;
+	return v;
+}
+
+int catalog_create(struct catalog *cat, const char *job, const char *name,
+		   uid_t uid, struct version **out)
+{
+	struct version *v;
+	struct job *j;
+	int ret;
+
+	ret = job_get(cat, job, uid, &j);
+	if (ret < 0)
+		return ret;
+	v = version_alloc(name, uid);
+	if (!v) {
+		ret = -ENOMEM;
+		goto out_drop_job;
+	}
+	v->state = CKPT_ST_OPEN;
+	v->open_id = cat->next_open_id++;
+	job_insert(j, v);
+	cat->nversions++;
+	cat->nopen++;
+	*out = v;
+	return 0;
+
+out_drop_job:
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+	return ret;
+}
+
+static void version_free_segs(struct catalog *cat, struct version *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nsegs; i++)
+		segs_free(cat->segs, v->segs[i]);
+	v->nsegs = 0;
+}
+
+static void version_destroy(struct version *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nfiles; i++)
+		free(v->files[i].path);
+	free(v->files);
+	free(v->fhash);
+	free(v->recs);
+	free(v->segs);
+	free(v);
+}
+
+void version_put(struct catalog *cat, struct version *v)
+{
+	if (--v->refs)
+		return;
+	version_free_segs(cat, v);
+	version_destroy(v);
+}
+
+/* Take v out of its job (and drop the job when it empties). */
+static void version_unlink(struct catalog *cat, struct version *v)
+{
+	struct job *j = v->job;
+
+	if (v->removed)
+		return;
+	v->removed = 1;
+	if (v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
+		cat->nopen--;
+	list_del(&v->link);
+	cat->nversions--;
+	if (--j->nversions == 0) {
+		list_del(&j->link);
+		free(j);
+	}
+	v->job = NULL;
+}
+
+/* ---- files and records ------------------------------------------------ */
+
+static uint32_t path_hash(const char *s)
+{
+	return crc32c(s, strlen(s));
+}
+
+static int fhash_rebuild(struct version *v, uint32_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+	uint32_t i, k;
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < v->nfiles; i++) {
+		k = path_hash(v->files[i].path) & (cap - 1);
+		while (h[k])
+			k = (k + 1) & (cap - 1);
+		h[k] = i + 1;
+	}
+	free(v->fhash);
+	v->fhash = h;
+	v->hcap = cap;
+	return 0;
+}
+
+int version_file(struct version *v, const char *path, int create)
+{
+	uint32_t k;
+	char *copy;
+	int ret;
+
+	if (v->hcap) {
+		k = path_hash(path) & (v->hcap - 1);
+		for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1))
+			if (!strcmp(v->files[v->fhash[k] - 1].path, path))
+				return v->fhash[k] - 1;
+	}
+	if (!create)
+		return -ENOENT;
+	ret = grow((void **)&v->files, &v->cfiles, v->nfiles + 1,
+		   sizeof(*v->files));
+	if (ret < 0)
+		return ret;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	v->files[v->nfiles++] = (struct vfile){ .path = copy };
+	if (v->nfiles * 2 > v->hcap) {
+		ret = fhash_rebuild(v, v->hcap ? v->hcap * 2 : 16);
+		if (ret < 0) {
+			free(v->files[--v->nfiles].path);
+			return ret;
+		}
+	} else {
+		k = path_hash(path) & (v->hcap - 1);
+		while (v->fhash[k])
+			k = (k + 1) & (v->hcap - 1);
+		v->fhash[k] = v->nfiles;
+	}
+	return v->nfiles - 1;
+}
+
+int version_add_rec(struct version *v, const struct man_rec *r)
+{
+	struct vfile *f = &v->files[r->file];
+	int ret;
+
+	ret = grow((void **)&v->recs, &v->crecs, v->nrecs + 1,
+		   sizeof(*v->recs));
+	if (ret < 0)
+		return ret;
+	v->recs[v->nrecs++] = *r;
+	f->nrecs++;
+	if (r->file_off + r->len > f->size)
+		f->size = r->file_off + r->len;
+	return 0;
+}
+
+int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
+		    uint32_t *seg, uint64_t *seg_off, int *new_seg)
+{
+	uint64_t rlen = ((uint64_t)len + 4095) & ~4095ull;
+	uint32_t id;
+	int ret;
+
+	*new_seg = 0;
+	if (!v->nsegs ||
+	    v->tail + rlen > cat->segs->v[v->segs[v->nsegs - 1]].size) {
+		ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
+			   sizeof(*v->segs));
+		if (ret < 0)
+			return ret;
+		ret = segs_alloc(cat->segs, &id);
+		if (ret < 0)
+			return ret;
+		if (SEGHDR_SIZE + rlen > cat->segs->v[id].size) {
+			segs_free(cat->segs, id);
+			return -EFBIG;
+		}
+		v->segs[v->nsegs++] = id;
+		v->tail = SEGHDR_SIZE;
+		*new_seg = 1;
+	}
+	*seg = v->segs[v->nsegs - 1];
+	*seg_off = v->tail;
+	v->tail += rlen;
+	return 0;
+}
+
+/* ---- manifests ---------------------------------------------------------- */
+
+static void man_path(const struct catalog *cat, uint64_t seq, const char *ext,
+		     char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%016llx.%s", cat->mandir,
+		 (unsigned long long)seq, ext);
+}
+
+/* Build a struct manifest that points into v (owns nothing). */
+static int version_manifest(const struct version *v, struct manifest *m)
+{
+	uint32_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->seq = v->seq;
+	m->sealed_ns = v->sealed_ns;
+	m->uid = v->job->uid;
+	m->level = CKPT_LOCAL;
+	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
+	snprintf(m->version, sizeof(m->version), "%s", v->name);
+	m->nfiles = v->nfiles;
+	m->nrecs = v->nrecs;
+	m->recs = v->recs;
+	m->files = calloc(v->nfiles ? v->nfiles : 1, sizeof(*m->files));
+	if (!m->files)
+		return -ENOMEM;
+	for (i = 0; i < v->nfiles; i++) {
+		m->files[i].path = v->files[i].path;
+		m->files[i].size = v->files[i].size;
+	}
+	return 0;
+}
+
+static int write_file_durably(const char *tmp, const char *dst,
+			      const char *dir, const void *buf, size_t len)
+{
+	int fd, ret;
+
+	fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fd;
+	ret = sys_pwrite_all(fd, buf, len, 0);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
+	if (ret < 0)
+		goto out_unlink;
+	ret = sys_rename(tmp, dst);
+	if (ret < 0)
+		goto out_unlink;
+	return sys_fsync_dir(dir);
+
+out_unlink:
+	unlink(tmp);
+	return ret;
+}
+
+int catalog_write_manifest(struct catalog *cat, struct version *v)
+{
+	char tmp[700], dst[700];
+	struct manifest m;
+	size_t size;
+	void *buf;
+	long len;
+	int ret;
+
+	ret = version_manifest(v, &m);
+	if (ret < 0)
+		return ret;
+	size = manifest_size(&m);
+	buf = malloc(size);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_files;
+	}
+	len = manifest_encode(&m, buf, size);
+	if (len < 0) {
+		ret = (int)len;
+		goto out_buf;
+	}
+	man_path(cat, v->seq, "tmp", tmp, sizeof(tmp));
+	man_path(cat, v->seq, "man", dst, sizeof(dst));
+	ret = write_file_durably(tmp, dst, cat->mandir, buf, len);
+out_buf:
+	free(buf);
+out_files:
+	free(m.files);
+	return ret;
+}
+
+void catalog_fail(struct catalog *cat, struct version *v, int err)
+{
+	if (v->state == CKPT_ST_FAILED)
+		return;
+	if (v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
+		cat->nopen--;
+	v->state = CKPT_ST_FAILED;
+	v->error = err;
+	catalog_settle(cat, v);
+}
+
+void catalog_settle(struct catalog *cat, struct version *v)
+{
+	if (v->state == CKPT_ST_FAILED && !v->inflight)
+		version_free_segs(cat, v);
+}
+
+int catalog_remove(struct catalog *cat, struct version *v)
+{
+	char path[700];
+	int ret;
+
+	if (v->state == CKPT_ST_SEALED) {
+		man_path(cat, v->seq, "man", path, sizeof(path));
+		ret = sys_unlink(path);
+		if (ret < 0 && ret != -ENOENT)
+			return ret;
+		ret = sys_fsync_dir(cat->mandir);
+		if (ret < 0)
+			log_printf(LOG_WARNING, "store: fsync of %s: %s",
+				   cat->mandir, strerror(-ret));
+	}
+	version_unlink(cat, v);
+	version_put(cat, v);
+	return 0;
+}
+
+void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
+{
+	struct list *pos, *tmp;
+	uint32_t sealed = 0;
+	struct version *v;
+	int ret;
+
+	list_for_each_safe(pos, tmp, &j->versions)
+		if (list_entry(pos, struct version, link)->state ==
+		    CKPT_ST_SEALED)
+			sealed++;
+	/* Sealed versions are in seq order, oldest first. */
+	list_for_each_safe(pos, tmp, &j->versions) {
+		if (sealed <= keep || sealed <= 1)
+			return;
+		v = list_entry(pos, struct version, link);
+		if (v->state != CKPT_ST_SEALED)
+			continue;
+		log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u)",
+			   j->name, v->name, keep);
+		sealed--;
+		ret = catalog_remove(cat, v);
+		if (ret < 0)
+			log_printf(LOG_WARNING, "retention: %s: %s", v->name,
+				   strerror(-ret));
+		if (j->nversions == 0)
+			return;     /* the job is gone with its last version */
+	}
+}
+
+void version_info(const struct version *v, struct ckpt_version_info *out)
+{
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (v->job) {
+		snprintf(out->job, sizeof(out->job), "%s", v->job->name);
+		out->uid = v->job->uid;
+	}
+	snprintf(out->version, sizeof(out->version), "%s", v->name);
+	for (i = 0; i < v->nfiles; i++)
+		bytes += v->files[i].size;
+	out->state = v->state;
+	out->level = v->level;
+	out->writers = v->writers;
+	out->committed = v->committed;
+	out->nfiles = v->nfiles;
+	out->bytes = bytes;
+	out->stored = v->stored;
+	out->seq = v->seq;
+	out->sealed_ns = v->sealed_ns;
+	out->error = v->error;
+}
+
+/* ---- recovery ----------------------------------------------------------- */
+
+static int read_whole(const char *path, void **out, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd, ret;
+
+	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	ret = sys_pread_all(fd, buf, st.st_size, 0);
+	if (ret < 0) {
+		free(buf);
+		goto out_close;
+	}
+	*out = buf;
+	*len = st.st_size;
+out_close:
+	close(fd);
+	return ret;
+}
+
+/* Turn a decoded manifest into a sealed version, claiming its segments. */
+static int load_manifest(struct catalog *cat, struct manifest *m)
+{
+	struct version *v;
+	struct job *j;
+	uint32_t i;
+	int ret;
+
+	if (catalog_version(cat, m->job, m->version))
+		return -EEXIST;
+	ret = job_get(cat, m->job, m->uid, &j);
+	if (ret < 0)
+		return ret;
+	v = version_alloc(m->version, m->uid);
+	if (!v)
+		return -ENOMEM;
+	v->state = CKPT_ST_SEALED;
+	v->level = m->level;
+	v->seq = m->seq;
+	v->sealed_ns = m->sealed_ns;
+	for (i = 0; i < m->nfiles; i++) {
+		ret = version_file(v, m->files[i].path, 1);
+		if (ret < 0)
+			goto out_destroy;
+	}
+	for (i = 0; i < m->nrecs; i++) {
+		struct man_rec *r = &m->recs[i];
+		uint32_t k;
+
+		ret = segs_claim(cat->segs, r->seg);
+		if (ret < 0)
+			goto out_destroy;
+		for (k = 0; k < v->nsegs && v->segs[k] != r->seg; k++)
+			;
+		if (k == v->nsegs) {
+			ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
+				   sizeof(*v->segs));
+			if (ret < 0)
+				goto out_destroy;
+			v->segs[v->nsegs++] = r->seg;
+		}
+		ret = version_add_rec(v, r);
+		if (ret < 0)
+			goto out_destroy;
+		v->stored += (r->len + 4095ull) & ~4095ull;
+	}
+	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
+		v->files[i].size = m->files[i].size;
+	job_insert(j, v);
+	cat->nversions++;
+	if (m->seq >= cat->next_seq)
+		cat->next_seq = m->seq + 1;
+	return 0;
+
+out_destroy:
+	version_destroy(v);
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+	return ret;
+}
+
+static void load_one(struct catalog *cat, const char *name)
+{
+	struct manifest m;
+	char path[1000];
+	size_t len = 0;
+	void *buf = NULL;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", cat->mandir, name);
+	if (strstr(name, ".tmp")) {
+		log_printf(LOG_INFO, "recovery: removing unfinished manifest %s",
+			   path);
+		unlink(path);
+		return;
+	}
+	ret = read_whole(path, &buf, &len);
+	if (ret < 0)
+		goto out_log;
+	ret = manifest_decode(buf, len, &m);
+	free(buf);
+	if (ret < 0)
+		goto out_log;
+	ret = load_manifest(cat, &m);
+	manifest_release(&m);
+	if (ret < 0)
+		goto out_log;
+	return;
+out_log:
+	log_printf(LOG_ERR, "recovery: manifest %s is unusable (%s); its version is not listed",
+		   path, ckpt_strerror(ret));
+}
+
+/* Unclaimed segments whose header names a version: an uncommitted version
+ * from before a crash.  List it as INCOMPLETE; its segments stay free. */
+static void find_incomplete(struct catalog *cat)
+{
+	static uint8_t buf[SEGHDR_SIZE] __attribute__((aligned(4096)));
+	struct version *v;
+	struct seghdr h;
+	uint32_t id;
+
+	for (id = 0; id < cat->segs->n; id++) {
+		if (cat->segs->v[id].fd < 0 || cat->segs->v[id].used)
+			continue;
+		if (sys_pread_all(cat->segs->v[id].fd, buf, SEGHDR_SIZE, 0) < 0 ||
+		    seghdr_decode(buf, &h) < 0)
+			continue;
+		/* Zero the header so that the report is made once. */
+		cat->segs->v[id].used = 1;
+		cat->segs->nused++;
+		segs_free(cat->segs, id);
+		if (catalog_version(cat, h.job, h.version))
+			continue;
+		log_printf(LOG_WARNING, "recovery: version %s/%s was never committed; reported incomplete and cleaned up",
+			   h.job, h.version);
+		if (catalog_create(cat, h.job, h.version, h.uid, &v) < 0)
+			continue;
+		cat->nopen--;
+		v->state = CKPT_ST_INCOMPLETE;
+		v->error = -CKPT_EABORTED;
+	}
+}
+
+int catalog_open(struct catalog *cat, const char *store, struct segs *segs)
+{
+	struct dirent *de;
+	DIR *d;
+	int n;
+
+	memset(cat, 0, sizeof(*cat));
+	list_init(&cat->jobs);
+	cat->segs = segs;
+	cat->next_seq = 1;
+	cat->next_open_id = (uint64_t)time(NULL) << 20;
+	n = snprintf(cat->mandir, sizeof(cat->mandir), "%s/man", store);
+	if (n < 0 || (size_t)n >= sizeof(cat->mandir))
+		return -ENAMETOOLONG;
+	if (mkdir(cat->mandir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	d = opendir(cat->mandir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			load_one(cat, de->d_name);
+	closedir(d);
+	find_incomplete(cat);
+	return 0;
+}
+
+void catalog_close(struct catalog *cat)
+{
+	struct list *jp, *jt, *vp, *vt;
+
+	list_for_each_safe(jp, jt, &cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each_safe(vp, vt, &j->versions)
+			version_destroy(list_entry(vp, struct version, link));
+		free(j);
+	}
+	list_init(&cat->jobs);
+}

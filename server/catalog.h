@@ -1,0 +1,130 @@
+/*
+ * catalog.h - the jobs and versions this node holds, in memory, and their
+ * manifests on disk.
+ *
+ * A job owns its versions; a version owns its file table, its records (the
+ * extent index) and the segments its records live in.  A version is
+ * reference counted: in-flight disk operations, reads and the catalog each
+ * hold one, so that a version removed while a read is running is freed (and
+ * its segments recycled) only when the read completes.
+ *
+ * Durability: a version is committed when its manifest, <store>/man/<seq>.man,
+ * is durable (written to a temporary name, fsync'd, renamed, directory
+ * fsync'd).  At start-up catalog_open() loads every manifest; segments that
+ * no manifest names are free, and if their header names a version, that
+ * version is listed as INCOMPLETE (it was never committed) and its segments
+ * recycled.
+ *
+ * Single-threaded (the loop thread).
+ */
+#ifndef CKPTD_CATALOG_H
+#define CKPTD_CATALOG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ckpt.h"
+#include "list.h"
+#include "manifest.h"
+#include "segs.h"
+
+struct vfile {
+	char *path;               /* owned */
+	uint64_t size;            /* logical size: end of the furthest write */
+	uint32_t nrecs;
+};
+
+struct version {
+	struct list link;         /* in job->versions, creation order */
+	struct job *job;
+	char name[CKPT_VERSION_MAX + 1];
+	uint32_t state;           /* enum ckpt_state */
+	uint32_t level;           /* enum ckpt_level reached */
+	int32_t error;            /* 0, or why it FAILED */
+	uint32_t writers;         /* writers that joined */
+	uint32_t committed;       /* writers that committed */
+	uint64_t seq;             /* commit order; 0 until sealing */
+	uint64_t sealed_ns;
+	uint64_t open_id;         /* written into segment headers */
+	uint64_t stored;          /* bytes written to segments */
+	uint32_t refs;
+	int removed;              /* no longer in the catalog */
+
+	struct vfile *files;      /* owned array */
+	uint32_t nfiles, cfiles;
+	uint32_t *fhash;          /* open addressing: file index + 1, or 0 */
+	uint32_t hcap;
+	struct man_rec *recs;     /* in the order writes arrived */
+	uint32_t nrecs, crecs;
+	uint32_t *segs;           /* segments owned, in order of use */
+	uint32_t nsegs, csegs;
+	uint64_t tail;            /* next free byte in the last segment */
+
+	uint32_t inflight;        /* disk operations in flight */
+	uint32_t pending;         /* seal steps still running */
+	struct list waiters;      /* owned by session.c: struct waiter */
+};
+
+struct job {
+	struct list link;         /* in catalog->jobs */
+	char name[CKPT_JOB_MAX + 1];
+	uid_t uid;                /* owner */
+	struct list versions;
+	uint32_t nversions;
+};
+
+struct catalog {
+	struct list jobs;
+	struct segs *segs;
+	char mandir[600];         /* <store>/man */
+	uint64_t next_seq;
+	uint64_t next_open_id;
+	uint32_t nversions;
+	uint32_t nopen;
+};
+
+/* Load the store at store (creating <store>/man) over segs.  0 or -errno. */
+int catalog_open(struct catalog *cat, const char *store, struct segs *segs);
+void catalog_close(struct catalog *cat);
+
+struct job *catalog_job(struct catalog *cat, const char *name);
+struct version *catalog_version(struct catalog *cat, const char *job,
+				const char *name);
+/* Create a new OPEN version (and its job if needed) owned by uid.  0, or
+ * -ENOMEM. */
+int catalog_create(struct catalog *cat, const char *job, const char *name,
+		   uid_t uid, struct version **out);
+
+static inline void version_get(struct version *v)
+{
+	v->refs++;
+}
+void version_put(struct catalog *cat, struct version *v);
+
+/* Index of path in v's file table, added if create.  -ENOENT, -ENOMEM. */
+int version_file(struct version *v, const char *path, int create);
+/* Reserve len bytes (rounded to 4 KiB) at the tail of v's segments,
+ * allocating a segment when the last one is full; *new_seg tells the caller
+ * to write that segment's header first.  0 or -ENOSPC/-errno. */
+int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
+		    uint32_t *seg, uint64_t *seg_off, int *new_seg);
+/* Append a record; its index is the write order.  0 or -ENOMEM. */
+int version_add_rec(struct version *v, const struct man_rec *r);
+
+/* Write v's manifest durably (sealing it at LOCAL).  0 or -errno. */
+int catalog_write_manifest(struct catalog *cat, struct version *v);
+/* Mark v FAILED with err and give its segments back.  */
+void catalog_fail(struct catalog *cat, struct version *v, int err);
+/* Give back the segments of a FAILED version once no write is in flight. */
+void catalog_settle(struct catalog *cat, struct version *v);
+/* Remove v from the catalog: unlink its manifest, free its segments once the
+ * last reference is gone.  0 or -errno (the manifest could not be removed). */
+int catalog_remove(struct catalog *cat, struct version *v);
+/* Apply retention to job: keep its newest `keep` sealed versions.  The
+ * newest sealed version is never removed. */
+void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
+
+/* Fill the public description of v. */
+void version_info(const struct version *v, struct ckpt_version_info *out);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * ckptd.c - the daemon's lifecycle: bring the store and the socket up,
+ * accept clients, tick, and shut down on SIGTERM or SIGINT.
+ *
+ * Shutdown is orderly: stop accepting, close every session (versions still
+ * open are aborted, as a client crash would), let versions already sealing
+ * finish, then exit.  One daemon per store: a lock file refuses a second.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session.h"
+
+uint64_t ckptd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[CONF_PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int lock_store(const char *store)
+{
+	char path[CONF_PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", store);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -EBUSY;
+	}
+	return fd;       /* held for the daemon's life */
+}
+
+/* Bind the Unix socket, replacing a stale one but not a live daemon's. */
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		ret = -EADDRINUSE;
+		goto out_close;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	return fd;
+out_close:
+	close(fd);
+	return ret;
+}
+
+static void arm_accept(struct ckptd *d);
+
+static void on_accept(struct loop_op *op, int res)
+{
+	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, accept_op));
+
+	if (d->stopping) {
+		if (res >= 0)
+			close(res);
+		return;
+	}
+	if (res >= 0)
+		session_start(d, res);
+	else if (res != -EINTR && res != -ECONNABORTED)
+		log_printf(LOG_WARNING, "accept: %s", strerror(-res));
+	arm_accept(d);
+}
+
+static void arm_accept(struct ckptd *d)
+{
+	struct io_uring_sqe *sqe;
+
+	d->accept_op.fn = on_accept;
+	sqe = loop_sqe(&d->loop, &d->accept_op);
+	io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+}
+
+static void arm_signal(struct ckptd *d);
+
+static void on_signal(struct loop_op *op, int res)
+{
+	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, sig_op));
+
+	if (res != (int)sizeof(d->sig)) {
+		arm_signal(d);
+		return;
+	}
+	if (!d->stopping) {
+		log_printf(LOG_NOTICE, "signal %u: shutting down", d->sig.ssi_signo);
+		d->stopping = 1;
+		shutdown(d->listen_fd, SHUT_RDWR);
+		session_close_all(d);
+	}
+	arm_signal(d);
+}
+
+static void arm_signal(struct ckptd *d)
+{
+	struct io_uring_sqe *sqe;
+
+	d->sig_op.fn = on_signal;
+	sqe = loop_sqe(&d->loop, &d->sig_op);
+	io_uring_prep_read(sqe, d->sig_fd, &d->sig, sizeof(d->sig), 0);
+}
+
+static void arm_tick(struct ckptd *d);
+
+static void on_tick(struct loop_op *op, int res)
+{
+	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, tick_op));
+	uint64_t delta = d->st.ingest_bytes - d->st.rate_mark;
+
+	(void)res;
+	/* Bytes per second (ticks are 250 ms), smoothed over a few ticks. */
+	d->st.ingest_rate = (d->st.ingest_rate * 3 + delta * 4) / 4;
+	d->st.rate_mark = d->st.ingest_bytes;
+	if (d->stopping && d->cat.nopen == 0) {
+		d->loop.stop = 1;
+		return;
+	}
+	arm_tick(d);
+}
+
+static void arm_tick(struct ckptd *d)
+{
+	struct io_uring_sqe *sqe;
+
+	d->tick_op.fn = on_tick;
+	d->tick_ts.tv_sec = 0;
+	d->tick_ts.tv_nsec = 250 * 1000000;
+	sqe = loop_sqe(&d->loop, &d->tick_op);
+	io_uring_prep_timeout(sqe, &d->tick_ts, 0, 0);
+}
+
+static int open_signals(struct ckptd *d)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return d->sig_fd < 0 ? -errno : 0;
+}
+
+int ckptd_open(struct ckptd *d, const struct conf *conf)
+{
+	int ret, lock_fd;
+
+	memset(d, 0, sizeof(*d));
+	d->conf = conf;
+	d->listen_fd = d->sig_fd = -1;
+	list_init(&d->conns);
+	list_init(&d->hello_wait);
+	d->st.start_ms = ckptd_now_ms();
+	ret = mkdir_p(conf->store, 0700);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "store %s: %s", conf->store, strerror(-ret));
+		return ret;
+	}
+	lock_fd = lock_store(conf->store);
+	if (lock_fd < 0) {
+		log_printf(LOG_ERR, "store %s: %s", conf->store,
+			   lock_fd == -EBUSY ? "another ckptd is using it"
+					     : strerror(-lock_fd));
+		return lock_fd;
+	}
+	ret = segs_open(&d->segs, conf->store, conf->segment, conf->capacity,
+			conf->reserve, conf->direct);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "store %s: segments: %s", conf->store,
+			   strerror(-ret));
+		goto out_lock;
+	}
+	ret = catalog_open(&d->cat, conf->store, &d->segs);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "store %s: catalog: %s", conf->store,
+			   strerror(-ret));
+		goto out_segs;
+	}
+	staging_init(&d->staging, conf->staging, conf->mlock);
+	ret = loop_init(&d->loop, conf->queue_depth);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "io_uring: %s", strerror(-ret));
+		goto out_catalog;
+	}
+	ret = open_signals(d);
+	if (ret < 0)
+		goto out_loop;
+	ret = mkdir_p(conf->dir, 0755);
+	d->listen_fd = ret < 0 ? ret : listen_unix(conf->socket);
+	if (d->listen_fd < 0) {
+		ret = d->listen_fd;
+		log_printf(LOG_ERR, "socket %s: %s", conf->socket,
+			   ret == -EADDRINUSE ? "a ckptd is already listening"
+					      : strerror(-ret));
+		goto out_signals;
+	}
+	arm_accept(d);
+	arm_signal(d);
+	arm_tick(d);
+	log_printf(LOG_NOTICE, "ckptd %d ready: socket %s, store %s (%u versions, capacity %llu MiB, %s I/O)",
+		   (int)getpid(), conf->socket, conf->store, d->cat.nversions,
+		   (unsigned long long)(d->segs.capacity >> 20),
+		   d->segs.direct ? "direct" : "buffered");
+	return 0;
+
+out_signals:
+	close(d->sig_fd);
+out_loop:
+	loop_release(&d->loop);
+out_catalog:
+	catalog_close(&d->cat);
+out_segs:
+	segs_close(&d->segs);
+out_lock:
+	close(lock_fd);
+	return ret;
+}
+
+int ckptd_run(struct ckptd *d)
+{
+	return loop_run(&d->loop);
+}
+
+void ckptd_close(struct ckptd *d)
+{
+	session_close_all(d);
+	loop_release(&d->loop);
+	close(d->listen_fd);
+	close(d->sig_fd);
+	unlink(d->conf->socket);
+	catalog_close(&d->cat);
+	segs_close(&d->segs);
+	staging_release(&d->staging);
+	log_printf(LOG_NOTICE, "ckptd stopped");
+}

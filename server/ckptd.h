@@ -1,0 +1,56 @@
+/*
+ * ckptd.h - the daemon's context, passed to every server module.
+ *
+ * main() owns one struct ckptd; there is no global server object.  Modules
+ * reach the parts they need through it: the loop, staging, the store
+ * (segments and catalog) and the connection list.  Single-threaded.
+ */
+#ifndef CKPTD_CKPTD_H
+#define CKPTD_CKPTD_H
+
+#include <linux/time_types.h>
+#include <sys/signalfd.h>
+
+#include "catalog.h"
+#include "conf.h"
+#include "list.h"
+#include "loop.h"
+#include "segs.h"
+#include "staging.h"
+
+struct stats {
+	uint64_t ingest_bytes;     /* bytes written to the store, total */
+	uint64_t ingest_rate;      /* bytes/s, smoothed */
+	uint64_t rate_mark;        /* ingest_bytes at the last tick */
+	uint64_t start_ms;
+};
+
+struct ckptd {
+	const struct conf *conf;
+	struct loop loop;
+	struct staging staging;
+	struct segs segs;
+	struct catalog cat;
+	struct list conns;         /* struct conn */
+	struct list hello_wait;    /* conns waiting for staging */
+	uint32_t nconns;
+	struct stats st;
+
+	int listen_fd;
+	struct loop_op accept_op;
+	int sig_fd;
+	struct loop_op sig_op;
+	struct signalfd_siginfo sig;
+	struct loop_op tick_op;
+	struct __kernel_timespec tick_ts;
+	int stopping;
+};
+
+/* Bring the daemon up: store, staging, socket.  0 or -errno (logged). */
+int ckptd_open(struct ckptd *d, const struct conf *conf);
+/* Serve until SIGTERM/SIGINT.  0 or -errno. */
+int ckptd_run(struct ckptd *d);
+void ckptd_close(struct ckptd *d);
+uint64_t ckptd_now_ms(void);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * ingest.c - the write path and the seal.
+ *
+ * WRITE: a client has copied a piece (at most [ckptd] chunk bytes) into its
+ * staging lease.  ckptd checks it, computes its CRC32C from staging (the
+ * ingest checksum), reserves a 4 KiB-aligned extent at the tail of the
+ * version's current segment, records it in the index in arrival order, and
+ * submits one io_uring write straight from staging to the segment (O_DIRECT
+ * where possible).  The WACK that frees the client's staging is sent when the
+ * write completes; the client never waits for it unless its staging is full.
+ *
+ * SEAL: when every writer has committed, the version is STAGED.  Once its
+ * writes have completed, every segment it used is fdatasync'd (io_uring), and
+ * then its manifest is written durably (catalog_write_manifest): from then on
+ * it is LOCAL and immutable.  Any failed step fails the version, clearly,
+ * and gives its segments back; other versions are untouched.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crc32c.h"
+#include "log.h"
+#include "session.h"
+#include "sys.h"
+
+struct wop {
+	struct loop_op op;
+	struct ckptd *d;
+	struct conn *c;           /* NULL for a segment header */
+	struct version *v;
+	uint32_t id;
+	uint32_t len;             /* bytes submitted */
+	void *hdr;                /* segment header buffer, owned */
+};
+
+static void seal_step(struct ckptd *d, struct version *v);
+
+static void wack(struct conn *c, uint32_t id, int status)
+{
+	struct proto_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_WACK;
+	r.id = id;
+	r.status = status;
+	conn_reply(c, &r);
+}
+
+static void fail(struct ckptd *d, struct version *v, int err)
+{
+	if (v->state == CKPT_ST_FAILED)
+		return;
+	log_printf(LOG_ERR, "version %s/%s: failed: %s",
+		   v->job ? v->job->name : "?", v->name, ckpt_strerror(err));
+	catalog_fail(&d->cat, v, err);
+	session_notify(d, v);
+}
+
+void ingest_abandon(struct ckptd *d, struct version *v, int err)
+{
+	fail(d, v, err);
+}
+
+static void on_write(struct loop_op *op, int res)
+{
+	struct wop *w = (struct wop *)op;
+	struct version *v = w->v;
+	struct ckptd *d = w->d;
+	int err = 0;
+
+	if (res != (int)w->len) {
+		err = res < 0 ? res : -EIO;
+		fail(d, v, err);
+	} else if (w->c) {
+		v->stored += w->len;
+		d->st.ingest_bytes += w->len;
+	}
+	if (w->c) {
+		wack(w->c, w->id, err);
+		conn_put(w->c);
+	}
+	v->inflight--;
+	catalog_settle(&d->cat, v);
+	if (v->state == CKPT_ST_SEALING && !v->inflight && !v->pending)
+		seal_step(d, v);
+	version_put(&d->cat, v);
+	free(w->hdr);
+	free(w);
+}
+
+/* Submit a write of len bytes at buf to segment seg at off. */
+static void submit_write(struct ckptd *d, struct wop *w, uint32_t seg,
+			 const void *buf, uint32_t len, uint64_t off)
+{
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	w->op.fn = on_write;
+	w->d = d;
+	w->len = len;
+	version_get(w->v);
+	w->v->inflight++;
+	ret = sys_inject(SYS_PWRITE);
+	if (ret < 0) {
+		loop_fake(&d->loop, &w->op, ret);
+		return;
+	}
+	sqe = loop_sqe(&d->loop, &w->op);
+	io_uring_prep_write(sqe, segs_fd(&d->segs, seg), buf, len, off);
+}
+
+static int write_seghdr(struct ckptd *d, struct version *v, uint32_t seg)
+{
+	struct seghdr h;
+	struct wop *w;
+	int ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	ret = posix_memalign(&w->hdr, 4096, SEGHDR_SIZE);
+	if (ret) {
+		free(w);
+		return -ret;
+	}
+	memset(&h, 0, sizeof(h));
+	h.seg = seg;
+	h.open_id = v->open_id;
+	h.uid = v->job->uid;
+	snprintf(h.job, sizeof(h.job), "%s", v->job->name);
+	snprintf(h.version, sizeof(h.version), "%s", v->name);
+	seghdr_encode(&h, w->hdr);
+	w->v = v;
+	submit_write(d, w, seg, w->hdr, SEGHDR_SIZE, 0);
+	return 0;
+}
+
+/* Check a WRITE against c's lease and writer table; 0 or -errno. */
+static int write_check(struct conn *c, const struct proto_msg *req,
+		       struct version **out)
+{
+	const struct conf *conf = c->d->conf;
+	uint64_t rlen = (req->len + 4095) & ~4095ull;
+	struct version *v;
+
+	if (!c->lease)
+		return -CKPT_EPROTO;
+	if (req->handle >= c->nw || !c->w[req->handle].v)
+		return -EBADF;
+	v = c->w[req->handle].v;
+	if (v->state != CKPT_ST_OPEN)
+		return v->error ? v->error : -CKPT_EABORTED;
+	if (req->len == 0 || req->len > conf->chunk || req->ring_off % 4096 ||
+	    req->ring_off > c->lease->size ||
+	    rlen > c->lease->size - req->ring_off ||
+	    req->off > UINT64_MAX - req->len)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+void op_write(struct conn *c, const struct proto_msg *req)
+{
+	struct ckptd *d = c->d;
+	struct version *v = NULL;
+	const uint8_t *src;
+	struct man_rec rec;
+	struct wop *w;
+	int new_seg, ret;
+
+	ret = write_check(c, req, &v);
+	if (ret < 0)
+		goto out_wack;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		ret = -ENOMEM;
+		goto out_fail;
+	}
+	ret = version_file(v, req->path, 1);
+	if (ret < 0)
+		goto out_free;
+	rec.file = ret;
+	ret = version_reserve(&d->cat, v, req->len, &rec.seg, &rec.seg_off,
+			      &new_seg);
+	if (ret < 0)
+		goto out_free;
+	if (new_seg) {
+		ret = write_seghdr(d, v, rec.seg);
+		if (ret < 0)
+			goto out_free;
+	}
+	src = c->lease->map + req->ring_off;
+	rec.file_off = req->off;
+	rec.len = req->len;
+	rec.crc = crc32c(src, req->len);
+	ret = version_add_rec(v, &rec);
+	if (ret < 0)
+		goto out_free;
+	w->c = c;
+	w->v = v;
+	w->id = req->id;
+	conn_get(c);
+	submit_write(d, w, rec.seg, src, (req->len + 4095) & ~4095u,
+		     rec.seg_off);
+	return;
+
+out_free:
+	free(w);
+out_fail:
+	if (ret == -ENOSPC || ret == -EFBIG)
+		log_printf(LOG_WARNING, "version %s/%s: store full (capacity %llu bytes)",
+			   v->job->name, v->name,
+			   (unsigned long long)d->segs.capacity);
+	fail(d, v, ret);
+out_wack:
+	wack(c, req->id, ret);
+}
+
+/* ---- seal --------------------------------------------------------------- */
+
+struct fop {
+	struct loop_op op;
+	struct ckptd *d;
+	struct version *v;
+};
+
+static void seal_finish(struct ckptd *d, struct version *v)
+{
+	struct timespec ts;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v->sealed_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	ret = catalog_write_manifest(&d->cat, v);
+	if (ret < 0) {
+		fail(d, v, ret);
+		return;
+	}
+	v->state = CKPT_ST_SEALED;
+	v->level = CKPT_LOCAL;
+	d->cat.nopen--;
+	log_printf(LOG_INFO, "version %s/%s: local (%u files, %llu bytes stored)",
+		   v->job->name, v->name, v->nfiles,
+		   (unsigned long long)v->stored);
+	session_notify(d, v);
+	catalog_retain(&d->cat, v->job, d->conf->keep);
+}
+
+static void on_fsync(struct loop_op *op, int res)
+{
+	struct fop *f = (struct fop *)op;
+	struct version *v = f->v;
+	struct ckptd *d = f->d;
+
+	if (res < 0 && !v->error)
+		v->error = res;
+	v->inflight--;
+	if (--v->pending == 0 && v->state == CKPT_ST_SEALING) {
+		if (v->error) {
+			v->state = CKPT_ST_SEALING;
+			fail(d, v, v->error);
+		} else {
+			seal_finish(d, v);
+		}
+	}
+	catalog_settle(&d->cat, v);
+	version_put(&d->cat, v);
+	free(f);
+}
+
+/* Every write of v has completed: fdatasync its segments. */
+static void seal_step(struct ckptd *d, struct version *v)
+{
+	struct io_uring_sqe *sqe;
+	struct fop *f;
+	uint32_t i;
+	int ret;
+
+	if (!v->nsegs) {
+		seal_finish(d, v);
+		return;
+	}
+	for (i = 0; i < v->nsegs; i++) {
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			if (!v->error)
+				v->error = -ENOMEM;
+			break;
+		}
+		f->op.fn = on_fsync;
+		f->d = d;
+		f->v = v;
+		version_get(v);
+		v->inflight++;
+		v->pending++;
+		ret = sys_inject(SYS_FSYNC);
+		if (ret < 0) {
+			loop_fake(&d->loop, &f->op, ret);
+			continue;
+		}
+		sqe = loop_sqe(&d->loop, &f->op);
+		io_uring_prep_fsync(sqe, segs_fd(&d->segs, v->segs[i]),
+				    IORING_FSYNC_DATASYNC);
+	}
+	if (!v->pending)
+		fail(d, v, v->error);
+}
+
+void ingest_seal(struct ckptd *d, struct version *v)
+{
+	v->state = CKPT_ST_SEALING;
+	v->level = CKPT_STAGED;
+	v->seq = d->cat.next_seq++;
+	log_printf(LOG_DEBUG, "version %s/%s: staged, sealing as #%llu",
+		   v->job->name, v->name, (unsigned long long)v->seq);
+	session_notify(d, v);
+	if (!v->inflight)
+		seal_step(d, v);
+}

@@ -1,0 +1,458 @@
+/*
+ * ops.c - handlers of the control requests: HELLO (staging lease), BEGIN,
+ * COMMIT, ABORT, WAIT, LATEST, the listings, REMOVE and STATUS.
+ *
+ * Each handler validates what it was sent against the catalog and the
+ * caller's uid, answers exactly once, and never trusts a handle, a name or a
+ * level it has not checked.  Names were already validated by proto_decode().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session.h"
+
+/* ---- HELLO: lend staging, pass its memfd ------------------------------ */
+
+static int hello_send(struct conn *c, uint32_t seq)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	uint8_t frame[PROTO_HDR_LEN + 64];
+	struct proto_msg r;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct iovec iov;
+	int len;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_HELLO | PROTO_REPLY;
+	r.seq = seq;
+	r.size = c->lease->size;
+	r.aux = c->d->conf->chunk;
+	len = proto_encode(frame, sizeof(frame), &r);
+	if (len < 0)
+		return len;
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	iov.iov_base = frame;
+	iov.iov_len = len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &c->lease->fd, sizeof(int));
+	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
+		return -EIO;
+	return 0;
+}
+
+/* Lend c a lease now if staging allows.  1 if done, 0 if it must wait. */
+static int hello_try(struct conn *c)
+{
+	int ret;
+
+	ret = staging_get(&c->d->staging, c->uid, c->hello_want, &c->lease);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret == 0 && hello_send(c, c->hello_seq) == 0) {
+		log_printf(LOG_DEBUG, "staging: lent %zu bytes to pid %d",
+			   c->lease->size, c->pid);
+		return 1;
+	}
+	if (ret == 0) {
+		staging_put(&c->d->staging, c->lease);
+		c->lease = NULL;
+		ret = -EIO;
+	}
+	log_printf(LOG_WARNING, "staging: cannot lend to pid %d: %s", c->pid,
+		   strerror(-ret));
+	{
+		struct proto_msg req = { .type = PROTO_HELLO,
+					 .seq = c->hello_seq };
+
+		conn_reply_status(c, &req, ret);
+	}
+	return 1;
+}
+
+void op_hello(struct conn *c, const struct proto_msg *req)
+{
+	const struct conf *conf = c->d->conf;
+
+	if (c->lease || !list_empty(&c->hello_link)) {
+		conn_reply_status(c, req, -EALREADY);
+		return;
+	}
+	/* The memfd goes in its own sendmsg: nothing may be queued before it. */
+	if (c->wlen || c->sending) {
+		conn_reply_status(c, req, -EAGAIN);
+		return;
+	}
+	c->hello_want = req->size ? req->size : conf->staging_client;
+	if (c->hello_want > conf->staging)
+		c->hello_want = conf->staging;
+	c->hello_seq = req->seq;
+	if (!hello_try(c)) {
+		log_printf(LOG_INFO, "staging: full; pid %d waits", c->pid);
+		list_add_tail(&c->d->hello_wait, &c->hello_link);
+	}
+}
+
+void ops_staging_freed(struct ckptd *d)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &d->hello_wait) {
+		struct conn *c = list_entry(pos, struct conn, hello_link);
+
+		if (!hello_try(c))
+			return;
+		list_del(&c->hello_link);
+	}
+}
+
+/* ---- writers ------------------------------------------------------------ */
+
+static int writer_slot(struct conn *c)
+{
+	struct writer *w;
+	uint32_t i;
+
+	for (i = 0; i < c->nw; i++)
+		if (!c->w[i].v)
+			return i;
+	if (c->nw >= 4096)
+		return -EMFILE;
+	w = realloc(c->w, (c->nw + 1) * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	c->w = w;
+	c->w[c->nw] = (struct writer){ 0 };
+	return c->nw++;
+}
+
+static void writer_release(struct conn *c, uint32_t h)
+{
+	struct version *v = c->w[h].v;
+
+	c->w[h].v = NULL;
+	version_put(&c->d->cat, v);
+}
+
+/* The writer named by req->handle, or NULL after answering the error. */
+static struct writer *writer_of(struct conn *c, const struct proto_msg *req)
+{
+	if (req->handle >= c->nw || !c->w[req->handle].v) {
+		conn_reply_status(c, req, -EBADF);
+		return NULL;
+	}
+	return &c->w[req->handle];
+}
+
+/* A FAILED or INCOMPLETE version that nobody writes any more may be
+ * written again from scratch under the same name. */
+static int stale(const struct version *v)
+{
+	return (v->state == CKPT_ST_FAILED ||
+		v->state == CKPT_ST_INCOMPLETE) && v->refs == 1;
+}
+
+void op_begin(struct conn *c, const struct proto_msg *req)
+{
+	struct catalog *cat = &c->d->cat;
+	struct job *j = catalog_job(cat, req->job);
+	struct version *v = NULL;
+	int h, ret;
+
+	if (j && (ret = session_may(c, j)) < 0)
+		goto out_reply;
+	if (j)
+		v = catalog_version(cat, req->job, req->version);
+	if (v && stale(v)) {
+		ret = catalog_remove(cat, v);
+		if (ret < 0)
+			goto out_reply;
+		v = NULL;
+	}
+	if (v && v->state != CKPT_ST_OPEN) {
+		ret = v->state == CKPT_ST_FAILED ? -CKPT_EABORTED
+						 : -CKPT_ESEALED;
+		goto out_reply;
+	}
+	h = writer_slot(c);
+	if (h < 0) {
+		ret = h;
+		goto out_reply;
+	}
+	if (!v) {
+		ret = catalog_create(cat, req->job, req->version, c->uid, &v);
+		if (ret < 0)
+			goto out_reply;
+		log_printf(LOG_INFO, "version %s/%s: opened by pid %d",
+			   req->job, req->version, c->pid);
+	}
+	version_get(v);
+	v->writers++;
+	c->w[h] = (struct writer){ .v = v };
+	{
+		struct proto_msg r = { .type = PROTO_BEGIN, .seq = req->seq,
+				       .handle = h };
+
+		conn_reply(c, &r);
+	}
+	return;
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void op_commit(struct conn *c, const struct proto_msg *req)
+{
+	struct writer *w = writer_of(c, req);
+	struct version *v;
+	int ret = 0;
+
+	if (!w)
+		return;
+	v = w->v;
+	if (v->state != CKPT_ST_OPEN) {
+		ret = v->error ? v->error : -CKPT_EABORTED;
+		goto out_release;
+	}
+	w->committed = 1;
+	v->committed++;
+	if (v->committed == v->writers)
+		ingest_seal(c->d, v);
+out_release:
+	writer_release(c, req->handle);
+	conn_reply_status(c, req, ret);
+}
+
+void op_abort(struct conn *c, const struct proto_msg *req)
+{
+	struct writer *w = writer_of(c, req);
+
+	if (!w)
+		return;
+	if (w->v->state == CKPT_ST_OPEN) {
+		log_printf(LOG_INFO, "version %s/%s: aborted by pid %d",
+			   w->v->job->name, w->v->name, c->pid);
+		ingest_abandon(c->d, w->v, -CKPT_EABORTED);
+	}
+	writer_release(c, req->handle);
+	conn_reply_status(c, req, 0);
+}
+
+/* ---- queries ------------------------------------------------------------ */
+
+/* Look up req's job/version for c, answering the error if there is none. */
+static struct version *lookup(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v;
+	int ret;
+
+	if (!j) {
+		ret = -CKPT_ENOVERSION;
+		goto out_reply;
+	}
+	ret = session_may(c, j);
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	if (v)
+		return v;
+	ret = -CKPT_ENOVERSION;
+out_reply:
+	conn_reply_status(c, req, ret);
+	return NULL;
+}
+
+void op_wait(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct proto_msg r = { .type = PROTO_WAIT, .seq = req->seq };
+
+	if (!v)
+		return;
+	if (req->level < CKPT_STAGED || req->level > CKPT_DRAINED) {
+		conn_reply_status(c, req, -EINVAL);
+		return;
+	}
+	r.level = v->level;
+	if (v->level >= req->level) {
+		conn_reply(c, &r);
+	} else if (v->state == CKPT_ST_FAILED ||
+		   v->state == CKPT_ST_INCOMPLETE) {
+		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
+	} else if (session_wait(c, v, req) < 0) {
+		conn_reply_status(c, req, -ENOMEM);
+	}
+}
+
+void op_latest(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct proto_msg r = { .type = PROTO_LATEST, .seq = req->seq };
+	struct version *best = NULL;
+	struct list *pos, *tmp;
+	int ret;
+
+	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	if (ret < 0)
+		goto out_reply;
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		if (v->state == CKPT_ST_SEALED && v->level >= req->level &&
+		    (!best || v->seq > best->seq))
+			best = v;
+	}
+	if (!best) {
+		ret = -CKPT_ENOVERSION;
+		goto out_reply;
+	}
+	snprintf(r.version, sizeof(r.version), "%s", best->name);
+	conn_reply(c, &r);
+	return;
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void op_list_jobs(struct conn *c, const struct proto_msg *req)
+{
+	struct list *pos, *tmp;
+	uint32_t n = 0;
+	struct enc e;
+
+	list_for_each_safe(pos, tmp, &c->d->cat.jobs)
+		if (!session_may(c, list_entry(pos, struct job, link)))
+			n++;
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	enc_u32(&e, n);
+	list_for_each_safe(pos, tmp, &c->d->cat.jobs) {
+		struct job *j = list_entry(pos, struct job, link);
+
+		if (!session_may(c, j))
+			enc_str(&e, j->name);
+	}
+	conn_reply_end(c, &e);
+}
+
+void op_list_versions(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct ckpt_version_info info;
+	struct list *pos, *tmp;
+	struct enc e;
+	int ret;
+
+	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	if (ret < 0) {
+		conn_reply_status(c, req, ret);
+		return;
+	}
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	enc_u32(&e, j->nversions);
+	list_for_each_safe(pos, tmp, &j->versions) {
+		version_info(list_entry(pos, struct version, link), &info);
+		proto_enc_version_entry(&e, &info);
+	}
+	conn_reply_end(c, &e);
+}
+
+void op_list_files(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct ckpt_file_info fi;
+	struct enc e;
+	uint32_t i;
+
+	if (!v || !conn_reply_begin(c, req, &e))
+		return;
+	enc_u32(&e, v->nfiles);
+	for (i = 0; i < v->nfiles; i++) {
+		memset(&fi, 0, sizeof(fi));
+		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
+		fi.size = v->files[i].size;
+		fi.extents = v->files[i].nrecs;
+		proto_enc_file_entry(&e, &fi);
+	}
+	conn_reply_end(c, &e);
+}
+
+void op_stat(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct ckpt_version_info info;
+	struct enc e;
+
+	if (!v || !conn_reply_begin(c, req, &e))
+		return;
+	version_info(v, &info);
+	proto_enc_version_entry(&e, &info);
+	conn_reply_end(c, &e);
+}
+
+void op_remove(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	int ret;
+
+	if (!v)
+		return;
+	if (v->state == CKPT_ST_SEALING || v->inflight ||
+	    (v->state == CKPT_ST_OPEN && v->writers != v->committed)) {
+		conn_reply_status(c, req, -EBUSY);
+		return;
+	}
+	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,
+		   req->version, c->uid);
+	v->error = -CKPT_ENOVERSION;
+	session_notify(c->d, v);
+	ret = catalog_remove(&c->d->cat, v);
+	conn_reply_status(c, req, ret);
+}
+
+void op_status(struct conn *c, const struct proto_msg *req)
+{
+	struct ckptd *d = c->d;
+	struct ckpt_status s;
+	struct list *pos, *tmp;
+	struct enc e;
+
+	memset(&s, 0, sizeof(s));
+	s.proto_version = PROTO_VERSION;
+	s.clients = d->nconns;
+	list_for_each_safe(pos, tmp, &d->cat.jobs)
+		s.jobs++;
+	s.versions = d->cat.nversions;
+	s.open_versions = d->cat.nopen;
+	s.queue_depth = d->loop.inflight;
+	s.staging_total = d->staging.budget;
+	s.staging_used = d->staging.lent;
+	s.capacity = d->segs.capacity;
+	s.store_used = segs_used_bytes(&d->segs);
+	s.ingest_bytes = d->st.ingest_bytes;
+	s.ingest_rate = d->st.ingest_rate;
+	s.uptime_ms = ckptd_now_ms() - d->st.start_ms;
+	s.pid = getpid();
+	snprintf(s.store, sizeof(s.store), "%.*s", (int)sizeof(s.store) - 1,
+		 d->conf->store);
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	proto_enc_status(&e, &s);
+	conn_reply_end(c, &e);
+}

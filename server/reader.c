@@ -1,0 +1,292 @@
+/*
+ * reader.c - READ: serve a byte range of a committed file into the client's
+ * staging lease, verified.
+ *
+ * A file is the records written to it, a later record winning where two
+ * overlap; bytes no record covers read as zeros.  A read resolves its range
+ * into intervals, each taken from the newest record covering it.  Each record
+ * needed is read whole (its CRC32C covers all of it) into a buffer from a
+ * small pool, verified, and only then are its intervals copied into the
+ * lease.  A mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
+ * returned.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "log.h"
+#include "session.h"
+#include "sys.h"
+
+#define READ_MAX   (64u << 20)  /* bytes one READ may ask for */
+#define POOL_MAX   16           /* record buffers kept for reuse */
+
+struct piece {
+	uint64_t dst;             /* offset in the read range */
+	uint64_t src;             /* offset in the record */
+	uint64_t len;
+	uint32_t rec;             /* index in v->recs */
+};
+
+struct rreq {
+	struct ckptd *d;
+	struct conn *c;
+	struct version *v;
+	struct proto_msg req;     /* type, seq; ring_off */
+	struct piece *pieces;
+	uint32_t npieces;
+	uint32_t pending;         /* record reads in flight */
+	uint64_t size;            /* bytes in the answer */
+	int err;
+};
+
+struct rop {
+	struct loop_op op;
+	struct rreq *r;
+	uint32_t rec;
+	void *buf;
+};
+
+static void *pool[POOL_MAX];
+static unsigned npool;
+static size_t pool_size;
+
+static void *buf_get(size_t size)
+{
+	void *p;
+
+	if (size == pool_size && npool)
+		return pool[--npool];
+	if (posix_memalign(&p, 4096, size))
+		return NULL;
+	return p;
+}
+
+static void buf_put(void *p, size_t size)
+{
+	if (size == pool_size && npool < POOL_MAX)
+		pool[npool++] = p;
+	else
+		free(p);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Resolve [off, end) of file fi into pieces.  Holes are zeroed in dst (the
+ * lease) right away.  0 or -ENOMEM.
+ */
+static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
+		   uint8_t *dst)
+{
+	struct version *v = r->v;
+	uint32_t *hits = NULL, nhits = 0, i, k;
+	uint64_t *bounds = NULL;
+	uint32_t nb = 0;
+	int ret = -ENOMEM;
+
+	hits = malloc(sizeof(*hits) * (v->files[fi].nrecs + 1));
+	bounds = malloc(sizeof(*bounds) * (2 * v->files[fi].nrecs + 2));
+	if (!hits || !bounds)
+		goto out_free;
+	bounds[nb++] = off;
+	bounds[nb++] = end;
+	for (i = 0; i < v->nrecs; i++) {
+		const struct man_rec *m = &v->recs[i];
+
+		if (m->file != fi || m->file_off >= end ||
+		    m->file_off + m->len <= off)
+			continue;
+		hits[nhits++] = i;
+		if (m->file_off > off)
+			bounds[nb++] = m->file_off;
+		if (m->file_off + m->len < end)
+			bounds[nb++] = m->file_off + m->len;
+	}
+	qsort(bounds, nb, sizeof(*bounds), cmp_u64);
+	r->pieces = malloc(sizeof(*r->pieces) * (nb ? nb : 1));
+	if (!r->pieces)
+		goto out_free;
+	for (i = 0; i + 1 < nb; i++) {
+		uint64_t a = bounds[i], b = bounds[i + 1];
+
+		if (a == b)
+			continue;
+		for (k = nhits; k-- > 0;) {
+			const struct man_rec *m = &v->recs[hits[k]];
+
+			if (m->file_off <= a && m->file_off + m->len >= b)
+				break;
+		}
+		if (k == (uint32_t)-1) {
+			memset(dst + (a - off), 0, b - a);
+			continue;
+		}
+		r->pieces[r->npieces++] = (struct piece){
+			.dst = a - off,
+			.src = a - v->recs[hits[k]].file_off,
+			.len = b - a,
+			.rec = hits[k],
+		};
+	}
+	ret = 0;
+out_free:
+	free(hits);
+	free(bounds);
+	return ret;
+}
+
+static void rreq_finish(struct rreq *r)
+{
+	struct proto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_READ;
+	m.seq = r->req.seq;
+	m.status = r->err;
+	m.size = r->err ? 0 : r->size;
+	conn_reply(r->c, &m);
+	version_put(&r->d->cat, r->v);
+	conn_put(r->c);
+	free(r->pieces);
+	free(r);
+}
+
+static void on_read(struct loop_op *op, int res)
+{
+	struct rop *o = (struct rop *)op;
+	struct rreq *r = o->r;
+	const struct man_rec *m = &r->v->recs[o->rec];
+	size_t rlen = (m->len + 4095) & ~4095u;
+	uint32_t i;
+
+	if (res < (int)m->len) {
+		if (!r->err)
+			r->err = res < 0 ? res : -EIO;
+	} else if (crc32c(o->buf, m->len) != m->crc) {
+		log_printf(LOG_ERR, "read: %s/%s: checksum mismatch in segment %u at %llu",
+			   r->v->job ? r->v->job->name : "?", r->v->name,
+			   m->seg, (unsigned long long)m->seg_off);
+		if (!r->err)
+			r->err = -CKPT_ECORRUPT;
+	} else if (!r->c->closed) {
+		uint8_t *dst = r->c->lease->map + r->req.ring_off;
+
+		for (i = 0; i < r->npieces; i++)
+			if (r->pieces[i].rec == o->rec)
+				memcpy(dst + r->pieces[i].dst,
+				       (uint8_t *)o->buf + r->pieces[i].src,
+				       r->pieces[i].len);
+	}
+	buf_put(o->buf, rlen);
+	free(o);
+	if (--r->pending == 0)
+		rreq_finish(r);
+}
+
+/* Submit one read per distinct record among the pieces. */
+static int submit_reads(struct rreq *r)
+{
+	struct io_uring_sqe *sqe;
+	uint32_t i, k;
+	struct rop *o;
+	int ret;
+
+	for (i = 0; i < r->npieces; i++) {
+		const struct man_rec *m = &r->v->recs[r->pieces[i].rec];
+		size_t rlen = (m->len + 4095) & ~4095u;
+
+		for (k = 0; k < i && r->pieces[k].rec != r->pieces[i].rec; k++)
+			;
+		if (k < i)
+			continue;     /* already being read */
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		o->buf = buf_get(rlen);
+		if (!o->buf) {
+			free(o);
+			return -ENOMEM;
+		}
+		o->op.fn = on_read;
+		o->r = r;
+		o->rec = r->pieces[i].rec;
+		r->pending++;
+		ret = sys_inject(SYS_PREAD);
+		if (ret < 0) {
+			loop_fake(&r->d->loop, &o->op, ret);
+			continue;
+		}
+		sqe = loop_sqe(&r->d->loop, &o->op);
+		io_uring_prep_read(sqe, segs_fd(&r->d->segs, m->seg), o->buf,
+				   rlen, m->seg_off);
+	}
+	return 0;
+}
+
+void op_read(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v = NULL;
+	struct rreq *r;
+	uint64_t end;
+	int fi, ret;
+
+	pool_size = c->d->conf->chunk;
+	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	ret = -CKPT_ENOVERSION;
+	if (!v || v->state != CKPT_ST_SEALED)
+		goto out_reply;
+	ret = -CKPT_EPROTO;
+	if (!c->lease || req->len > READ_MAX || req->ring_off > c->lease->size ||
+	    req->len > c->lease->size - req->ring_off)
+		goto out_reply;
+	fi = version_file(v, req->path, 0);
+	if (fi < 0) {
+		ret = fi;
+		goto out_reply;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_reply;
+	}
+	r->d = c->d;
+	r->c = c;
+	r->v = v;
+	r->req = *req;
+	end = v->files[fi].size;
+	if (req->off < end) {
+		if (end - req->off > req->len)
+			end = req->off + req->len;
+		r->size = end - req->off;
+		ret = resolve(r, fi, req->off, end,
+			      c->lease->map + req->ring_off);
+		if (ret < 0)
+			goto out_free;
+	}
+	conn_get(c);
+	version_get(v);
+	r->pending = 1;         /* held until every read is submitted */
+	ret = submit_reads(r);
+	if (ret < 0 && !r->err)
+		r->err = ret;
+	if (--r->pending == 0)
+		rreq_finish(r);
+	return;
+
+out_free:
+	free(r->pieces);
+	free(r);
+out_reply:
+	conn_reply_status(c, req, ret);
+}

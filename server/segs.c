@@ -1,0 +1,234 @@
+/*
+ * segs.c - segment files: scan, preallocate, recycle (see segs.h).
+ *
+ * Segment ids are the file names, eight decimal digits.  New segments are
+ * created with O_EXCL and fallocate()d to full size so that a full disk shows
+ * up as ENOSPC here, before any data is accepted into them, and not as a
+ * failed write later.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manifest.h"
+#include "segs.h"
+#include "sys.h"
+
+static int seg_path(const struct segs *s, uint32_t id, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s/%08u", s->dir, id);
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* Open a segment file, with O_DIRECT if allowed (tmpfs refuses it). */
+static int seg_open_fd(struct segs *s, const char *path, int flags)
+{
+	int fd;
+
+	if (s->direct) {
+		fd = sys_open(path, flags | O_DIRECT, 0600);
+		if (fd != -EINVAL)
+			return fd;
+		log_printf(LOG_NOTICE, "store: O_DIRECT not supported in %s, using buffered I/O",
+			   s->dir);
+		s->direct = 0;
+	}
+	return sys_open(path, flags, 0600);
+}
+
+static int segs_grow(struct segs *s, uint32_t id)
+{
+	struct seg *v;
+	uint32_t i;
+
+	if (id < s->n)
+		return 0;
+	v = realloc(s->v, (size_t)(id + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = s->n; i <= id; i++)
+		v[i] = (struct seg){ .fd = -1 };
+	s->v = v;
+	s->n = id + 1;
+	return 0;
+}
+
+static int segs_add(struct segs *s, uint32_t id, const char *path)
+{
+	struct stat st;
+	int fd, ret;
+
+	ret = segs_grow(s, id);
+	if (ret < 0)
+		return ret;
+	fd = seg_open_fd(s, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_size < 2 * SEGHDR_SIZE) {
+		log_printf(LOG_WARNING, "store: segment %s is too small, ignored",
+			   path);
+		close(fd);
+		return 0;
+	}
+	s->v[id].fd = fd;
+	s->v[id].size = (uint64_t)st.st_size & ~4095ull;
+	s->bytes += s->v[id].size;
+	return 0;
+}
+
+static int segs_scan(struct segs *s)
+{
+	struct dirent *de;
+	char path[700], *end;
+	DIR *d;
+	int ret = 0;
+
+	d = opendir(s->dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long id = strtoul(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end || end - de->d_name != 8)
+			continue;
+		ret = seg_path(s, id, path, sizeof(path));
+		if (ret == 0)
+			ret = segs_add(s, id, path);
+		if (ret < 0)
+			break;
+	}
+	closedir(d);
+	return ret;
+}
+
+int segs_open(struct segs *s, const char *store, uint64_t seg_size,
+	      uint64_t capacity, uint64_t reserve, int direct)
+{
+	struct statvfs vfs;
+	uint64_t avail;
+	int n, ret;
+
+	memset(s, 0, sizeof(*s));
+	s->seg_size = seg_size;
+	s->direct = direct;
+	n = snprintf(s->dir, sizeof(s->dir), "%s/seg", store);
+	if (n < 0 || (size_t)n >= sizeof(s->dir))
+		return -ENAMETOOLONG;
+	if (mkdir(s->dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	ret = segs_scan(s);
+	if (ret < 0)
+		goto out_close;
+	if (statvfs(s->dir, &vfs) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	avail = avail > reserve ? avail - reserve : 0;
+	s->capacity = s->bytes + avail;
+	if (capacity && capacity < s->capacity)
+		s->capacity = capacity;
+	return 0;
+
+out_close:
+	segs_close(s);
+	return ret;
+}
+
+void segs_close(struct segs *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].fd >= 0)
+			close(s->v[i].fd);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+int segs_claim(struct segs *s, uint32_t id)
+{
+	if (id >= s->n || s->v[id].fd < 0)
+		return -ENOENT;
+	if (!s->v[id].used) {
+		s->v[id].used = 1;
+		s->nused++;
+	}
+	return 0;
+}
+
+static int segs_create(struct segs *s, uint32_t id)
+{
+	char path[700];
+	int fd, ret;
+
+	ret = seg_path(s, id, path, sizeof(path));
+	if (ret < 0)
+		return ret;
+	fd = seg_open_fd(s, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = sys_fallocate(fd, 0, s->seg_size);
+	if (ret < 0)
+		goto out_unlink;
+	ret = segs_grow(s, id);
+	if (ret < 0)
+		goto out_unlink;
+	s->v[id].fd = fd;
+	s->v[id].size = s->seg_size;
+	s->bytes += s->seg_size;
+	return 0;
+
+out_unlink:
+	close(fd);
+	unlink(path);
+	return ret == -EDQUOT ? -ENOSPC : ret;
+}
+
+int segs_alloc(struct segs *s, uint32_t *id)
+{
+	uint32_t i, hole = s->n;
+	int ret;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->v[i].fd >= 0 && !s->v[i].used)
+			goto out_claim;
+		if (s->v[i].fd < 0 && hole == s->n)
+			hole = i;
+	}
+	if (s->bytes + s->seg_size > s->capacity)
+		return -ENOSPC;
+	i = hole;
+	ret = segs_create(s, i);
+	if (ret < 0)
+		return ret;
+out_claim:
+	s->v[i].used = 1;
+	s->nused++;
+	*id = i;
+	return 0;
+}
+
+void segs_free(struct segs *s, uint32_t id)
+{
+	static uint8_t zero[SEGHDR_SIZE] __attribute__((aligned(4096)));
+	int ret;
+
+	if (id >= s->n || !s->v[id].used)
+		return;
+	ret = sys_pwrite_all(s->v[id].fd, zero, SEGHDR_SIZE, 0);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "store: clearing header of segment %u: %s",
+			   id, strerror(-ret));
+	s->v[id].used = 0;
+	s->nused--;
+}

@@ -1,0 +1,64 @@
+/*
+ * segs.h - the segment files of the local store.
+ *
+ * The store keeps data in append-only segment files, <store>/seg/NNNNNNNN,
+ * each [ckptd] segment bytes, preallocated with fallocate and opened with
+ * O_DIRECT where the file system allows it.  A segment belongs to one open
+ * or sealed version at a time.  Freed segments are kept and recycled, since
+ * overwriting allocated extents is faster than writing new files.  The
+ * capacity bounds how many segments may exist.
+ *
+ * The first SEGHDR_SIZE bytes of a segment hold a header naming the version
+ * it was given to (manifest.h); data starts after it.
+ *
+ * Single-threaded (the loop thread), except that fds may be used by the
+ * kernel through io_uring.
+ */
+#ifndef CKPTD_SEGS_H
+#define CKPTD_SEGS_H
+
+#include <stdint.h>
+
+struct seg {
+	int fd;             /* -1 for an id that has no file */
+	uint64_t size;      /* file size */
+	int used;           /* given to a version */
+};
+
+struct segs {
+	char dir[600];      /* <store>/seg */
+	struct seg *v;      /* indexed by segment id */
+	uint32_t n;         /* ids 0..n-1 exist or are holes */
+	uint32_t nused;
+	uint64_t seg_size;  /* size of new segments */
+	uint64_t capacity;  /* bytes all segments may take */
+	uint64_t bytes;     /* bytes of all segment files */
+	int direct;         /* segments opened with O_DIRECT */
+};
+
+/*
+ * Open (creating) <store>/seg, and every segment in it, marked free.
+ * capacity 0 means "what the file system has, less reserve".  0 or -errno.
+ */
+int segs_open(struct segs *s, const char *store, uint64_t seg_size,
+	      uint64_t capacity, uint64_t reserve, int direct);
+void segs_close(struct segs *s);
+/* Mark id used (during recovery, for segments a manifest names).
+ * -ENOENT if there is no such segment. */
+int segs_claim(struct segs *s, uint32_t id);
+/* A free segment, recycled or new.  -ENOSPC when the capacity is reached
+ * or the file system is full, or another -errno. */
+int segs_alloc(struct segs *s, uint32_t *id);
+/* Return id to the free list.  Its header is zeroed so that a crash cannot
+ * later report the old owner as incomplete. */
+void segs_free(struct segs *s, uint32_t id);
+static inline int segs_fd(const struct segs *s, uint32_t id)
+{
+	return id < s->n ? s->v[id].fd : -1;
+}
+static inline uint64_t segs_used_bytes(const struct segs *s)
+{
+	return (uint64_t)s->nused * s->seg_size;
+}
+
+#endif

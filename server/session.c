@@ -1,0 +1,423 @@
+/*
+ * session.c - client connections: receive, decode, dispatch, reply.
+ *
+ * Requests are small control frames (names and offsets); the largest is
+ * REQ_MAX payload bytes, far below the protocol's limit, so a client cannot
+ * make ckptd buffer much.  Replies may be large (listings) and are queued.
+ * Every connection holds references on what it uses (versions through its
+ * writer handles, itself through in-flight operations); closing drops them
+ * and aborts versions it joined but did not commit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session.h"
+
+#define REQ_MAX  (16u << 10)
+#define RBUF_CAP (PROTO_HDR_LEN + REQ_MAX)
+
+struct waiter_link {
+	struct waiter w;
+	struct list conn_link;    /* in conn's waiter list */
+};
+
+static void conn_close(struct conn *c);
+static void recv_arm(struct conn *c);
+
+typedef void (*op_fn)(struct conn *c, const struct proto_msg *req);
+
+static const op_fn ops[PROTO_NTYPES] = {
+	[PROTO_HELLO] = op_hello,
+	[PROTO_BEGIN] = op_begin,
+	[PROTO_WRITE] = op_write,
+	[PROTO_COMMIT] = op_commit,
+	[PROTO_ABORT] = op_abort,
+	[PROTO_WAIT] = op_wait,
+	[PROTO_LATEST] = op_latest,
+	[PROTO_READ] = op_read,
+	[PROTO_LIST_JOBS] = op_list_jobs,
+	[PROTO_LIST_VERSIONS] = op_list_versions,
+	[PROTO_LIST_FILES] = op_list_files,
+	[PROTO_STAT] = op_stat,
+	[PROTO_REMOVE] = op_remove,
+	[PROTO_STATUS] = op_status,
+};
+
+/* The per-connection list of its waiters lives beside the conn. */
+struct conn_ext {
+	struct conn c;
+	struct list waiters;      /* struct waiter_link.conn_link */
+};
+
+static struct list *conn_waiters(struct conn *c)
+{
+	return &((struct conn_ext *)c)->waiters;
+}
+
+void conn_put(struct conn *c)
+{
+	if (--c->refs)
+		return;
+	if (c->lease) {
+		staging_put(&c->d->staging, c->lease);
+		ops_staging_freed(c->d);
+	}
+	close(c->fd);
+	free(c->rbuf);
+	free(c->wbuf);
+	free(c->sbuf);
+	free(c->w);
+	free(c);
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static void send_kick(struct conn *c);
+
+/* The send in flight reads sbuf while replies accumulate in wbuf; when it
+ * completes the two swap, so wbuf may always grow. */
+static void on_send(struct loop_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, send_op));
+
+	c->sending = 0;
+	if (res <= 0) {
+		if (!c->closed)
+			log_printf(LOG_INFO, "session: pid %d: send: %s", c->pid,
+				   strerror(res ? -res : EPIPE));
+		conn_close(c);
+	} else {
+		c->soff += res;
+		send_kick(c);
+	}
+	conn_put(c);
+}
+
+static void send_kick(struct conn *c)
+{
+	struct io_uring_sqe *sqe;
+	uint8_t *tmp;
+	size_t cap;
+
+	if (c->sending || c->closed)
+		return;
+	if (c->soff == c->slen) {
+		if (!c->wlen)
+			return;
+		tmp = c->sbuf;
+		cap = c->scap;
+		c->sbuf = c->wbuf;
+		c->scap = c->wcap;
+		c->slen = c->wlen;
+		c->soff = 0;
+		c->wbuf = tmp;
+		c->wcap = cap;
+		c->wlen = 0;
+	}
+	c->sending = 1;
+	conn_get(c);
+	c->send_op.fn = on_send;
+	sqe = loop_sqe(&c->d->loop, &c->send_op);
+	io_uring_prep_send(sqe, c->fd, c->sbuf + c->soff, c->slen - c->soff,
+			   MSG_NOSIGNAL);
+}
+
+static int wbuf_reserve(struct conn *c, size_t n)
+{
+	size_t cap = c->wcap ? c->wcap : 4096;
+	uint8_t *p;
+
+	if (c->wlen + n <= c->wcap)
+		return 0;
+	while (cap < c->wlen + n)
+		cap *= 2;
+	p = realloc(c->wbuf, cap);
+	if (!p)
+		return -ENOMEM;
+	c->wbuf = p;
+	c->wcap = cap;
+	return 0;
+}
+
+struct enc *conn_reply_begin(struct conn *c, const struct proto_msg *m,
+			     struct enc *e)
+{
+	struct proto_msg r = *m;
+	size_t cap = PROTO_HDR_LEN + PROTO_MAX_PAYLOAD;
+
+	if (c->closed)
+		return NULL;
+	if (wbuf_reserve(c, cap) < 0) {
+		log_printf(LOG_ERR, "session: pid %d: out of memory for a reply",
+			   c->pid);
+		conn_close(c);
+		return NULL;
+	}
+	r.type |= PROTO_REPLY;
+	proto_begin(e, c->wbuf + c->wlen, cap, &r);
+	return e;
+}
+
+void conn_reply_end(struct conn *c, struct enc *e)
+{
+	int len = proto_finish(e);
+
+	if (len < 0) {
+		log_printf(LOG_ERR, "session: reply too large for pid %d",
+			   c->pid);
+		conn_close(c);
+		return;
+	}
+	c->wlen += len;
+	send_kick(c);
+}
+
+void conn_reply(struct conn *c, const struct proto_msg *m)
+{
+	struct enc e;
+
+	if (conn_reply_begin(c, m, &e))
+		conn_reply_end(c, &e);
+}
+
+void conn_reply_status(struct conn *c, const struct proto_msg *req,
+		       int status)
+{
+	struct proto_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = req->type;
+	r.seq = req->seq;
+	r.status = status;
+	conn_reply(c, &r);
+}
+
+/* ---- waiters ------------------------------------------------------------ */
+
+static void waiter_drop(struct waiter_link *wl)
+{
+	struct conn *c = wl->w.conn;
+
+	list_del(&wl->w.link);
+	list_del(&wl->conn_link);
+	free(wl);
+	conn_put(c);
+}
+
+int session_wait(struct conn *c, struct version *v,
+		 const struct proto_msg *req)
+{
+	struct waiter_link *wl = calloc(1, sizeof(*wl));
+
+	if (!wl)
+		return -ENOMEM;
+	wl->w.conn = c;
+	wl->w.seq = req->seq;
+	wl->w.level = req->level;
+	conn_get(c);
+	list_add_tail(&v->waiters, &wl->w.link);
+	list_add_tail(conn_waiters(c), &wl->conn_link);
+	return 0;
+}
+
+void session_notify(struct ckptd *d, struct version *v)
+{
+	struct list *pos, *tmp;
+	struct proto_msg r;
+
+	(void)d;
+	list_for_each_safe(pos, tmp, &v->waiters) {
+		struct waiter_link *wl = (struct waiter_link *)
+			list_entry(pos, struct waiter, link);
+		int st;
+
+		if (v->level >= wl->w.level)
+			st = 0;
+		else if (v->state == CKPT_ST_FAILED ||
+			 v->state == CKPT_ST_INCOMPLETE)
+			st = v->error ? v->error : -CKPT_EFAILED;
+		else if (v->removed)
+			st = -CKPT_ENOVERSION;
+		else
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.type = PROTO_WAIT;
+		r.seq = wl->w.seq;
+		r.status = st;
+		r.level = v->level;
+		conn_reply(wl->w.conn, &r);
+		waiter_drop(wl);
+	}
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+/* Decode and dispatch one whole frame.  -1 if the stream is broken. */
+static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
+{
+	static struct proto_msg req;   /* loop thread only; 5 KiB */
+	int ret;
+
+	ret = proto_decode(frame, len, &req, NULL);
+	if (ret < 0) {
+		struct proto_hdr h;
+
+		log_printf(LOG_WARNING, "session: pid %d uid %u: bad frame: %s",
+			   c->pid, c->uid, ckpt_strerror(ret));
+		/* A frame with a sound header but bad fields can be answered. */
+		if (ret != -CKPT_EBADMAGIC && ret != -CKPT_ECORRUPT &&
+		    proto_peek(frame, len, &h) == 0 &&
+		    !(h.type & PROTO_REPLY)) {
+			req.type = h.type;
+			req.seq = h.seq;
+			conn_reply_status(c, &req, ret);
+			return 0;
+		}
+		return -1;
+	}
+	if ((req.type & PROTO_REPLY) || !ops[req.type] ||
+	    req.type == PROTO_WACK) {
+		log_printf(LOG_WARNING, "session: pid %d: unexpected %s frame",
+			   c->pid, proto_type_name(req.type));
+		return -1;
+	}
+	ops[req.type](c, &req);
+	return 0;
+}
+
+static void on_recv(struct loop_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
+	struct proto_hdr h;
+	size_t used = 0;
+	int ret;
+
+	if (res <= 0 || c->closed)
+		goto out_close;
+	c->rlen += res;
+	while (c->rlen - used >= PROTO_HDR_LEN) {
+		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);
+		if (ret < 0 || h.len > REQ_MAX) {
+			log_printf(LOG_WARNING, "session: pid %d uid %u: %s; closing",
+				   c->pid, c->uid,
+				   ret < 0 ? ckpt_strerror(ret) : "oversized frame");
+			goto out_close;
+		}
+		if (c->rlen - used < PROTO_HDR_LEN + h.len)
+			break;
+		if (dispatch(c, c->rbuf + used, PROTO_HDR_LEN + h.len) < 0)
+			goto out_close;
+		used += PROTO_HDR_LEN + h.len;
+		if (c->closed)
+			goto out_close;
+	}
+	memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+	c->rlen -= used;
+	recv_arm(c);
+	conn_put(c);            /* the ref of the completed receive */
+	return;
+
+out_close:
+	conn_close(c);
+	conn_put(c);
+}
+
+static void recv_arm(struct conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	conn_get(c);
+	c->recv_op.fn = on_recv;
+	sqe = loop_sqe(&c->d->loop, &c->recv_op);
+	io_uring_prep_recv(sqe, c->fd, c->rbuf + c->rlen, RBUF_CAP - c->rlen, 0);
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static void conn_close(struct conn *c)
+{
+	struct list *pos, *tmp;
+	uint32_t i;
+
+	if (c->closed)
+		return;
+	c->closed = 1;
+	shutdown(c->fd, SHUT_RDWR);
+	list_del(&c->link);
+	list_del(&c->hello_link);
+	c->d->nconns--;
+	for (i = 0; i < c->nw; i++) {
+		struct version *v = c->w[i].v;
+
+		if (!v)
+			continue;
+		if (!c->w[i].committed && v->state == CKPT_ST_OPEN) {
+			log_printf(LOG_WARNING, "session: pid %d left %s/%s without committing; version aborted",
+				   c->pid, v->job ? v->job->name : "?", v->name);
+			ingest_abandon(c->d, v, -CKPT_EABORTED);
+		}
+		c->w[i].v = NULL;
+		version_put(&c->d->cat, v);
+	}
+	list_for_each_safe(pos, tmp, conn_waiters(c))
+		waiter_drop(list_entry(pos, struct waiter_link, conn_link));
+	log_printf(LOG_DEBUG, "session: pid %d disconnected", c->pid);
+	conn_put(c);            /* the list's reference */
+}
+
+void session_start(struct ckptd *d, int fd)
+{
+	struct conn_ext *x;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct conn *c;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_printf(LOG_WARNING, "session: SO_PEERCRED: %s",
+			   strerror(errno));
+		close(fd);
+		return;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		goto out_close;
+	c = &x->c;
+	c->rbuf = malloc(RBUF_CAP);
+	if (!c->rbuf)
+		goto out_free;
+	list_init(&x->waiters);
+	list_init(&c->hello_link);
+	c->d = d;
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	c->refs = 1;
+	list_add_tail(&d->conns, &c->link);
+	d->nconns++;
+	log_printf(LOG_DEBUG, "session: pid %d uid %u connected", c->pid,
+		   c->uid);
+	recv_arm(c);
+	return;
+
+out_free:
+	free(x);
+out_close:
+	close(fd);
+}
+
+void session_close_all(struct ckptd *d)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &d->conns)
+		conn_close(list_entry(pos, struct conn, link));
+}
+
+int session_may(const struct conn *c, const struct job *j)
+{
+	return c->uid == 0 || c->uid == j->uid ? 0 : -EACCES;
+}

@@ -1,0 +1,117 @@
+/*
+ * session.h - one client connection: framing, replies, writer handles and
+ * the waits it has asked for.
+ *
+ * A connection receives frames into its buffer with io_uring, decodes them
+ * (proto.h) and dispatches each to a handler in ops.c, ingest.c or reader.c.
+ * Replies are queued in an output buffer that one io_uring send drains.  A
+ * malformed frame gets an error and closes the connection, since the stream
+ * can no longer be trusted; the daemon carries on.
+ *
+ * Lifetime: a conn is reference counted.  Disk operations that read its
+ * staging lease, and waiters, hold references, so the lease is returned to
+ * the staging pool only once nothing can read it any more.
+ */
+#ifndef CKPTD_SESSION_H
+#define CKPTD_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ckptd.h"
+#include "proto.h"
+
+struct writer {
+	struct version *v;        /* holds a reference; NULL if free */
+	int committed;
+};
+
+struct conn {
+	struct list link;         /* in ckptd.conns */
+	struct ckptd *d;
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	uint32_t refs;
+	int closed;               /* socket shut; no more replies */
+	struct lease *lease;      /* staging lent to this client */
+
+	struct loop_op recv_op;
+	uint8_t *rbuf;
+	size_t rlen;
+
+	struct loop_op send_op;
+	uint8_t *wbuf;            /* replies being queued */
+	size_t wlen, wcap;
+	uint8_t *sbuf;            /* replies being sent */
+	size_t slen, soff, scap;
+	int sending;
+
+	struct writer *w;         /* indexed by handle */
+	uint32_t nw;
+
+	struct list hello_link;   /* in ckptd.hello_wait while waiting */
+	uint32_t hello_seq;
+	uint64_t hello_want;
+};
+
+/* A WAIT that is not yet answered. */
+struct waiter {
+	struct list link;         /* in version.waiters */
+	struct conn *conn;        /* holds a reference */
+	uint32_t seq;
+	uint32_t level;
+};
+
+/* Start serving an accepted socket. */
+void session_start(struct ckptd *d, int fd);
+/* Close every connection (shutdown). */
+void session_close_all(struct ckptd *d);
+
+static inline void conn_get(struct conn *c)
+{
+	c->refs++;
+}
+void conn_put(struct conn *c);
+
+/* Queue a reply built from m (type gets PROTO_REPLY).  Errors close c. */
+void conn_reply(struct conn *c, const struct proto_msg *m);
+void conn_reply_status(struct conn *c, const struct proto_msg *req,
+		       int status);
+/* For replies with a list: start one (the encoder writes into c's output
+ * buffer), then finish it. */
+struct enc *conn_reply_begin(struct conn *c, const struct proto_msg *m,
+			     struct enc *e);
+void conn_reply_end(struct conn *c, struct enc *e);
+
+/* Answer every waiter of v that its level or failure now settles. */
+void session_notify(struct ckptd *d, struct version *v);
+/* Add a waiter for req on v.  0 or -ENOMEM. */
+int session_wait(struct conn *c, struct version *v,
+		 const struct proto_msg *req);
+
+/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself. */
+void op_hello(struct conn *c, const struct proto_msg *req);
+void op_begin(struct conn *c, const struct proto_msg *req);
+void op_commit(struct conn *c, const struct proto_msg *req);
+void op_abort(struct conn *c, const struct proto_msg *req);
+void op_wait(struct conn *c, const struct proto_msg *req);
+void op_latest(struct conn *c, const struct proto_msg *req);
+void op_list_jobs(struct conn *c, const struct proto_msg *req);
+void op_list_versions(struct conn *c, const struct proto_msg *req);
+void op_list_files(struct conn *c, const struct proto_msg *req);
+void op_stat(struct conn *c, const struct proto_msg *req);
+void op_remove(struct conn *c, const struct proto_msg *req);
+void op_status(struct conn *c, const struct proto_msg *req);
+void op_write(struct conn *c, const struct proto_msg *req);
+void op_read(struct conn *c, const struct proto_msg *req);
+/* Staging was returned: lend it to clients waiting in HELLO, in order. */
+void ops_staging_freed(struct ckptd *d);
+/* A writer of c leaves without committing (disconnect or ABORT). */
+void ingest_abandon(struct ckptd *d, struct version *v, int err);
+/* Every writer committed: start sealing v. */
+void ingest_seal(struct ckptd *d, struct version *v);
+/* May uid see job?  0 or -EACCES. */
+int session_may(const struct conn *c, const struct job *j);
+
+#endif
