@@ -39,6 +39,9 @@ void enc_u64(struct enc *e, uint64_t v);
 void enc_bytes(struct enc *e, const void *p, size_t n);
 /* -EMSGSIZE if strlen(s) > 65535 */
 void enc_str(struct enc *e, const char *s);
+/* enc_str() of a string held in a char[max + 1] that may lack its NUL:
+ * reads at most max + 1 bytes of s; -EMSGSIZE if strnlen(s) > max. */
+void enc_strn(struct enc *e, const char *s, size_t max);
 
 void dec_init(struct dec *d, const void *buf, size_t len);
 uint8_t dec_u8(struct dec *d);

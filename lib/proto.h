@@ -22,6 +22,13 @@
  *
  * Replies that carry lists (versions, files, jobs) put a u32 count and the
  * entries after the fixed fields; see proto_enc_*_entry().
+ *
+ * Further rules the decoder enforces: a request has status 0 and a reply 0
+ * or a negative code; a reply with a non-zero status has no payload, except
+ * WACK, which always carries the id its status belongs to; WRITE is never a
+ * reply and WACK never a request; WRITE/READ len is 1..PROTO_MAX_IO; a level
+ * is at most CKPT_DRAINED; every job, version and path field present must
+ * pass names.h (-CKPT_EBADNAME), so none may be empty.
  */
 #ifndef CKPT_PROTO_H
 #define CKPT_PROTO_H
@@ -37,6 +44,7 @@
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
+#define PROTO_MAX_IO      (1ull << 30) /* largest WRITE/READ len */
 
 enum proto_type {
 	PROTO_HELLO = 1,     /* c->s: staging wanted; s->c: lease (+memfd) */
@@ -124,6 +132,16 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
+/* A LIST_JOBS entry: one job name (validated with name_check_job()). */
+void proto_enc_job_entry(struct enc *e, const char *job);
+void proto_dec_job_entry(struct dec *d, char job[CKPT_JOB_MAX + 1]);
+/*
+ * Read the u32 count that opens the list of a LIST_JOBS, LIST_VERSIONS or
+ * LIST_FILES reply (type, with or without PROTO_REPLY).  Sets d->err to
+ * -CKPT_EPROTO and returns 0 if the bytes left cannot hold that many entries
+ * of the smallest possible size, so a caller may size an allocation by it.
+ */
+uint32_t proto_dec_list_count(struct dec *d, unsigned type);
 
 const char *proto_type_name(unsigned type);
 

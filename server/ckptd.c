@@ -224,13 +224,19 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	if (ret < 0) {
 		log_printf(LOG_ERR, "store %s: catalog: %s", conf->store,
 			   strerror(-ret));
-		goto out_segs;
+		goto out_catalog;
 	}
 	staging_init(&d->staging, conf->staging, conf->mlock);
+	ret = staging_prefault(&d->staging, conf->staging_client);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",
+			   (unsigned long long)conf->staging, strerror(-ret));
+		goto out_staging;
+	}
 	ret = loop_init(&d->loop, conf->queue_depth);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "io_uring: %s", strerror(-ret));
-		goto out_catalog;
+		goto out_staging;
 	}
 	ret = open_signals(d);
 	if (ret < 0)
@@ -257,9 +263,10 @@ out_signals:
 	close(d->sig_fd);
 out_loop:
 	loop_release(&d->loop);
+out_staging:
+	staging_release(&d->staging);
 out_catalog:
 	catalog_close(&d->cat);
-out_segs:
 	segs_close(&d->segs);
 out_lock:
 	close(lock_fd);

@@ -28,9 +28,7 @@ static void usage(FILE *out)
 
 static int print_conf_err(const struct conf_err *e)
 {
-	if (e->line)
-		fprintf(stderr, "ckptd: %s:%d: %s\n", e->file, e->line, e->msg);
-	else if (e->file[0])
+	if (e->file[0])
 		fprintf(stderr, "ckptd: %s: %s\n", e->file, e->msg);
 	else
 		fprintf(stderr, "ckptd: config: %s\n", e->msg);

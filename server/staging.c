@@ -15,6 +15,7 @@
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
+#define NOBODY ((uid_t)-1)   /* a lease no client has seen yet */
 
 static int lease_new(struct staging *s, uid_t uid, size_t size,
 		     struct lease **out)
@@ -92,7 +93,7 @@ static struct lease *find_free(struct staging *s, uid_t uid, size_t size)
 	list_for_each_safe(pos, tmp, &s->free) {
 		struct lease *l = list_entry(pos, struct lease, link);
 
-		if (l->size == size && l->uid == uid)
+		if (l->size == size && (l->uid == uid || l->uid == NOBODY))
 			return l;
 	}
 	return NULL;
@@ -128,6 +129,7 @@ int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
 	l = find_free(s, uid, size);
 	if (l) {
 		list_del(&l->link);
+		l->uid = uid;
 		goto out_lend;
 	}
 	reclaim(s, size);
@@ -137,6 +139,21 @@ int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
 out_lend:
 	s->lent += l->size;
 	*out = l;
+	return 0;
+}
+
+int staging_prefault(struct staging *s, size_t lease_size)
+{
+	size_t size = (lease_size + LEASE_ALIGN - 1) & ~(size_t)(LEASE_ALIGN - 1);
+	struct lease *l;
+	int ret;
+
+	while (s->total + size <= s->budget) {
+		ret = lease_new(s, NOBODY, size, &l);
+		if (ret < 0)
+			return ret;
+		list_add_tail(&s->free, &l->link);
+	}
 	return 0;
 }
 

@@ -49,5 +49,9 @@ void staging_release(struct staging *s);
 #define STAGING_MIN (4u << 20)
 int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out);
 void staging_put(struct staging *s, struct lease *l);
+/* Make the whole budget into free leases of lease_size now, so that no
+ * client pays for first touches (start-up cost: ~1 s per GiB).  0 or
+ * -errno. */
+int staging_prefault(struct staging *s, size_t lease_size);
 
 #endif

@@ -1,0 +1,190 @@
+/*
+ * codec.c - bounds-checked little-endian encoder and decoder.
+ *
+ * Both sides use a sticky error: the first put that does not fit (or the
+ * first get past the end) records an error and turns every later call into a
+ * no-op, so that a sequence of puts or gets needs a single check at the end.
+ * The decoder returns zeroes after an error, which keeps callers from acting
+ * on half-read values even if they forget to look at d->err straight away.
+ *
+ * Nothing here knows about frames or files; proto.c and manifest.c build
+ * their formats from these primitives.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ckpt.h"
+#include "codec.h"
+
+void enc_init(struct enc *e, void *buf, size_t cap)
+{
+	e->buf = buf;
+	e->cap = buf ? cap : 0;
+	e->len = 0;
+	e->err = 0;
+}
+
+/* Reserve n bytes at the end of the buffer; NULL (and err) if they do not
+ * fit. */
+static uint8_t *enc_reserve(struct enc *e, size_t n)
+{
+	uint8_t *p;
+
+	if (e->err)
+		return NULL;
+	if (n > e->cap - e->len) {
+		e->err = -EMSGSIZE;
+		return NULL;
+	}
+	p = e->buf + e->len;
+	e->len += n;
+	return p;
+}
+
+void enc_u8(struct enc *e, uint8_t v)
+{
+	uint8_t *p = enc_reserve(e, 1);
+
+	if (p)
+		p[0] = v;
+}
+
+void enc_u16(struct enc *e, uint16_t v)
+{
+	uint8_t *p = enc_reserve(e, 2);
+
+	if (p) {
+		p[0] = v;
+		p[1] = v >> 8;
+	}
+}
+
+void enc_u32(struct enc *e, uint32_t v)
+{
+	uint8_t *p = enc_reserve(e, 4);
+
+	if (p)
+		put_le32(p, v);
+}
+
+void enc_u64(struct enc *e, uint64_t v)
+{
+	uint8_t *p = enc_reserve(e, 8);
+
+	if (p) {
+		put_le32(p, (uint32_t)v);
+		put_le32(p + 4, (uint32_t)(v >> 32));
+	}
+}
+
+void enc_bytes(struct enc *e, const void *src, size_t n)
+{
+	uint8_t *p = enc_reserve(e, n);
+
+	if (p && n)
+		memcpy(p, src, n);
+}
+
+void enc_str(struct enc *e, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (e->err)
+		return;
+	if (n > UINT16_MAX) {
+		e->err = -EMSGSIZE;
+		return;
+	}
+	enc_u16(e, (uint16_t)n);
+	enc_bytes(e, s, n);
+}
+
+void enc_strn(struct enc *e, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (e->err)
+		return;
+	if (n > max || n > UINT16_MAX) {
+		e->err = -EMSGSIZE;
+		return;
+	}
+	enc_u16(e, (uint16_t)n);
+	enc_bytes(e, s, n);
+}
+
+void dec_init(struct dec *d, const void *buf, size_t len)
+{
+	d->buf = buf;
+	d->len = buf ? len : 0;
+	d->pos = 0;
+	d->err = 0;
+}
+
+/* The next n bytes, consumed; NULL (and err) if they are not all there. */
+static const uint8_t *dec_take(struct dec *d, size_t n)
+{
+	const uint8_t *p;
+
+	if (d->err)
+		return NULL;
+	if (n > d->len - d->pos) {
+		d->err = -CKPT_EPROTO;
+		return NULL;
+	}
+	p = d->buf + d->pos;
+	d->pos += n;
+	return p;
+}
+
+uint8_t dec_u8(struct dec *d)
+{
+	const uint8_t *p = dec_take(d, 1);
+
+	return p ? p[0] : 0;
+}
+
+uint16_t dec_u16(struct dec *d)
+{
+	const uint8_t *p = dec_take(d, 2);
+
+	return p ? (uint16_t)(p[0] | p[1] << 8) : 0;
+}
+
+uint32_t dec_u32(struct dec *d)
+{
+	const uint8_t *p = dec_take(d, 4);
+
+	return p ? get_le32(p) : 0;
+}
+
+uint64_t dec_u64(struct dec *d)
+{
+	const uint8_t *p = dec_take(d, 8);
+
+	return p ? get_le32(p) | (uint64_t)get_le32(p + 4) << 32 : 0;
+}
+
+void dec_str(struct dec *d, char *out, size_t max)
+{
+	const uint8_t *p;
+	uint16_t n;
+
+	out[0] = '\0';
+	n = dec_u16(d);
+	if (d->err)
+		return;
+	if (n > max) {
+		d->err = -CKPT_EPROTO;
+		return;
+	}
+	p = dec_take(d, n);
+	if (!p)
+		return;
+	if (memchr(p, '\0', n)) {
+		d->err = -CKPT_EPROTO;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+}

@@ -1,0 +1,92 @@
+/*
+ * err.c - error messages and the names of levels and states.
+ *
+ * ckpt_strerror() covers both negated errno values and the CKPT_E* range,
+ * as mdb_strerror() does for LMDB.  It must be safe from any thread and never
+ * return NULL, so errno text comes from glibc's strerrordesc_np(), which
+ * returns a pointer to constant, untranslated text rather than filling
+ * strerror()'s shared buffer.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ckpt.h"
+
+static const char *const ckpt_errs[] = {
+	[CKPT_EBADMAGIC - CKPT_EFIRST] = "bad magic number",
+	[CKPT_EVERSION - CKPT_EFIRST] = "unsupported protocol or format version",
+	[CKPT_EPROTO - CKPT_EFIRST] = "malformed message",
+	[CKPT_ECORRUPT - CKPT_EFIRST] = "checksum mismatch: stored data is corrupt",
+	[CKPT_ESEALED - CKPT_EFIRST] = "version is already committed",
+	[CKPT_EABORTED - CKPT_EFIRST] = "version was aborted",
+	[CKPT_EBADNAME - CKPT_EFIRST] = "invalid job, version or path name",
+	[CKPT_ENOVERSION - CKPT_EFIRST] = "no such version",
+	[CKPT_EFAILED - CKPT_EFIRST] = "version failed to reach the level",
+};
+
+static const char *const level_names[] = {
+	[CKPT_NONE] = "none",
+	[CKPT_STAGED] = "staged",
+	[CKPT_LOCAL] = "local",
+	[CKPT_PROTECTED] = "protected",
+	[CKPT_DRAINED] = "drained",
+};
+
+static const char *const state_names[] = {
+	[CKPT_ST_OPEN] = "open",
+	[CKPT_ST_SEALING] = "sealing",
+	[CKPT_ST_SEALED] = "sealed",
+	[CKPT_ST_FAILED] = "failed",
+	[CKPT_ST_INCOMPLETE] = "incomplete",
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *ckpt_strerror(int err)
+{
+	const char *msg;
+	unsigned int code;
+
+	/* Negate through unsigned so that INT_MIN does not overflow. */
+	code = err < 0 ? 0u - (unsigned int)err : (unsigned int)err;
+	if (code >= CKPT_EFIRST && code <= CKPT_ELAST)
+		return ckpt_errs[code - CKPT_EFIRST];
+	if (code > (unsigned int)CKPT_ELAST)
+		return "unknown error";
+	msg = strerrordesc_np((int)code);
+	return msg ? msg : "unknown error";
+}
+
+const char *ckpt_level_name(enum ckpt_level level)
+{
+	if ((unsigned int)level >= ARRAY_SIZE(level_names))
+		return "unknown";
+	return level_names[level];
+}
+
+const char *ckpt_state_name(enum ckpt_state state)
+{
+	if ((unsigned int)state >= ARRAY_SIZE(state_names) ||
+	    !state_names[state])
+		return "unknown";
+	return state_names[state];
+}
+
+int ckpt_level_parse(const char *s, enum ckpt_level *out)
+{
+	unsigned int i;
+
+	if (!s)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(level_names); i++) {
+		if (strcasecmp(s, level_names[i]) == 0) {
+			*out = (enum ckpt_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,315 @@
+/*
+ * manifest.c - the on-disk manifest of a sealed version, and the header
+ * block of a store segment.
+ *
+ * Both formats are read back after crashes and from disks that may have been
+ * damaged or tampered with, so decoding is a trust boundary.  The order of
+ * checks is fixed: magic (is this ours at all?), format (can we read it?),
+ * CRC (is it intact?), then every field.  Counts are checked against the
+ * bytes actually present before anything is allocated, and every record is
+ * checked against the file table, so that code reading a decoded manifest
+ * can index files[] and add offsets without further thought.
+ *
+ * Encoding needs no allocation: the caller sizes the buffer with
+ * manifest_size() and owns everything the struct points at.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "names.h"
+
+#define SEGHDR_FORMAT 1
+#define STORE_ALIGN   4096u
+
+/* Fixed parts of the manifest: magic .. level, the two string lengths,
+ * the two counts, and the trailing crc. */
+#define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 4 + 4)
+#define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
+/* Smallest file entry (a one-byte path) and the size of a record. */
+#define MAN_FILE_MIN   (2 + 1 + 8)
+#define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+size_t manifest_size(const struct manifest *m)
+{
+	size_t n = MAN_MIN_LEN;
+	uint32_t i;
+
+	n += strnlen(m->job, CKPT_JOB_MAX + 1);
+	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
+	for (i = 0; i < m->nfiles; i++)
+		n += 2 + strlen(m->files[i].path) + 8;
+	return n + (size_t)m->nrecs * MAN_REC_LEN;
+}
+
+long manifest_encode(const struct manifest *m, void *buf, size_t cap)
+{
+	const struct man_rec *r;
+	struct enc e;
+	uint32_t i;
+
+	enc_init(&e, buf, cap);
+	enc_u64(&e, MANIFEST_MAGIC);
+	enc_u32(&e, MANIFEST_FORMAT);
+	enc_u32(&e, 0);                         /* flags */
+	enc_u64(&e, m->seq);
+	enc_u64(&e, m->sealed_ns);
+	enc_u32(&e, m->uid);
+	enc_u32(&e, m->level);
+	enc_strn(&e, m->job, CKPT_JOB_MAX);
+	enc_strn(&e, m->version, CKPT_VERSION_MAX);
+	enc_u32(&e, m->nfiles);
+	enc_u32(&e, m->nrecs);
+	for (i = 0; i < m->nfiles; i++) {
+		enc_str(&e, m->files[i].path);
+		enc_u64(&e, m->files[i].size);
+	}
+	for (i = 0; i < m->nrecs; i++) {
+		r = &m->recs[i];
+		enc_u32(&e, r->file);
+		enc_u32(&e, r->seg);
+		enc_u64(&e, r->seg_off);
+		enc_u64(&e, r->file_off);
+		enc_u32(&e, r->len);
+		enc_u32(&e, r->crc);
+	}
+	if (e.err)
+		return -EMSGSIZE;
+	enc_u32(&e, crc32c(buf, e.len));
+	if (e.err)
+		return -EMSGSIZE;
+	return (long)e.len;
+}
+
+/* Magic, format and CRC of a whole manifest image. */
+static int man_check_image(const uint8_t *p, size_t len)
+{
+	if (len < 8)
+		return -CKPT_EPROTO;
+	if (get_le64(p) != MANIFEST_MAGIC)
+		return -CKPT_EBADMAGIC;
+	if (len < MAN_MIN_LEN)
+		return -CKPT_EPROTO;
+	if (get_le32(p + 8) != MANIFEST_FORMAT)
+		return -CKPT_EVERSION;
+	if (crc32c(p, len - 4) != get_le32(p + len - 4))
+		return -CKPT_ECORRUPT;
+	return 0;
+}
+
+/* Everything up to and including the counts.  Fails unless the bytes left
+ * can hold that many files and records, so the counts are safe to allocate
+ * by. */
+static int man_dec_head(struct dec *d, struct manifest *m)
+{
+	uint64_t need;
+	uint32_t flags;
+
+	dec_u64(d);                             /* magic, checked */
+	dec_u32(d);                             /* format, checked */
+	flags = dec_u32(d);
+	m->seq = dec_u64(d);
+	m->sealed_ns = dec_u64(d);
+	m->uid = dec_u32(d);
+	m->level = dec_u32(d);
+	dec_str(d, m->job, CKPT_JOB_MAX);
+	dec_str(d, m->version, CKPT_VERSION_MAX);
+	m->nfiles = dec_u32(d);
+	m->nrecs = dec_u32(d);
+	if (d->err)
+		return d->err;
+	if (flags != 0)
+		return -CKPT_EVERSION;
+	if (m->level < CKPT_LOCAL || m->level > CKPT_DRAINED)
+		return -CKPT_EPROTO;
+	if (name_check_job(m->job) || name_check_version(m->version))
+		return -CKPT_EBADNAME;
+	if (m->nfiles > MANIFEST_MAX_FILES || m->nrecs > MANIFEST_MAX_RECORDS)
+		return -CKPT_EPROTO;
+	need = (uint64_t)m->nfiles * MAN_FILE_MIN +
+	       (uint64_t)m->nrecs * MAN_REC_LEN;
+	if (need > dec_left(d))
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* The file table: m->nfiles validated paths, each its own allocation. */
+static int man_dec_files(struct dec *d, struct manifest *m)
+{
+	char path[CKPT_PATH_MAX + 1];
+	uint32_t i;
+
+	if (m->nfiles == 0)
+		return 0;
+	m->files = calloc(m->nfiles, sizeof(*m->files));
+	if (!m->files)
+		return -ENOMEM;
+	for (i = 0; i < m->nfiles; i++) {
+		dec_str(d, path, CKPT_PATH_MAX);
+		m->files[i].size = dec_u64(d);
+		if (d->err)
+			return d->err;
+		if (name_check_path(path))
+			return -CKPT_EBADNAME;
+		m->files[i].path = strdup(path);
+		if (!m->files[i].path)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A record must name a file, sit 4 KiB-aligned after the segment header,
+ * and lie within its file, with no sum overflowing. */
+static int man_check_rec(const struct manifest *m, const struct man_rec *r)
+{
+	uint64_t padded;
+
+	if (r->file >= m->nfiles || r->len == 0)
+		return -CKPT_EPROTO;
+	if (r->seg_off % STORE_ALIGN || r->seg_off < SEGHDR_SIZE)
+		return -CKPT_EPROTO;
+	padded = ((uint64_t)r->len + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1);
+	if (r->seg_off > UINT64_MAX - padded)
+		return -CKPT_EPROTO;
+	if (r->file_off > UINT64_MAX - r->len)
+		return -CKPT_EPROTO;
+	if (r->file_off + r->len > m->files[r->file].size)
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+static int man_dec_recs(struct dec *d, struct manifest *m)
+{
+	struct man_rec *r;
+	uint32_t i;
+	int ret;
+
+	if (m->nrecs == 0)
+		return 0;
+	m->recs = calloc(m->nrecs, sizeof(*m->recs));
+	if (!m->recs)
+		return -ENOMEM;
+	for (i = 0; i < m->nrecs; i++) {
+		r = &m->recs[i];
+		r->file = dec_u32(d);
+		r->seg = dec_u32(d);
+		r->seg_off = dec_u64(d);
+		r->file_off = dec_u64(d);
+		r->len = dec_u32(d);
+		r->crc = dec_u32(d);
+		if (d->err)
+			return d->err;
+		ret = man_check_rec(m, r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int manifest_decode(const void *buf, size_t len, struct manifest *m)
+{
+	struct dec d;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = man_check_image(buf, len);
+	if (ret)
+		return ret;
+	dec_init(&d, buf, len - 4);
+	ret = man_dec_head(&d, m);
+	if (ret)
+		goto out_clear;
+	ret = man_dec_files(&d, m);
+	if (ret)
+		goto out_release;
+	ret = man_dec_recs(&d, m);
+	if (ret)
+		goto out_release;
+	if (dec_left(&d)) {
+		ret = -CKPT_EPROTO;
+		goto out_release;
+	}
+	return 0;
+
+out_release:
+	manifest_release(m);
+out_clear:
+	memset(m, 0, sizeof(*m));
+	return ret;
+}
+
+void manifest_release(struct manifest *m)
+{
+	uint32_t i;
+
+	if (m->files) {
+		for (i = 0; i < m->nfiles; i++)
+			free(m->files[i].path);
+	}
+	free(m->files);
+	free(m->recs);
+	m->files = NULL;
+	m->recs = NULL;
+	m->nfiles = 0;
+	m->nrecs = 0;
+}
+
+int seghdr_encode(const struct seghdr *h, void *buf)
+{
+	struct enc e;
+
+	memset(buf, 0, SEGHDR_SIZE);
+	enc_init(&e, buf, SEGHDR_SIZE - 4);
+	enc_u64(&e, SEGHDR_MAGIC);
+	enc_u32(&e, SEGHDR_FORMAT);
+	enc_u32(&e, h->seg);
+	enc_u64(&e, h->open_id);
+	enc_u32(&e, h->uid);
+	enc_strn(&e, h->job, CKPT_JOB_MAX);
+	enc_strn(&e, h->version, CKPT_VERSION_MAX);
+	if (e.err)
+		return -EMSGSIZE;
+	put_le32((uint8_t *)buf + SEGHDR_SIZE - 4,
+		 crc32c(buf, SEGHDR_SIZE - 4));
+	return 0;
+}
+
+int seghdr_decode(const void *buf, struct seghdr *h)
+{
+	const uint8_t *p = buf;
+	struct dec d;
+	size_t i;
+
+	if (get_le64(p) != SEGHDR_MAGIC)
+		return -CKPT_EBADMAGIC;
+	if (get_le32(p + 8) != SEGHDR_FORMAT)
+		return -CKPT_EVERSION;
+	if (crc32c(p, SEGHDR_SIZE - 4) != get_le32(p + SEGHDR_SIZE - 4))
+		return -CKPT_ECORRUPT;
+	memset(h, 0, sizeof(*h));
+	dec_init(&d, p + 12, SEGHDR_SIZE - 4 - 12);
+	h->seg = dec_u32(&d);
+	h->open_id = dec_u64(&d);
+	h->uid = dec_u32(&d);
+	dec_str(&d, h->job, CKPT_JOB_MAX);
+	dec_str(&d, h->version, CKPT_VERSION_MAX);
+	if (d.err)
+		return d.err;
+	if (name_check_job(h->job) || name_check_version(h->version))
+		return -CKPT_EBADNAME;
+	/* The padding is covered by the CRC, but must also be zero, so that
+	 * a later format cannot be misread as this one. */
+	for (i = d.pos; i < d.len; i++) {
+		if (d.buf[i])
+			return -CKPT_EPROTO;
+	}
+	return 0;
+}

@@ -1,0 +1,486 @@
+/*
+ * proto.c - encoding and decoding of wire frames.
+ *
+ * Every message type is one row of proto_types[]: the fields its request
+ * carries and the fields its reply carries, in wire order, plus flags for the
+ * direction a type may travel in and whether its reply is followed by a list
+ * or an entry.  Each field is described once in proto_fields[] (its width,
+ * where it lives in struct proto_msg, and for strings the longest value and
+ * the name check it must pass), so the encoder and the decoder are the same
+ * two loops over the table and cannot drift apart.
+ *
+ * The decoder is a trust boundary (ckptd reads it from any local user) and is
+ * fuzzed: it checks the header, then the CRC over the whole frame, then each
+ * field, and it refuses trailing bytes unless the reply has a list after its
+ * fixed fields.  A reply whose status is an error carries no fields, except
+ * WACK, whose id says which WRITE the status belongs to.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "names.h"
+#include "proto.h"
+
+/* Offsets in the fixed header. */
+#define HDR_MAGIC   0
+#define HDR_VERSION 4
+#define HDR_TYPE    6
+#define HDR_LEN     8
+#define HDR_SEQ     12
+#define HDR_STATUS  16
+#define HDR_CRC     20
+
+enum pfield {
+	PF_END = 0,     /* terminates a field list */
+	PF_HANDLE,
+	PF_LEVEL,
+	PF_ID,
+	PF_OFF,
+	PF_LEN,
+	PF_RING_OFF,
+	PF_SIZE,
+	PF_AUX,
+	PF_JOB,
+	PF_VERSION,
+	PF_PATH,
+	PF_NFIELDS
+};
+
+enum pkind { PK_U32, PK_U64, PK_STR };
+
+struct pfield_desc {
+	enum pkind kind;
+	size_t off;                        /* offset in struct proto_msg */
+	size_t max;                        /* PK_STR: longest value */
+	int (*check)(const char *name);    /* PK_STR: name rule */
+};
+
+#define U32F(f) { PK_U32, offsetof(struct proto_msg, f), 0, NULL }
+#define U64F(f) { PK_U64, offsetof(struct proto_msg, f), 0, NULL }
+#define STRF(f, max, fn) { PK_STR, offsetof(struct proto_msg, f), max, fn }
+
+static const struct pfield_desc proto_fields[PF_NFIELDS] = {
+	[PF_HANDLE]   = U32F(handle),
+	[PF_LEVEL]    = U32F(level),
+	[PF_ID]       = U32F(id),
+	[PF_OFF]      = U64F(off),
+	[PF_LEN]      = U64F(len),
+	[PF_RING_OFF] = U64F(ring_off),
+	[PF_SIZE]     = U64F(size),
+	[PF_AUX]      = U64F(aux),
+	[PF_JOB]      = STRF(job, CKPT_JOB_MAX, name_check_job),
+	[PF_VERSION]  = STRF(version, CKPT_VERSION_MAX, name_check_version),
+	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
+};
+
+#define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
+#define PT_NO_REPLY 0x2  /* never sent as a reply (WRITE: WACK answers) */
+#define PT_LIST     0x4  /* a successful reply has a list or entry after */
+#define PT_ERR_BODY 0x8  /* a failed reply still carries its fields */
+
+#define PROTO_MAX_FIELDS 6
+
+struct ptype_desc {
+	const char *name;
+	unsigned flags;
+	uint8_t req[PROTO_MAX_FIELDS + 1];    /* PF_END terminated */
+	uint8_t reply[PROTO_MAX_FIELDS + 1];
+};
+
+static const struct ptype_desc proto_types[PROTO_NTYPES] = {
+	[PROTO_HELLO] = { "HELLO", 0, { PF_SIZE }, { PF_SIZE, PF_AUX } },
+	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION }, { PF_HANDLE } },
+	[PROTO_WRITE] = { "WRITE", PT_NO_REPLY,
+			  { PF_HANDLE, PF_PATH, PF_OFF, PF_LEN, PF_RING_OFF,
+			    PF_ID }, { 0 } },
+	[PROTO_WACK] = { "WACK", PT_NO_REQ | PT_ERR_BODY, { 0 }, { PF_ID } },
+	[PROTO_COMMIT] = { "COMMIT", 0, { PF_HANDLE }, { 0 } },
+	[PROTO_ABORT] = { "ABORT", 0, { PF_HANDLE }, { 0 } },
+	[PROTO_WAIT] = { "WAIT", 0, { PF_JOB, PF_VERSION, PF_LEVEL },
+			 { PF_LEVEL } },
+	[PROTO_LATEST] = { "LATEST", 0, { PF_JOB, PF_LEVEL }, { PF_VERSION } },
+	[PROTO_READ] = { "READ", 0,
+			 { PF_JOB, PF_VERSION, PF_PATH, PF_OFF, PF_LEN,
+			   PF_RING_OFF }, { PF_SIZE } },
+	[PROTO_LIST_JOBS] = { "LIST_JOBS", PT_LIST, { 0 }, { 0 } },
+	[PROTO_LIST_VERSIONS] = { "LIST_VERSIONS", PT_LIST, { PF_JOB },
+				  { 0 } },
+	[PROTO_LIST_FILES] = { "LIST_FILES", PT_LIST, { PF_JOB, PF_VERSION },
+			       { 0 } },
+	[PROTO_STAT] = { "STAT", PT_LIST, { PF_JOB, PF_VERSION }, { 0 } },
+	[PROTO_REMOVE] = { "REMOVE", 0, { PF_JOB, PF_VERSION }, { 0 } },
+	[PROTO_STATUS] = { "STATUS", PT_LIST, { 0 }, { 0 } },
+};
+
+/* Smallest encoding of one list entry: empty strings count as one byte,
+ * since names are never empty. */
+#define JOB_ENTRY_MIN     (2 + 1)
+#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 7 * 4 + 4 * 8)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4)
+
+/* The row for a wire type, or NULL if it is unknown or may not travel in
+ * the direction its PROTO_REPLY bit says. */
+static const struct ptype_desc *proto_type_desc(unsigned type)
+{
+	unsigned base = type & ~(unsigned)PROTO_REPLY;
+	bool reply = type & PROTO_REPLY;
+	const struct ptype_desc *t;
+
+	if (base == 0 || base >= PROTO_NTYPES)
+		return NULL;
+	t = &proto_types[base];
+	if (reply && (t->flags & PT_NO_REPLY))
+		return NULL;
+	if (!reply && (t->flags & PT_NO_REQ))
+		return NULL;
+	return t;
+}
+
+/* The field list a message of this type and status carries. */
+static const uint8_t *proto_field_list(const struct ptype_desc *t,
+				       unsigned type, int32_t status)
+{
+	static const uint8_t none[1] = { PF_END };
+
+	if (!(type & PROTO_REPLY))
+		return t->req;
+	if (status != 0 && !(t->flags & PT_ERR_BODY))
+		return none;
+	return t->reply;
+}
+
+/* A reply has a list after its fields only when it succeeded. */
+static bool proto_has_list(const struct ptype_desc *t, unsigned type,
+			   int32_t status)
+{
+	return (type & PROTO_REPLY) && status == 0 && (t->flags & PT_LIST);
+}
+
+/* Set a decoder's error unless an earlier one is already recorded. */
+static void dec_fail(struct dec *d, int err)
+{
+	if (!d->err)
+		d->err = err;
+}
+
+/* Decode a name of at most max bytes and check it with check(). */
+static void dec_name(struct dec *d, char *out, size_t max,
+		     int (*check)(const char *))
+{
+	dec_str(d, out, max);
+	if (!d->err && check(out))
+		dec_fail(d, -CKPT_EBADNAME);
+}
+
+/* CRC32C of a frame with its crc field taken as zero. */
+static uint32_t proto_crc(const uint8_t *frame, size_t len)
+{
+	static const uint8_t zero[4];
+	uint32_t crc;
+
+	crc = crc32c_update(0, frame, HDR_CRC);
+	crc = crc32c_update(crc, zero, sizeof(zero));
+	return crc32c_update(crc, frame + PROTO_HDR_LEN, len - PROTO_HDR_LEN);
+}
+
+int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr)
+{
+	const uint8_t *p = buf;
+	unsigned type;
+
+	if (avail < PROTO_HDR_LEN)
+		return -CKPT_EPROTO;
+	if (get_le32(p + HDR_MAGIC) != PROTO_MAGIC)
+		return -CKPT_EBADMAGIC;
+	hdr->version = p[HDR_VERSION] | p[HDR_VERSION + 1] << 8;
+	if (hdr->version != PROTO_VERSION)
+		return -CKPT_EVERSION;
+	type = p[HDR_TYPE] | p[HDR_TYPE + 1] << 8;
+	hdr->type = type;
+	hdr->len = get_le32(p + HDR_LEN);
+	hdr->seq = get_le32(p + HDR_SEQ);
+	hdr->status = (int32_t)get_le32(p + HDR_STATUS);
+	hdr->crc = get_le32(p + HDR_CRC);
+	if (!proto_type_desc(type) || hdr->len > PROTO_MAX_PAYLOAD)
+		return -CKPT_EPROTO;
+	/* Requests carry no status; replies carry 0 or a negative code. */
+	if (type & PROTO_REPLY ? hdr->status > 0 : hdr->status != 0)
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* Check the value of a fixed field that has rules beyond its width. */
+static int proto_check_field(unsigned f, const struct proto_msg *m)
+{
+	if (f == PF_LEN && (m->len == 0 || m->len > PROTO_MAX_IO))
+		return -CKPT_EPROTO;
+	if (f == PF_LEVEL && m->level > CKPT_DRAINED)
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* Decode the fields in list from d into m. */
+static int proto_dec_fields(struct dec *d, const uint8_t *list,
+			    struct proto_msg *m)
+{
+	const struct pfield_desc *f;
+	char *base = (char *)m;
+	int ret;
+
+	for (; *list != PF_END; list++) {
+		f = &proto_fields[*list];
+		switch (f->kind) {
+		case PK_U32:
+			*(uint32_t *)(base + f->off) = dec_u32(d);
+			break;
+		case PK_U64:
+			*(uint64_t *)(base + f->off) = dec_u64(d);
+			break;
+		case PK_STR:
+			dec_name(d, base + f->off, f->max, f->check);
+			break;
+		}
+		if (d->err)
+			return d->err;
+		ret = proto_check_field(*list, m);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int proto_decode(const void *frame, size_t len, struct proto_msg *m,
+		 struct dec *rest)
+{
+	const uint8_t *p = frame;
+	const struct ptype_desc *t;
+	struct proto_hdr hdr;
+	struct dec d;
+	int ret;
+
+	ret = proto_peek(frame, len, &hdr);
+	if (ret)
+		return ret;
+	if (len != (size_t)hdr.len + PROTO_HDR_LEN)
+		return -CKPT_EPROTO;
+	if (proto_crc(p, len) != hdr.crc)
+		return -CKPT_ECORRUPT;
+
+	memset(m, 0, sizeof(*m));
+	m->type = hdr.type;
+	m->seq = hdr.seq;
+	m->status = hdr.status;
+	t = proto_type_desc(hdr.type);
+	dec_init(&d, p + PROTO_HDR_LEN, hdr.len);
+	ret = proto_dec_fields(&d, proto_field_list(t, hdr.type, hdr.status),
+			       m);
+	if (ret)
+		return ret;
+	if (!proto_has_list(t, hdr.type, hdr.status)) {
+		if (dec_left(&d))
+			return -CKPT_EPROTO;
+	}
+	if (rest)
+		*rest = d;
+	return 0;
+}
+
+void proto_begin(struct enc *e, void *buf, size_t cap,
+		 const struct proto_msg *m)
+{
+	const struct pfield_desc *f;
+	const struct ptype_desc *t;
+	const char *base = (const char *)m;
+	const uint8_t *list;
+
+	enc_init(e, buf, cap);
+	enc_u32(e, PROTO_MAGIC);
+	enc_u16(e, PROTO_VERSION);
+	enc_u16(e, m->type);
+	enc_u32(e, 0);                  /* len, set by proto_finish() */
+	enc_u32(e, m->seq);
+	enc_u32(e, (uint32_t)m->status);
+	enc_u32(e, 0);                  /* crc, set by proto_finish() */
+
+	t = proto_type_desc(m->type);
+	if (!t) {
+		if (!e->err)
+			e->err = -EINVAL;
+		return;
+	}
+	for (list = proto_field_list(t, m->type, m->status); *list; list++) {
+		f = &proto_fields[*list];
+		switch (f->kind) {
+		case PK_U32:
+			enc_u32(e, *(const uint32_t *)(base + f->off));
+			break;
+		case PK_U64:
+			enc_u64(e, *(const uint64_t *)(base + f->off));
+			break;
+		case PK_STR:
+			enc_strn(e, base + f->off, f->max);
+			break;
+		}
+	}
+}
+
+int proto_finish(struct enc *e)
+{
+	if (e->err)
+		return e->err;
+	if (e->len < PROTO_HDR_LEN ||
+	    e->len - PROTO_HDR_LEN > PROTO_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	put_le32(e->buf + HDR_LEN, (uint32_t)(e->len - PROTO_HDR_LEN));
+	put_le32(e->buf + HDR_CRC, 0);
+	put_le32(e->buf + HDR_CRC, proto_crc(e->buf, e->len));
+	return (int)e->len;
+}
+
+int proto_encode(void *buf, size_t cap, const struct proto_msg *m)
+{
+	struct enc e;
+
+	proto_begin(&e, buf, cap, m);
+	return proto_finish(&e);
+}
+
+void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
+{
+	enc_strn(e, v->job, CKPT_JOB_MAX);
+	enc_strn(e, v->version, CKPT_VERSION_MAX);
+	enc_u32(e, v->state);
+	enc_u32(e, v->level);
+	enc_u32(e, v->uid);
+	enc_u32(e, v->writers);
+	enc_u32(e, v->committed);
+	enc_u32(e, v->nfiles);
+	enc_u64(e, v->bytes);
+	enc_u64(e, v->stored);
+	enc_u64(e, v->seq);
+	enc_u64(e, v->sealed_ns);
+	enc_u32(e, (uint32_t)v->error);
+}
+
+void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
+{
+	dec_name(d, v->job, CKPT_JOB_MAX, name_check_job);
+	dec_name(d, v->version, CKPT_VERSION_MAX, name_check_version);
+	v->state = dec_u32(d);
+	v->level = dec_u32(d);
+	v->uid = dec_u32(d);
+	v->writers = dec_u32(d);
+	v->committed = dec_u32(d);
+	v->nfiles = dec_u32(d);
+	v->bytes = dec_u64(d);
+	v->stored = dec_u64(d);
+	v->seq = dec_u64(d);
+	v->sealed_ns = dec_u64(d);
+	v->error = (int32_t)dec_u32(d);
+	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_INCOMPLETE ||
+	    v->level > CKPT_DRAINED)
+		dec_fail(d, -CKPT_EPROTO);
+}
+
+void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
+{
+	enc_strn(e, f->path, CKPT_PATH_MAX);
+	enc_u64(e, f->size);
+	enc_u32(e, f->extents);
+}
+
+void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
+{
+	dec_name(d, f->path, CKPT_PATH_MAX, name_check_path);
+	f->size = dec_u64(d);
+	f->extents = dec_u32(d);
+}
+
+void proto_enc_status(struct enc *e, const struct ckpt_status *s)
+{
+	enc_u32(e, s->proto_version);
+	enc_u32(e, s->clients);
+	enc_u32(e, s->jobs);
+	enc_u32(e, s->versions);
+	enc_u32(e, s->open_versions);
+	enc_u32(e, s->queue_depth);
+	enc_u64(e, s->staging_total);
+	enc_u64(e, s->staging_used);
+	enc_u64(e, s->capacity);
+	enc_u64(e, s->store_used);
+	enc_u64(e, s->ingest_bytes);
+	enc_u64(e, s->ingest_rate);
+	enc_u64(e, s->uptime_ms);
+	enc_u64(e, s->pid);
+	enc_strn(e, s->store, sizeof(s->store) - 1);
+}
+
+void proto_dec_status(struct dec *d, struct ckpt_status *s)
+{
+	s->proto_version = dec_u32(d);
+	s->clients = dec_u32(d);
+	s->jobs = dec_u32(d);
+	s->versions = dec_u32(d);
+	s->open_versions = dec_u32(d);
+	s->queue_depth = dec_u32(d);
+	s->staging_total = dec_u64(d);
+	s->staging_used = dec_u64(d);
+	s->capacity = dec_u64(d);
+	s->store_used = dec_u64(d);
+	s->ingest_bytes = dec_u64(d);
+	s->ingest_rate = dec_u64(d);
+	s->uptime_ms = dec_u64(d);
+	s->pid = dec_u64(d);
+	/* A directory, not a name: any bytes but NUL. */
+	dec_str(d, s->store, sizeof(s->store) - 1);
+}
+
+void proto_enc_job_entry(struct enc *e, const char *job)
+{
+	enc_strn(e, job, CKPT_JOB_MAX);
+}
+
+void proto_dec_job_entry(struct dec *d, char job[CKPT_JOB_MAX + 1])
+{
+	dec_name(d, job, CKPT_JOB_MAX, name_check_job);
+}
+
+uint32_t proto_dec_list_count(struct dec *d, unsigned type)
+{
+	size_t min;
+	uint32_t n;
+
+	switch (type & ~(unsigned)PROTO_REPLY) {
+	case PROTO_LIST_JOBS:
+		min = JOB_ENTRY_MIN;
+		break;
+	case PROTO_LIST_VERSIONS:
+		min = VERSION_ENTRY_MIN;
+		break;
+	case PROTO_LIST_FILES:
+		min = FILE_ENTRY_MIN;
+		break;
+	default:
+		dec_fail(d, -CKPT_EPROTO);
+		return 0;
+	}
+	n = dec_u32(d);
+	if (d->err)
+		return 0;
+	if (n > dec_left(d) / min) {
+		dec_fail(d, -CKPT_EPROTO);
+		return 0;
+	}
+	return n;
+}
+
+const char *proto_type_name(unsigned type)
+{
+	unsigned base = type & ~(unsigned)PROTO_REPLY;
+
+	if (base == 0 || base >= PROTO_NTYPES)
+		return "UNKNOWN";
+	return proto_types[base].name;
+}

@@ -1,0 +1,373 @@
+/*
+ * sys.c - the system-call seam, after SQLite's test_syscall.c.
+ *
+ * Code that must survive I/O errors (the chunk store, the drain, manifest
+ * writes) reaches the file system only through the sys_* wrappers below.
+ * Each wrapper first asks sys_inject() whether this call should fail, and only
+ * then makes the real call, so a test can make "the 3rd pwrite" or "every
+ * fsync from the 2nd on" fail with a chosen errno without touching the code
+ * under test.
+ *
+ * The plan is a short list of rules (operation, call number, once or from then
+ * on, errno) plus a call counter per operation.  Installing a plan resets the
+ * counters, so call numbers count from the moment the plan is set.  A mutex
+ * guards the plan and the counters; the common case, no plan at all, is one
+ * relaxed atomic load and takes no lock.
+ *
+ * All wrappers return >= 0 or -errno and never leave a result in errno alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sys.h"
+
+/* Most rules one plan may hold; CKPT_FAULT is written by hand. */
+#define SYS_MAX_RULES 16
+/* Longest call number accepted; 18 decimal digits cannot overflow 64 bits. */
+#define SYS_NTH_DIGITS 18
+
+struct sys_rule {
+	enum sys_op op;
+	uint64_t nth;          /* 1-based call number that fails first */
+	int repeat;            /* 1: nth and every later call fail */
+	int err;               /* positive errno returned (negated) */
+};
+
+struct sys_plan {
+	struct sys_rule rules[SYS_MAX_RULES];
+	int nrules;
+};
+
+static pthread_mutex_t sys_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sys_plan sys_plan;                   /* under sys_lock */
+static uint64_t sys_calls[SYS_NOPS];               /* under sys_lock */
+static atomic_int sys_armed;                       /* sys_plan.nrules > 0 */
+
+static const char *const sys_op_names[SYS_NOPS] = {
+	[SYS_OPEN] = "open",
+	[SYS_PWRITE] = "pwrite",
+	[SYS_PREAD] = "pread",
+	[SYS_FSYNC] = "fsync",
+	[SYS_RENAME] = "rename",
+	[SYS_FALLOCATE] = "fallocate",
+	[SYS_UNLINK] = "unlink",
+};
+
+static const struct {
+	const char *name;
+	int err;
+} sys_errnos[] = {
+	{ "EIO", EIO },         { "ENOSPC", ENOSPC }, { "EROFS", EROFS },
+	{ "EDQUOT", EDQUOT },   { "ENOMEM", ENOMEM }, { "EACCES", EACCES },
+	{ "EPERM", EPERM },
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *sys_op_name(enum sys_op op)
+{
+	if ((unsigned)op >= SYS_NOPS)
+		return "unknown";
+	return sys_op_names[op];
+}
+
+/* The operation named by the len bytes at s, or -EINVAL. */
+static int sys_parse_op(const char *s, size_t len)
+{
+	int i;
+
+	for (i = 0; i < SYS_NOPS; i++)
+		if (strlen(sys_op_names[i]) == len &&
+		    !memcmp(s, sys_op_names[i], len))
+			return i;
+	return -EINVAL;
+}
+
+/* The errno named by the len bytes at s, or -EINVAL. */
+static int sys_parse_errno(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sys_errnos); i++)
+		if (strlen(sys_errnos[i].name) == len &&
+		    !memcmp(s, sys_errnos[i].name, len))
+			return sys_errnos[i].err;
+	return -EINVAL;
+}
+
+/*
+ * "N" or "N+" in the len bytes at s, N >= 1 in plain decimal.  Digits are
+ * checked by hand because strtoul() accepts signs and leading blanks.
+ */
+static int sys_parse_nth(const char *s, size_t len, struct sys_rule *r)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	r->repeat = len > 0 && s[len - 1] == '+';
+	if (r->repeat)
+		len--;
+	if (len == 0 || len > SYS_NTH_DIGITS)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		n = n * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (n == 0)
+		return -EINVAL;
+	r->nth = n;
+	return 0;
+}
+
+/* One "op:N[+]:ERRNO" rule in the len bytes at s. */
+static int sys_parse_rule(const char *s, size_t len, struct sys_rule *r)
+{
+	const char *end = s + len;
+	const char *c1, *c2;
+	int ret;
+
+	c1 = memchr(s, ':', len);
+	if (!c1)
+		return -EINVAL;
+	c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1));
+	if (!c2)
+		return -EINVAL;
+
+	ret = sys_parse_op(s, (size_t)(c1 - s));
+	if (ret < 0)
+		return ret;
+	r->op = ret;
+	ret = sys_parse_nth(c1 + 1, (size_t)(c2 - c1 - 1), r);
+	if (ret < 0)
+		return ret;
+	ret = sys_parse_errno(c2 + 1, (size_t)(end - c2 - 1));
+	if (ret < 0)
+		return ret;
+	r->err = ret;
+	return 0;
+}
+
+/* Parse a whole comma-separated spec into *plan. */
+static int sys_parse_plan(const char *spec, struct sys_plan *plan)
+{
+	const char *s = spec;
+	const char *comma;
+	size_t len;
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	while (*s) {
+		if (plan->nrules == SYS_MAX_RULES)
+			return -EINVAL;
+		comma = strchr(s, ',');
+		len = comma ? (size_t)(comma - s) : strlen(s);
+		ret = sys_parse_rule(s, len, &plan->rules[plan->nrules]);
+		if (ret < 0)
+			return ret;
+		plan->nrules++;
+		if (!comma)
+			break;
+		s = comma + 1;
+		if (!*s)
+			return -EINVAL;        /* trailing comma */
+	}
+	return 0;
+}
+
+/* Replace the plan and reset the counters; a bad spec changes nothing. */
+int sys_fault_set(const char *spec)
+{
+	struct sys_plan plan;
+	int ret;
+
+	if (!spec)
+		spec = "";
+	ret = sys_parse_plan(spec, &plan);
+	if (ret < 0)
+		return ret;
+
+	pthread_mutex_lock(&sys_lock);
+	sys_plan = plan;
+	memset(sys_calls, 0, sizeof(sys_calls));
+	atomic_store(&sys_armed, plan.nrules > 0);
+	pthread_mutex_unlock(&sys_lock);
+	return 0;
+}
+
+int sys_fault_init(void)
+{
+	return sys_fault_set(getenv("CKPT_FAULT"));
+}
+
+/* Count one call of op and apply the first rule that matches it. */
+int sys_inject(enum sys_op op)
+{
+	uint64_t n;
+	int ret = 0;
+	int i;
+
+	if ((unsigned)op >= SYS_NOPS)
+		return -EINVAL;
+	if (!atomic_load_explicit(&sys_armed, memory_order_relaxed))
+		return 0;
+
+	pthread_mutex_lock(&sys_lock);
+	n = ++sys_calls[op];
+	for (i = 0; i < sys_plan.nrules; i++) {
+		const struct sys_rule *r = &sys_plan.rules[i];
+
+		if (r->op != op)
+			continue;
+		if (n == r->nth || (r->repeat && n > r->nth)) {
+			ret = -r->err;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sys_lock);
+	return ret;
+}
+
+int sys_open(const char *path, int flags, mode_t mode)
+{
+	int ret = sys_inject(SYS_OPEN);
+	int fd;
+
+	if (ret < 0)
+		return ret;
+	do {
+		fd = open(path, flags, mode);
+	} while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	int ret = sys_inject(SYS_PWRITE);
+	ssize_t n;
+
+	if (ret < 0)
+		return ret;
+	do {
+		n = pwrite(fd, buf, len, off);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
+{
+	int ret = sys_inject(SYS_PREAD);
+	ssize_t n;
+
+	if (ret < 0)
+		return ret;
+	do {
+		n = pread(fd, buf, len, off);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+int sys_fsync(int fd)
+{
+	int ret = sys_inject(SYS_FSYNC);
+
+	if (ret < 0)
+		return ret;
+	do {
+		ret = fsync(fd);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+int sys_rename(const char *from, const char *to)
+{
+	int ret = sys_inject(SYS_RENAME);
+
+	if (ret < 0)
+		return ret;
+	return rename(from, to) < 0 ? -errno : 0;
+}
+
+int sys_fallocate(int fd, off_t off, off_t len)
+{
+	int ret = sys_inject(SYS_FALLOCATE);
+
+	if (ret < 0)
+		return ret;
+	do {
+		ret = fallocate(fd, 0, off, len);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+int sys_unlink(const char *path)
+{
+	int ret = sys_inject(SYS_UNLINK);
+
+	if (ret < 0)
+		return ret;
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+/*
+ * Each pass goes through sys_pwrite(), so a plan sees every underlying call.
+ * A zero-byte write would loop for ever; report it as -EIO.
+ */
+int sys_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = sys_pwrite(fd, p, len, off);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* As sys_pwrite_all(); end of file before len bytes is -EIO. */
+int sys_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = sys_pread(fd, p, len, off);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Make a rename or create in dir durable.  Both steps go through the seam, so
+ * "fsync:N:EIO" also hits directory syncs.
+ */
+int sys_fsync_dir(const char *dir)
+{
+	int fd, ret;
+
+	fd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	ret = sys_fsync(fd);
+	close(fd);
+	return ret;
+}

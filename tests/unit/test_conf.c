@@ -1,0 +1,625 @@
+/*
+ * test_conf.c - unit tests for lib/conf: ckptd's INI configuration.
+ *
+ * Config files are written into a private mkdtemp directory and loaded back.
+ * The tests cover the built-in defaults, a file that sets every key, each way
+ * a value can be bad (with the line and message the user would see, and the
+ * caller's struct left untouched), unknown keys and sections, libinih syntax
+ * errors, a conf_print -> conf_load round trip, conf_set overrides, the
+ * cross-key rules of conf_finish, and conf_parse_size on its own.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "conf.h"
+
+#define KiB (1024ULL)
+#define MiB (1024ULL * KiB)
+#define GiB (1024ULL * MiB)
+
+static char tmpdir[PATH_MAX];
+static char cfgpath[PATH_MAX + 16];
+
+/* Write text to the test's config file; 0 or -1. */
+static int write_cfg(const char *text)
+{
+	FILE *f = fopen(cfgpath, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int load_str(struct conf *c, const char *text, struct conf_err *err)
+{
+	int ret;
+
+	if (write_cfg(text) < 0)
+		return -EIO;
+	ret = conf_load(c, cfgpath, err);
+	unlink(cfgpath);
+	return ret;
+}
+
+/* Field by field, so padding bytes cannot make equal structs differ. */
+static int conf_equal(const struct conf *a, const struct conf *b)
+{
+	return !strcmp(a->dir, b->dir) && !strcmp(a->socket, b->socket) &&
+	       !strcmp(a->store, b->store) && a->staging == b->staging &&
+	       a->staging_client == b->staging_client &&
+	       a->capacity == b->capacity && a->reserve == b->reserve &&
+	       a->keep == b->keep && a->segment == b->segment &&
+	       a->chunk == b->chunk && a->queue_depth == b->queue_depth &&
+	       a->direct == b->direct && a->mlock == b->mlock &&
+	       !strcmp(a->log_level, b->log_level) && !strcmp(a->log, b->log);
+}
+
+static void test_defaults(void)
+{
+	struct conf c;
+
+	conf_defaults(&c);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/var/lib/ckpt");
+	CU_ASSERT_STRING_EQUAL(c.socket, "");
+	CU_ASSERT_STRING_EQUAL(c.store, "");
+	CU_ASSERT_EQUAL(c.staging, 2 * GiB);
+	CU_ASSERT_EQUAL(c.staging_client, 256 * MiB);
+	CU_ASSERT_EQUAL(c.capacity, 0);
+	CU_ASSERT_EQUAL(c.reserve, 256 * MiB);
+	CU_ASSERT_EQUAL(c.keep, 3);
+	CU_ASSERT_EQUAL(c.segment, 64 * MiB);
+	CU_ASSERT_EQUAL(c.chunk, 4 * MiB);
+	CU_ASSERT_EQUAL(c.queue_depth, 128);
+	CU_ASSERT_EQUAL(c.direct, 1);
+	CU_ASSERT_EQUAL(c.mlock, 1);
+	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
+	CU_ASSERT_STRING_EQUAL(c.log, "stderr");
+}
+
+/* Every key, with comments, blanks, indentation, CRLF and odd case. */
+static void test_full_file(void)
+{
+	static const char text[] =
+		"; ckptd test configuration\n"
+		"# both comment styles\n"
+		"\n"
+		"[ckptd]\n"
+		"dir = /srv/ckpt\n"
+		"socket=/run/ckptd.sock\n"
+		"  store = /srv/ckpt/chunks   ; inline comment\n"
+		"staging = 8G\r\n"
+		"staging_client = 512m\n"
+		"capacity = 1T\n"
+		"reserve = 0\n"
+		"keep = 10\n"
+		"\tsegment = 128M\n"
+		"chunk = 1048576\n"
+		"queue_depth = 4096\n"
+		"direct = no\n"
+		"mlock = OFF\n"
+		"log_level = DEBUG\n"
+		"log: syslog\n";
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL_FATAL(load_str(&c, text, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/srv/ckpt");
+	CU_ASSERT_STRING_EQUAL(c.socket, "/run/ckptd.sock");
+	CU_ASSERT_STRING_EQUAL(c.store, "/srv/ckpt/chunks");
+	CU_ASSERT_EQUAL(c.staging, 8 * GiB);
+	CU_ASSERT_EQUAL(c.staging_client, 512 * MiB);
+	CU_ASSERT_EQUAL(c.capacity, 1024 * GiB);
+	CU_ASSERT_EQUAL(c.reserve, 0);
+	CU_ASSERT_EQUAL(c.keep, 10);
+	CU_ASSERT_EQUAL(c.segment, 128 * MiB);
+	CU_ASSERT_EQUAL(c.chunk, 1 * MiB);
+	CU_ASSERT_EQUAL(c.queue_depth, 4096);
+	CU_ASSERT_EQUAL(c.direct, 0);
+	CU_ASSERT_EQUAL(c.mlock, 0);
+	CU_ASSERT_STRING_EQUAL(c.log_level, "debug");
+	CU_ASSERT_STRING_EQUAL(c.log, "syslog");
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+}
+
+/* A file sets only what it names; the rest keeps the caller's values. */
+static void test_partial_file(void)
+{
+	struct conf_err err;
+	struct conf c, want;
+
+	conf_defaults(&c);
+	c.keep = 42;
+	want = c;
+	want.queue_depth = 64;
+	CU_ASSERT_EQUAL(load_str(&c, "[ckptd]\nqueue_depth = 64\n", &err), 0);
+	CU_ASSERT(conf_equal(&c, &want));
+	CU_ASSERT_EQUAL(load_str(&c, "", &err), 0);
+	CU_ASSERT(conf_equal(&c, &want));
+}
+
+struct bad_case {
+	const char *line;       /* placed on line 4 of the file */
+	const char *msg;        /* the whole message err->msg must hold */
+};
+
+static const struct bad_case bad_values[] = {
+	{ "staging = 2X", "line 4: staging: '2X' is not a size" },
+	{ "staging = -1", "line 4: staging: '-1' is not a size" },
+	{ "staging =", "line 4: staging: '' is not a size" },
+	{ "staging = 1.5G", "line 4: staging: '1.5G' is not a size" },
+	{ "staging = 2GB", "line 4: staging: '2GB' is not a size" },
+	{ "staging = 8M", "line 4: staging: '8M' is below the minimum 16M" },
+	{ "staging = 99999999T", "line 4: staging: '99999999T' is too large" },
+	{ "staging_client = 1M",
+	  "line 4: staging_client: '1M' is below the minimum 4M" },
+	{ "capacity = lots", "line 4: capacity: 'lots' is not a size" },
+	{ "reserve = 1Q", "line 4: reserve: '1Q' is not a size" },
+	{ "segment = 8G", "line 4: segment: '8G' is above the maximum 4G" },
+	{ "segment = 512K", "line 4: segment: '512K' is below the minimum 1M" },
+	{ "segment = 1048577",
+	  "line 4: segment: '1048577' is not a multiple of 4096" },
+	{ "chunk = 32K", "line 4: chunk: '32K' is below the minimum 64K" },
+	{ "chunk = 512M", "line 4: chunk: '512M' is above the maximum 256M" },
+	{ "chunk = 65537", "line 4: chunk: '65537' is not a multiple of 4096" },
+	{ "keep = 0", "line 4: keep: '0' is below the minimum 1" },
+	{ "keep = 100001", "line 4: keep: '100001' is above the maximum 100000" },
+	{ "keep = 3x", "line 4: keep: '3x' is not a number" },
+	{ "keep = 3K", "line 4: keep: '3K' is not a number" },
+	{ "keep = -3", "line 4: keep: '-3' is not a number" },
+	{ "keep = 99999999999999999999",
+	  "line 4: keep: '99999999999999999999' is too large" },
+	{ "queue_depth = 4", "line 4: queue_depth: '4' is below the minimum 8" },
+	{ "queue_depth = 8192",
+	  "line 4: queue_depth: '8192' is above the maximum 4096" },
+	{ "direct = maybe",
+	  "line 4: direct: 'maybe' is not a boolean (yes/no/true/false/on/off/1/0)" },
+	{ "mlock = 2",
+	  "line 4: mlock: '2' is not a boolean (yes/no/true/false/on/off/1/0)" },
+	{ "log_level = loud",
+	  "line 4: log_level: 'loud' is not one of err, warning, notice, info, debug" },
+	{ "log = file", "line 4: log: 'file' is not one of stderr, syslog" },
+	{ "bogus = 1", "line 4: bogus: unknown key in [ckptd]" },
+	{ "Keep = 3", "line 4: Keep: unknown key in [ckptd]" },
+	{ "keep = 2\nkeep = 3", "line 5: keep: set twice (first on line 4)" },
+	{ "just some words",
+	  "line 4: syntax error: expected '[section]' or 'key = value'" },
+	{ "[ckptd", "line 4: syntax error: expected '[section]' or 'key = value'" },
+	{ "[other]\nx = 1", "line 5: unknown section [other]" },
+	{ "[ckptd.x]\nkeep = 1", "line 5: unknown section [ckptd.x]" },
+	/* The first error wins, whichever kind it is. */
+	{ "keep = 0\nwords", "line 4: keep: '0' is below the minimum 1" },
+	{ "words\nkeep = 0",
+	  "line 4: syntax error: expected '[section]' or 'key = value'" },
+};
+
+static void test_bad_values(void)
+{
+	struct conf_err err;
+	struct conf c, before;
+	char text[1024];
+	size_t i;
+
+	conf_defaults(&c);
+	c.keep = 77;            /* not a default: must survive the failures */
+	before = c;
+	for (i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+		const struct bad_case *b = &bad_values[i];
+		int ret;
+
+		snprintf(text, sizeof(text), "[ckptd]\n# comment\n\n%s\n",
+			 b->line);
+		ret = load_str(&c, text, &err);
+		CU_ASSERT_EQUAL(ret, -EINVAL);
+		CU_ASSERT_STRING_EQUAL(err.msg, b->msg);
+		CU_ASSERT_EQUAL(err.line, atoi(b->msg + 5));
+		CU_ASSERT_STRING_EQUAL(err.file, cfgpath);
+		CU_ASSERT(conf_equal(&c, &before));
+		if (ret != -EINVAL || strcmp(err.msg, b->msg) != 0)
+			fprintf(stderr, "case '%s': ret %d msg '%s'\n", b->line,
+				ret, err.msg);
+	}
+}
+
+static void test_key_outside_section(void)
+{
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(load_str(&c, "keep = 3\n[ckptd]\n", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "line 1: keep: key outside any section (put it under [ckptd])");
+	CU_ASSERT_EQUAL(err.line, 1);
+}
+
+/* An indented key is a key, not a continuation of the value above. */
+static void test_indented_key(void)
+{
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(load_str(&c, "[ckptd]\ndir = /a\n    keep = 7\n", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/a");
+	CU_ASSERT_EQUAL(c.keep, 7);
+}
+
+/* A line longer than libinih's buffer is refused, not cut in two. */
+static void test_long_line(void)
+{
+	char text[1024], path[600];
+	struct conf_err err;
+	struct conf c;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(text, sizeof(text), "[ckptd]\ndir = %s\nkeep = 5\n", path);
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(load_str(&c, text, &err), -EINVAL);
+	CU_ASSERT_EQUAL(err.line, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 2: line is longer than"));
+	CU_ASSERT_STRING_EQUAL(c.dir, "/var/lib/ckpt");
+
+	/* A long but legal path loads. */
+	path[150] = '\0';
+	snprintf(text, sizeof(text), "[ckptd]\ndir = %s\n", path);
+	CU_ASSERT_EQUAL(load_str(&c, text, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.dir, path);
+}
+
+static void test_open_errors(void)
+{
+	char missing[PATH_MAX + 16];
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	snprintf(missing, sizeof(missing), "%s/missing.conf", tmpdir);
+	CU_ASSERT_EQUAL(conf_load(&c, missing, &err), -ENOENT);
+	CU_ASSERT_EQUAL(err.line, 0);
+	CU_ASSERT_STRING_EQUAL(err.file, missing);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot open"));
+
+	/* A directory opens but cannot be read. */
+	CU_ASSERT_EQUAL(conf_load(&c, tmpdir, &err), -EISDIR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "read error"));
+
+	/* err may be NULL. */
+	CU_ASSERT_EQUAL(conf_load(&c, missing, NULL), -ENOENT);
+}
+
+/* conf_print's output loads back to the same struct. */
+static void round_trip(const struct conf *c)
+{
+	struct conf_err err;
+	struct conf back;
+	FILE *f;
+
+	f = fopen(cfgpath, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	conf_print(c, f);
+	CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+
+	conf_defaults(&back);
+	back.keep = 999;        /* overwritten by the file */
+	CU_ASSERT_EQUAL(conf_load(&back, cfgpath, &err), 0);
+	CU_ASSERT(conf_equal(c, &back));
+	if (!conf_equal(c, &back))
+		fprintf(stderr, "round trip: %s\n", err.msg);
+	unlink(cfgpath);
+}
+
+static void test_round_trip(void)
+{
+	static const char *const sets[] = {
+		"dir=/data/ckpt dir with spaces", "socket=/run/c.sock",
+		"store=", "staging=3G", "staging_client=4100K",
+		"capacity=1234567", "reserve=0", "keep=100000",
+		"segment=4G", "chunk=64K", "queue_depth=8", "direct=no",
+		"mlock=yes", "log_level=err", "log=syslog",
+	};
+	struct conf_err err;
+	struct conf c;
+	size_t i;
+
+	conf_defaults(&c);
+	round_trip(&c);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	round_trip(&c);
+
+	conf_defaults(&c);
+	for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		CU_ASSERT_EQUAL(conf_set(&c, sets[i], &err), 0);
+	round_trip(&c);
+}
+
+static void test_print_format(void)
+{
+	char buf[2048];
+	struct conf c;
+	FILE *f;
+	size_t n;
+
+	conf_defaults(&c);
+	f = fmemopen(buf, sizeof(buf), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	conf_print(&c, f);
+	n = (size_t)ftell(f);
+	fclose(f);
+	buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
+	CU_ASSERT(strncmp(buf, "[ckptd]\n", 8) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nstaging = 2G\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nstaging_client = 256M\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ncapacity = 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nsocket =\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ndirect = yes\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nlog_level = info\n"));
+}
+
+static void test_set(void)
+{
+	struct conf_err err;
+	struct conf c, before;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "keep=7", &err), 0);
+	CU_ASSERT_EQUAL(c.keep, 7);
+	CU_ASSERT_EQUAL(conf_set(&c, "ckptd.keep = 8", &err), 0);
+	CU_ASSERT_EQUAL(c.keep, 8);
+	CU_ASSERT_EQUAL(conf_set(&c, "  staging =  1G  ", &err), 0);
+	CU_ASSERT_EQUAL(c.staging, 1 * GiB);
+	CU_ASSERT_EQUAL(conf_set(&c, "ckptd.dir=/x=y", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/x=y");
+	CU_ASSERT_EQUAL(conf_set(&c, "log_level=NOTICE", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.log_level, "notice");
+	CU_ASSERT_EQUAL(conf_set(&c, "socket=", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.socket, "");
+
+	before = c;
+	CU_ASSERT_EQUAL(conf_set(&c, "keep=0", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "keep: '0' is below the minimum 1");
+	CU_ASSERT_EQUAL(err.line, 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging=2X", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "staging: '2X' is not a size");
+	CU_ASSERT_EQUAL(conf_set(&c, "nokey", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "'nokey': expected key=value or section.key=value");
+	CU_ASSERT_EQUAL(conf_set(&c, "=3", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "ckptd.=3", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "other.keep=3", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "unknown section [other]");
+	CU_ASSERT_EQUAL(conf_set(&c, "ckptd.nokey=1", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "nokey: unknown key in [ckptd]");
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=/a ;b", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "dir: value contains ' ;', which starts a comment");
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=/a\nb", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "dir: value contains a control character");
+	CU_ASSERT_EQUAL(conf_set(&c, "direct=perhaps", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "log=journal", &err), -EINVAL);
+	CU_ASSERT(conf_equal(&c, &before));
+
+	/* A ';' not after a blank is an ordinary character. */
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=/a;b", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/a;b");
+	CU_ASSERT_EQUAL(conf_set(&c, "keep=1", NULL), 0);
+}
+
+/* Strings too long for their fields are refused whole, never cut. */
+static void test_set_long(void)
+{
+	char big[CONF_PATH_MAX + 32];
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	memcpy(big, "dir=/", 5);
+	memset(big + 5, 'd', sizeof(big) - 6);
+	big[sizeof(big) - 1] = '\0';
+	CU_ASSERT_EQUAL(conf_set(&c, big, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(c.dir, "/var/lib/ckpt");
+
+	/* Exactly CONF_PATH_MAX - 1 bytes fits. */
+	big[4 + CONF_PATH_MAX - 1] = '\0';
+	CU_ASSERT_EQUAL(conf_set(&c, big, &err), 0);
+	CU_ASSERT_EQUAL(strlen(c.dir), CONF_PATH_MAX - 1);
+	big[4 + CONF_PATH_MAX] = '\0';
+	big[4 + CONF_PATH_MAX - 1] = 'd';
+	CU_ASSERT_EQUAL(conf_set(&c, big, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "dir: value is longer than 511 bytes");
+}
+
+static void test_finish(void)
+{
+	struct conf_err err;
+	struct conf c, before;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.socket, "/var/lib/ckpt/ckptd.sock");
+	CU_ASSERT_STRING_EQUAL(c.store, "/var/lib/ckpt/store");
+	/* Idempotent. */
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.socket, "/var/lib/ckpt/ckptd.sock");
+
+	/* Explicit paths stay; a trailing slash on dir is not doubled. */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=/srv/ckpt//", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "store=/pfs/store", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.socket, "/srv/ckpt/ckptd.sock");
+	CU_ASSERT_STRING_EQUAL(c.store, "/pfs/store");
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=/", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.socket, "/ckptd.sock");
+
+	/* staging_client <= staging */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging=16M", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_client=32M", &err), 0);
+	before = c;
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "staging_client: 32M is larger than staging (16M)");
+	CU_ASSERT(conf_equal(&c, &before));
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_client=16M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+
+	/* segment >= chunk + 4K */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "segment=4M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "segment: 4M must be at least chunk (4M) + 4K");
+	CU_ASSERT_EQUAL(conf_set(&c, "segment=4100K", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+
+	/* dir must be set */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "dir=", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "dir: must not be empty");
+}
+
+/* Derived paths that do not fit, in the field or in sun_path. */
+static void test_finish_long_paths(void)
+{
+	char set[CONF_PATH_MAX + 8];
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	snprintf(set, sizeof(set), "dir=/%0500d", 0);
+	CU_ASSERT_EQUAL_FATAL(conf_set(&c, set, &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "socket: "));
+	CU_ASSERT_STRING_EQUAL(c.socket, "");
+
+	/* Fits a path, not a unix socket address. */
+	conf_defaults(&c);
+	snprintf(set, sizeof(set), "dir=/%0120d", 0);
+	CU_ASSERT_EQUAL_FATAL(conf_set(&c, set, &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the limit for a unix socket path"));
+
+	/* ... unless the socket is put somewhere shorter. */
+	CU_ASSERT_EQUAL(conf_set(&c, "socket=/run/ckptd.sock", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(strlen(c.store), 1 + 120 + strlen("/store"));
+}
+
+static void test_parse_size(void)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "1", 0, 1 },
+		{ "4096", 0, 4096 },
+		{ "4K", 0, 4 * KiB },
+		{ "4k", 0, 4 * KiB },
+		{ "64M", 0, 64 * MiB },
+		{ "2G", 0, 2 * GiB },
+		{ "2g", 0, 2 * GiB },
+		{ "1T", 0, 1024 * GiB },
+		{ "0K", 0, 0 },
+		{ "007", 0, 7 },
+		{ "16777215T", 0, 16777215ULL << 40 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "16777216T", -ERANGE, 0 },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999K", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "K", -EINVAL, 0 },
+		{ "1KB", -EINVAL, 0 },
+		{ "1KiB", -EINVAL, 0 },
+		{ "1P", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "1 K", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+		{ "1.5G", -EINVAL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 12345;
+		int ret = conf_parse_size(cases[i].s, &v);
+
+		CU_ASSERT_EQUAL(ret, cases[i].ret);
+		if (ret != cases[i].ret)
+			fprintf(stderr, "conf_parse_size('%s') = %d\n",
+				cases[i].s, ret);
+		/* A failed parse leaves *out alone. */
+		CU_ASSERT_EQUAL(v, cases[i].ret ? 12345 : cases[i].v);
+	}
+	CU_ASSERT_EQUAL(conf_parse_size(NULL, NULL), -EINVAL);
+}
+
+static int suite_init(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test_conf.XXXXXX",
+		 base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(cfgpath, sizeof(cfgpath), "%s/ckptd.conf", tmpdir);
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	unlink(cfgpath);
+	return rmdir(tmpdir);
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	suite = CU_add_suite("conf", suite_init, suite_clean);
+	if (!suite ||
+	    !CU_add_test(suite, "defaults", test_defaults) ||
+	    !CU_add_test(suite, "full file", test_full_file) ||
+	    !CU_add_test(suite, "partial file", test_partial_file) ||
+	    !CU_add_test(suite, "bad values", test_bad_values) ||
+	    !CU_add_test(suite, "key outside section", test_key_outside_section) ||
+	    !CU_add_test(suite, "indented key", test_indented_key) ||
+	    !CU_add_test(suite, "long line", test_long_line) ||
+	    !CU_add_test(suite, "open errors", test_open_errors) ||
+	    !CU_add_test(suite, "print/load round trip", test_round_trip) ||
+	    !CU_add_test(suite, "print format", test_print_format) ||
+	    !CU_add_test(suite, "conf_set", test_set) ||
+	    !CU_add_test(suite, "conf_set long values", test_set_long) ||
+	    !CU_add_test(suite, "conf_finish rules", test_finish) ||
+	    !CU_add_test(suite, "conf_finish long paths", test_finish_long_paths) ||
+	    !CU_add_test(suite, "conf_parse_size", test_parse_size)) {
+		CU_cleanup_registry();
+		return CU_get_error() ? (int)CU_get_error() : 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+		CU_get_number_of_suites_failed();
+	fails += CU_get_error() != CUE_SUCCESS;
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}

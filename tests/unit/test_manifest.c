@@ -1,0 +1,416 @@
+/*
+ * test_manifest.c - manifest and segment-header formats: round trips, every
+ * truncation and every single-bit flip rejected, each validation rule hit
+ * with a manifest whose CRC is correct so that only the rule can catch it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "manifest.h"
+
+#define IMG_MAX 8192
+
+/* Offsets in the manifest image. */
+#define OFF_FORMAT 8
+#define OFF_FLAGS  12
+#define OFF_JOB    40
+
+static char path0[] = "model/rank00.pt";
+static char path1[] = "model/rank01.pt";
+static char path2[] = "optim/state.bin";
+
+static struct man_file sample_files[3];
+static struct man_rec sample_recs[5];
+
+/* Three files, five records including an overwrite and a file with two
+ * extents. */
+static void sample(struct manifest *m)
+{
+	static const struct man_rec recs[5] = {
+		{ 0, 1, 4096, 0, 10000, 0x11111111 },
+		{ 0, 1, 16384, 10000, 5000, 0x22222222 },
+		{ 1, 2, 4096, 0, 65536, 0x33333333 },
+		{ 2, 2, 69632, 0, 1, 0x44444444 },
+		{ 0, 3, 8192, 100, 200, 0x55555555 },
+	};
+
+	memset(m, 0, sizeof(*m));
+	m->seq = 42;
+	m->sealed_ns = 1700000000123456789ull;
+	m->uid = 1000;
+	m->level = CKPT_LOCAL;
+	strcpy(m->job, "llama70b/run3");
+	strcpy(m->version, "step-001200");
+	sample_files[0] = (struct man_file){ path0, 15000 };
+	sample_files[1] = (struct man_file){ path1, 65536 };
+	sample_files[2] = (struct man_file){ path2, 1 };
+	memcpy(sample_recs, recs, sizeof(recs));
+	m->nfiles = 3;
+	m->files = sample_files;
+	m->nrecs = 5;
+	m->recs = sample_recs;
+}
+
+static long encode(const struct manifest *m, uint8_t *img)
+{
+	long n = manifest_encode(m, img, IMG_MAX);
+
+	CU_ASSERT_FATAL(n > 0);
+	return n;
+}
+
+/* Recompute the trailing CRC after a deliberate edit. */
+static void fix_crc(uint8_t *img, size_t len)
+{
+	put_le32(img + len - 4, crc32c(img, len - 4));
+}
+
+static int decode(const uint8_t *img, size_t len)
+{
+	struct manifest m;
+	int ret = manifest_decode(img, len, &m);
+
+	if (ret == 0)
+		manifest_release(&m);
+	return ret;
+}
+
+static void assert_same(const struct manifest *a, const struct manifest *b)
+{
+	uint32_t i;
+
+	CU_ASSERT_EQUAL(a->seq, b->seq);
+	CU_ASSERT_EQUAL(a->sealed_ns, b->sealed_ns);
+	CU_ASSERT_EQUAL(a->uid, b->uid);
+	CU_ASSERT_EQUAL(a->level, b->level);
+	CU_ASSERT_STRING_EQUAL(a->job, b->job);
+	CU_ASSERT_STRING_EQUAL(a->version, b->version);
+	CU_ASSERT_EQUAL_FATAL(a->nfiles, b->nfiles);
+	CU_ASSERT_EQUAL_FATAL(a->nrecs, b->nrecs);
+	for (i = 0; i < a->nfiles; i++) {
+		CU_ASSERT_STRING_EQUAL(a->files[i].path, b->files[i].path);
+		CU_ASSERT_EQUAL(a->files[i].size, b->files[i].size);
+	}
+	for (i = 0; i < a->nrecs; i++)
+		CU_ASSERT(memcmp(&a->recs[i], &b->recs[i],
+				 sizeof(a->recs[i])) == 0);
+}
+
+static void test_round_trip(void)
+{
+	uint8_t img[IMG_MAX];
+	struct manifest m, out;
+	long n;
+
+	sample(&m);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(n, (long)manifest_size(&m));
+	CU_ASSERT_EQUAL(get_le32(img), (uint32_t)MANIFEST_MAGIC);
+	CU_ASSERT(memcmp(img, "CKPTMAN1", 8) == 0);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	assert_same(&m, &out);
+	manifest_release(&out);
+	CU_ASSERT_PTR_NULL(out.files);
+	CU_ASSERT_PTR_NULL(out.recs);
+	manifest_release(&out);                 /* twice is harmless */
+
+	/* No files, no records. */
+	m.nfiles = 0;
+	m.nrecs = 0;
+	m.level = CKPT_DRAINED;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(n, (long)manifest_size(&m));
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	assert_same(&m, &out);
+	manifest_release(&out);
+}
+
+static void test_encode_cap(void)
+{
+	uint8_t img[IMG_MAX];
+	struct manifest m;
+	long n;
+
+	sample(&m);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(manifest_encode(&m, img, n - 1), -EMSGSIZE);
+	CU_ASSERT_EQUAL(manifest_encode(&m, img, 0), -EMSGSIZE);
+	CU_ASSERT_EQUAL(manifest_encode(&m, img, n), n);
+}
+
+static void test_truncation(void)
+{
+	uint8_t img[IMG_MAX], cut[IMG_MAX];
+	struct manifest m;
+	long n, i;
+
+	sample(&m);
+	n = encode(&m, img);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(decode(img, i), 0);
+	/* Also with the CRC recomputed over the shortened image, so that
+	 * the structure checks, not the CRC, must catch it. */
+	for (i = 4; i < n; i++) {
+		memcpy(cut, img, i - 4);
+		fix_crc(cut, i);
+		CU_ASSERT_NOT_EQUAL(decode(cut, i), 0);
+	}
+}
+
+static void test_bit_flips(void)
+{
+	uint8_t img[IMG_MAX];
+	struct manifest m;
+	long n, i;
+	int bit;
+
+	sample(&m);
+	n = encode(&m, img);
+	for (i = 0; i < n; i++) {
+		for (bit = 0; bit < 8; bit++) {
+			img[i] ^= 1u << bit;
+			CU_ASSERT_NOT_EQUAL(decode(img, n), 0);
+			img[i] ^= 1u << bit;
+		}
+	}
+	/* Specific positions give specific errors. */
+	img[0] ^= 1;
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADMAGIC);
+	img[0] ^= 1;
+	img[OFF_FORMAT] ^= 2;
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
+	img[OFF_FORMAT] ^= 2;
+	img[n / 2] ^= 0x80;
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_ECORRUPT);
+	img[n / 2] ^= 0x80;
+	img[n - 1] ^= 0x01;
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_ECORRUPT);
+	img[n - 1] ^= 0x01;
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+}
+
+/* Encode m (CRC and all) and expect decode to give want. */
+static void expect(const struct manifest *m, int want)
+{
+	uint8_t img[IMG_MAX];
+	long n = encode(m, img);
+
+	CU_ASSERT_EQUAL(decode(img, n), want);
+}
+
+static void test_record_bounds(void)
+{
+	struct manifest m;
+
+	sample(&m);
+	expect(&m, 0);
+	sample(&m);
+	m.recs[2].file = 3;                     /* == nfiles */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[2].file = 0xffffffffu;
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[1].seg_off = 4097;               /* unaligned */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[1].seg_off = 0;                  /* on the segment header */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[1].seg_off = UINT64_MAX & ~4095ull; /* padded end overflows */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[3].len = 0;
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[2].file_off = 1;                 /* 1 + 65536 > 65536 */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.recs[2].len = 65537;
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.files[1].size = UINT64_MAX;
+	m.recs[2].file_off = UINT64_MAX - 10;   /* file_off + len wraps */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.files[1].size = UINT64_MAX;
+	m.recs[2].file_off = UINT64_MAX - 65536; /* ends exactly at the top */
+	expect(&m, 0);
+	/* Records but no files. */
+	sample(&m);
+	m.nfiles = 0;
+	expect(&m, -CKPT_EPROTO);
+}
+
+static void test_fields(void)
+{
+	static char bad_path[] = "model/../../etc/passwd";
+	static char abs_path[] = "/abs";
+	struct manifest m;
+
+	sample(&m);
+	strcpy(m.job, "../job");
+	expect(&m, -CKPT_EBADNAME);
+	sample(&m);
+	strcpy(m.version, "a/b");
+	expect(&m, -CKPT_EBADNAME);
+	sample(&m);
+	m.version[0] = '\0';
+	expect(&m, -CKPT_EBADNAME);
+	sample(&m);
+	m.files[2].path = bad_path;
+	expect(&m, -CKPT_EBADNAME);
+	sample(&m);
+	m.files[0].path = abs_path;
+	expect(&m, -CKPT_EBADNAME);
+	sample(&m);
+	m.level = CKPT_STAGED;
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	m.level = CKPT_DRAINED + 1;
+	expect(&m, -CKPT_EPROTO);
+}
+
+/* Counts are checked against the bytes present before any allocation. */
+static void test_counts(void)
+{
+	uint8_t img[IMG_MAX];
+	struct manifest m;
+	size_t cnt;
+	long n;
+
+	sample(&m);
+	n = encode(&m, img);
+	/* The counts sit right after the job and version strings. */
+	cnt = OFF_JOB + 2 + strlen(m.job) + 2 + strlen(m.version);
+	CU_ASSERT_EQUAL(get_le32(img + cnt), 3);
+	CU_ASSERT_EQUAL(get_le32(img + cnt + 4), 5);
+
+	put_le32(img + cnt, 0xffffffffu);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + cnt, MANIFEST_MAX_FILES);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + cnt, 3);
+	put_le32(img + cnt + 4, MANIFEST_MAX_RECORDS + 1);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + cnt + 4, 6);             /* one more than present */
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + cnt + 4, 4);             /* one fewer: trailing bytes */
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + cnt + 4, 5);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+
+	/* Reserved flags. */
+	put_le32(img + OFF_FLAGS, 1);
+	fix_crc(img, n);
+	CU_ASSERT_NOT_EQUAL(decode(img, n), 0);
+	put_le32(img + OFF_FLAGS, 0);
+
+	/* A trailing byte before the CRC. */
+	memmove(img + n, img + n - 4, 4);
+	img[n - 4] = 0;
+	fix_crc(img, n + 1);
+	CU_ASSERT_EQUAL(decode(img, n + 1), -CKPT_EPROTO);
+}
+
+static void sample_seghdr(struct seghdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->seg = 17;
+	h->open_id = 0x0123456789abcdefull;
+	h->uid = 1000;
+	strcpy(h->job, "llama70b/run3");
+	strcpy(h->version, "step-001200");
+}
+
+static void test_seghdr(void)
+{
+	static uint8_t blk[SEGHDR_SIZE];
+	struct seghdr h, out;
+	size_t i;
+
+	sample_seghdr(&h);
+	CU_ASSERT_EQUAL_FATAL(seghdr_encode(&h, blk), 0);
+	CU_ASSERT(memcmp(blk, "CKPTSEG1", 8) == 0);
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), 0);
+	CU_ASSERT(memcmp(&h, &out, sizeof(h)) == 0);
+
+	/* Every byte matters. */
+	for (i = 0; i < SEGHDR_SIZE; i++) {
+		blk[i] ^= 0x20;
+		CU_ASSERT_NOT_EQUAL(seghdr_decode(blk, &out), 0);
+		blk[i] ^= 0x20;
+	}
+	blk[100] ^= 1;
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_ECORRUPT);
+	blk[100] ^= 1;
+	blk[8] ^= 1;
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_EVERSION);
+	blk[8] ^= 1;
+
+	/* Non-zero padding with a matching CRC. */
+	blk[SEGHDR_SIZE - 100] = 1;
+	put_le32(blk + SEGHDR_SIZE - 4, crc32c(blk, SEGHDR_SIZE - 4));
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_EPROTO);
+
+	memset(blk, 0, sizeof(blk));
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_EBADMAGIC);
+	memset(blk, 0xff, sizeof(blk));
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_EBADMAGIC);
+
+	sample_seghdr(&h);
+	strcpy(h.job, "a//b");
+	CU_ASSERT_EQUAL_FATAL(seghdr_encode(&h, blk), 0);
+	CU_ASSERT_EQUAL(seghdr_decode(blk, &out), -CKPT_EBADNAME);
+
+	sample_seghdr(&h);
+	memset(h.version, 'v', sizeof(h.version));  /* no NUL */
+	CU_ASSERT_EQUAL(seghdr_encode(&h, blk), -EMSGSIZE);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+		{ "round_trip", test_round_trip },
+		{ "encode_cap", test_encode_cap },
+		{ "truncation", test_truncation },
+		{ "bit_flips", test_bit_flips },
+		{ "record_bounds", test_record_bounds },
+		{ "fields", test_fields },
+		{ "counts", test_counts },
+		{ "seghdr", test_seghdr },
+	};
+	unsigned i, failed;
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("manifest", NULL, NULL);
+	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			s = NULL;
+	}
+	if (!s) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * test_names.c - job, version and path rules, with the hostile names a
+ * client or a damaged manifest could send: traversal, absolute paths, empty
+ * components, control and non-ASCII bytes, and lengths one past each limit.
+ */
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "ckpt.h"
+#include "names.h"
+
+#define BAD (-CKPT_EBADNAME)
+
+/* n copies of c, NUL-terminated, in a static buffer. */
+static const char *rep(char c, size_t n)
+{
+	static char buf[4096];
+
+	memset(buf, c, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Components of clen bytes joined by '/', total length exactly n, counted
+ * from the end so the last component is whole (the first may be shorter). */
+static const char *joined(size_t n, size_t clen)
+{
+	static char buf[4096];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = ((n - 1 - i) % (clen + 1) == clen) ? '/' : 'a';
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_valid(void)
+{
+	static const char *const ok[] = {
+		"a", "llama70b", "step-001200", "rank03.pt", "...", ".hidden",
+		"a..b", "x.", "A-Za-z0-9._+-=@,",
+		"0123456789", "k=v@host,1+2", "_",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CU_ASSERT_EQUAL(name_check_job(ok[i]), 0);
+		CU_ASSERT_EQUAL(name_check_version(ok[i]), 0);
+		CU_ASSERT_EQUAL(name_check_path(ok[i]), 0);
+	}
+	CU_ASSERT_EQUAL(name_check_job("llama70b/run3"), 0);
+	CU_ASSERT_EQUAL(name_check_job("a/b/c/d"), 0);
+	CU_ASSERT_EQUAL(name_check_path("model/rank03.pt"), 0);
+	CU_ASSERT_EQUAL(name_check_path(".../x/..a/a.."), 0);
+}
+
+static void test_hostile(void)
+{
+	static const char *const bad[] = {
+		"", ".", "..", "a/../b", "../a", "a/..", "./a", "a/./b", "a/.",
+		"/abs", "/", "//", "a/", "a//b", "a/b/", "a\\b", "a b", " a",
+		"a\tb", "a\nb", "a:b", "a;b", "a<b", "a*b", "a?b", "a~b",
+		"a%2fb", "a\"b", "a'b", "a|b", "a$b", "a#b", "a!b", "a&b",
+		"a(b)", "a[b]", "\x7f", "\x01", "caf\xc3\xa9", "\xe2\x80\x8b",
+		"\x80", "\xff", "a/\xc0\xaf/b", "\xef\xbc\x8f",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_EQUAL(name_check_job(bad[i]), BAD);
+		CU_ASSERT_EQUAL(name_check_version(bad[i]), BAD);
+		CU_ASSERT_EQUAL(name_check_path(bad[i]), BAD);
+	}
+	CU_ASSERT_EQUAL(name_check_job(NULL), BAD);
+	CU_ASSERT_EQUAL(name_check_version(NULL), BAD);
+	CU_ASSERT_EQUAL(name_check_path(NULL), BAD);
+	/* A version is a single component. */
+	CU_ASSERT_EQUAL(name_check_version("a/b"), BAD);
+	/* An embedded NUL ends a C string: "a\0/../x" is just "a".  The wire
+	 * decoders reject the NUL itself (test_codec, test_proto). */
+	CU_ASSERT_EQUAL(name_check_path("a\0/../x"), 0);
+}
+
+static void test_lengths(void)
+{
+	/* Component limit: 255. */
+	CU_ASSERT_EQUAL(name_check_path(rep('a', 255)), 0);
+	CU_ASSERT_EQUAL(name_check_path(rep('a', 256)), BAD);
+	CU_ASSERT_EQUAL(name_check_path(joined(255 + 1 + 255, 255)), 0);
+	CU_ASSERT_EQUAL(name_check_job(rep('a', 199)), 0);
+
+	/* Job: 200 bytes in all. */
+	CU_ASSERT_EQUAL(name_check_job(rep('a', CKPT_JOB_MAX)), 0);
+	CU_ASSERT_EQUAL(name_check_job(rep('a', CKPT_JOB_MAX + 1)), BAD);
+	CU_ASSERT_EQUAL(name_check_job(joined(CKPT_JOB_MAX, 8)), 0);
+	CU_ASSERT_EQUAL(name_check_job(joined(CKPT_JOB_MAX + 1, 8)), BAD);
+
+	/* Version: 128. */
+	CU_ASSERT_EQUAL(name_check_version(rep('v', CKPT_VERSION_MAX)), 0);
+	CU_ASSERT_EQUAL(name_check_version(rep('v', CKPT_VERSION_MAX + 1)),
+			BAD);
+
+	/* Path: 1024 in all, components still at most 255. */
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX, 100)), 0);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX + 1, 100)), BAD);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX, 254)), 0);
+	CU_ASSERT_EQUAL(name_check_path(rep('a', 3000)), BAD);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+		{ "valid", test_valid },
+		{ "hostile", test_hostile },
+		{ "lengths", test_lengths },
+	};
+	unsigned i, failed;
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("names", NULL, NULL);
+	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			s = NULL;
+	}
+	if (!s) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

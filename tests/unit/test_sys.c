@@ -1,0 +1,303 @@
+/*
+ * test_sys.c - unit tests for lib/sys: the fault-injection seam.
+ *
+ * Covers the plan language (Nth call once, "N+" from then on, several rules,
+ * bad specs rejected without disturbing the plan in force), counting from
+ * several threads at once, and real file I/O through the wrappers in a
+ * private mkdtemp directory: write, fsync, rename, directory fsync, read back,
+ * fallocate, unlink, and the same calls failing on cue.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "sys.h"
+
+static char tmpdir[256];
+
+static void path_in_tmp(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+static void test_nth_once(void)
+{
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("pwrite:3:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), -EIO);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	/* Other operations have their own counters and no rule. */
+	CU_ASSERT_EQUAL(sys_inject(SYS_FSYNC), 0);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
+static void test_nth_onwards(void)
+{
+	int i;
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("fsync:2+:ENOSPC"), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_FSYNC), 0);
+	for (i = 0; i < 100; i++)
+		CU_ASSERT_EQUAL(sys_inject(SYS_FSYNC), -ENOSPC);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	CU_ASSERT_EQUAL(sys_fault_set(""), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_FSYNC), 0);
+}
+
+static void test_several_rules(void)
+{
+	CU_ASSERT_EQUAL_FATAL(
+		sys_fault_set("pwrite:1:EROFS,pwrite:3:EDQUOT,rename:2:EACCES,open:1+:EPERM,unlink:1:ENOMEM,pread:2:EIO,fallocate:1:ENOSPC"),
+		0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), -EROFS);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), -EDQUOT);
+	CU_ASSERT_EQUAL(sys_inject(SYS_RENAME), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_RENAME), -EACCES);
+	CU_ASSERT_EQUAL(sys_inject(SYS_OPEN), -EPERM);
+	CU_ASSERT_EQUAL(sys_inject(SYS_OPEN), -EPERM);
+	CU_ASSERT_EQUAL(sys_inject(SYS_UNLINK), -ENOMEM);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PREAD), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PREAD), -EIO);
+	CU_ASSERT_EQUAL(sys_inject(SYS_FALLOCATE), -ENOSPC);
+
+	/* A new plan restarts the counts. */
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("pwrite:1:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PWRITE), -EIO);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
+static void test_bad_specs(void)
+{
+	static const char *const bad[] = {
+		"bogus:1:EIO", "pwrite:0:EIO", "pwrite:x:EIO", "pwrite:1:EFOO",
+		"pwrite:1", "pwrite", ":1:EIO", "pwrite::EIO", "pwrite:1:",
+		"pwrite:1:EIO,", ",pwrite:1:EIO", "pwrite:1:EIO,,fsync:1:EIO",
+		"pwrite:1+x:EIO", "pwrite:+:EIO", "pwrite:-1:EIO", "pwrite:+1:EIO",
+		"pwrite: 1:EIO", "pwrite:1:eio", "PWRITE:1:EIO", "pwrite:1:EIO:x",
+		"pwrite:1++:EIO", "pwrite:9999999999999999999:EIO",
+	};
+	char many[512] = "";
+	size_t i;
+
+	/* A plan holds 16 rules; 17 is too many. */
+	for (i = 0; i < 16; i++)
+		strcat(many, i ? ",fsync:1:EIO" : "fsync:1:EIO");
+	CU_ASSERT_EQUAL(sys_fault_set(many), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_FSYNC), -EIO);
+	strcat(many, ",fsync:1:EIO");
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("unlink:2:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_UNLINK), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int ret = sys_fault_set(bad[i]);
+
+		if (ret != -EINVAL)
+			fprintf(stderr, "accepted bad spec '%s'\n", bad[i]);
+		CU_ASSERT_EQUAL(ret, -EINVAL);
+	}
+	CU_ASSERT_EQUAL(sys_fault_set(many), -EINVAL);
+
+	/* The plan in force and its count survived every rejection. */
+	CU_ASSERT_EQUAL(sys_inject(SYS_UNLINK), -EIO);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
+static void test_env(void)
+{
+	CU_ASSERT_EQUAL_FATAL(setenv("CKPT_FAULT", "rename:1:EROFS", 1), 0);
+	CU_ASSERT_EQUAL(sys_fault_init(), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_RENAME), -EROFS);
+	CU_ASSERT_EQUAL_FATAL(setenv("CKPT_FAULT", "rename:x", 1), 0);
+	CU_ASSERT_EQUAL(sys_fault_init(), -EINVAL);
+	CU_ASSERT_EQUAL(unsetenv("CKPT_FAULT"), 0);
+	CU_ASSERT_EQUAL(sys_fault_init(), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_RENAME), 0);
+}
+
+static void test_op_names(void)
+{
+	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_OPEN), "open");
+	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_FALLOCATE), "fallocate");
+	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_UNLINK), "unlink");
+	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_NOPS), "unknown");
+	CU_ASSERT_EQUAL(sys_inject(SYS_NOPS), -EINVAL);
+}
+
+#define NTHREADS 8
+#define NCALLS 10000
+#define FAIL_FROM 1000
+
+static void *inject_worker(void *arg)
+{
+	long fails = 0;
+	int i;
+
+	for (i = 0; i < NCALLS; i++)
+		if (sys_inject(SYS_PWRITE) == -EIO)
+			fails++;
+	return (void *)fails;
+}
+
+/* Exactly the calls from number FAIL_FROM on fail, however they interleave. */
+static void test_threads(void)
+{
+	pthread_t th[NTHREADS];
+	long total = 0;
+	void *r;
+	int i;
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("pwrite:1000+:EIO"), 0);
+	for (i = 0; i < NTHREADS; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, inject_worker,
+						     NULL), 0);
+	for (i = 0; i < NTHREADS; i++) {
+		CU_ASSERT_EQUAL(pthread_join(th[i], &r), 0);
+		total += (long)r;
+	}
+	CU_ASSERT_EQUAL(total, (long)NTHREADS * NCALLS - (FAIL_FROM - 1));
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
+/* The write-fsync-rename-fsync(dir) sequence the store uses, for real. */
+static void test_real_file(void)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX], buf[8192], back[8192];
+	struct stat st;
+	int fd, i;
+
+	for (i = 0; i < (int)sizeof(buf); i++)
+		buf[i] = (char)(i * 7);
+	path_in_tmp(tmp, sizeof(tmp), "chunk.tmp");
+	path_in_tmp(dst, sizeof(dst), "chunk");
+
+	fd = sys_open(tmp, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(sys_fallocate(fd, 0, sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(sys_pwrite(fd, buf, 100, 0), 100);
+	CU_ASSERT_EQUAL(sys_pwrite_all(fd, buf + 100, sizeof(buf) - 100, 100), 0);
+	CU_ASSERT_EQUAL(sys_fsync(fd), 0);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	CU_ASSERT_EQUAL(sys_rename(tmp, dst), 0);
+	CU_ASSERT_EQUAL(sys_fsync_dir(tmpdir), 0);
+
+	fd = sys_open(dst, O_RDONLY | O_CLOEXEC, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, (off_t)sizeof(buf));
+	CU_ASSERT_EQUAL(sys_pread(fd, back, 10, 0), 10);
+	CU_ASSERT_EQUAL(sys_pread_all(fd, back, sizeof(back), 0), 0);
+	CU_ASSERT_EQUAL(memcmp(buf, back, sizeof(buf)), 0);
+	/* Short read at end of file. */
+	CU_ASSERT_EQUAL(sys_pread_all(fd, back, 16, sizeof(buf) - 8), -EIO);
+	CU_ASSERT_EQUAL(sys_pread(fd, back, 16, sizeof(buf)), 0);
+	/* Writing to a read-only descriptor is a real error. */
+	CU_ASSERT_EQUAL(sys_pwrite(fd, buf, 1, 0), -EBADF);
+	CU_ASSERT_EQUAL(close(fd), 0);
+
+	CU_ASSERT_EQUAL(sys_open(tmp, O_RDONLY, 0), -ENOENT);
+	CU_ASSERT_EQUAL(sys_rename(tmp, dst), -ENOENT);
+	CU_ASSERT_EQUAL(sys_fsync_dir(dst), -ENOTDIR);
+	CU_ASSERT_EQUAL(sys_unlink(dst), 0);
+	CU_ASSERT_EQUAL(sys_unlink(dst), -ENOENT);
+}
+
+/* Injected failures stop the real call: nothing reaches the file system. */
+static void test_real_file_faults(void)
+{
+	char a[PATH_MAX], b[PATH_MAX], buf[4096], back[4096];
+	struct stat st;
+	int fd;
+
+	memset(buf, 'x', sizeof(buf));
+	path_in_tmp(a, sizeof(a), "a");
+	path_in_tmp(b, sizeof(b), "b");
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("open:1:EACCES"), 0);
+	CU_ASSERT_EQUAL(sys_open(a, O_CREAT | O_RDWR, 0600), -EACCES);
+	CU_ASSERT_EQUAL(stat(a, &st), -1);
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("pwrite:2:ENOSPC,fsync:1:EIO,rename:1:EROFS,unlink:1:EPERM,fallocate:1:EDQUOT,pread:1:EIO"), 0);
+	fd = sys_open(a, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(sys_fallocate(fd, 0, 4096), -EDQUOT);
+	CU_ASSERT_EQUAL(sys_pwrite_all(fd, buf, 100, 0), 0);
+	CU_ASSERT_EQUAL(sys_pwrite_all(fd, buf, 100, 100), -ENOSPC);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 100);
+	CU_ASSERT_EQUAL(sys_fsync(fd), -EIO);
+	CU_ASSERT_EQUAL(sys_fsync(fd), 0);
+	CU_ASSERT_EQUAL(sys_pread_all(fd, back, 100, 0), -EIO);
+	CU_ASSERT_EQUAL(sys_pread_all(fd, back, 100, 0), 0);
+	CU_ASSERT_EQUAL(memcmp(back, buf, 100), 0);
+	CU_ASSERT_EQUAL(close(fd), 0);
+
+	CU_ASSERT_EQUAL(sys_rename(a, b), -EROFS);
+	CU_ASSERT_EQUAL(stat(a, &st), 0);
+	CU_ASSERT_EQUAL(sys_unlink(a), -EPERM);
+	CU_ASSERT_EQUAL(stat(a, &st), 0);
+
+	/* fsync_dir goes through the seam too. */
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("fsync:1:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_fsync_dir(tmpdir), -EIO);
+	CU_ASSERT_EQUAL(sys_fsync_dir(tmpdir), 0);
+
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+	CU_ASSERT_EQUAL(sys_unlink(a), 0);
+}
+
+static int suite_init(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test_sys.XXXXXX",
+		 base && *base ? base : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int suite_clean(void)
+{
+	sys_fault_set(NULL);
+	/* Every test removes its own files; a leftover makes this fail. */
+	return rmdir(tmpdir);
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	suite = CU_add_suite("sys", suite_init, suite_clean);
+	if (!suite ||
+	    !CU_add_test(suite, "Nth call fails once", test_nth_once) ||
+	    !CU_add_test(suite, "N+ fails from then on", test_nth_onwards) ||
+	    !CU_add_test(suite, "several rules", test_several_rules) ||
+	    !CU_add_test(suite, "bad specs rejected", test_bad_specs) ||
+	    !CU_add_test(suite, "CKPT_FAULT", test_env) ||
+	    !CU_add_test(suite, "op names", test_op_names) ||
+	    !CU_add_test(suite, "threads count exactly", test_threads) ||
+	    !CU_add_test(suite, "real file I/O", test_real_file) ||
+	    !CU_add_test(suite, "real file I/O with faults", test_real_file_faults)) {
+		CU_cleanup_registry();
+		return CU_get_error() ? (int)CU_get_error() : 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+		CU_get_number_of_suites_failed();
+	fails += CU_get_error() != CUE_SUCCESS;
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
