@@ -118,9 +118,9 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	if (ret < 0)
 		return ret;
 	if (count) {
-		*count = dec_u32(rest);
-		/* Each entry takes at least 2 bytes: bound the count. */
-		if (rest->err || *count > dec_left(rest) / 2 + 1)
+		/* Bounded by the bytes present: safe to allocate by. */
+		*count = proto_dec_list_count(rest, req->type);
+		if (rest->err)
 			return -CKPT_EPROTO;
 	}
 	return 0;
@@ -148,7 +148,7 @@ int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 		goto out_unlock;
 	}
 	for (i = 0; i < n; i++)
-		dec_str(&d, jobs[i], CKPT_JOB_MAX);
+		proto_dec_job_entry(&d, jobs[i]);
 	ret = d.err ? -CKPT_EPROTO : (int)n;
 out_unlock:
 	pthread_mutex_unlock(&c->mu);

@@ -127,8 +127,9 @@ struct ckpt_status {
 };
 
 /* Connect to ckptd.  socket_path NULL: $CKPT_SOCKET, else CKPT_DEFAULT_SOCKET.
- * Maps a staging buffer of $CKPT_STAGING bytes if set (suffixes K, M, G), else
- * the server's default.  Blocks while ckptd has no staging memory to spare. */
+ * The staging lease is taken on the first write or read: $CKPT_STAGING bytes
+ * if set (suffixes K, M, G), else ckptd's staging_client.  That first call
+ * blocks while ckptd has no staging memory to spare. */
 int ckpt_connect(const char *socket_path, struct ckpt_client **out);
 /* Close the connection.  Versions still open on it that were not committed
  * are aborted by ckptd.  NULL is a no-op. */

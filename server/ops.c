@@ -345,7 +345,7 @@ void op_list_jobs(struct conn *c, const struct proto_msg *req)
 		struct job *j = list_entry(pos, struct job, link);
 
 		if (!session_may(c, j))
-			enc_str(&e, j->name);
+			proto_enc_job_entry(&e, j->name);
 	}
 	conn_reply_end(c, &e);
 }
