@@ -126,6 +126,8 @@ static void on_signal(struct loop_op *op, int res)
 {
 	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, sig_op));
 
+	if (res > 0)
+		loop_mark_defined(&d->sig, res);
 	if (res != (int)sizeof(d->sig)) {
 		arm_signal(d);
 		return;
@@ -288,5 +290,6 @@ void ckptd_close(struct ckptd *d)
 	catalog_close(&d->cat);
 	segs_close(&d->segs);
 	staging_release(&d->staging);
+	reader_release();
 	log_printf(LOG_NOTICE, "ckptd stopped");
 }

@@ -71,6 +71,12 @@ static void buf_put(void *p, size_t size)
 		free(p);
 }
 
+void reader_release(void)
+{
+	while (npool)
+		free(pool[--npool]);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -166,6 +172,8 @@ static void on_read(struct loop_op *op, int res)
 	size_t rlen = (m->len + 4095) & ~4095u;
 	uint32_t i;
 
+	if (res > 0)
+		loop_mark_defined(o->buf, res);
 	if (res < (int)m->len) {
 		if (!r->err)
 			r->err = res < 0 ? res : -EIO;

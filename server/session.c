@@ -298,6 +298,7 @@ static void on_recv(struct loop_op *op, int res)
 
 	if (res <= 0 || c->closed)
 		goto out_close;
+	loop_mark_defined(c->rbuf + c->rlen, res);
 	c->rlen += res;
 	while (c->rlen - used >= PROTO_HDR_LEN) {
 		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);

@@ -105,6 +105,8 @@ void op_remove(struct conn *c, const struct proto_msg *req);
 void op_status(struct conn *c, const struct proto_msg *req);
 void op_write(struct conn *c, const struct proto_msg *req);
 void op_read(struct conn *c, const struct proto_msg *req);
+/* Free the reader's buffer pool (shutdown). */
+void reader_release(void);
 /* Staging was returned: lend it to clients waiting in HELLO, in order. */
 void ops_staging_freed(struct ckptd *d);
 /* A writer of c leaves without committing (disconnect or ABORT). */
