@@ -1,0 +1,507 @@
+/*
+ * ctl_cmds.c - the inspection commands of ckptctl: status, ls, rm.
+ *
+ * Each command parses its own options, connects, asks ckptd through the
+ * public API and prints either aligned tables (ctl_fmt.h) or one JSON object
+ * (ctl_json.h).  Versions are shown in commit order (the seq ckptd assigns
+ * at seal), with still-open versions last, because that is the order in
+ * which a user reasons about checkpoints.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "ctl_fmt.h"
+#include "ctl_json.h"
+
+static const struct option plain_opts[] = {
+	CTL_COMMON_OPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Parse a command that has only the common options.  Returns -1 to go on,
+ * or an exit status. */
+static int plain_args(struct ctl *ctl, int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", plain_opts, NULL)) != -1) {
+		switch (opt) {
+		case CTL_OPT_JSON:
+			ctl->json = 1;
+			break;
+		case 'h':
+			return ctl_help();
+		default:
+			return ctl_usage("%s: bad option", argv[0]);
+		}
+	}
+	return -1;
+}
+
+static uint64_t seq_key(const struct ckpt_version_info *v)
+{
+	return v->seq ? v->seq : UINT64_MAX; /* open versions sort last */
+}
+
+static int version_cmp(const void *a, const void *b)
+{
+	const struct ckpt_version_info *x = a, *y = b;
+	int r = strcmp(x->job, y->job);
+
+	if (r)
+		return r;
+	if (seq_key(x) != seq_key(y))
+		return seq_key(x) < seq_key(y) ? -1 : 1;
+	return strcmp(x->version, y->version);
+}
+
+static unsigned pct(uint64_t part, uint64_t whole)
+{
+	return whole ? (unsigned)((double)part * 100.0 / (double)whole) : 0;
+}
+
+/* One table row for a version; with_job adds the JOB column first. */
+static int version_row(struct tbl *t, const struct ckpt_version_info *v,
+		       uint64_t now, int with_job)
+{
+	char files[FMT_LEN], bytes[FMT_LEN], stored[FMT_LEN], age[FMT_LEN];
+	const char *cells[8];
+	int n = 0;
+
+	snprintf(files, sizeof(files), "%" PRIu32, v->nfiles);
+	fmt_size(bytes, v->bytes);
+	if (v->bytes)
+		snprintf(stored, sizeof(stored), "%u%%",
+			 v->stored >= v->bytes ? 100 : pct(v->stored, v->bytes));
+	else
+		snprintf(stored, sizeof(stored), "-");
+	if (v->sealed_ns && now >= v->sealed_ns)
+		fmt_dur(age, now - v->sealed_ns);
+	else
+		snprintf(age, sizeof(age), "-");
+
+	if (with_job)
+		cells[n++] = v->job;
+	cells[n++] = v->version;
+	cells[n++] = ckpt_state_name(v->state);
+	cells[n++] = ckpt_level_name(v->level);
+	cells[n++] = files;
+	cells[n++] = bytes;
+	cells[n++] = stored;
+	cells[n++] = age;
+	return tbl_add(t, cells);
+}
+
+static int print_versions(const struct ckpt_version_info *v, int n,
+			  int with_job)
+{
+	static const char *const heads[] = { "JOB", "VERSION", "STATE", "LEVEL",
+					     "FILES", "BYTES", "STORED", "AGE" };
+	uint64_t now = ctl_wall_ns();
+	struct tbl t;
+	int i, err;
+
+	tbl_init(&t, with_job ? 8 : 7, heads + !with_job,
+		 with_job ? "llllrrrr" : "lllrrrr");
+	for (i = 0; i < n; i++)
+		version_row(&t, &v[i], now, with_job);
+	err = tbl_print(&t, stdout);
+	tbl_release(&t);
+	for (i = 0; i < n; i++)
+		if (v[i].state == CKPT_ST_FAILED && v[i].error)
+			printf("%s/%s failed: %s\n", v[i].job, v[i].version,
+			       ckpt_strerror(v[i].error));
+	return err;
+}
+
+void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
+{
+	jw_obj(w);
+	jw_kstr(w, "job", v->job);
+	jw_kstr(w, "version", v->version);
+	jw_kstr(w, "state", ckpt_state_name(v->state));
+	jw_kstr(w, "level", ckpt_level_name(v->level));
+	jw_ku64(w, "uid", v->uid);
+	jw_ku64(w, "writers", v->writers);
+	jw_ku64(w, "committed", v->committed);
+	jw_ku64(w, "files", v->nfiles);
+	jw_ku64(w, "bytes", v->bytes);
+	jw_ku64(w, "stored", v->stored);
+	jw_ku64(w, "seq", v->seq);
+	jw_ku64(w, "sealed_ns", v->sealed_ns);
+	if (v->error) {
+		jw_ki64(w, "error_code", v->error);
+		jw_kstr(w, "error", ckpt_strerror(v->error));
+	}
+	jw_obj_end(w);
+}
+
+/* All versions of all jobs, sorted, in one malloc'd array (*out). */
+static int collect_versions(struct ckpt_client *c,
+			    struct ckpt_version_info **out, int *count)
+{
+	struct ckpt_version_info *all = NULL, *v = NULL, *grown;
+	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
+	int njobs, n, total = 0, i, err = 0;
+
+	njobs = ckpt_list_jobs(c, &jobs);
+	if (njobs < 0)
+		return njobs;
+	for (i = 0; i < njobs; i++) {
+		n = ckpt_list_versions(c, jobs[i], &v);
+		if (n == -ENOENT || n == -CKPT_ENOVERSION || n == -EACCES)
+			continue; /* removed since listed, or another user's */
+		if (n < 0) {
+			err = n;
+			goto out_free;
+		}
+		grown = realloc(all, (size_t)(total + n + 1) * sizeof(*all));
+		if (!grown) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+		all = grown;
+		if (n)
+			memcpy(all + total, v, (size_t)n * sizeof(*v));
+		total += n;
+		free(v);
+		v = NULL;
+	}
+	if (total)
+		qsort(all, (size_t)total, sizeof(*all), version_cmp);
+	*out = all;
+	*count = total;
+	all = NULL;
+out_free:
+	free(v);
+	free(all);
+	free(jobs);
+	return err;
+}
+
+static void status_json(const struct ckpt_status *s,
+			const struct ckpt_version_info *v, int n)
+{
+	struct jw w;
+	int i;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_key(&w, "daemon");
+	jw_obj(&w);
+	jw_ku64(&w, "pid", s->pid);
+	jw_ku64(&w, "uptime_ms", s->uptime_ms);
+	jw_ku64(&w, "proto_version", s->proto_version);
+	jw_ku64(&w, "clients", s->clients);
+	jw_ku64(&w, "jobs", s->jobs);
+	jw_ku64(&w, "versions", s->versions);
+	jw_ku64(&w, "open_versions", s->open_versions);
+	jw_ku64(&w, "queue_depth", s->queue_depth);
+	jw_ku64(&w, "staging_total", s->staging_total);
+	jw_ku64(&w, "staging_used", s->staging_used);
+	jw_kstr(&w, "store", s->store);
+	jw_ku64(&w, "capacity", s->capacity);
+	jw_ku64(&w, "store_used", s->store_used);
+	jw_ku64(&w, "ingest_bytes", s->ingest_bytes);
+	jw_ku64(&w, "ingest_rate", s->ingest_rate);
+	jw_obj_end(&w);
+	jw_key(&w, "versions");
+	jw_arr(&w);
+	for (i = 0; i < n; i++)
+		ctl_json_version(&w, &v[i]);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_done(&w);
+}
+
+static void status_text(const struct ckpt_status *s,
+			const struct ckpt_version_info *v, int n)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+
+	printf("ckptd     pid %" PRIu64 ", up %s, protocol %" PRIu32 "\n",
+	       s->pid, fmt_dur(a, s->uptime_ms * 1000000u), s->proto_version);
+	printf("store     %s: %s used", s->store, fmt_size(a, s->store_used));
+	if (s->capacity)
+		printf(" of %s (%u%%)", fmt_size(b, s->capacity),
+		       pct(s->store_used, s->capacity));
+	printf("\nstaging   %s leased of %s (%u%%)\n",
+	       fmt_size(a, s->staging_used), fmt_size(b, s->staging_total),
+	       pct(s->staging_used, s->staging_total));
+	printf("ingest    %s since start, %s now\n",
+	       fmt_size(a, s->ingest_bytes), fmt_rate(b, (double)s->ingest_rate));
+	printf("clients %" PRIu32 ", jobs %" PRIu32 ", versions %" PRIu32
+	       " (%" PRIu32 " open), disk queue depth %" PRIu32 "\n",
+	       s->clients, s->jobs, s->versions, s->open_versions,
+	       s->queue_depth);
+	if (n) {
+		putchar('\n');
+		print_versions(v, n, 1);
+	}
+}
+
+int cmd_status(struct ctl *ctl, int argc, char **argv)
+{
+	struct ckpt_version_info *v = NULL;
+	struct ckpt_status s;
+	int rc, err, n = 0;
+
+	rc = plain_args(ctl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return ctl_usage("status: no arguments expected");
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	err = ckpt_status(ctl->c, &s);
+	if (err)
+		return ctl_fail(err, "status");
+	err = collect_versions(ctl->c, &v, &n);
+	if (err)
+		return ctl_fail(err, "list versions");
+	if (ctl->json)
+		status_json(&s, v, n);
+	else
+		status_text(&s, v, n);
+	free(v);
+	return CTL_EXIT_OK;
+}
+
+/* The committed version with the highest seq, or NULL. */
+static const struct ckpt_version_info *newest(const struct ckpt_version_info *v,
+					      int n)
+{
+	const struct ckpt_version_info *best = NULL;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].seq && (!best || v[i].seq > best->seq))
+			best = &v[i];
+	return best;
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* One job's entry for ls without arguments. */
+static void ls_job_entry(struct ctl *ctl, struct jw *w, struct tbl *t,
+			 const char *job, const struct ckpt_version_info *v,
+			 int n)
+{
+	const struct ckpt_version_info *nv = newest(v, n);
+	uint64_t now = ctl_wall_ns();
+	char cnt[FMT_LEN], age[FMT_LEN];
+
+	if (ctl->json) {
+		jw_obj(w);
+		jw_kstr(w, "job", job);
+		jw_ku64(w, "versions", (uint64_t)n);
+		jw_key(w, "newest");
+		if (nv)
+			jw_str(w, nv->version);
+		else
+			jw_null(w);
+		jw_key(w, "level");
+		if (nv)
+			jw_str(w, ckpt_level_name(nv->level));
+		else
+			jw_null(w);
+		jw_obj_end(w);
+		return;
+	}
+	snprintf(cnt, sizeof(cnt), "%d", n);
+	if (nv && nv->sealed_ns && now >= nv->sealed_ns)
+		fmt_dur(age, now - nv->sealed_ns);
+	else
+		snprintf(age, sizeof(age), "-");
+	tbl_add(t, (const char *[]){ job, cnt, nv ? nv->version : NULL,
+		nv ? ckpt_level_name(nv->level) : NULL, age });
+}
+
+static int ls_jobs(struct ctl *ctl)
+{
+	static const char *const heads[] = { "JOB", "VERSIONS", "NEWEST",
+					     "LEVEL", "AGE" };
+	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
+	struct ckpt_version_info *v;
+	struct jw w;
+	struct tbl t;
+	int njobs, n, i, rc = CTL_EXIT_OK;
+
+	njobs = ckpt_list_jobs(ctl->c, &jobs);
+	if (njobs < 0)
+		return ctl_fail(njobs, "list jobs");
+	if (njobs > 1)
+		qsort(jobs, (size_t)njobs, sizeof(*jobs), job_cmp);
+	jw_init(&w, stdout);
+	if (ctl->json) {
+		jw_obj(&w);
+		jw_key(&w, "jobs");
+		jw_arr(&w);
+	}
+	tbl_init(&t, 5, heads, "lrllr");
+	for (i = 0; i < njobs; i++) {
+		v = NULL;
+		n = ckpt_list_versions(ctl->c, jobs[i], &v);
+		if (n == -ENOENT || n == -CKPT_ENOVERSION || n == -EACCES)
+			continue; /* removed since listed, or another user's */
+		if (n < 0) {
+			rc = ctl_fail(n, "list versions of %s", jobs[i]);
+			goto out_release;
+		}
+		ls_job_entry(ctl, &w, &t, jobs[i], v, n);
+		free(v);
+	}
+	if (ctl->json) {
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_done(&w);
+	} else if (t.nrows) {
+		tbl_print(&t, stdout);
+	}
+out_release:
+	tbl_release(&t);
+	free(jobs);
+	return rc;
+}
+
+static int ls_versions(struct ctl *ctl, const char *job)
+{
+	struct ckpt_version_info *v = NULL;
+	struct jw w;
+	int n, i;
+
+	n = ckpt_list_versions(ctl->c, job, &v);
+	if (n < 0)
+		return ctl_fail(n, "ls %s", job);
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), version_cmp);
+	if (ctl->json) {
+		jw_init(&w, stdout);
+		jw_obj(&w);
+		jw_kstr(&w, "job", job);
+		jw_key(&w, "versions");
+		jw_arr(&w);
+		for (i = 0; i < n; i++)
+			ctl_json_version(&w, &v[i]);
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_done(&w);
+	} else if (n) {
+		print_versions(v, n, 0);
+	}
+	free(v);
+	return CTL_EXIT_OK;
+}
+
+static int ls_files(struct ctl *ctl, const char *job, const char *version)
+{
+	static const char *const heads[] = { "PATH", "SIZE", "BYTES",
+					     "EXTENTS" };
+	struct ckpt_version_info vi;
+	struct ckpt_file_info *f = NULL;
+	char size[FMT_LEN], bytes[FMT_LEN], ext[FMT_LEN];
+	struct jw w;
+	struct tbl t;
+	int n, i, err;
+
+	err = ckpt_stat_version(ctl->c, job, version, &vi);
+	if (err)
+		return ctl_fail(err, "ls %s/%s", job, version);
+	n = ckpt_list_files(ctl->c, job, version, &f);
+	if (n < 0)
+		return ctl_fail(n, "ls %s/%s", job, version);
+	if (ctl->json) {
+		jw_init(&w, stdout);
+		jw_obj(&w);
+		jw_key(&w, "info");
+		ctl_json_version(&w, &vi);
+		jw_key(&w, "files");
+		jw_arr(&w);
+		for (i = 0; i < n; i++) {
+			jw_obj(&w);
+			jw_kstr(&w, "path", f[i].path);
+			jw_ku64(&w, "size", f[i].size);
+			jw_ku64(&w, "extents", f[i].extents);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_done(&w);
+		free(f);
+		return CTL_EXIT_OK;
+	}
+	printf("%s/%s: %s, level %s, %d files, %s\n", job, version,
+	       ckpt_state_name(vi.state), ckpt_level_name(vi.level), n,
+	       fmt_size(size, vi.bytes));
+	if (n) {
+		tbl_init(&t, 4, heads, "lrrr");
+		for (i = 0; i < n; i++) {
+			snprintf(bytes, sizeof(bytes), "%" PRIu64, f[i].size);
+			snprintf(ext, sizeof(ext), "%" PRIu32, f[i].extents);
+			tbl_add(&t, (const char *[]){ f[i].path,
+				fmt_size(size, f[i].size), bytes, ext });
+		}
+		putchar('\n');
+		tbl_print(&t, stdout);
+		tbl_release(&t);
+	}
+	free(f);
+	return CTL_EXIT_OK;
+}
+
+int cmd_ls(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = plain_args(ctl, argc, argv), nargs;
+
+	if (rc >= 0)
+		return rc;
+	nargs = argc - optind;
+	if (nargs > 2)
+		return ctl_usage("ls: too many arguments");
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	if (nargs == 0)
+		return ls_jobs(ctl);
+	if (nargs == 1)
+		return ls_versions(ctl, argv[optind]);
+	return ls_files(ctl, argv[optind], argv[optind + 1]);
+}
+
+int cmd_rm(struct ctl *ctl, int argc, char **argv)
+{
+	const char *job, *version;
+	struct jw w;
+	int rc = plain_args(ctl, argc, argv), err;
+
+	if (rc >= 0)
+		return rc;
+	if (argc - optind != 2)
+		return ctl_usage("rm: expected JOB VERSION");
+	job = argv[optind];
+	version = argv[optind + 1];
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	err = ckpt_remove(ctl->c, job, version);
+	if (err)
+		return ctl_fail(err, "rm %s/%s", job, version);
+	if (ctl->json) {
+		jw_init(&w, stdout);
+		jw_obj(&w);
+		jw_kstr(&w, "job", job);
+		jw_kstr(&w, "version", version);
+		jw_kbool(&w, "removed", 1);
+		jw_obj_end(&w);
+		jw_done(&w);
+	} else {
+		printf("removed %s/%s\n", job, version);
+	}
+	return CTL_EXIT_OK;
+}

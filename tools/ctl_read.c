@@ -1,0 +1,532 @@
+/*
+ * ctl_read.c - the commands that read a version back: verify and restore.
+ *
+ * Both walk the version's file list and pull every byte through ckpt_read()
+ * in 4 MiB pieces; ckptd checks each stored record's CRC32C on the way and
+ * answers -CKPT_ECORRUPT rather than hand out damaged bytes.  verify only
+ * counts and keeps going past damaged files so that it can name all of
+ * them; restore writes the bytes under DIR and stops at the first error.
+ *
+ * restore never trusts a path to stay inside DIR, even though ckptd
+ * validates names: a path must be relative, without empty, "." or ".."
+ * components, and the directories under DIR are walked one component at a
+ * time with O_NOFOLLOW, so a symlink planted inside DIR cannot redirect a
+ * write.  Each file is written to a temporary name, fsync'd, renamed into
+ * place, and its directory fsync'd, so that a crash leaves either the old
+ * file or the complete new one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ctl_fmt.h"
+#include "ctl_json.h"
+#include "progress.h"
+
+#define READ_PIECE (4u << 20)
+
+/* What is being read, shared by verify and restore. */
+struct rd {
+	struct ckpt_client *c;
+	const char *job;
+	char version[CKPT_VERSION_MAX + 1];
+	struct ckpt_file_info *files;  /* owned */
+	int nfiles;
+	uint64_t total;                /* sum of file sizes */
+	uint64_t done;                 /* bytes read so far */
+	void *buf;                     /* READ_PIECE bytes, owned */
+	struct progress prog;
+};
+
+/* Called with each piece read; returns 0 or -errno. */
+typedef int (*rd_sink_fn)(void *arg, const void *buf, size_t len);
+
+static void rd_release(struct rd *r)
+{
+	progress_done(&r->prog);
+	free(r->files);
+	free(r->buf);
+}
+
+/* Check the version is committed and load its file list. */
+static int rd_open(struct rd *r, const char *label)
+{
+	struct ckpt_version_info vi;
+	int n, i, err;
+
+	err = ckpt_stat_version(r->c, r->job, r->version, &vi);
+	if (err)
+		return ctl_fail(err, "%s %s/%s", label, r->job, r->version);
+	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)
+		return ctl_failx("%s %s/%s: version is %s, not committed", label,
+				 r->job, r->version, ckpt_state_name(vi.state));
+	n = ckpt_list_files(r->c, r->job, r->version, &r->files);
+	if (n < 0)
+		return ctl_fail(n, "%s %s/%s: list files", label, r->job,
+				r->version);
+	r->nfiles = n;
+	for (i = 0; i < n; i++)
+		r->total += r->files[i].size;
+	r->buf = malloc(READ_PIECE);
+	if (!r->buf)
+		return ctl_fail(-ENOMEM, "%s", label);
+	progress_init(&r->prog, label, r->total);
+	return 0;
+}
+
+/*
+ * Read one whole file through ckpt_read(), handing each piece to sink (may be
+ * NULL).  *got is the number of bytes read; it is short of the file's size
+ * only when the server's data ended early, which returns -ENODATA.
+ */
+static int rd_file(struct rd *r, const struct ckpt_file_info *f,
+		   rd_sink_fn sink, void *arg, uint64_t *got)
+{
+	uint64_t off = 0;
+	size_t len, nread;
+	int err;
+
+	*got = 0;
+	while (off < f->size) {
+		len = f->size - off < READ_PIECE ? (size_t)(f->size - off) :
+						    READ_PIECE;
+		nread = 0;
+		err = ckpt_read(r->c, r->job, r->version, f->path, r->buf, len,
+				off, &nread);
+		if (err)
+			return err;
+		if (nread > len)
+			return -CKPT_EPROTO;
+		if (sink && nread) {
+			err = sink(arg, r->buf, nread);
+			if (err)
+				return err;
+		}
+		off += nread;
+		*got = off;
+		r->done += nread;
+		progress_update(&r->prog, r->done, f->path);
+		if (nread < len)
+			return -ENODATA;
+	}
+	return 0;
+}
+
+/* A file verify found damaged. */
+struct bad {
+	int idx;       /* into rd.files */
+	int err;
+	uint64_t got;  /* bytes read before the error */
+};
+
+static void bad_print(const struct rd *r, const struct bad *b)
+{
+	const struct ckpt_file_info *f = &r->files[b->idx];
+
+	if (b->err == -ENODATA)
+		printf("corrupt: %s: data ends at %" PRIu64 " of %" PRIu64
+		       " bytes\n", f->path, b->got, f->size);
+	else
+		printf("corrupt: %s: %s (read at offset %" PRIu64 ")\n",
+		       f->path, ckpt_strerror(b->err), b->got);
+	fflush(stdout);
+}
+
+static void verify_json(const struct rd *r, const struct bad *bad, int nbad,
+			uint64_t verified, uint64_t ns)
+{
+	struct jw w;
+	int i;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "job", r->job);
+	jw_kstr(&w, "version", r->version);
+	jw_kbool(&w, "ok", nbad == 0);
+	jw_ku64(&w, "files", (uint64_t)r->nfiles);
+	jw_ku64(&w, "bytes", r->total);
+	jw_ku64(&w, "verified_bytes", verified);
+	jw_kdbl(&w, "elapsed_s", fmt_secs(ns));
+	jw_key(&w, "corrupt");
+	jw_arr(&w);
+	for (i = 0; i < nbad; i++) {
+		jw_obj(&w);
+		jw_kstr(&w, "path", r->files[bad[i].idx].path);
+		jw_ki64(&w, "error_code", bad[i].err);
+		jw_kstr(&w, "error", ckpt_strerror(bad[i].err));
+		jw_ku64(&w, "offset", bad[i].got);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_done(&w);
+}
+
+/* Errors that mean "this file is damaged", as opposed to "cannot go on". */
+static int is_damage(int err)
+{
+	return err == -CKPT_ECORRUPT || err == -EIO || err == -ENODATA;
+}
+
+static int verify_run(struct ctl *ctl, struct rd *r)
+{
+	char size[FMT_LEN], dur[FMT_LEN], rate[FMT_LEN];
+	struct bad *bad = NULL;
+	uint64_t t0 = ctl_now_ns(), got, ns, verified = 0;
+	int i, err, nbad = 0, rc;
+
+	if (r->nfiles) {
+		bad = calloc((size_t)r->nfiles, sizeof(*bad));
+		if (!bad)
+			return ctl_fail(-ENOMEM, "verify");
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		err = rd_file(r, &r->files[i], NULL, NULL, &got);
+		if (err && !is_damage(err)) {
+			progress_done(&r->prog);
+			rc = ctl_fail(err, "verify %s/%s: read %s", r->job,
+				      r->version, r->files[i].path);
+			goto out_free;
+		}
+		if (!err) {
+			verified += r->files[i].size;
+			continue;
+		}
+		bad[nbad] = (struct bad){ .idx = i, .err = err, .got = got };
+		if (!ctl->json) {
+			progress_done(&r->prog);
+			bad_print(r, &bad[nbad]);
+		}
+		nbad++;
+	}
+	progress_done(&r->prog);
+	ns = ctl_now_ns() - t0;
+	if (ctl->json)
+		verify_json(r, bad, nbad, verified, ns);
+	else if (!nbad)
+		printf("ok: %d files, %" PRIu64 " bytes verified (%s in %s, %s)\n",
+		       r->nfiles, verified, fmt_size(size, verified),
+		       fmt_dur(dur, ns),
+		       fmt_rate(rate, (double)verified / fmt_secs(ns ? ns : 1)));
+	rc = CTL_EXIT_OK;
+	if (nbad)
+		rc = ctl_failx("verify %s/%s: %d of %d files corrupt", r->job,
+			       r->version, nbad, r->nfiles);
+out_free:
+	free(bad);
+	return rc;
+}
+
+int cmd_verify(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CTL_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct rd r = { .c = NULL };
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case CTL_OPT_JSON:
+			ctl->json = 1;
+			break;
+		case 'h':
+			return ctl_help();
+		default:
+			return ctl_usage("verify: bad option");
+		}
+	}
+	if (argc - optind != 2)
+		return ctl_usage("verify: expected JOB VERSION");
+	r.job = argv[optind];
+	snprintf(r.version, sizeof(r.version), "%s", argv[optind + 1]);
+	progress_init(&r.prog, "verify", 0);
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	r.c = ctl->c;
+	rc = rd_open(&r, "verify");
+	if (!rc)
+		rc = verify_run(ctl, &r);
+	rd_release(&r);
+	return rc;
+}
+
+/* 0 if path is a relative path of plain components, else -CKPT_EBADNAME. */
+static int path_safe(const char *path)
+{
+	const char *p = path, *slash;
+	size_t n;
+
+	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX)
+		return -CKPT_EBADNAME;
+	for (;;) {
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 0 || n > 255 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -CKPT_EBADNAME;
+		if (!slash)
+			return 0;
+		p = slash + 1;
+	}
+}
+
+/* mkdir -p for the user's DIR; symlinks in DIR itself are the user's call. */
+static int mkdir_p(const char *dir)
+{
+	char tmp[4096];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		tmp[i] = i == n ? '\0' : '/';
+	}
+	return 0;
+}
+
+/*
+ * Open the directory that will hold path's last component, creating the
+ * directories on the way, one component at a time and never following a
+ * symlink.  On success *dfd is an fd the caller closes (never rootfd itself)
+ * and *base points into path.
+ */
+static int open_parent(int rootfd, const char *path, int *dfd,
+		       const char **base)
+{
+	char comp[256];
+	const char *p = path, *slash;
+	int fd, next, err = 0;
+
+	fd = dup(rootfd);
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		if ((size_t)(slash - p) >= sizeof(comp)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT) {
+			if (mkdirat(fd, comp, 0755) && errno != EEXIST)
+				goto out_errno;
+			if (fsync(fd)) /* make the new entry durable */
+				goto out_errno;
+			next = openat(fd, comp,
+				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0)
+			goto out_errno;
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*dfd = fd;
+	*base = p;
+	return 0;
+
+out_errno:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Where restore_file() writes: the temp file and how far it has got. */
+struct out_file {
+	int fd;
+	uint64_t off;
+};
+
+/*
+ * Write one piece and start its writeback at once, so that the fsync at the
+ * end of the file waits for the last piece only rather than for the whole
+ * file, and reading from ckptd overlaps with the disk writing.
+ */
+static int write_piece(void *arg, const void *buf, size_t len)
+{
+	struct out_file *o = arg;
+	const char *p = buf;
+	uint64_t start = o->off;
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(o->fd, p, len, (off_t)o->off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+		o->off += (uint64_t)n;
+	}
+	/* Advisory: where it is not supported, fsync does all the work. */
+	sync_file_range(o->fd, (off_t)start, (off_t)(o->off - start),
+			SYNC_FILE_RANGE_WRITE);
+	return 0;
+}
+
+/* Restore one file: temp name, data, fsync, rename, fsync the directory. */
+static int restore_file(struct rd *r, int rootfd, int idx)
+{
+	const struct ckpt_file_info *f = &r->files[idx];
+	const char *base = NULL;
+	struct out_file out;
+	char tmp[64];
+	uint64_t got;
+	int dfd = -1, fd, err;
+
+	err = open_parent(rootfd, f->path, &dfd, &base);
+	if (err)
+		return err;
+	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0 && errno == EEXIST && !unlinkat(dfd, tmp, 0))
+		fd = openat(dfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+	if (fd < 0) {
+		err = -errno;
+		goto out_close_dir;
+	}
+	out = (struct out_file){ .fd = fd, .off = 0 };
+	err = rd_file(r, f, write_piece, &out, &got);
+	if (!err && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	else if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0); /* gone already if the rename happened */
+out_close_dir:
+	close(dfd);
+	return err;
+}
+
+static void restore_report(struct ctl *ctl, const struct rd *r,
+			   const char *dir, uint64_t ns)
+{
+	char size[FMT_LEN], dur[FMT_LEN], rate[FMT_LEN];
+	struct jw w;
+
+	if (!ctl->json) {
+		printf("restored %s/%s: %d files, %s into %s in %s (%s)\n",
+		       r->job, r->version, r->nfiles, fmt_size(size, r->done),
+		       dir, fmt_dur(dur, ns),
+		       fmt_rate(rate, (double)r->done / fmt_secs(ns ? ns : 1)));
+		return;
+	}
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "job", r->job);
+	jw_kstr(&w, "version", r->version);
+	jw_kstr(&w, "dir", dir);
+	jw_ku64(&w, "files", (uint64_t)r->nfiles);
+	jw_ku64(&w, "bytes", r->done);
+	jw_kdbl(&w, "elapsed_s", fmt_secs(ns));
+	jw_obj_end(&w);
+	jw_done(&w);
+}
+
+static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
+{
+	uint64_t t0 = ctl_now_ns();
+	int i, err, rootfd, rc = CTL_EXIT_OK;
+
+	/* Refuse the whole version before writing anything. */
+	for (i = 0; i < r->nfiles; i++)
+		if (path_safe(r->files[i].path))
+			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
+					 r->job, r->version, r->files[i].path);
+	err = mkdir_p(dir);
+	if (err)
+		return ctl_fail(err, "restore: create %s", dir);
+	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return ctl_fail(-errno, "restore: open %s", dir);
+	for (i = 0; i < r->nfiles; i++) {
+		err = restore_file(r, rootfd, i);
+		if (err) {
+			progress_done(&r->prog);
+			rc = ctl_fail(err, "restore %s/%s: %s", r->job,
+				      r->version, r->files[i].path);
+			goto out_close;
+		}
+	}
+	progress_done(&r->prog);
+	restore_report(ctl, r, dir, ctl_now_ns() - t0);
+out_close:
+	close(rootfd);
+	return rc;
+}
+
+int cmd_restore(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		CTL_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *want = "latest";
+	struct rd r = { .c = NULL };
+	int opt, rc, err;
+
+	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			dir = optarg;
+			break;
+		case CTL_OPT_JSON:
+			ctl->json = 1;
+			break;
+		case 'h':
+			return ctl_help();
+		default:
+			return ctl_usage("restore: bad option");
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2)
+		return ctl_usage("restore: expected JOB [VERSION|latest] --to DIR");
+	if (!dir || !*dir)
+		return ctl_usage("restore: --to DIR is required");
+	r.job = argv[optind];
+	if (argc - optind == 2)
+		want = argv[optind + 1];
+	progress_init(&r.prog, "restore", 0);
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	r.c = ctl->c;
+	if (strcmp(want, "latest") == 0) {
+		err = ckpt_latest(r.c, r.job, CKPT_LOCAL, r.version,
+				  sizeof(r.version));
+		if (err)
+			return ctl_fail(err, "restore %s: newest version at level %s",
+					r.job, ckpt_level_name(CKPT_LOCAL));
+	} else {
+		snprintf(r.version, sizeof(r.version), "%s", want);
+	}
+	rc = rd_open(&r, "restore");
+	if (!rc)
+		rc = restore_run(ctl, &r, dir);
+	rd_release(&r);
+	return rc;
+}
