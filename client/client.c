@@ -316,3 +316,17 @@ int cl_ensure_lease(struct ckpt_client *c)
 	c->piece = rep.aux < rep.size / 2 ? rep.aux : rep.size / 2;
 	return 0;
 }
+
+int ckpt_staging(struct ckpt_client *c, size_t *size)
+{
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_ensure_lease(c);
+	if (ret == 0 && size)
+		*size = c->size;
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}

@@ -23,20 +23,34 @@ static int check_names(const char *job, const char *version)
 	return 0;
 }
 
+/* A request naming job (and version, if not NULL), names checked. */
+static int named_req(struct proto_msg *req, uint16_t type, const char *job,
+		     const char *version)
+{
+	int ret = check_names(job, version);
+
+	memset(req, 0, sizeof(*req));
+	req->type = type;
+	if (ret < 0)
+		return ret;
+	strcpy(req->job, job);
+	if (version)
+		strcpy(req->version, version);
+	return 0;
+}
+
 int ckpt_latest(struct ckpt_client *c, const char *job,
 		enum ckpt_level min_level, char *version, size_t cap)
 {
 	struct proto_msg req, rep;
-	int ret = check_names(job, NULL);
+	int ret;
 
-	if (ret < 0)
-		return ret;
 	if (!c || !version)
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_LATEST;
+	ret = named_req(&req, PROTO_LATEST, job, NULL);
+	if (ret < 0)
+		return ret;
 	req.level = min_level;
-	strcpy(req.job, job);
 	pthread_mutex_lock(&c->mu);
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	pthread_mutex_unlock(&c->mu);
@@ -126,112 +140,88 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	return 0;
 }
 
-int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
+/* Decodes entry i of a listing into the array at out. */
+typedef void (*entry_fn)(struct dec *d, void *out, uint32_t i);
+
+/*
+ * The common body of the list calls: send req, and decode the count and
+ * entries of its reply into a malloc'd array of elem-byte entries.  Returns
+ * the count, or a negative error (nothing allocated).
+ */
+static int list_call(struct ckpt_client *c, struct proto_msg *req,
+		     size_t elem, entry_fn fn, void **out)
 {
-	struct proto_msg req;
-	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
+	void *arr = NULL;
 	struct dec d;
 	uint32_t n, i;
 	int ret;
 
 	if (!c || !out)
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_LIST_JOBS;
 	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, &n);
+	ret = list_rpc(c, req, &d, &n);
 	if (ret < 0)
 		goto out_unlock;
-	jobs = calloc(n ? n : 1, sizeof(*jobs));
-	if (!jobs) {
+	arr = calloc(n ? n : 1, elem);
+	if (!arr) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
 	for (i = 0; i < n; i++)
-		proto_dec_job_entry(&d, jobs[i]);
+		fn(&d, arr, i);
 	ret = d.err ? -CKPT_EPROTO : (int)n;
 out_unlock:
 	pthread_mutex_unlock(&c->mu);
 	if (ret < 0)
-		free(jobs);
+		free(arr);
 	else
-		*out = jobs;
+		*out = arr;
 	return ret;
+}
+
+static void job_entry(struct dec *d, void *out, uint32_t i)
+{
+	proto_dec_job_entry(d, ((char (*)[CKPT_JOB_MAX + 1])out)[i]);
+}
+
+static void version_entry(struct dec *d, void *out, uint32_t i)
+{
+	proto_dec_version_entry(d, (struct ckpt_version_info *)out + i);
+}
+
+static void file_entry(struct dec *d, void *out, uint32_t i)
+{
+	proto_dec_file_entry(d, (struct ckpt_file_info *)out + i);
+}
+
+int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
+{
+	struct proto_msg req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LIST_JOBS;
+	return list_call(c, &req, CKPT_JOB_MAX + 1, job_entry, (void **)out);
 }
 
 int ckpt_list_versions(struct ckpt_client *c, const char *job,
 		       struct ckpt_version_info **out)
 {
-	struct ckpt_version_info *v = NULL;
 	struct proto_msg req;
-	struct dec d;
-	uint32_t n, i;
-	int ret = check_names(job, NULL);
+	int ret = named_req(&req, PROTO_LIST_VERSIONS, job, NULL);
 
-	if (ret < 0)
-		return ret;
-	if (!c || !out)
-		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_LIST_VERSIONS;
-	strcpy(req.job, job);
-	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, &n);
-	if (ret < 0)
-		goto out_unlock;
-	v = calloc(n ? n : 1, sizeof(*v));
-	if (!v) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	for (i = 0; i < n; i++)
-		proto_dec_version_entry(&d, &v[i]);
-	ret = d.err ? -CKPT_EPROTO : (int)n;
-out_unlock:
-	pthread_mutex_unlock(&c->mu);
-	if (ret < 0)
-		free(v);
-	else
-		*out = v;
-	return ret;
+	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), version_entry,
+					 (void **)out);
 }
 
 int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out)
 {
-	struct ckpt_file_info *f = NULL;
 	struct proto_msg req;
-	struct dec d;
-	uint32_t n, i;
-	int ret = check_names(job, version);
+	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
+			  : -EINVAL;
 
-	if (ret < 0)
-		return ret;
-	if (!c || !out || !version)
-		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_LIST_FILES;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
-	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, &n);
-	if (ret < 0)
-		goto out_unlock;
-	f = calloc(n ? n : 1, sizeof(*f));
-	if (!f) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	for (i = 0; i < n; i++)
-		proto_dec_file_entry(&d, &f[i]);
-	ret = d.err ? -CKPT_EPROTO : (int)n;
-out_unlock:
-	pthread_mutex_unlock(&c->mu);
-	if (ret < 0)
-		free(f);
-	else
-		*out = f;
-	return ret;
+	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), file_entry,
+					 (void **)out);
 }
 
 int ckpt_stat_version(struct ckpt_client *c, const char *job,
@@ -239,16 +229,13 @@ int ckpt_stat_version(struct ckpt_client *c, const char *job,
 {
 	struct proto_msg req;
 	struct dec d;
-	int ret = check_names(job, version);
+	int ret;
 
-	if (ret < 0)
-		return ret;
 	if (!c || !out || !version)
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_STAT;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
+	ret = named_req(&req, PROTO_STAT, job, version);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL);
 	if (ret == 0) {
@@ -282,16 +269,13 @@ int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
 	struct proto_msg req, rep;
-	int ret = check_names(job, version);
+	int ret;
 
-	if (ret < 0)
-		return ret;
 	if (!c || !version)
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_REMOVE;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
+	ret = named_req(&req, PROTO_REMOVE, job, version);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&c->mu);
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	pthread_mutex_unlock(&c->mu);

@@ -62,7 +62,8 @@ enum {
 	CKPT_EBADNAME  = 30606, /* job, version or path is not a valid name */
 	CKPT_ENOVERSION= 30607, /* no such version (or none at that level) */
 	CKPT_EFAILED   = 30608, /* the version failed to reach the level */
-	CKPT_ELAST     = 30608,
+	CKPT_ENOJOB    = 30609, /* no such job on this node */
+	CKPT_ELAST     = 30609,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -131,6 +132,11 @@ struct ckpt_status {
  * if set (suffixes K, M, G), else ckptd's staging_client.  That first call
  * blocks while ckptd has no staging memory to spare. */
 int ckpt_connect(const char *socket_path, struct ckpt_client **out);
+/* Take the staging lease now rather than on the first write or read, and
+ * report its size: a trainer calls this at start-up so that its first
+ * checkpoint does not pay for it.  Blocks while ckptd has no staging to
+ * spare.  size may be NULL. */
+int ckpt_staging(struct ckpt_client *c, size_t *size);
 /* Close the connection.  Versions still open on it that were not committed
  * are aborted by ckptd.  NULL is a no-op. */
 void ckpt_disconnect(struct ckpt_client *c);

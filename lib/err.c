@@ -26,6 +26,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_EBADNAME - CKPT_EFIRST] = "invalid job, version or path name",
 	[CKPT_ENOVERSION - CKPT_EFIRST] = "no such version",
 	[CKPT_EFAILED - CKPT_EFIRST] = "version failed to reach the level",
+	[CKPT_ENOJOB - CKPT_EFIRST] = "no such job",
 };
 
 static const char *const level_names[] = {

@@ -263,7 +263,7 @@ static struct version *lookup(struct conn *c, const struct proto_msg *req)
 	int ret;
 
 	if (!j) {
-		ret = -CKPT_ENOVERSION;
+		ret = -CKPT_ENOJOB;
 		goto out_reply;
 	}
 	ret = session_may(c, j);
@@ -308,7 +308,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 	struct list *pos, *tmp;
 	int ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
 	if (ret < 0)
 		goto out_reply;
 	list_for_each_safe(pos, tmp, &j->versions) {
@@ -358,7 +358,7 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 	struct enc e;
 	int ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
 	if (ret < 0) {
 		conn_reply_status(c, req, ret);
 		return;

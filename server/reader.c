@@ -247,7 +247,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	int fi, ret;
 
 	pool_size = c->d->conf->chunk;
-	ret = j ? session_may(c, j) : -CKPT_ENOVERSION;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
 	if (ret < 0)
 		goto out_reply;
 	v = catalog_version(&c->d->cat, req->job, req->version);

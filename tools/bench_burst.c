@@ -78,6 +78,11 @@ static int burst_prepare(const struct bench *b, int rank, char **buf,
 	err = ckpt_connect(b->socket, c);
 	if (err)
 		return err;
+	/* A trainer takes its staging lease at start-up, not in the burst. */
+	*what = "staging";
+	err = ckpt_staging(*c, NULL);
+	if (err)
+		return err;
 	*what = "begin";
 	return ckpt_begin(*c, b->job, b->burst_version, v);
 }

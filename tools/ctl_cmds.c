@@ -154,7 +154,7 @@ static int collect_versions(struct ckpt_client *c,
 		return njobs;
 	for (i = 0; i < njobs; i++) {
 		n = ckpt_list_versions(c, jobs[i], &v);
-		if (n == -ENOENT || n == -CKPT_ENOVERSION || n == -EACCES)
+		if (n == -CKPT_ENOJOB || n == -CKPT_ENOVERSION || n == -EACCES)
 			continue; /* removed since listed, or another user's */
 		if (n < 0) {
 			err = n;
@@ -350,7 +350,7 @@ static int ls_jobs(struct ctl *ctl)
 	for (i = 0; i < njobs; i++) {
 		v = NULL;
 		n = ckpt_list_versions(ctl->c, jobs[i], &v);
-		if (n == -ENOENT || n == -CKPT_ENOVERSION || n == -EACCES)
+		if (n == -CKPT_ENOJOB || n == -CKPT_ENOVERSION || n == -EACCES)
 			continue; /* removed since listed, or another user's */
 		if (n < 0) {
 			rc = ctl_fail(n, "list versions of %s", jobs[i]);
