@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "conf.h"
 
@@ -572,11 +572,7 @@ static void test_parse_size(void)
 
 static int suite_init(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_conf.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir))
+	if (!unit_mkdtemp(tmpdir, sizeof(tmpdir), "test_conf"))
 		return -1;
 	snprintf(cfgpath, sizeof(cfgpath), "%s/ckptd.conf", tmpdir);
 	return 0;
@@ -590,36 +586,24 @@ static int suite_clean(void)
 
 int main(void)
 {
-	CU_pSuite suite;
-	unsigned fails;
+	static const struct unit_test tests[] = {
+		{ "defaults", test_defaults },
+		{ "full file", test_full_file },
+		{ "partial file", test_partial_file },
+		{ "bad values", test_bad_values },
+		{ "key outside section", test_key_outside_section },
+		{ "indented key", test_indented_key },
+		{ "long line", test_long_line },
+		{ "open errors", test_open_errors },
+		{ "print/load round trip", test_round_trip },
+		{ "print format", test_print_format },
+		{ "conf_set", test_set },
+		{ "conf_set long values", test_set_long },
+		{ "conf_finish rules", test_finish },
+		{ "conf_finish long paths", test_finish_long_paths },
+		{ "conf_parse_size", test_parse_size },
+		{ NULL, NULL }
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("conf", suite_init, suite_clean);
-	if (!suite ||
-	    !CU_add_test(suite, "defaults", test_defaults) ||
-	    !CU_add_test(suite, "full file", test_full_file) ||
-	    !CU_add_test(suite, "partial file", test_partial_file) ||
-	    !CU_add_test(suite, "bad values", test_bad_values) ||
-	    !CU_add_test(suite, "key outside section", test_key_outside_section) ||
-	    !CU_add_test(suite, "indented key", test_indented_key) ||
-	    !CU_add_test(suite, "long line", test_long_line) ||
-	    !CU_add_test(suite, "open errors", test_open_errors) ||
-	    !CU_add_test(suite, "print/load round trip", test_round_trip) ||
-	    !CU_add_test(suite, "print format", test_print_format) ||
-	    !CU_add_test(suite, "conf_set", test_set) ||
-	    !CU_add_test(suite, "conf_set long values", test_set_long) ||
-	    !CU_add_test(suite, "conf_finish rules", test_finish) ||
-	    !CU_add_test(suite, "conf_finish long paths", test_finish_long_paths) ||
-	    !CU_add_test(suite, "conf_parse_size", test_parse_size)) {
-		CU_cleanup_registry();
-		return CU_get_error() ? (int)CU_get_error() : 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-		CU_get_number_of_suites_failed();
-	fails += CU_get_error() != CUE_SUCCESS;
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return unit_run_suite("conf", suite_init, suite_clean, tests);
 }

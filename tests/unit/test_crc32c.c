@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "crc32c.h"
 
@@ -69,31 +69,12 @@ static void test_large(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "vectors", test_vectors },
 		{ "chaining", test_chaining },
 		{ "large", test_large },
+		{ NULL, NULL }
 	};
-	unsigned i, failed;
-	CU_pSuite s;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("crc32c", NULL, NULL);
-	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	}
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return unit_run("crc32c", tests);
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "ec.h"
 
@@ -306,28 +306,16 @@ static void test_parity_is_linear(void)
 
 int main(void)
 {
-	CU_pSuite suite;
-	unsigned fails;
+	static const struct unit_test tests[] = {
+		{ "every loss of up to m fragments", test_exhaustive },
+		{ "odd lengths", test_odd_lengths },
+		{ "24+8 sampled", test_widest },
+		{ "decode cache alternates", test_cache_alternates },
+		{ "m+1 lost is -EINVAL", test_too_many_lost },
+		{ "parameter checks", test_params },
+		{ "parity is linear", test_parity_is_linear },
+		{ NULL, NULL }
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("ec", NULL, NULL);
-	if (!suite ||
-	    !CU_add_test(suite, "every loss of up to m fragments", test_exhaustive) ||
-	    !CU_add_test(suite, "odd lengths", test_odd_lengths) ||
-	    !CU_add_test(suite, "24+8 sampled", test_widest) ||
-	    !CU_add_test(suite, "decode cache alternates", test_cache_alternates) ||
-	    !CU_add_test(suite, "m+1 lost is -EINVAL", test_too_many_lost) ||
-	    !CU_add_test(suite, "parameter checks", test_params) ||
-	    !CU_add_test(suite, "parity is linear", test_parity_is_linear)) {
-		CU_cleanup_registry();
-		return CU_get_error() ? (int)CU_get_error() : 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-		CU_get_number_of_suites_failed();
-	fails += CU_get_error() != CUE_SUCCESS;
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return unit_run("ec", tests);
 }

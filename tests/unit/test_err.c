@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "ckpt.h"
 
@@ -130,34 +130,15 @@ static void test_level_parse(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "strerror_errno", test_strerror_errno },
 		{ "strerror_ckpt", test_strerror_ckpt },
 		{ "strerror_unknown", test_strerror_unknown },
 		{ "strerror_threads", test_strerror_threads },
 		{ "names", test_names },
 		{ "level_parse", test_level_parse },
+		{ NULL, NULL }
 	};
-	unsigned i, failed;
-	CU_pSuite s;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("err", NULL, NULL);
-	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	}
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return unit_run("err", tests);
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "log.h"
 
@@ -185,28 +185,16 @@ static void test_stderr_sink(void)
 
 int main(void)
 {
-	CU_pSuite suite;
-	unsigned fails;
+	static const struct unit_test tests[] = {
+		{ "no sink drops", test_no_sink_drops },
+		{ "sink gets message", test_sink_gets_message },
+		{ "threshold", test_threshold },
+		{ "long message truncated", test_long_message },
+		{ "errno preserved", test_errno_preserved },
+		{ "level names", test_level_names },
+		{ "stderr sink", test_stderr_sink },
+		{ NULL, NULL }
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("log", NULL, NULL);
-	if (!suite ||
-	    !CU_add_test(suite, "no sink drops", test_no_sink_drops) ||
-	    !CU_add_test(suite, "sink gets message", test_sink_gets_message) ||
-	    !CU_add_test(suite, "threshold", test_threshold) ||
-	    !CU_add_test(suite, "long message truncated", test_long_message) ||
-	    !CU_add_test(suite, "errno preserved", test_errno_preserved) ||
-	    !CU_add_test(suite, "level names", test_level_names) ||
-	    !CU_add_test(suite, "stderr sink", test_stderr_sink)) {
-		CU_cleanup_registry();
-		return CU_get_error() ? (int)CU_get_error() : 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-		CU_get_number_of_suites_failed();
-	fails += CU_get_error() != CUE_SUCCESS;
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return unit_run("log", tests);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "codec.h"
 #include "crc32c.h"
@@ -381,10 +381,7 @@ static void test_seghdr(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "round_trip", test_round_trip },
 		{ "encode_cap", test_encode_cap },
 		{ "truncation", test_truncation },
@@ -393,24 +390,8 @@ int main(void)
 		{ "fields", test_fields },
 		{ "counts", test_counts },
 		{ "seghdr", test_seghdr },
+		{ NULL, NULL }
 	};
-	unsigned i, failed;
-	CU_pSuite s;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("manifest", NULL, NULL);
-	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	}
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return unit_run("manifest", tests);
 }

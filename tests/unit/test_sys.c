@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
+#include "unit.h"
 
 #include "sys.h"
 
@@ -258,11 +258,7 @@ static void test_real_file_faults(void)
 
 static int suite_init(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_sys.XXXXXX",
-		 base && *base ? base : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return unit_mkdtemp(tmpdir, sizeof(tmpdir), "test_sys") ? 0 : -1;
 }
 
 static int suite_clean(void)
@@ -274,30 +270,18 @@ static int suite_clean(void)
 
 int main(void)
 {
-	CU_pSuite suite;
-	unsigned fails;
+	static const struct unit_test tests[] = {
+		{ "Nth call fails once", test_nth_once },
+		{ "N+ fails from then on", test_nth_onwards },
+		{ "several rules", test_several_rules },
+		{ "bad specs rejected", test_bad_specs },
+		{ "CKPT_FAULT", test_env },
+		{ "op names", test_op_names },
+		{ "threads count exactly", test_threads },
+		{ "real file I/O", test_real_file },
+		{ "real file I/O with faults", test_real_file_faults },
+		{ NULL, NULL }
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("sys", suite_init, suite_clean);
-	if (!suite ||
-	    !CU_add_test(suite, "Nth call fails once", test_nth_once) ||
-	    !CU_add_test(suite, "N+ fails from then on", test_nth_onwards) ||
-	    !CU_add_test(suite, "several rules", test_several_rules) ||
-	    !CU_add_test(suite, "bad specs rejected", test_bad_specs) ||
-	    !CU_add_test(suite, "CKPT_FAULT", test_env) ||
-	    !CU_add_test(suite, "op names", test_op_names) ||
-	    !CU_add_test(suite, "threads count exactly", test_threads) ||
-	    !CU_add_test(suite, "real file I/O", test_real_file) ||
-	    !CU_add_test(suite, "real file I/O with faults", test_real_file_faults)) {
-		CU_cleanup_registry();
-		return CU_get_error() ? (int)CU_get_error() : 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-		CU_get_number_of_suites_failed();
-	fails += CU_get_error() != CUE_SUCCESS;
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return unit_run_suite("sys", suite_init, suite_clean, tests);
 }
