@@ -7,17 +7,33 @@
  *
  *   ckpt_tw write  JOB VERSION [options]   write (and commit, and wait)
  *   ckpt_tw verify JOB VERSION [options]   read back and compare
+ *   ckpt_tw expect JOB VERSION -o DIR [options]
+ *                                          write the files verify expects
+ *                                          into DIR (no daemon needed)
+ *   ckpt_tw stat   JOB VERSION             print "STATE LEVEL NFILES BYTES
+ *                                          STORED ERRNO" of the version
+ *   ckpt_tw latest JOB [-w LEVEL]          print ckpt_latest() (level:
+ *                                          staged by default)
+ *   ckpt_tw rm     JOB VERSION             ckpt_remove()
  *
  * Options: -s SOCKET, -r RANK (0), -n FILES (2), -z BYTES per file (4M),
  * -S SEED (1), -R (random order, odd sizes, overlapping overwrites),
  * -C (do not commit), -w LEVEL (wait for it after commit: staged|local),
  * -x MODE (write via: copy (default), async, zerocopy), -p (pause before
- * commit until stdin closes: lets a test kill the daemon mid-version).
+ * commit until stdin closes: lets a test kill the daemon mid-version),
+ * -o DIR (expect: output directory), -P DIR (put the files under DIR/ in
+ * the version: long names make long listings).
  *
- * Exit status: 0 ok, 1 a check failed (message on stderr), 2 usage.
+ * Errors are printed as "ckpt_tw: WHAT: ckpt_strerror()" so that a test can
+ * match the message ("No space left on device", "Permission denied").
+ *
+ * Exit status: 0 ok, 1 a check failed (message on stderr), 2 usage, 3 no such
+ * version (stat, latest: -CKPT_ENOVERSION).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +42,7 @@
 #include "ckpt.h"
 
 struct args {
-	const char *sock, *job, *version, *mode;
+	const char *sock, *job, *version, *mode, *outdir, *prefix;
 	int rank, files, random, commit, pause;
 	uint64_t size, seed;
 	enum ckpt_level wait;
@@ -61,7 +77,11 @@ static void pattern(const struct args *a, int f, uint64_t off, uint8_t *buf,
 
 static void file_name(const struct args *a, int f, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "rank%03d/part-%d.bin", a->rank, f);
+	if (a->prefix)
+		snprintf(buf, cap, "%s/rank%03d/part-%d.bin", a->prefix,
+			 a->rank, f);
+	else
+		snprintf(buf, cap, "rank%03d/part-%d.bin", a->rank, f);
 }
 
 static int fail(const char *what, int err)
@@ -113,7 +133,7 @@ static int put(const struct args *a, struct ckpt_client *c,
 static int write_file(const struct args *a, struct ckpt_client *c,
 		      struct ckpt_version *v, int f, uint8_t *buf)
 {
-	char path[128];
+	char path[CKPT_PATH_MAX + 1];
 	uint64_t off, n;
 	int ret;
 
@@ -208,7 +228,7 @@ out:
 static int do_verify(const struct args *a, struct ckpt_client *c)
 {
 	uint8_t *want, *got;
-	char path[128], what[200];
+	char path[CKPT_PATH_MAX + 1], what[CKPT_PATH_MAX + 64];
 	size_t n;
 	int f, ret = 0;
 
@@ -242,14 +262,107 @@ out:
 	return ret;
 }
 
+/* Create the parent directories of path (which lies under an existing dir). */
+static int mkparents(char *path)
+{
+	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = 0;
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/* Write the files a verify of the same arguments expects into a->outdir. */
+static int do_expect(const struct args *a)
+{
+	char name[CKPT_PATH_MAX + 1], path[4096 + CKPT_PATH_MAX];
+	uint8_t *buf;
+	size_t done;
+	ssize_t n;
+	int f, fd, ret = 0;
+
+	if (!a->outdir) {
+		fprintf(stderr, "ckpt_tw: expect needs -o DIR\n");
+		return 2;
+	}
+	buf = malloc(a->size ? a->size : 1);
+	if (!buf)
+		return fail("malloc", -ENOMEM);
+	for (f = 0; f < a->files && !ret; f++) {
+		file_name(a, f, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", a->outdir, name);
+		pattern(a, f, 0, buf, a->size);
+		if (mkparents(path) < 0 ||
+		    (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
+			ret = fail(path, -errno);
+			break;
+		}
+		for (done = 0; done < a->size; done += n) {
+			n = write(fd, buf + done, a->size - done);
+			if (n <= 0) {
+				ret = fail(path, n < 0 ? -errno : -EIO);
+				break;
+			}
+		}
+		if (close(fd) < 0 && !ret)
+			ret = fail(path, -errno);
+	}
+	free(buf);
+	return ret;
+}
+
+static int do_stat(const struct args *a, struct ckpt_client *c)
+{
+	struct ckpt_version_info vi;
+	int ret;
+
+	ret = ckpt_stat_version(c, a->job, a->version, &vi);
+	if (ret == -CKPT_ENOVERSION)
+		return 3;
+	if (ret < 0)
+		return fail("stat", ret);
+	printf("%s %s %u %llu %llu %d\n",
+	       ckpt_state_name(vi.state), ckpt_level_name(vi.level), vi.nfiles,
+	       (unsigned long long)vi.bytes, (unsigned long long)vi.stored,
+	       vi.error < 0 ? -vi.error : vi.error);
+	return 0;
+}
+
+static int do_latest(const struct args *a, struct ckpt_client *c)
+{
+	char name[CKPT_VERSION_MAX + 1];
+	int ret;
+
+	ret = ckpt_latest(c, a->job, a->wait ? a->wait : CKPT_STAGED, name,
+			  sizeof(name));
+	if (ret == -CKPT_ENOVERSION)
+		return 3;
+	if (ret < 0)
+		return fail("latest", ret);
+	printf("%s\n", name);
+	return 0;
+}
+
+static int do_rm(const struct args *a, struct ckpt_client *c)
+{
+	int ret = ckpt_remove(c, a->job, a->version);
+
+	return ret < 0 ? fail("rm", ret) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { .files = 2, .size = 4 << 20, .seed = 1, .commit = 1,
 			  .mode = "copy" };
 	struct ckpt_client *c;
+	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:p")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -260,6 +373,8 @@ int main(int argc, char **argv)
 		case 'C': a.commit = 0; break;
 		case 'x': a.mode = optarg; break;
 		case 'p': a.pause = 1; break;
+		case 'o': a.outdir = optarg; break;
+		case 'P': a.prefix = optarg; break;
 		case 'w':
 			if (ckpt_level_parse(optarg, &a.wait) < 0)
 				return 2;
@@ -268,17 +383,33 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 3)
+	if (argc - optind < 2)
 		return 2;
+	cmd = argv[optind];
 	a.job = argv[optind + 1];
-	a.version = argv[optind + 2];
+	if (!strcmp(cmd, "latest")) {
+		if (argc - optind != 2)
+			return 2;
+	} else if (argc - optind != 3) {
+		return 2;
+	} else {
+		a.version = argv[optind + 2];
+	}
+	if (!strcmp(cmd, "expect"))
+		return do_expect(&a);
 	ret = ckpt_connect(a.sock, &c);
 	if (ret < 0)
 		return fail("connect", ret);
-	if (!strcmp(argv[optind], "write"))
+	if (!strcmp(cmd, "write"))
 		ret = do_write(&a, c);
-	else if (!strcmp(argv[optind], "verify"))
+	else if (!strcmp(cmd, "verify"))
 		ret = do_verify(&a, c);
+	else if (!strcmp(cmd, "stat"))
+		ret = do_stat(&a, c);
+	else if (!strcmp(cmd, "latest"))
+		ret = do_latest(&a, c);
+	else if (!strcmp(cmd, "rm"))
+		ret = do_rm(&a, c);
 	else
 		ret = 2;
 	ckpt_disconnect(c);

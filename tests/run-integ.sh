@@ -1,0 +1,91 @@
+#!/bin/bash
+# run-integ.sh - run the integration tests, tests/integ/t_*.sh.
+#
+# Each test runs in its own session (so that everything it started can be
+# found and killed afterwards, by its process group) under `timeout`, with the
+# limit from its own "# TIMEOUT: N" line (default 120 s; multiplied by
+# $CKPT_SCALE, which defaults to 10 under CKPT_VALGRIND=1).  A test exits 0
+# to pass, 77 to skip, anything else to fail; a failure prints the last 40
+# lines of its output.
+#
+#   CKPT_BUILD=build tests/run-integ.sh [NAME...]    (make check-integ)
+#   CKPT_VALGRIND=1  run ckptd under valgrind
+#
+# Exit status: 0 if no test failed.
+
+set -u
+cd "$(dirname "$0")/.." || exit 1
+export CKPT_BUILD=${CKPT_BUILD:-build}
+if [ "${CKPT_VALGRIND:-0}" = 1 ]; then
+	export CKPT_SCALE=${CKPT_SCALE:-10}
+	command -v valgrind >/dev/null ||
+		{ echo "run-integ: CKPT_VALGRIND=1 but valgrind is not installed" >&2; exit 1; }
+else
+	export CKPT_SCALE=${CKPT_SCALE:-1}
+fi
+
+if [ $# -gt 0 ]; then
+	tests=()
+	for n in "$@"; do tests+=("tests/integ/${n%.sh}.sh"); done
+else
+	tests=(tests/integ/t_*.sh)
+fi
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-integ-run.XXXXXX") || exit 1
+chmod 755 "$out"        # t_hostile runs a client as another uid
+trap 'rm -rf "$out"' EXIT
+
+failed=0 npass=0 nfail=0 nskip=0
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	if [ ! -f "$t" ]; then
+		echo "FAIL integ/$name (no such test)"
+		failed=1 nfail=$((nfail + 1))
+		continue
+	fi
+	limit=$(sed -n 's/^# TIMEOUT: *\([0-9][0-9]*\).*/\1/p' "$t" | head -1)
+	limit=$(( ${limit:-120} * CKPT_SCALE ))
+	log=$out/$name.log
+	# The test's temporary directories go under tmp, which is removed (and
+	# unmounted) here even if the test was killed before its own cleanup.
+	tmp=$out/$name.tmp
+	mkdir -p "$tmp" && chmod 755 "$tmp"
+	start=$(date +%s)
+	# setsid: the test leads its own process group; timeout signals the
+	# whole group (TERM, then KILL 10 s later).
+	TMPDIR=$tmp setsid timeout -k 10 "$limit" bash "$t" >"$log" 2>&1 </dev/null &
+	pid=$!
+	wait "$pid"
+	rc=$?
+	# Anything of the test still alive (a daemon that escaped its trap)
+	# is in the group led by $pid.
+	if kill -0 -- "-$pid" 2>/dev/null; then
+		echo "run-integ: $name left processes behind; killing them" >>"$log"
+		kill -KILL -- "-$pid" 2>/dev/null
+		[ "$rc" = 0 ] && rc=1
+	fi
+	awk -v d="$tmp/" 'index($2, d) == 1 { print $2 }' /proc/mounts |
+		sort -r | while read -r m; do umount -l "$m"; done
+	rm -rf "$tmp"
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0)
+		echo "PASS integ/$name"
+		npass=$((npass + 1)) ;;
+	77)
+		echo "SKIP integ/$name"
+		grep -m1 '^SKIP' "$log" | sed 's/^SKIP: */    /'
+		nskip=$((nskip + 1)) ;;
+	*)
+		echo "FAIL integ/$name"
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			echo "    (timed out after ${limit} s; last 40 lines of output:)"
+		else
+			echo "    (exit $rc after ${secs} s; last 40 lines of output:)"
+		fi
+		tail -n 40 "$log" | sed 's/^/    /'
+		failed=1 nfail=$((nfail + 1)) ;;
+	esac
+done
+echo "integ: $npass passed, $nfail failed, $nskip skipped"
+exit $failed
