@@ -123,7 +123,7 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 
 /* A listing RPC: send req, and hand the reply's payload to the caller. */
 static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
-		    struct dec *rest, uint32_t *count)
+		    struct dec *rest, uint32_t *count, uint64_t *total)
 {
 	static __thread struct proto_msg rep;
 	int ret;
@@ -131,6 +131,8 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	ret = cl_rpc(c, req, &rep, rest, -1);
 	if (ret < 0)
 		return ret;
+	if (total)
+		*total = rep.size;
 	if (count) {
 		/* Bounded by the bytes present: safe to allocate by. */
 		*count = proto_dec_list_count(rest, req->type);
@@ -151,25 +153,41 @@ typedef void (*entry_fn)(struct dec *d, void *out, uint32_t i);
 static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		     size_t elem, entry_fn fn, void **out)
 {
-	void *arr = NULL;
+	uint8_t *arr = NULL, *grown;
+	uint64_t total = 0;
+	uint32_t n, i, have = 0;
 	struct dec d;
-	uint32_t n, i;
 	int ret;
 
 	if (!c || !out)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, req, &d, &n);
-	if (ret < 0)
-		goto out_unlock;
-	arr = calloc(n ? n : 1, elem);
-	if (!arr) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	for (i = 0; i < n; i++)
-		fn(&d, arr, i);
-	ret = d.err ? -CKPT_EPROTO : (int)n;
+	do {
+		req->off = have;
+		ret = list_rpc(c, req, &d, &n, &total);
+		if (ret < 0)
+			goto out_unlock;
+		if (total > INT32_MAX || have + (uint64_t)n > total) {
+			ret = -CKPT_EPROTO;
+			goto out_unlock;
+		}
+		grown = realloc(arr, ((size_t)have + n + 1) * elem);
+		if (!grown) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		arr = grown;
+		memset(arr + (size_t)have * elem, 0, ((size_t)n + 1) * elem);
+		for (i = 0; i < n; i++)
+			fn(&d, arr, have + i);
+		if (d.err) {
+			ret = -CKPT_EPROTO;
+			goto out_unlock;
+		}
+		have += n;
+	} while (have < total && n > 0);
+	/* A list that changed between pages ends where the pages did. */
+	ret = (int)have;
 out_unlock:
 	pthread_mutex_unlock(&c->mu);
 	if (ret < 0)
@@ -237,7 +255,7 @@ int ckpt_stat_version(struct ckpt_client *c, const char *job,
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, NULL);
+	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
 		proto_dec_version_entry(&d, out);
 		ret = d.err ? -CKPT_EPROTO : 0;
@@ -257,7 +275,7 @@ int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_STATUS;
 	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, NULL);
+	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
 		proto_dec_status(&d, out);
 		ret = d.err ? -CKPT_EPROTO : 0;

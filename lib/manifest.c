@@ -27,7 +27,7 @@
 
 /* Fixed parts of the manifest: magic .. level, the two string lengths,
  * the two counts, and the trailing crc. */
-#define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 4 + 4)
+#define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4)
 #define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a record. */
 #define MAN_FILE_MIN   (2 + 1 + 8)
@@ -62,6 +62,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	enc_u32(&e, 0);                         /* flags */
 	enc_u64(&e, m->seq);
 	enc_u64(&e, m->sealed_ns);
+	enc_u64(&e, m->open_id);
 	enc_u32(&e, m->uid);
 	enc_u32(&e, m->level);
 	enc_strn(&e, m->job, CKPT_JOB_MAX);
@@ -118,6 +119,7 @@ static int man_dec_head(struct dec *d, struct manifest *m)
 	flags = dec_u32(d);
 	m->seq = dec_u64(d);
 	m->sealed_ns = dec_u64(d);
+	m->open_id = dec_u64(d);
 	m->uid = dec_u32(d);
 	m->level = dec_u32(d);
 	dec_str(d, m->job, CKPT_JOB_MAX);

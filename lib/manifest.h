@@ -15,6 +15,8 @@
  *   u32 flags        reserved, 0
  *   u64 seq          commit order on this node (unique, increasing)
  *   u64 sealed_ns    CLOCK_REALTIME of the seal
+ *   u64 open_id      the id in the header of every segment it uses: a
+ *                    manifest whose segments say otherwise is stale
  *   u32 uid          owner of the job
  *   u32 level        highest durability level reached (LOCAL and up)
  *   str job
@@ -59,6 +61,7 @@ struct man_rec {
 struct manifest {
 	uint64_t seq;
 	uint64_t sealed_ns;
+	uint64_t open_id;        /* segment headers of this version carry it */
 	uint32_t uid;
 	uint32_t level;
 	char job[CKPT_JOB_MAX + 1];

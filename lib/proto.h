@@ -21,7 +21,11 @@
  * a string longer than its field allows or with a NUL in it.
  *
  * Replies that carry lists (versions, files, jobs) put a u32 count and the
- * entries after the fixed fields; see proto_enc_*_entry().
+ * entries after the fixed fields; see proto_enc_*_entry().  Lists are paged:
+ * the request's off is the index of the first entry wanted, the reply's size
+ * the total number of entries, and a reply holds as many entries as fit in
+ * one frame (PROTO_LIST_BUDGET bytes).  The client asks again from
+ * off + count until it has them all.
  *
  * Further rules the decoder enforces: a request has status 0 and a reply 0
  * or a negative code; a reply with a non-zero status has no payload, except
@@ -45,6 +49,9 @@
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
 #define PROTO_MAX_IO      (1ull << 30) /* largest WRITE/READ len */
+/* Bytes of list entries ckptd puts in one reply: leaves room for the
+ * largest single entry below PROTO_MAX_PAYLOAD. */
+#define PROTO_LIST_BUDGET (PROTO_MAX_PAYLOAD - 8192)
 
 enum proto_type {
 	PROTO_HELLO = 1,     /* c->s: staging wanted; s->c: lease (+memfd) */
@@ -56,9 +63,9 @@ enum proto_type {
 	PROTO_WAIT,          /* job, version, level */
 	PROTO_LATEST,        /* job, level -> version */
 	PROTO_READ,          /* job, version, path, off, len, ring_off -> size */
-	PROTO_LIST_JOBS,     /* -> count, job names */
-	PROTO_LIST_VERSIONS, /* job -> count, version entries */
-	PROTO_LIST_FILES,    /* job, version -> count, file entries */
+	PROTO_LIST_JOBS,     /* off -> size (total), count, job names */
+	PROTO_LIST_VERSIONS, /* job, off -> size (total), count, entries */
+	PROTO_LIST_FILES,    /* job, version, off -> size, count, entries */
 	PROTO_STAT,          /* job, version -> one version entry */
 	PROTO_REMOVE,        /* job, version */
 	PROTO_STATUS,        /* -> status entry */

@@ -332,6 +332,7 @@ static int version_manifest(const struct version *v, struct manifest *m)
 	memset(m, 0, sizeof(*m));
 	m->seq = v->seq;
 	m->sealed_ns = v->sealed_ns;
+	m->open_id = v->open_id;
 	m->uid = v->job->uid;
 	m->level = CKPT_LOCAL;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
@@ -366,7 +367,15 @@ static int write_file_durably(const char *tmp, const char *dst,
 	ret = sys_rename(tmp, dst);
 	if (ret < 0)
 		goto out_unlink;
-	return sys_fsync_dir(dir);
+	ret = sys_fsync_dir(dir);
+	if (ret < 0) {
+		/* Not known durable, so not committed: the caller fails the
+		 * version and recycles its segments, so the manifest must go
+		 * (and recovery checks segment headers in case it lingers). */
+		unlink(dst);
+		sys_fsync_dir(dir);
+	}
+	return ret;
 
 out_unlink:
 	unlink(tmp);
@@ -530,6 +539,33 @@ out_close:
 	return ret;
 }
 
+/*
+ * Every segment a manifest uses must still carry its version's header: a
+ * segment freed and reused since (a version that failed after its manifest
+ * was renamed into place) makes the manifest stale.  -ESTALE if so.
+ */
+static int check_segments(struct catalog *cat, const struct manifest *m)
+{
+	static uint8_t buf[SEGHDR_SIZE] __attribute__((aligned(4096)));
+	struct seghdr h;
+	uint32_t i, seg = UINT32_MAX;
+	int fd;
+
+	for (i = 0; i < m->nrecs; i++) {
+		if (m->recs[i].seg == seg)
+			continue;
+		seg = m->recs[i].seg;
+		fd = segs_fd(cat->segs, seg);
+		if (fd < 0)
+			return -ENOENT;
+		if (sys_pread_all(fd, buf, SEGHDR_SIZE, 0) < 0 ||
+		    seghdr_decode(buf, &h) < 0 || h.open_id != m->open_id ||
+		    strcmp(h.job, m->job) || strcmp(h.version, m->version))
+			return -ESTALE;
+	}
+	return 0;
+}
+
 /* Turn a decoded manifest into a sealed version, claiming its segments. */
 static int load_manifest(struct catalog *cat, struct manifest *m)
 {
@@ -540,6 +576,9 @@ static int load_manifest(struct catalog *cat, struct manifest *m)
 
 	if (catalog_version(cat, m->job, m->version))
 		return -EEXIST;
+	ret = check_segments(cat, m);
+	if (ret < 0)
+		return ret;
 	ret = job_get(cat, m->job, m->uid, &j);
 	if (ret < 0)
 		return ret;
@@ -617,6 +656,12 @@ static void load_one(struct catalog *cat, const char *name)
 		goto out_log;
 	ret = load_manifest(cat, &m);
 	manifest_release(&m);
+	if (ret == -ESTALE) {
+		log_printf(LOG_WARNING, "recovery: manifest %s belongs to a version that failed before it was durable; removed",
+			   path);
+		unlink(path);
+		return;
+	}
 	if (ret < 0)
 		goto out_log;
 	return;

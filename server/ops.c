@@ -329,25 +329,76 @@ out_reply:
 	conn_reply_status(c, req, ret);
 }
 
+/*
+ * Listings are paged (proto.h): a reply carries the entries from req->off
+ * on, as many as fit in PROTO_LIST_BUDGET bytes, and the total in size.
+ */
+struct page {
+	struct enc e;
+	struct proto_msg r;
+	size_t start;             /* e.len where the entries begin */
+	uint32_t index;           /* entries seen */
+	uint32_t count;           /* entries encoded */
+	uint32_t off;             /* first entry wanted */
+	uint8_t *count_at;        /* where the count goes */
+	int full;
+};
+
+static int page_begin(struct conn *c, const struct proto_msg *req,
+		      uint64_t total, struct page *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->r.type = req->type;
+	p->r.seq = req->seq;
+	p->r.size = total;
+	p->off = req->off > UINT32_MAX ? UINT32_MAX : (uint32_t)req->off;
+	if (!conn_reply_begin(c, &p->r, &p->e))
+		return -1;
+	p->count_at = p->e.buf + p->e.len;
+	enc_u32(&p->e, 0);
+	p->start = p->e.len;
+	return 0;
+}
+
+/* Should entry number p->index go in this page?  Counts it either way. */
+static int page_take(struct page *p)
+{
+	uint32_t i = p->index++;
+
+	if (i < p->off || p->full)
+		return 0;
+	if (p->e.len - p->start > PROTO_LIST_BUDGET) {
+		p->full = 1;
+		return 0;
+	}
+	p->count++;
+	return 1;
+}
+
+static void page_end(struct conn *c, struct page *p)
+{
+	put_le32(p->count_at, p->count);
+	conn_reply_end(c, &p->e);
+}
+
 void op_list_jobs(struct conn *c, const struct proto_msg *req)
 {
 	struct list *pos, *tmp;
 	uint32_t n = 0;
-	struct enc e;
+	struct page p;
 
 	list_for_each_safe(pos, tmp, &c->d->cat.jobs)
 		if (!session_may(c, list_entry(pos, struct job, link)))
 			n++;
-	if (!conn_reply_begin(c, req, &e))
+	if (page_begin(c, req, n, &p) < 0)
 		return;
-	enc_u32(&e, n);
 	list_for_each_safe(pos, tmp, &c->d->cat.jobs) {
 		struct job *j = list_entry(pos, struct job, link);
 
-		if (!session_may(c, j))
-			proto_enc_job_entry(&e, j->name);
+		if (!session_may(c, j) && page_take(&p))
+			proto_enc_job_entry(&p.e, j->name);
 	}
-	conn_reply_end(c, &e);
+	page_end(c, &p);
 }
 
 void op_list_versions(struct conn *c, const struct proto_msg *req)
@@ -355,7 +406,7 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 	struct job *j = catalog_job(&c->d->cat, req->job);
 	struct ckpt_version_info info;
 	struct list *pos, *tmp;
-	struct enc e;
+	struct page p;
 	int ret;
 
 	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
@@ -363,34 +414,36 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 		conn_reply_status(c, req, ret);
 		return;
 	}
-	if (!conn_reply_begin(c, req, &e))
+	if (page_begin(c, req, j->nversions, &p) < 0)
 		return;
-	enc_u32(&e, j->nversions);
 	list_for_each_safe(pos, tmp, &j->versions) {
+		if (!page_take(&p))
+			continue;
 		version_info(list_entry(pos, struct version, link), &info);
-		proto_enc_version_entry(&e, &info);
+		proto_enc_version_entry(&p.e, &info);
 	}
-	conn_reply_end(c, &e);
+	page_end(c, &p);
 }
 
 void op_list_files(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = lookup(c, req);
 	struct ckpt_file_info fi;
-	struct enc e;
+	struct page p;
 	uint32_t i;
 
-	if (!v || !conn_reply_begin(c, req, &e))
+	if (!v || page_begin(c, req, v->nfiles, &p) < 0)
 		return;
-	enc_u32(&e, v->nfiles);
 	for (i = 0; i < v->nfiles; i++) {
+		if (!page_take(&p))
+			continue;
 		memset(&fi, 0, sizeof(fi));
 		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
 		fi.size = v->files[i].size;
 		fi.extents = v->files[i].nrecs;
-		proto_enc_file_entry(&e, &fi);
+		proto_enc_file_entry(&p.e, &fi);
 	}
-	conn_reply_end(c, &e);
+	page_end(c, &p);
 }
 
 void op_stat(struct conn *c, const struct proto_msg *req)

@@ -256,6 +256,33 @@ void session_notify(struct ckptd *d, struct version *v)
 
 /* ---- receiving ---------------------------------------------------------- */
 
+/*
+ * A hostile local client can send bad frames as fast as it can connect:
+ * log at most BAD_LOG_MAX of them a second, and say how many were not.
+ */
+#define BAD_LOG_MAX 10
+
+static int bad_log_ok(void)
+{
+	static uint64_t window;
+	static unsigned n, dropped;
+	uint64_t now = ckptd_now_ms() / 1000;
+
+	if (now != window) {
+		if (dropped)
+			log_printf(LOG_WARNING, "session: %u more bad frames not logged",
+				   dropped);
+		window = now;
+		n = dropped = 0;
+	}
+	if (n < BAD_LOG_MAX) {
+		n++;
+		return 1;
+	}
+	dropped++;
+	return 0;
+}
+
 /* Decode and dispatch one whole frame.  -1 if the stream is broken. */
 static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
 {
@@ -266,12 +293,15 @@ static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
 	if (ret < 0) {
 		struct proto_hdr h;
 
-		log_printf(LOG_WARNING, "session: pid %d uid %u: bad frame: %s",
-			   c->pid, c->uid, ckpt_strerror(ret));
-		/* A frame with a sound header but bad fields can be answered. */
+		if (bad_log_ok())
+			log_printf(LOG_WARNING, "session: pid %d uid %u: bad frame: %s",
+				   c->pid, c->uid, ckpt_strerror(ret));
+		/* A frame with a sound header but bad fields can be answered,
+		 * except a WRITE: its answer (WACK) needs the id we could not
+		 * trust, so the connection goes. */
 		if (ret != -CKPT_EBADMAGIC && ret != -CKPT_ECORRUPT &&
 		    proto_peek(frame, len, &h) == 0 &&
-		    !(h.type & PROTO_REPLY)) {
+		    !(h.type & PROTO_REPLY) && h.type != PROTO_WRITE) {
 			req.type = h.type;
 			req.seq = h.seq;
 			conn_reply_status(c, &req, ret);
@@ -281,8 +311,9 @@ static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
 	}
 	if ((req.type & PROTO_REPLY) || !ops[req.type] ||
 	    req.type == PROTO_WACK) {
-		log_printf(LOG_WARNING, "session: pid %d: unexpected %s frame",
-			   c->pid, proto_type_name(req.type));
+		if (bad_log_ok())
+			log_printf(LOG_WARNING, "session: pid %d: unexpected %s frame",
+				   c->pid, proto_type_name(req.type));
 		return -1;
 	}
 	ops[req.type](c, &req);
@@ -303,9 +334,11 @@ static void on_recv(struct loop_op *op, int res)
 	while (c->rlen - used >= PROTO_HDR_LEN) {
 		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);
 		if (ret < 0 || h.len > REQ_MAX) {
-			log_printf(LOG_WARNING, "session: pid %d uid %u: %s; closing",
-				   c->pid, c->uid,
-				   ret < 0 ? ckpt_strerror(ret) : "oversized frame");
+			if (bad_log_ok())
+				log_printf(LOG_WARNING, "session: pid %d uid %u: %s; closing",
+					   c->pid, c->uid,
+					   ret < 0 ? ckpt_strerror(ret)
+						   : "oversized frame");
 			goto out_close;
 		}
 		if (c->rlen - used < PROTO_HDR_LEN + h.len)

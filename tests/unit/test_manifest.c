@@ -18,7 +18,7 @@
 /* Offsets in the manifest image. */
 #define OFF_FORMAT 8
 #define OFF_FLAGS  12
-#define OFF_JOB    40
+#define OFF_JOB    48
 
 static char path0[] = "model/rank00.pt";
 static char path1[] = "model/rank01.pt";
@@ -42,6 +42,7 @@ static void sample(struct manifest *m)
 	memset(m, 0, sizeof(*m));
 	m->seq = 42;
 	m->sealed_ns = 1700000000123456789ull;
+	m->open_id = 0x0123456789abcdefull;
 	m->uid = 1000;
 	m->level = CKPT_LOCAL;
 	strcpy(m->job, "llama70b/run3");
@@ -86,6 +87,7 @@ static void assert_same(const struct manifest *a, const struct manifest *b)
 
 	CU_ASSERT_EQUAL(a->seq, b->seq);
 	CU_ASSERT_EQUAL(a->sealed_ns, b->sealed_ns);
+	CU_ASSERT_EQUAL(a->open_id, b->open_id);
 	CU_ASSERT_EQUAL(a->uid, b->uid);
 	CU_ASSERT_EQUAL(a->level, b->level);
 	CU_ASSERT_STRING_EQUAL(a->job, b->job);
