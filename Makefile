@@ -137,7 +137,7 @@ demo: deps
 	@CKPT_BUILD=$(BUILD) tools/demo.sh
 
 bench: all
-	$(CKPTCTL) bench
+	@CKPT_BUILD=$(BUILD) tools/bench.sh
 
 fuzz: $(CORE_A)
 	@tests/fuzz/run.sh $(BUILD)

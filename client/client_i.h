@@ -98,6 +98,9 @@ int cl_send(struct ckpt_client *c, struct proto_msg *m);
 int cl_pump(struct ckpt_client *c);
 int cl_ensure_lease(struct ckpt_client *c);
 
+/* copy.c: copy into staging with streaming stores (see there). */
+void cl_copy(void *dst, const void *src, size_t n);
+
 /* ring.c: reservations in the lease */
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 uint64_t *off);

@@ -105,7 +105,7 @@ static int write_locked(struct ckpt_version *v, const char *path,
 		ret = ring_reserve(c, n, v->serial, &ring_off);
 		if (ret < 0)
 			return ret;
-		memcpy(c->map + ring_off, buf, n);
+		cl_copy(c->map + ring_off, buf, n);
 		if (n % 4096)   /* padding is written too: no stale bytes */
 			memset(c->map + ring_off + n, 0, 4096 - n % 4096);
 		ret = send_piece(v, path, offset, n, ring_off);

@@ -2,12 +2,13 @@
  * ingest.c - the write path and the seal.
  *
  * WRITE: a client has copied a piece (at most [ckptd] chunk bytes) into its
- * staging lease.  ckptd checks it, computes its CRC32C from staging (the
- * ingest checksum), reserves a 4 KiB-aligned extent at the tail of the
- * version's current segment, records it in the index in arrival order, and
- * submits one io_uring write straight from staging to the segment (O_DIRECT
- * where possible).  The WACK that frees the client's staging is sent when the
- * write completes; the client never waits for it unless its staging is full.
+ * staging lease.  ckptd checks it, reserves a 4 KiB-aligned extent at the
+ * tail of the version's current segment, records it in the index in arrival
+ * order, and submits one io_uring write straight from staging to the segment
+ * (O_DIRECT where possible).  When the write completes, the piece's CRC32C is
+ * taken from staging (the ingest checksum) and the WACK that frees the
+ * client's staging is sent; the client never waits for it unless its staging
+ * is full.
  *
  * SEAL: when every writer has committed, the version is STAGED.  Once its
  * writes have completed, every segment it used is fdatasync'd (io_uring), and
@@ -32,6 +33,8 @@ struct wop {
 	struct version *v;
 	uint32_t id;
 	uint32_t len;             /* bytes submitted */
+	uint32_t rec;             /* index of the record in v->recs */
+	const uint8_t *src;       /* the bytes in staging */
 	void *hdr;                /* segment header buffer, owned */
 };
 
@@ -74,6 +77,11 @@ static void on_write(struct loop_op *op, int res)
 		err = res < 0 ? res : -EIO;
 		fail(d, v, err);
 	} else if (w->c) {
+		/* The ingest checksum, taken from staging once the disk has
+		 * the bytes and before the client may reuse them: later than at
+		 * submission, so that it does not compete with the writer's
+		 * own copy for memory bandwidth. */
+		v->recs[w->rec].crc = crc32c(w->src, v->recs[w->rec].len);
 		v->stored += w->len;
 		d->st.ingest_bytes += w->len;
 	}
@@ -194,13 +202,15 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	src = c->lease->map + req->ring_off;
 	rec.file_off = req->off;
 	rec.len = req->len;
-	rec.crc = crc32c(src, req->len);
+	rec.crc = 0;            /* taken when the write completes */
 	ret = version_add_rec(v, &rec);
 	if (ret < 0)
 		goto out_free;
 	w->c = c;
 	w->v = v;
 	w->id = req->id;
+	w->rec = v->nrecs - 1;
+	w->src = src;
 	conn_get(c);
 	submit_write(d, w, rec.seg, src, (req->len + 4095) & ~4095u,
 		     rec.seg_off);
