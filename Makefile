@@ -65,6 +65,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN:= $(patsubst tests/integ/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 
 .PHONY: all deps test check check-unit check-integ demo bench install clean fuzz
+.SECONDARY:
 all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 
 $(BUILD)/obj/%.o: %.c

@@ -90,7 +90,7 @@ poll_until() {
 	while :; do
 		"$@" && return 0
 		(($(now_ms) - start >= limit)) && return 1
-		sleep 0.05
+		sleep 0.05   # between checks of a deadline poll
 	done
 }
 
