@@ -130,7 +130,7 @@ static int send_all(int fd, const void *buf, size_t len)
 
 int cl_send(struct ckpt_client *c, struct proto_msg *m)
 {
-	uint8_t frame[PROTO_HDR_LEN + 2048 + CKPT_PATH_MAX];
+	uint8_t frame[PROTO_HDR_LEN + 1024 + 2 * CKPT_PATH_MAX];
 	int len, ret;
 
 	if (c->broken)

@@ -264,6 +264,31 @@ int ckpt_stat_version(struct ckpt_client *c, const char *job,
 	return ret;
 }
 
+int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, struct ckpt_file_info *out)
+{
+	struct proto_msg req;
+	struct dec d;
+	int ret;
+
+	if (!c || !out || !version || !path)
+		return -EINVAL;
+	ret = named_req(&req, PROTO_STAT_FILE, job, version);
+	if (ret == 0 && name_check_path(path))
+		ret = -CKPT_EBADNAME;
+	if (ret < 0)
+		return ret;
+	strcpy(req.path, path);
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, NULL, NULL);
+	if (ret == 0) {
+		proto_dec_file_entry(&d, out);
+		ret = d.err ? -CKPT_EPROTO : 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
 {
 	struct proto_msg req;

@@ -20,6 +20,12 @@
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out)
 {
+	return ckpt_begin_as(c, job, version, CKPT_UID_SELF, out);
+}
+
+int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
+		  uint32_t uid, struct ckpt_version **out)
+{
 	struct proto_msg req, rep;
 	struct ckpt_version *v;
 	int ret;
@@ -33,6 +39,7 @@ int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 		return -ENOMEM;
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_BEGIN;
+	req.uid = uid;
 	strcpy(req.job, job);
 	strcpy(req.version, version);
 	pthread_mutex_lock(&c->mu);
@@ -316,6 +323,70 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 		ring_done(c, off);
 	pthread_mutex_unlock(&c->mu);
 	return off < 0 ? (int)off : 0;
+}
+
+/* ---- namespace ---------------------------------------------------------- */
+
+/* A TRUNCATE, UNLINK or RENAME on v's handle, in order with its writes. */
+static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
+		   const char *path2, uint64_t size)
+{
+	struct proto_msg *req, *rep;
+	int ret = write_check(v, path);
+
+	if (ret == 0 && path2 && name_check_path(path2))
+		ret = -CKPT_EBADNAME;
+	if (ret < 0)
+		return ret;
+	req = calloc(2, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	rep = req + 1;
+	req->type = type;
+	req->handle = v->handle;
+	req->size = size;
+	strcpy(req->path, path);
+	if (path2)
+		strcpy(req->path2, path2);
+	pthread_mutex_lock(&v->c->mu);
+	ret = cl_rpc(v->c, req, rep, NULL, -1);
+	pthread_mutex_unlock(&v->c->mu);
+	free(req);
+	return ret;
+}
+
+int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size)
+{
+	return ns_call(v, PROTO_TRUNCATE, path, NULL, size);
+}
+
+int ckpt_unlink(struct ckpt_version *v, const char *path)
+{
+	return ns_call(v, PROTO_UNLINK, path, NULL, 0);
+}
+
+int ckpt_rename(struct ckpt_version *v, const char *from, const char *to)
+{
+	if (!to)
+		return -EINVAL;
+	return ns_call(v, PROTO_RENAME, from, to, 0);
+}
+
+int ckpt_sync(struct ckpt_version *v)
+{
+	int ret;
+
+	if (!v)
+		return -EINVAL;
+	ret = ckpt_flush(v);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&v->c->mu);
+	ret = ring_drain(v->c);
+	if (ret == 0)
+		ret = v->err;
+	pthread_mutex_unlock(&v->c->mu);
+	return ret;
 }
 
 /* ---- commit, abort, wait ------------------------------------------------ */

@@ -148,6 +148,14 @@ void ckpt_disconnect(struct ckpt_client *c);
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out);
 
+/* ckpt_begin() on behalf of uid: the job is created owned by uid, and
+ * joining it checks uid.  Only root may name another uid (-EPERM); this is
+ * how ckptfs, running as root, writes for the users of its mount.
+ * uid CKPT_UID_SELF is the caller, as ckpt_begin(). */
+#define CKPT_UID_SELF 0xffffffffu
+int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
+		  uint32_t uid, struct ckpt_version **out);
+
 /* Write len bytes of buf at offset of file path in the version.  Returns once
  * buf may be reused: after one copy into staging, never waiting for the disk.
  * Blocks only while staging is full.  Errors of the background disk write
@@ -175,6 +183,21 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 		    size_t len, uint64_t offset);
 int ckpt_buf_cancel(struct ckpt_version *v, void *buf);
 
+/* Namespace changes inside an open version, in order with this writer's
+ * writes.  ckpt_truncate() sets path's size (creating it empty if needed):
+ * bytes past the new size read as zeros if the file grows again.
+ * ckpt_unlink() removes a file.  ckpt_rename() renames a file, replacing
+ * an existing to; if from names no file but a directory (a prefix of file
+ * paths), every file under it moves.  -ENOENT if there is nothing to act on,
+ * -CKPT_ESEALED on a committed version. */
+int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size);
+int ckpt_unlink(struct ckpt_version *v, const char *path);
+int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
+/* Wait until every byte this client has written to v so far is in ckptd's
+ * store (written, not yet sealed: an uncommitted version never survives a
+ * ckptd crash).  Returns the first write error, if any. */
+int ckpt_sync(struct ckpt_version *v);
+
 /* Seal this writer's share of the version.  Waits for its own async copies,
  * not for the disk.  The version becomes STAGED when every writer that joined
  * has committed, then LOCAL once it is durable. */
@@ -197,9 +220,11 @@ void ckpt_version_free(struct ckpt_version *v);
 int ckpt_latest(struct ckpt_client *c, const char *job,
 		enum ckpt_level min_level, char *version, size_t cap);
 
-/* Read up to len bytes at offset of a committed version's file.  Every byte
- * is verified against its CRC32C; damage gives -CKPT_ECORRUPT, never bad
- * bytes.  *nread is short only at end of file. */
+/* Read up to len bytes at offset of a version's file.  Every byte is
+ * verified against its CRC32C; damage gives -CKPT_ECORRUPT, never bad bytes.
+ * *nread is short only at end of file.  A version still open may be read
+ * too: the read waits for the writes already sent, so a writer reads back
+ * what it wrote. */
 int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 	      const char *path, void *buf, size_t len, uint64_t offset,
 	      size_t *nread);
@@ -213,6 +238,9 @@ int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out);
 int ckpt_stat_version(struct ckpt_client *c, const char *job,
 		      const char *version, struct ckpt_version_info *out);
+/* One file of a version (any state).  -ENOENT if there is none. */
+int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, struct ckpt_file_info *out);
 int ckpt_status(struct ckpt_client *c, struct ckpt_status *out);
 
 /* Delete a version (any state but SEALING) from this node. */

@@ -168,22 +168,25 @@ static int man_dec_files(struct dec *d, struct manifest *m)
 	return 0;
 }
 
-/* A record must name a file, sit 4 KiB-aligned after the segment header,
- * and lie within its file, with no sum overflowing. */
+/* A record must name a file and sit 4 KiB-aligned after the segment header
+ * (a zero record: at offset 0 of no segment), with no sum overflowing.  It
+ * may reach past its file's size: a file truncated after a write keeps the
+ * record, whose checksum covers all of it, and reads stop at the size. */
 static int man_check_rec(const struct manifest *m, const struct man_rec *r)
 {
 	uint64_t padded;
 
 	if (r->file >= m->nfiles || r->len == 0)
 		return -CKPT_EPROTO;
+	if (r->seg == MAN_SEG_ZERO)
+		return r->seg_off || r->file_off > UINT64_MAX - r->len ?
+		       -CKPT_EPROTO : 0;
 	if (r->seg_off % STORE_ALIGN || r->seg_off < SEGHDR_SIZE)
 		return -CKPT_EPROTO;
 	padded = ((uint64_t)r->len + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1);
 	if (r->seg_off > UINT64_MAX - padded)
 		return -CKPT_EPROTO;
 	if (r->file_off > UINT64_MAX - r->len)
-		return -CKPT_EPROTO;
-	if (r->file_off + r->len > m->files[r->file].size)
 		return -CKPT_EPROTO;
 	return 0;
 }

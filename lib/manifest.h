@@ -6,7 +6,10 @@
  * is one piece a client wrote (a file, a file offset, a length), stored at a
  * 4 KiB-aligned offset of a segment, with the CRC32C of its bytes.  Records
  * are kept in write order; a later record wins where two overlap, which makes
- * random and overlapping writes within a file right.
+ * random and overlapping writes within a file right.  A zero record
+ * (seg MAN_SEG_ZERO, crc 0) stands for zeros: a truncate writes one over the
+ * bytes it cuts, so that they read as zeros if the file grows again.  A
+ * record may reach past its file's size; reads stop at the size.
  *
  * Manifest file layout (little-endian, strings as u16 length + bytes):
  *
@@ -49,9 +52,12 @@ struct man_file {
 	uint64_t size;           /* logical size of the file */
 };
 
+/* A record in no segment: its bytes are zeros (what a truncate leaves). */
+#define MAN_SEG_ZERO 0xffffffffu
+
 struct man_rec {
 	uint32_t file;           /* index into files[] */
-	uint32_t seg;            /* segment id */
+	uint32_t seg;            /* segment id, or MAN_SEG_ZERO */
 	uint64_t seg_off;        /* byte offset in the segment, 4 KiB aligned */
 	uint64_t file_off;       /* byte offset in the file */
 	uint32_t len;            /* bytes of data (stored padded to 4 KiB) */

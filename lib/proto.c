@@ -45,6 +45,8 @@ enum pfield {
 	PF_JOB,
 	PF_VERSION,
 	PF_PATH,
+	PF_UID,
+	PF_PATH2,
 	PF_NFIELDS
 };
 
@@ -73,6 +75,8 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_JOB]      = STRF(job, CKPT_JOB_MAX, name_check_job),
 	[PF_VERSION]  = STRF(version, CKPT_VERSION_MAX, name_check_version),
 	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
+	[PF_UID]      = U32F(uid),
+	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -91,7 +95,8 @@ struct ptype_desc {
 
 static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_HELLO] = { "HELLO", 0, { PF_SIZE }, { PF_SIZE, PF_AUX } },
-	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION }, { PF_HANDLE } },
+	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION, PF_UID },
+			  { PF_HANDLE } },
 	[PROTO_WRITE] = { "WRITE", PT_NO_REPLY,
 			  { PF_HANDLE, PF_PATH, PF_OFF, PF_LEN, PF_RING_OFF,
 			    PF_ID }, { 0 } },
@@ -112,6 +117,13 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_STAT] = { "STAT", PT_LIST, { PF_JOB, PF_VERSION }, { 0 } },
 	[PROTO_REMOVE] = { "REMOVE", 0, { PF_JOB, PF_VERSION }, { 0 } },
 	[PROTO_STATUS] = { "STATUS", PT_LIST, { 0 }, { 0 } },
+	[PROTO_TRUNCATE] = { "TRUNCATE", 0, { PF_HANDLE, PF_PATH, PF_SIZE },
+			     { 0 } },
+	[PROTO_UNLINK] = { "UNLINK", 0, { PF_HANDLE, PF_PATH }, { 0 } },
+	[PROTO_RENAME] = { "RENAME", 0, { PF_HANDLE, PF_PATH, PF_PATH2 },
+			   { 0 } },
+	[PROTO_STAT_FILE] = { "STAT_FILE", PT_LIST,
+			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,

@@ -55,7 +55,7 @@
 
 enum proto_type {
 	PROTO_HELLO = 1,     /* c->s: staging wanted; s->c: lease (+memfd) */
-	PROTO_BEGIN,         /* job, version -> handle */
+	PROTO_BEGIN,         /* job, version, uid -> handle */
 	PROTO_WRITE,         /* handle, path, off, len, ring_off, id; async */
 	PROTO_WACK,          /* s->c only: id, status of one WRITE */
 	PROTO_COMMIT,        /* handle */
@@ -69,6 +69,10 @@ enum proto_type {
 	PROTO_STAT,          /* job, version -> one version entry */
 	PROTO_REMOVE,        /* job, version */
 	PROTO_STATUS,        /* -> status entry */
+	PROTO_TRUNCATE,      /* handle, path, size */
+	PROTO_UNLINK,        /* handle, path */
+	PROTO_RENAME,        /* handle, path (from), path2 (to) */
+	PROTO_STAT_FILE,     /* job, version, path -> one file entry */
 	PROTO_NTYPES
 };
 
@@ -89,9 +93,11 @@ struct proto_msg {
 	uint64_t ring_off;       /* offset in the client's staging lease */
 	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes read */
 	uint64_t aux;            /* HELLO reply: largest write piece */
+	uint32_t uid;            /* BEGIN: owner, CKPT_UID_SELF = the caller */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	char path[CKPT_PATH_MAX + 1];
+	char path2[CKPT_PATH_MAX + 1];   /* RENAME: the new path */
 };
 
 /* Fields of the header, decoded. */

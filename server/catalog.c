@@ -119,6 +119,7 @@ static struct version *version_alloc(const char *name, uid_t uid)
 		return NULL;
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	list_init(&v->waiters);
+	list_init(&v->deferred);
 	list_init(&v->link);
 	v->refs = 1;            /* the catalog's */
 	(void)uid;
@@ -220,6 +221,8 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	if (!h)
 		return -ENOMEM;
 	for (i = 0; i < v->nfiles; i++) {
+		if (v->files[i].dead)
+			continue;
 		k = path_hash(v->files[i].path) & (cap - 1);
 		while (h[k])
 			k = (k + 1) & (cap - 1);
@@ -239,9 +242,12 @@ int version_file(struct version *v, const char *path, int create)
 
 	if (v->hcap) {
 		k = path_hash(path) & (v->hcap - 1);
-		for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1))
-			if (!strcmp(v->files[v->fhash[k] - 1].path, path))
+		for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
+			struct vfile *f = &v->files[v->fhash[k] - 1];
+
+			if (!f->dead && !strcmp(f->path, path))
 				return v->fhash[k] - 1;
+		}
 	}
 	if (!create)
 		return -ENOENT;
@@ -253,10 +259,12 @@ int version_file(struct version *v, const char *path, int create)
 	if (!copy)
 		return -ENOMEM;
 	v->files[v->nfiles++] = (struct vfile){ .path = copy };
+	v->nlive++;
 	if (v->nfiles * 2 > v->hcap) {
 		ret = fhash_rebuild(v, v->hcap ? v->hcap * 2 : 16);
 		if (ret < 0) {
 			free(v->files[--v->nfiles].path);
+			v->nlive--;
 			return ret;
 		}
 	} else {
@@ -282,6 +290,45 @@ int version_add_rec(struct version *v, const struct man_rec *r)
 	if (r->file_off + r->len > f->size)
 		f->size = r->file_off + r->len;
 	return 0;
+}
+
+int version_truncate(struct version *v, uint32_t fi, uint64_t size)
+{
+	struct vfile *f = &v->files[fi];
+	uint64_t off, n;
+	struct man_rec z;
+	int ret;
+
+	/* Zeros over what is cut, in records of at most 1 GiB. */
+	for (off = size; off < f->size; off += n) {
+		n = f->size - off < (1u << 30) ? f->size - off : (1u << 30);
+		z = (struct man_rec){ .file = fi, .seg = MAN_SEG_ZERO,
+				      .file_off = off, .len = (uint32_t)n };
+		ret = version_add_rec(v, &z);
+		if (ret < 0)
+			return ret;
+	}
+	f->size = size;
+	return 0;
+}
+
+void version_unlink_file(struct version *v, uint32_t fi)
+{
+	v->files[fi].dead = 1;
+	v->nlive--;
+	/* Lookups skip dead entries, so a failed rebuild only costs probes. */
+	fhash_rebuild(v, v->hcap);
+}
+
+int version_rename_file(struct version *v, uint32_t fi, const char *to)
+{
+	char *copy = strdup(to);
+
+	if (!copy)
+		return -ENOMEM;
+	free(v->files[fi].path);
+	v->files[fi].path = copy;
+	return fhash_rebuild(v, v->hcap);
 }
 
 int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
@@ -324,10 +371,11 @@ static void man_path(const struct catalog *cat, uint64_t seq, const char *ext,
 		 (unsigned long long)seq, ext);
 }
 
-/* Build a struct manifest that points into v (owns nothing). */
+/* Build a struct manifest of v's live files: the paths point into v; the
+ * file and record arrays are the caller's to free. */
 static int version_manifest(const struct version *v, struct manifest *m)
 {
-	uint32_t i;
+	uint32_t i, n = 0, *map;
 
 	memset(m, 0, sizeof(*m));
 	m->seq = v->seq;
@@ -337,17 +385,33 @@ static int version_manifest(const struct version *v, struct manifest *m)
 	m->level = CKPT_LOCAL;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);
-	m->nfiles = v->nfiles;
-	m->nrecs = v->nrecs;
-	m->recs = v->recs;
-	m->files = calloc(v->nfiles ? v->nfiles : 1, sizeof(*m->files));
-	if (!m->files)
-		return -ENOMEM;
+	map = calloc(v->nfiles ? v->nfiles : 1, sizeof(*map));
+	m->files = calloc(v->nlive ? v->nlive : 1, sizeof(*m->files));
+	m->recs = calloc(v->nrecs ? v->nrecs : 1, sizeof(*m->recs));
+	if (!map || !m->files || !m->recs)
+		goto out_nomem;
 	for (i = 0; i < v->nfiles; i++) {
-		m->files[i].path = v->files[i].path;
-		m->files[i].size = v->files[i].size;
+		if (v->files[i].dead)
+			continue;
+		map[i] = n;
+		m->files[n].path = v->files[i].path;
+		m->files[n++].size = v->files[i].size;
 	}
+	m->nfiles = n;
+	for (i = 0; i < v->nrecs; i++) {
+		if (v->files[v->recs[i].file].dead)
+			continue;
+		m->recs[m->nrecs] = v->recs[i];
+		m->recs[m->nrecs++].file = map[v->recs[i].file];
+	}
+	free(map);
 	return 0;
+
+out_nomem:
+	free(map);
+	free(m->files);
+	free(m->recs);
+	return -ENOMEM;
 }
 
 static int write_file_durably(const char *tmp, const char *dst,
@@ -412,6 +476,7 @@ out_buf:
 	free(buf);
 out_files:
 	free(m.files);
+	free(m.recs);
 	return ret;
 }
 
@@ -494,12 +559,13 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	}
 	snprintf(out->version, sizeof(out->version), "%s", v->name);
 	for (i = 0; i < v->nfiles; i++)
-		bytes += v->files[i].size;
+		if (!v->files[i].dead)
+			bytes += v->files[i].size;
 	out->state = v->state;
 	out->level = v->level;
 	out->writers = v->writers;
 	out->committed = v->committed;
-	out->nfiles = v->nfiles;
+	out->nfiles = v->nlive;
 	out->bytes = bytes;
 	out->stored = v->stored;
 	out->seq = v->seq;
@@ -552,7 +618,7 @@ static int check_segments(struct catalog *cat, const struct manifest *m)
 	int fd;
 
 	for (i = 0; i < m->nrecs; i++) {
-		if (m->recs[i].seg == seg)
+		if (m->recs[i].seg == seg || m->recs[i].seg == MAN_SEG_ZERO)
 			continue;
 		seg = m->recs[i].seg;
 		fd = segs_fd(cat->segs, seg);
@@ -598,6 +664,12 @@ static int load_manifest(struct catalog *cat, struct manifest *m)
 		struct man_rec *r = &m->recs[i];
 		uint32_t k;
 
+		if (r->seg == MAN_SEG_ZERO) {
+			ret = version_add_rec(v, r);
+			if (ret < 0)
+				goto out_destroy;
+			continue;
+		}
 		ret = segs_claim(cat->segs, r->seg);
 		if (ret < 0)
 			goto out_destroy;

@@ -30,8 +30,9 @@
 
 struct vfile {
 	char *path;               /* owned */
-	uint64_t size;            /* logical size: end of the furthest write */
+	uint64_t size;            /* logical size: furthest write, or truncate */
 	uint32_t nrecs;
+	int dead;                 /* unlinked (or renamed over): not listed */
 };
 
 struct version {
@@ -50,8 +51,9 @@ struct version {
 	uint32_t refs;
 	int removed;              /* no longer in the catalog */
 
-	struct vfile *files;      /* owned array */
+	struct vfile *files;      /* owned array, dead entries included */
 	uint32_t nfiles, cfiles;
+	uint32_t nlive;           /* files not dead */
 	uint32_t *fhash;          /* open addressing: file index + 1, or 0 */
 	uint32_t hcap;
 	struct man_rec *recs;     /* in the order writes arrived */
@@ -63,6 +65,8 @@ struct version {
 	uint32_t inflight;        /* disk operations in flight */
 	uint32_t pending;         /* seal steps still running */
 	struct list waiters;      /* owned by session.c: struct waiter */
+	struct list deferred;     /* owned by reader.c: reads waiting for
+				   * the writes in flight (open versions) */
 };
 
 struct job {
@@ -110,6 +114,14 @@ int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 		    uint32_t *seg, uint64_t *seg_off, int *new_seg);
 /* Append a record; its index is the write order.  0 or -ENOMEM. */
 int version_add_rec(struct version *v, const struct man_rec *r);
+/* Set file fi's size, covering what a shrink cuts with zero records.
+ * 0 or -ENOMEM. */
+int version_truncate(struct version *v, uint32_t fi, uint64_t size);
+/* Drop file fi from the version (its records stay, unlisted). */
+void version_unlink_file(struct version *v, uint32_t fi);
+/* Give file fi the path to (which must not name a live file).  0 or
+ * -ENOMEM. */
+int version_rename_file(struct version *v, uint32_t fi, const char *to);
 
 /* Write v's manifest durably (sealing it at LOCAL).  0 or -errno. */
 int catalog_write_manifest(struct catalog *cat, struct version *v);

@@ -91,6 +91,8 @@ static void on_write(struct loop_op *op, int res)
 	}
 	v->inflight--;
 	catalog_settle(&d->cat, v);
+	if (!v->inflight)
+		reader_kick(d, v);
 	if (v->state == CKPT_ST_SEALING && !v->inflight && !v->pending)
 		seal_step(d, v);
 	version_put(&d->cat, v);

@@ -150,8 +150,7 @@ static void writer_release(struct conn *c, uint32_t h)
 	version_put(&c->d->cat, v);
 }
 
-/* The writer named by req->handle, or NULL after answering the error. */
-static struct writer *writer_of(struct conn *c, const struct proto_msg *req)
+struct writer *writer_of(struct conn *c, const struct proto_msg *req)
 {
 	if (req->handle >= c->nw || !c->w[req->handle].v) {
 		conn_reply_status(c, req, -EBADF);
@@ -173,9 +172,18 @@ void op_begin(struct conn *c, const struct proto_msg *req)
 	struct catalog *cat = &c->d->cat;
 	struct job *j = catalog_job(cat, req->job);
 	struct version *v = NULL;
+	uid_t uid = c->uid;
 	int h, ret;
 
-	if (j && (ret = session_may(c, j)) < 0)
+	/* Root (ckptfs) may write on behalf of the user it serves. */
+	if (req->uid != CKPT_UID_SELF && req->uid != c->uid) {
+		ret = -EPERM;
+		if (c->uid != 0)
+			goto out_reply;
+		uid = req->uid;
+	}
+	ret = -EACCES;
+	if (j && uid != 0 && uid != j->uid)
 		goto out_reply;
 	if (j)
 		v = catalog_version(cat, req->job, req->version);
@@ -196,7 +204,7 @@ void op_begin(struct conn *c, const struct proto_msg *req)
 		goto out_reply;
 	}
 	if (!v) {
-		ret = catalog_create(cat, req->job, req->version, c->uid, &v);
+		ret = catalog_create(cat, req->job, req->version, uid, &v);
 		if (ret < 0)
 			goto out_reply;
 		log_printf(LOG_INFO, "version %s/%s: opened by pid %d",
@@ -432,10 +440,10 @@ void op_list_files(struct conn *c, const struct proto_msg *req)
 	struct page p;
 	uint32_t i;
 
-	if (!v || page_begin(c, req, v->nfiles, &p) < 0)
+	if (!v || page_begin(c, req, v->nlive, &p) < 0)
 		return;
 	for (i = 0; i < v->nfiles; i++) {
-		if (!page_take(&p))
+		if (v->files[i].dead || !page_take(&p))
 			continue;
 		memset(&fi, 0, sizeof(fi));
 		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
@@ -456,6 +464,30 @@ void op_stat(struct conn *c, const struct proto_msg *req)
 		return;
 	version_info(v, &info);
 	proto_enc_version_entry(&e, &info);
+	conn_reply_end(c, &e);
+}
+
+void op_stat_file(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct ckpt_file_info fi;
+	struct enc e;
+	int i;
+
+	if (!v)
+		return;
+	i = version_file(v, req->path, 0);
+	if (i < 0) {
+		conn_reply_status(c, req, i);
+		return;
+	}
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	memset(&fi, 0, sizeof(fi));
+	snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
+	fi.size = v->files[i].size;
+	fi.extents = v->files[i].nrecs;
+	proto_enc_file_entry(&e, &fi);
 	conn_reply_end(c, &e);
 }
 

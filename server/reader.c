@@ -8,7 +8,11 @@
  * needed is read whole (its CRC32C covers all of it) into a buffer from a
  * small pool, verified, and only then are its intervals copied into the
  * lease.  A mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
- * returned.
+ * returned.  Zero records (truncation) read as zeros without I/O.
+ *
+ * A version still open may be read (ckptfs reads back files it writes): the
+ * read waits until the version has no write in flight, since the records of
+ * those writes have no data on disk (and no checksum) yet.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -130,7 +134,8 @@ static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
 			if (m->file_off <= a && m->file_off + m->len >= b)
 				break;
 		}
-		if (k == (uint32_t)-1) {
+		if (k == (uint32_t)-1 ||
+		    v->recs[hits[k]].seg == MAN_SEG_ZERO) {
 			memset(dst + (a - off), 0, b - a);
 			continue;
 		}
@@ -238,6 +243,46 @@ static int submit_reads(struct rreq *r)
 	return 0;
 }
 
+/* A read of an open version that waits for the writes in flight. */
+struct deferred {
+	struct list link;         /* in version.deferred */
+	struct conn *c;           /* holds a reference */
+	struct version *v;        /* holds a reference */
+	struct proto_msg req;
+};
+
+void reader_kick(struct ckptd *d, struct version *v)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &v->deferred) {
+		struct deferred *w = list_entry(pos, struct deferred, link);
+
+		list_del(&w->link);
+		if (!w->c->closed)
+			op_read(w->c, &w->req);
+		conn_put(w->c);
+		version_put(&d->cat, w->v);
+		free(w);
+	}
+}
+
+static int defer(struct conn *c, struct version *v,
+		 const struct proto_msg *req)
+{
+	struct deferred *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->c = c;
+	w->v = v;
+	w->req = *req;
+	conn_get(c);
+	version_get(v);
+	list_add_tail(&v->deferred, &w->link);
+	return 0;
+}
+
 void op_read(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);
@@ -252,8 +297,16 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		goto out_reply;
 	v = catalog_version(&c->d->cat, req->job, req->version);
 	ret = -CKPT_ENOVERSION;
-	if (!v || v->state != CKPT_ST_SEALED)
+	if (!v || v->state == CKPT_ST_FAILED || v->state == CKPT_ST_INCOMPLETE)
 		goto out_reply;
+	/* An open version is read once the writes sent before are on disk,
+	 * so that a writer reads back what it wrote. */
+	if (v->inflight) {
+		ret = defer(c, v, req);
+		if (ret == 0)
+			return;
+		goto out_reply;
+	}
 	ret = -CKPT_EPROTO;
 	if (!c->lease || req->len > READ_MAX || req->ring_off > c->lease->size ||
 	    req->len > c->lease->size - req->ring_off)

@@ -45,6 +45,10 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_STAT] = op_stat,
 	[PROTO_REMOVE] = op_remove,
 	[PROTO_STATUS] = op_status,
+	[PROTO_TRUNCATE] = op_truncate,
+	[PROTO_UNLINK] = op_unlink,
+	[PROTO_RENAME] = op_rename,
+	[PROTO_STAT_FILE] = op_stat_file,
 };
 
 /* The per-connection list of its waiters lives beside the conn. */

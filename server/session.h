@@ -105,6 +105,14 @@ void op_remove(struct conn *c, const struct proto_msg *req);
 void op_status(struct conn *c, const struct proto_msg *req);
 void op_write(struct conn *c, const struct proto_msg *req);
 void op_read(struct conn *c, const struct proto_msg *req);
+void op_stat_file(struct conn *c, const struct proto_msg *req);
+void op_truncate(struct conn *c, const struct proto_msg *req);
+void op_unlink(struct conn *c, const struct proto_msg *req);
+void op_rename(struct conn *c, const struct proto_msg *req);
+/* The writer named by req->handle, or NULL after answering the error. */
+struct writer *writer_of(struct conn *c, const struct proto_msg *req);
+/* v has no write in flight any more: serve the reads that waited. */
+void reader_kick(struct ckptd *d, struct version *v);
 /* Free the reader's buffer pool (shutdown). */
 void reader_release(void);
 /* Staging was returned: lend it to clients waiting in HELLO, in order. */

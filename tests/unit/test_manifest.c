@@ -230,11 +230,16 @@ static void test_record_bounds(void)
 	m.recs[3].len = 0;
 	expect(&m, -CKPT_EPROTO);
 	sample(&m);
-	m.recs[2].file_off = 1;                 /* 1 + 65536 > 65536 */
-	expect(&m, -CKPT_EPROTO);
+	m.recs[2].file_off = 1;                 /* past the size: truncated */
+	expect(&m, 0);
 	sample(&m);
-	m.recs[2].len = 65537;
+	m.recs[2].seg = MAN_SEG_ZERO;           /* a zero record sits nowhere */
 	expect(&m, -CKPT_EPROTO);
+	m.recs[2].seg_off = 0;
+	expect(&m, 0);
+	sample(&m);
+	m.recs[2].len = 65537;                  /* past the size: allowed */
+	expect(&m, 0);
 	sample(&m);
 	m.files[1].size = UINT64_MAX;
 	m.recs[2].file_off = UINT64_MAX - 10;   /* file_off + len wraps */

@@ -21,7 +21,7 @@
 #define FRAME_MAX 4096
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
-       F_JOB, F_VERSION, F_PATH };
+       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2 };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -32,7 +32,7 @@ struct spec {
 
 static const struct spec specs[] = {
 	{ PROTO_HELLO, 1, 1, 0, { F_SIZE }, { F_SIZE, F_AUX } },
-	{ PROTO_BEGIN, 1, 1, 0, { F_JOB, F_VERSION }, { F_HANDLE } },
+	{ PROTO_BEGIN, 1, 1, 0, { F_JOB, F_VERSION, F_UID }, { F_HANDLE } },
 	{ PROTO_WRITE, 1, 0, 0,
 	  { F_HANDLE, F_PATH, F_OFF, F_LEN, F_RING, F_ID }, { 0 } },
 	{ PROTO_WACK, 0, 1, 0, { 0 }, { F_ID } },
@@ -48,6 +48,10 @@ static const struct spec specs[] = {
 	{ PROTO_STAT, 1, 1, 1, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_REMOVE, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_STATUS, 1, 1, 1, { 0 }, { 0 } },
+	{ PROTO_TRUNCATE, 1, 1, 0, { F_HANDLE, F_PATH, F_SIZE }, { 0 } },
+	{ PROTO_UNLINK, 1, 1, 0, { F_HANDLE, F_PATH }, { 0 } },
+	{ PROTO_RENAME, 1, 1, 0, { F_HANDLE, F_PATH, F_PATH2 }, { 0 } },
+	{ PROTO_STAT_FILE, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
@@ -67,6 +71,8 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_JOB: strcpy(m->job, "llama70b/run3"); return 2 + 13;
 	case F_VERSION: strcpy(m->version, "step-001200"); return 2 + 11;
 	case F_PATH: strcpy(m->path, "model/rank03.pt"); return 2 + 15;
+	case F_UID: m->uid = 1000 + salt; return 4;
+	case F_PATH2: strcpy(m->path2, "model/rank04.pt"); return 2 + 15;
 	}
 	return 0;
 }
@@ -661,6 +667,7 @@ static size_t begin_raw(uint8_t *frame, const char *job, size_t jlen)
 	enc_u16(&e, (uint16_t)jlen);
 	enc_bytes(&e, job, jlen);
 	enc_str(&e, "v1");
+	enc_u32(&e, CKPT_UID_SELF);
 	CU_ASSERT_EQUAL(e.err, 0);
 	fix_frame(frame, e.len);
 	return e.len;

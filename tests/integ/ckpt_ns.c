@@ -1,0 +1,184 @@
+/*
+ * ckpt_ns.c - checks of the namespace calls a POSIX-style writer (ckptfs)
+ * uses inside an open version: truncate, unlink, rename (file and
+ * directory), sync, reading back an open version, stat of one file, and
+ * begin on behalf of another uid.
+ *
+ *   ckpt_ns SOCKET write JOB VERSION   build the version, check as it goes,
+ *                                      commit, wait LOCAL, check again
+ *   ckpt_ns SOCKET check JOB VERSION   check a committed version (after a
+ *                                      restart)
+ *   ckpt_ns SOCKET as UID JOB VERSION  ckpt_begin_as(UID): print the error
+ *                                      name, or "ok"
+ *
+ * Exit 0 when every check holds, 1 with a message otherwise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+
+#define A_LEN   100000
+#define CUT     10000
+#define TAIL    50000
+
+static int failed;
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "ckpt_ns: %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		failed = 1; \
+	} \
+} while (0)
+
+static uint8_t pat(uint64_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 9) + 7);
+}
+
+/* What file "a" must hold: the pattern up to CUT, zeros, then "0123456789"
+ * at TAIL. */
+static void expect_a(uint8_t *buf)
+{
+	uint64_t i;
+
+	for (i = 0; i < TAIL; i++)
+		buf[i] = i < CUT ? pat(i) : 0;
+	memcpy(buf + TAIL, "0123456789", 10);
+}
+
+static void check_a(struct ckpt_client *c, const char *job, const char *ver)
+{
+	static uint8_t want[TAIL + 10], got[TAIL + 4096];
+	struct ckpt_file_info fi;
+	size_t n = 0;
+	int ret;
+
+	expect_a(want);
+	ret = ckpt_read(c, job, ver, "a", got, sizeof(got), 0, &n);
+	CHECK(ret == 0, "read a: %s", ckpt_strerror(ret));
+	CHECK(n == sizeof(want), "read a: %zu bytes, want %zu", n, sizeof(want));
+	CHECK(!memcmp(want, got, sizeof(want)), "a: content differs");
+	ret = ckpt_stat_file(c, job, ver, "a", &fi);
+	CHECK(ret == 0 && fi.size == TAIL + 10, "stat a: %s, size %llu",
+	      ckpt_strerror(ret), (unsigned long long)fi.size);
+}
+
+/* The files the version must list, and their contents. */
+static void check_names(struct ckpt_client *c, const char *job,
+			const char *ver)
+{
+	struct ckpt_file_info *f = NULL, fi;
+	char buf[64];
+	size_t n = 0;
+	int i, cnt, ret;
+
+	cnt = ckpt_list_files(c, job, ver, &f);
+	CHECK(cnt == 2, "list: %d files, want 2 (a, out/deep/x)", cnt);
+	for (i = 0; i < cnt; i++)
+		CHECK(!strcmp(f[i].path, "a") || !strcmp(f[i].path, "out/deep/x"),
+		      "unexpected file %s", f[i].path);
+	free(f);
+	ret = ckpt_read(c, job, ver, "out/deep/x", buf, sizeof(buf), 0, &n);
+	CHECK(ret == 0 && n == 5 && !memcmp(buf, "new-x", 5),
+	      "out/deep/x: %s, %zu bytes", ckpt_strerror(ret), n);
+	CHECK(ckpt_stat_file(c, job, ver, "tmp/x", &fi) == -ENOENT,
+	      "tmp/x still exists");
+	CHECK(ckpt_stat_file(c, job, ver, "b", &fi) == -ENOENT,
+	      "unlinked b still exists");
+}
+
+static int do_write(struct ckpt_client *c, const char *job, const char *ver)
+{
+	static uint8_t a[A_LEN];
+	struct ckpt_version *v;
+	uint64_t i;
+	int ret;
+
+	for (i = 0; i < A_LEN; i++)
+		a[i] = pat(i);
+	ret = ckpt_begin(c, job, ver, &v);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: begin: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	/* a: written, cut, and grown again past a hole. */
+	CHECK(ckpt_write(v, "a", a, A_LEN, 0) == 0, "write a");
+	CHECK(ckpt_truncate(v, "a", CUT) == 0, "truncate a");
+	CHECK(ckpt_write(v, "a", "0123456789", 10, TAIL) == 0, "write a tail");
+	check_a(c, job, ver);            /* read back while open */
+
+	/* b: written then unlinked; a rename over an existing file. */
+	CHECK(ckpt_write(v, "b", "bbbb", 4, 0) == 0, "write b");
+	CHECK(ckpt_unlink(v, "b") == 0, "unlink b");
+	CHECK(ckpt_unlink(v, "b") == -ENOENT, "second unlink of b");
+	CHECK(ckpt_write(v, "tmp/x", "new-x", 5, 0) == 0, "write tmp/x");
+	CHECK(ckpt_write(v, "final/deep/x", "old", 3, 0) == 0, "write final");
+	CHECK(ckpt_rename(v, "tmp/x", "final/deep/x") == 0, "rename file");
+	CHECK(ckpt_rename(v, "final", "out") == 0, "rename directory");
+	CHECK(ckpt_rename(v, "nothing", "else") == -ENOENT, "rename nothing");
+	CHECK(ckpt_rename(v, "out", "out/inside") == -EINVAL,
+	      "rename a directory into itself");
+	CHECK(ckpt_sync(v) == 0, "sync");
+	check_names(c, job, ver);
+
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ret = ckpt_wait(v, CKPT_LOCAL, 30000);
+	CHECK(ret == 0, "wait local: %s", ckpt_strerror(ret));
+	CHECK(ckpt_truncate(v, "a", 0) == -CKPT_ESEALED,
+	      "truncate after commit");
+	ckpt_version_free(v);
+	check_a(c, job, ver);
+	check_names(c, job, ver);
+	return failed;
+}
+
+static int do_as(struct ckpt_client *c, const char *uid, const char *job,
+		 const char *ver)
+{
+	struct ckpt_version *v;
+	int ret = ckpt_begin_as(c, job, ver, (uint32_t)strtoul(uid, NULL, 10),
+				&v);
+
+	if (ret == 0) {
+		printf("ok\n");
+		ckpt_abort(v);
+		ckpt_version_free(v);
+		return 0;
+	}
+	printf("%s\n", ret == -EPERM ? "EPERM" : ret == -EACCES ? "EACCES" :
+	       ckpt_strerror(ret));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ckpt_client *c;
+	int ret;
+
+	if (argc < 5)
+		return 2;
+	ret = ckpt_connect(argv[1], &c);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: connect: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	if (!strcmp(argv[2], "write")) {
+		ret = do_write(c, argv[3], argv[4]);
+	} else if (!strcmp(argv[2], "check")) {
+		check_a(c, argv[3], argv[4]);
+		check_names(c, argv[3], argv[4]);
+		ret = failed;
+	} else if (!strcmp(argv[2], "as") && argc == 6) {
+		ret = do_as(c, argv[3], argv[4], argv[5]);
+	} else {
+		ret = 2;
+	}
+	ckpt_disconnect(c);
+	return ret;
+}

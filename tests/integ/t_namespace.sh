@@ -1,0 +1,37 @@
+#!/bin/bash
+# t_namespace: the calls a POSIX-style writer (ckptfs) makes inside an open
+# version.  ckpt_ns truncates, unlinks, renames a file over another and a
+# whole directory, syncs, reads back the open version, commits; the result
+# is checked while open, after LOCAL, and again after a SIGKILL and restart
+# (the manifest holds the zero record and only the live files).  A non-root
+# uid may not begin on behalf of another (EPERM); root may, and the job is
+# then owned by that uid (root's own begin still works, another uid's not).
+# TIMEOUT: 60
+set -u
+. "$(dirname "$0")/lib.sh"
+
+NS=$BUILD/tests/ckpt_ns
+
+ckptd_conf d
+start_ckptd d
+"$NS" "$(sock d)" write ns/job v1 || fail "namespace checks failed on the open and sealed version"
+kill9 d
+restart d
+"$NS" "$(sock d)" check ns/job v1 || fail "namespace checks failed after restart"
+
+got=$("$NS" "$(sock d)" as 4242 other/job v1) || fail "begin_as as root failed to run"
+[ "$got" = ok ] || fail "root begin_as(4242): $got, want ok"
+if command -v setpriv >/dev/null; then
+	chmod 755 "$T" "$T/d"
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" "$(sock d)" as 0 x/job v1)
+	[ "$got" = EPERM ] || fail "nobody begin_as(0): '$got', want EPERM"
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" "$(sock d)" as 65534 mine/job v1)
+	[ "$got" = ok ] || fail "nobody begin_as(itself): '$got', want ok"
+	# other/job was created for uid 4242: nobody is refused.
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" "$(sock d)" as 65534 other/job v2)
+	[ "$got" = EACCES ] || fail "nobody joining uid 4242's job: '$got', want EACCES"
+else
+	info "setpriv missing: uid checks skipped"
+fi
+stop_ckptd d
+finish
