@@ -309,6 +309,23 @@ int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
 	return ret;
 }
 
+int ckpt_commit_name(struct ckpt_client *c, const char *job,
+		     const char *version)
+{
+	struct proto_msg req, rep;
+	int ret;
+
+	if (!c || !version)
+		return -EINVAL;
+	ret = named_req(&req, PROTO_COMMIT_NAME, job, version);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
 	struct proto_msg req, rep;

@@ -202,6 +202,12 @@ int ckpt_sync(struct ckpt_version *v);
  * not for the disk.  The version becomes STAGED when every writer that joined
  * has committed, then LOCAL once it is durable. */
 int ckpt_commit(struct ckpt_version *v);
+/* Commit an open version by name, for every writer that joined it (the
+ * owner or root only): `ckptctl commit`, for writers that cannot call
+ * ckpt_commit() themselves, such as programs writing through ckptfs.
+ * Their later writes get -CKPT_ESEALED. */
+int ckpt_commit_name(struct ckpt_client *c, const char *job,
+		     const char *version);
 /* Give up this writer's share: the version becomes FAILED. */
 int ckpt_abort(struct ckpt_version *v);
 

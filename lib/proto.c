@@ -124,6 +124,8 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			   { 0 } },
 	[PROTO_STAT_FILE] = { "STAT_FILE", PT_LIST,
 			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
+	[PROTO_COMMIT_NAME] = { "COMMIT_NAME", 0, { PF_JOB, PF_VERSION },
+				{ 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,

@@ -73,6 +73,7 @@ enum proto_type {
 	PROTO_UNLINK,        /* handle, path */
 	PROTO_RENAME,        /* handle, path (from), path2 (to) */
 	PROTO_STAT_FILE,     /* job, version, path -> one file entry */
+	PROTO_COMMIT_NAME,   /* job, version: commit for every writer */
 	PROTO_NTYPES
 };
 

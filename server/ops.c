@@ -233,6 +233,10 @@ void op_commit(struct conn *c, const struct proto_msg *req)
 	if (!w)
 		return;
 	v = w->v;
+	/* Committed by name meanwhile (ckptctl commit): that included this
+	 * writer's bytes, so its commit is done too. */
+	if (v->state == CKPT_ST_SEALING || v->state == CKPT_ST_SEALED)
+		goto out_release;
 	if (v->state != CKPT_ST_OPEN) {
 		ret = v->error ? v->error : -CKPT_EABORTED;
 		goto out_release;
@@ -284,6 +288,25 @@ static struct version *lookup(struct conn *c, const struct proto_msg *req)
 out_reply:
 	conn_reply_status(c, req, ret);
 	return NULL;
+}
+
+void op_commit_name(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+
+	if (!v)
+		return;
+	if (v->state != CKPT_ST_OPEN) {
+		conn_reply_status(c, req, v->state == CKPT_ST_FAILED ?
+				  (v->error ? v->error : -CKPT_EABORTED) :
+				  -CKPT_ESEALED);
+		return;
+	}
+	log_printf(LOG_INFO, "version %s/%s: committed by name (uid %u) for %u writers",
+		   req->job, req->version, c->uid, v->writers - v->committed);
+	v->committed = v->writers;
+	ingest_seal(c->d, v);
+	conn_reply_status(c, req, 0);
 }
 
 void op_wait(struct conn *c, const struct proto_msg *req)

@@ -49,6 +49,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_UNLINK] = op_unlink,
 	[PROTO_RENAME] = op_rename,
 	[PROTO_STAT_FILE] = op_stat_file,
+	[PROTO_COMMIT_NAME] = op_commit_name,
 };
 
 /* The per-connection list of its waiters lives beside the conn. */

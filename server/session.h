@@ -94,6 +94,7 @@ int session_wait(struct conn *c, struct version *v,
 void op_hello(struct conn *c, const struct proto_msg *req);
 void op_begin(struct conn *c, const struct proto_msg *req);
 void op_commit(struct conn *c, const struct proto_msg *req);
+void op_commit_name(struct conn *c, const struct proto_msg *req);
 void op_abort(struct conn *c, const struct proto_msg *req);
 void op_wait(struct conn *c, const struct proto_msg *req);
 void op_latest(struct conn *c, const struct proto_msg *req);

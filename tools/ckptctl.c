@@ -78,6 +78,10 @@ static const char usage_text[] =
 "    rm JOB VERSION\n"
 "        Delete the version from this node.\n"
 "\n"
+"    commit JOB VERSION\n"
+"        Commit an open version for every writer that joined it (for\n"
+"        programs writing through ckptfs that do not commit themselves).\n"
+"\n"
 "    bench [--dir DIR] [--procs N] [--size BYTES] [--job NAME]\n"
 "        Needs a running ckptd.  Measures (a) the trainer stall of\n"
 "        ckpt_write() against memcpy() of the same bytes (target <= 1.3x)\n"
@@ -221,6 +225,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "verify",  cmd_verify },
 	{ "restore", cmd_restore },
 	{ "rm",      cmd_rm },
+	{ "commit",  cmd_commit },
 	{ "bench",   cmd_bench },
 	{ "help",    NULL },
 };

@@ -475,7 +475,11 @@ int cmd_ls(struct ctl *ctl, int argc, char **argv)
 	return ls_files(ctl, argv[optind], argv[optind + 1]);
 }
 
-int cmd_rm(struct ctl *ctl, int argc, char **argv)
+/* A command JOB VERSION that calls op on the version and reports done. */
+static int version_cmd(struct ctl *ctl, int argc, char **argv,
+		       const char *name, const char *done,
+		       int (*op)(struct ckpt_client *, const char *,
+				 const char *))
 {
 	const char *job, *version;
 	struct jw w;
@@ -484,24 +488,35 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (argc - optind != 2)
-		return ctl_usage("rm: expected JOB VERSION");
+		return ctl_usage("%s: expected JOB VERSION", name);
 	job = argv[optind];
 	version = argv[optind + 1];
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	err = ckpt_remove(ctl->c, job, version);
+	err = op(ctl->c, job, version);
 	if (err)
-		return ctl_fail(err, "rm %s/%s", job, version);
+		return ctl_fail(err, "%s %s/%s", name, job, version);
 	if (ctl->json) {
 		jw_init(&w, stdout);
 		jw_obj(&w);
 		jw_kstr(&w, "job", job);
 		jw_kstr(&w, "version", version);
-		jw_kbool(&w, "removed", 1);
+		jw_kbool(&w, done, 1);
 		jw_obj_end(&w);
 		jw_done(&w);
 	} else {
-		printf("removed %s/%s\n", job, version);
+		printf("%s %s/%s\n", done, job, version);
 	}
 	return CTL_EXIT_OK;
+}
+
+int cmd_rm(struct ctl *ctl, int argc, char **argv)
+{
+	return version_cmd(ctl, argc, argv, "rm", "removed", ckpt_remove);
+}
+
+int cmd_commit(struct ctl *ctl, int argc, char **argv)
+{
+	return version_cmd(ctl, argc, argv, "commit", "committed",
+			   ckpt_commit_name);
 }

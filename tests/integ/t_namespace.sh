@@ -6,6 +6,7 @@
 # (the manifest holds the zero record and only the live files).  A non-root
 # uid may not begin on behalf of another (EPERM); root may, and the job is
 # then owned by that uid (root's own begin still works, another uid's not).
+# `ckptctl commit` commits a version a writer still holds open.
 # TIMEOUT: 60
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -32,6 +33,22 @@ if command -v setpriv >/dev/null; then
 	[ "$got" = EACCES ] || fail "nobody joining uid 4242's job: '$got', want EACCES"
 else
 	info "setpriv missing: uid checks skipped"
+fi
+# ckptctl commit: a writer holding a version open (as a program writing
+# through ckptfs would) has it committed by name; its own commit then
+# succeeds, and the version verifies.
+if has_ctl; then
+	mkfifo "$T/go"
+	exec 3<>"$T/go"
+	tw d write by/name v1 -n 2 -z 300000 -S 9 -p <"$T/go" 3>&- >"$T/w.out" &
+	WRITER=$!
+	poll_until 20 grep -q paused "$T/w.out" || fail "writer did not reach its commit"
+	ctl d commit by/name v1 || fail "ckptctl commit failed"
+	ctl d wait by/name v1 local --timeout 20 || fail "committed-by-name version did not reach LOCAL"
+	ctl d commit by/name v1 2>/dev/null && fail "a second ckptctl commit succeeded"
+	exec 3>&-
+	wait $WRITER || fail "the writer's own commit after ckptctl commit failed"
+	tw d verify by/name v1 -n 2 -z 300000 -S 9 || fail "committed-by-name version does not verify"
 fi
 stop_ckptd d
 finish
