@@ -85,9 +85,12 @@ $(CKPT_A): $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC))
 	@rm -f $@
 	ar rcs $@ $^
 
-$(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(CORE_A) client/libckpt.map
+# The lib/ objects go in whole, not through the archive: ckpt_strerror() and
+# the level names live there and no client object references them.
+$(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC)) client/libckpt.map
 	$(CC) -shared -Wl,-soname,libckpt.so.1 -Wl,--version-script=client/libckpt.map \
-		$(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(CORE_A) $(LDLIBS)
+		$(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC)) $(LDLIBS)
+	@ln -sf libckpt.so $@.1
 
 $(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
