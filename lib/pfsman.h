@@ -1,0 +1,99 @@
+/*
+ * pfsman.h - the manifest of a version drained to the parallel file system.
+ *
+ * A drained version is a directory <target>/<job>/<version>/ holding the
+ * version's files under their own paths, and this manifest beside them as
+ * PFSMAN_NAME, written last: a version directory without a valid manifest is
+ * not a drained version.  The manifest lists every file and, per file, its
+ * chunks (PFSMAN_CHUNK bytes of the file each, the last one shorter) with the
+ * CRC32C of the chunk's bytes as the trainer wrote them, so that `ckptctl
+ * verify` and every restore check each byte.
+ *
+ * A chunk is stored in one of four ways:
+ *   PFS_RAW   the bytes, at the same offset of the same file (a plain drain:
+ *             the file on the PFS is the file the trainer wrote)
+ *   PFS_ZSTD  a zstd frame of stored bytes at file_off in the file (a
+ *             compressed drain, optionally byte-shuffled first, see zip.h)
+ *   PFS_REF   not stored here: identical to the chunk of the same path and
+ *             index in version `base` (an incremental drain); stored, kind2
+ *             and file_off then say how and where that version holds it, so a
+ *             reader never follows more than one hop
+ *   PFS_ZERO  all zeros; nothing stored
+ *
+ * Encoding (little-endian, str = u16 length + bytes; codec.h):
+ *   u64 magic PFSMAN_MAGIC "CKPTPFS1"; u32 format; u32 flags (PFS_F_*);
+ *   u64 seq; u64 sealed_ns; u64 drained_ns; u32 uid; u32 chunk (size);
+ *   u32 shuffle (0, 2 or 4); str job; str version; str base ("" if none);
+ *   u32 nfiles; u32 nchunks;
+ *   nfiles x { str path; u64 size; u32 first; u32 count }
+ *   nchunks x { u64 file_off; u32 len; u32 crc; u32 stored; u8 kind; u8 kind2 }
+ *   u32 crc of everything before.
+ *
+ * Ownership: pfsman_decode() allocates files, chunks and their paths;
+ * pfsman_release() frees them.  encode takes no ownership.
+ */
+#ifndef CKPT_PFSMAN_H
+#define CKPT_PFSMAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+
+#define PFSMAN_NAME   ".ckpt-manifest"
+#define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
+#define PFSMAN_FORMAT 1
+#define PFSMAN_MAX_FILES  (1u << 20)
+#define PFSMAN_MAX_CHUNKS (1u << 26)
+
+enum pfs_kind { PFS_RAW = 1, PFS_ZSTD, PFS_REF, PFS_ZERO };
+
+#define PFS_F_COMPRESSED  0x1  /* some chunks are PFS_ZSTD */
+#define PFS_F_INCREMENTAL 0x2  /* some chunks are PFS_REF */
+
+struct pfs_file {
+	char *path;
+	uint64_t size;
+	uint32_t first;          /* index of its first chunk */
+	uint32_t count;          /* chunks: ceil(size / chunk) */
+};
+
+struct pfs_chunk {
+	uint64_t file_off;       /* where the stored bytes are in the file */
+	uint32_t len;            /* bytes of the chunk in the trainer's file */
+	uint32_t crc;            /* CRC32C of those bytes */
+	uint32_t stored;         /* bytes stored (RAW: len; ZSTD: frame) */
+	uint8_t kind;            /* enum pfs_kind */
+	uint8_t kind2;           /* REF: how base stores it (RAW/ZSTD/ZERO) */
+};
+
+struct pfsman {
+	uint32_t flags;
+	uint64_t seq;
+	uint64_t sealed_ns;
+	uint64_t drained_ns;
+	uint32_t uid;
+	uint32_t chunk;          /* chunk size, a multiple of 4096 */
+	uint32_t shuffle;        /* element size of the byte shuffle, or 0 */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char base[CKPT_VERSION_MAX + 1];  /* version PFS_REF chunks are in */
+	uint32_t nfiles;
+	uint32_t nchunks;
+	struct pfs_file *files;
+	struct pfs_chunk *chunks;
+};
+
+size_t pfsman_size(const struct pfsman *m);
+/* Length written, or -EMSGSIZE. */
+long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
+/* Decode and validate everything: magic, format, CRC, counts against the
+ * bytes present, names (names.h), each file's chunks (first/count inside
+ * the table, count == ceil(size/chunk), lengths summing to size, kinds
+ * known, REF only with a base, stored == len for RAW, 0 for ZERO).
+ * 0 or -CKPT_EBADMAGIC, -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO,
+ * -CKPT_EBADNAME, -ENOMEM. */
+int pfsman_decode(const void *buf, size_t len, struct pfsman *m);
+void pfsman_release(struct pfsman *m);
+
+#endif
