@@ -326,6 +326,33 @@ int ckpt_commit_name(struct ckpt_client *c, const char *job,
 	return ret;
 }
 
+int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
+	       const char *job, const char *version)
+{
+	struct proto_msg req, rep;
+	int ret = 0;
+
+	if (!c)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	if (cmd == CKPT_DRAIN_NOW) {
+		if (!version)
+			return -EINVAL;
+		ret = named_req(&req, PROTO_DRAIN_NOW, job, version);
+	} else if (cmd == CKPT_DRAIN_PAUSE || cmd == CKPT_DRAIN_RESUME) {
+		req.type = PROTO_DRAIN;
+		req.level = cmd;
+	} else {
+		return -EINVAL;
+	}
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
 	struct proto_msg req, rep;

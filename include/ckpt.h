@@ -125,6 +125,17 @@ struct ckpt_status {
 	uint64_t uptime_ms;
 	uint64_t pid;
 	char store[256];         /* store directory */
+	/* the drain to the parallel file system */
+	uint32_t drain_queued;   /* versions waiting to drain */
+	uint32_t drain_running;  /* versions being copied now */
+	uint32_t drain_paused;   /* 1 while paused (ckptctl drain --pause) */
+	uint32_t drain_errors;   /* failed attempts since start */
+	uint64_t drain_bytes;    /* bytes written to the PFS since start */
+	uint64_t drain_rate;     /* bytes/s now */
+	uint64_t drain_bandwidth;/* the cap in bytes/s, 0 = none */
+	int32_t drain_last_error;/* of the last failed attempt, or 0 */
+	char drain_target[256];  /* "" when there is no drain */
+	char drain_last_path[256];/* the file the last failure named */
 };
 
 /* Connect to ckptd.  socket_path NULL: $CKPT_SOCKET, else CKPT_DEFAULT_SOCKET.
@@ -248,6 +259,13 @@ int ckpt_stat_version(struct ckpt_client *c, const char *job,
 int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
 		   const char *path, struct ckpt_file_info *out);
 int ckpt_status(struct ckpt_client *c, struct ckpt_status *out);
+
+/* Drain control (root, or the daemon's uid): pause or resume every copy to
+ * the PFS, or drain job/version next, before anything older and even if
+ * [drain] every would skip it. */
+enum ckpt_drain_cmd { CKPT_DRAIN_PAUSE = 1, CKPT_DRAIN_RESUME, CKPT_DRAIN_NOW };
+int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
+	       const char *job, const char *version);
 
 /* Delete a version (any state but SEALING) from this node. */
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);

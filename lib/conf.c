@@ -17,6 +17,12 @@
  * key onto the value above it; and it rejects a line too long for libinih's
  * fixed line buffer instead of letting libinih silently cut it in two.
  *
+ * Most keys are strings, sizes, numbers, booleans or one of a list of words.
+ * Two [drain] keys need more: shuffle is a number from a list (0, 2, 4),
+ * and compress is "none", "zstd" or "zstd:LEVEL", kept as one int (0 for
+ * none, else the level).  Numeric fields are uint64_t or uint32_t; the row
+ * says which by the field's size, and the bounds keep a value in it.
+ *
  * conf_finish() runs after all values are in: it checks rules that involve
  * more than one key and fills paths derived from dir.  conf_print() writes
  * every key back as INI that conf_load() reads to the same struct.
@@ -50,15 +56,18 @@ enum conf_type {
 	CONF_U32,       /* uint32_t, plain decimal */
 	CONF_BOOL,      /* int, 0 or 1 */
 	CONF_ENUM,      /* char[size], one of choices[] */
+	CONF_COMPRESS,  /* int: "none" 0, "zstd" 1, "zstd:N" N in min..max */
 };
 
 struct conf_key {
 	const char *section;
 	const char *name;
 	enum conf_type type;
-	uint64_t min, max;              /* SIZE, U32: inclusive bounds */
+	uint64_t min, max;              /* SIZE, U32: inclusive bounds;
+					 * COMPRESS: of the level */
 	uint64_t align;                 /* SIZE: must be a multiple; 0 = any */
-	const char *const *choices;     /* ENUM: NULL-terminated */
+	const char *const *choices;     /* ENUM: NULL-terminated; U32: if
+					 * set, the only values allowed */
 	const char *def;                /* default, spelled as in a file */
 	size_t off, size;               /* the field in struct conf */
 };
@@ -76,10 +85,33 @@ struct conf_key {
 #define C_ENUM(sec, key, choices, def) \
 	{ sec, #key, CONF_ENUM, 0, 0, 0, choices, def, CONF_FIELD(key) }
 
+/* [drain] keys: key "x" is field drain_x. */
+#define D_STR(key, def) \
+	{ "drain", #key, CONF_STR, 0, 0, 0, NULL, def, CONF_FIELD(drain_##key) }
+#define D_SIZE(key, lo, hi, align, def) \
+	{ "drain", #key, CONF_SIZE, lo, hi, align, NULL, def, \
+	  CONF_FIELD(drain_##key) }
+#define D_U32(key, lo, hi, def) \
+	{ "drain", #key, CONF_U32, lo, hi, 0, NULL, def, \
+	  CONF_FIELD(drain_##key) }
+#define D_U32_OF(key, choices, def) \
+	{ "drain", #key, CONF_U32, 0, UINT32_MAX, 0, choices, def, \
+	  CONF_FIELD(drain_##key) }
+#define D_BOOL(key, def) \
+	{ "drain", #key, CONF_BOOL, 0, 1, 0, NULL, def, \
+	  CONF_FIELD(drain_##key) }
+#define D_COMPRESS(key, lo, hi, def) \
+	{ "drain", #key, CONF_COMPRESS, lo, hi, 0, NULL, def, \
+	  CONF_FIELD(drain_##key) }
+
 static const char *const conf_log_levels[] = {
 	"err", "warning", "notice", "info", "debug", NULL
 };
 static const char *const conf_log_sinks[] = { "stderr", "syslog", NULL };
+static const char *const conf_shuffles[] = { "0", "2", "4", NULL };
+
+/* The level "zstd" alone stands for. */
+#define CONF_ZSTD_LEVEL 1
 
 /* Rows of one section stay together: conf_print() relies on it. */
 static const struct conf_key conf_keys[] = {
@@ -98,6 +130,17 @@ static const struct conf_key conf_keys[] = {
 	C_BOOL("ckptd", mlock, "yes"),
 	C_ENUM("ckptd", log_level, conf_log_levels, "info"),
 	C_ENUM("ckptd", log, conf_log_sinks, "stderr"),
+
+	D_STR(target, ""),
+	D_SIZE(bandwidth, 0, UINT64_MAX, 0, "0"),
+	D_U32(every, 1, UINT32_MAX, "1"),
+	D_U32(keep, 0, UINT32_MAX, "0"),
+	D_COMPRESS(compress, 1, 19, "none"),
+	D_U32_OF(shuffle, conf_shuffles, "0"),
+	D_BOOL(incremental, "no"),
+	D_U32(threads, 1, 64, "2"),
+	D_SIZE(chunk, 64 * KiB, 64 * MiB, 4 * KiB, "4M"),
+	D_U32(retry_max, 1, UINT32_MAX, "60"),
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)
@@ -351,6 +394,72 @@ static int conf_parse_bool(const struct conf_key *k, const char *value,
 	return -EINVAL;
 }
 
+/* A number that must be one of k->choices, in plain decimal. */
+static int conf_parse_listed(const struct conf_key *k, const char *value,
+			     uint64_t *v, char *msg, size_t len)
+{
+	const char *const *c;
+	char list[128];
+
+	if (conf_parse_u64(value, v) == 0) {
+		for (c = k->choices; *c; c++)
+			if (*v == strtoull(*c, NULL, 10))
+				return 0;
+	}
+	conf_list_choices(k, list, sizeof(list));
+	snprintf(msg, len, "%s: '%.*s' is not one of %s", k->name,
+		 CONF_QUOTE_MAX, value, list);
+	return -EINVAL;
+}
+
+/* "none" -> 0, "zstd" -> CONF_ZSTD_LEVEL, "zstd:N" -> N within k's bounds;
+ * any case. */
+static int conf_parse_compress(const struct conf_key *k, const char *value,
+			       int *out, char *msg, size_t len)
+{
+	uint64_t level;
+
+	if (!strcasecmp(value, "none")) {
+		*out = 0;
+		return 0;
+	}
+	if (!strcasecmp(value, "zstd")) {
+		*out = CONF_ZSTD_LEVEL;
+		return 0;
+	}
+	if (strncasecmp(value, "zstd:", 5) != 0) {
+		snprintf(msg, len, "%s: '%.*s' is not none, zstd or zstd:LEVEL",
+			 k->name, CONF_QUOTE_MAX, value);
+		return -EINVAL;
+	}
+	if (conf_parse_u64(value + 5, &level) < 0 || level < k->min ||
+	    level > k->max) {
+		snprintf(msg, len, "%s: '%.*s': the zstd level must be %llu to %llu",
+			 k->name, CONF_QUOTE_MAX, value,
+			 (unsigned long long)k->min,
+			 (unsigned long long)k->max);
+		return -EINVAL;
+	}
+	*out = (int)level;
+	return 0;
+}
+
+/* Numeric fields are uint32_t or uint64_t, as the row's size says. */
+static void conf_store_num(char *field, size_t size, uint64_t v)
+{
+	if (size == sizeof(uint32_t))
+		*(uint32_t *)field = (uint32_t)v;
+	else
+		*(uint64_t *)field = v;
+}
+
+static uint64_t conf_load_num(const char *field, size_t size)
+{
+	if (size == sizeof(uint32_t))
+		return *(const uint32_t *)field;
+	return *(const uint64_t *)field;
+}
+
 /* Store a string in a fixed field, zeroing the rest so structs compare. */
 static void conf_store_str(struct conf *c, const struct conf_key *k,
 			   const char *s)
@@ -383,13 +492,13 @@ static int conf_apply(struct conf *c, const struct conf_key *k,
 		return 0;
 	case CONF_SIZE:
 	case CONF_U32:
-		ret = conf_parse_number(k, value, &v, msg, len);
+		if (k->choices)
+			ret = conf_parse_listed(k, value, &v, msg, len);
+		else
+			ret = conf_parse_number(k, value, &v, msg, len);
 		if (ret < 0)
 			return ret;
-		if (k->type == CONF_SIZE)
-			*(uint64_t *)field = v;
-		else
-			*(uint32_t *)field = (uint32_t)v;
+		conf_store_num(field, k->size, v);
 		return 0;
 	case CONF_BOOL:
 		ret = conf_parse_bool(k, value, &b, msg, len);
@@ -406,6 +515,12 @@ static int conf_apply(struct conf *c, const struct conf_key *k,
 			return -EINVAL;
 		}
 		conf_store_str(c, k, choice);
+		return 0;
+	case CONF_COMPRESS:
+		ret = conf_parse_compress(k, value, &b, msg, len);
+		if (ret < 0)
+			return ret;
+		*(int *)field = b;
 		return 0;
 	}
 	snprintf(msg, len, "%s: bad key type", k->name);
@@ -699,6 +814,11 @@ int conf_finish(struct conf *c, struct conf_err *err)
 			     a, b);
 		return -EINVAL;
 	}
+	if (tmp.drain_shuffle && !tmp.drain_compress) {
+		conf_err_set(err, 0, "shuffle: %u needs compress = zstd (the byte shuffle only prepares chunks for zstd)",
+			     tmp.drain_shuffle);
+		return -EINVAL;
+	}
 	if (conf_derive(&tmp, tmp.socket, "socket", "ckptd.sock", err) < 0 ||
 	    conf_derive(&tmp, tmp.store, "store", "store", err) < 0)
 		return -EINVAL;
@@ -725,15 +845,26 @@ static void conf_print_key(const struct conf *c, const struct conf_key *k,
 		fprintf(out, "%s =%s%s\n", k->name, field[0] ? " " : "", field);
 		return;
 	case CONF_SIZE:
-		conf_format_size(*(const uint64_t *)field, buf, sizeof(buf));
+		conf_format_size(conf_load_num(field, k->size), buf,
+				 sizeof(buf));
 		fprintf(out, "%s = %s\n", k->name, buf);
 		return;
 	case CONF_U32:
-		fprintf(out, "%s = %u\n", k->name, *(const uint32_t *)field);
+		fprintf(out, "%s = %llu\n", k->name,
+			(unsigned long long)conf_load_num(field, k->size));
 		return;
 	case CONF_BOOL:
 		fprintf(out, "%s = %s\n", k->name,
 			*(const int *)field ? "yes" : "no");
+		return;
+	case CONF_COMPRESS:
+		if (*(const int *)field == 0)
+			fprintf(out, "%s = none\n", k->name);
+		else if (*(const int *)field == CONF_ZSTD_LEVEL)
+			fprintf(out, "%s = zstd\n", k->name);
+		else
+			fprintf(out, "%s = zstd:%d\n", k->name,
+				*(const int *)field);
 		return;
 	}
 }

@@ -36,6 +36,21 @@ struct conf {
 	int mlock;                     /* 1: try to mlock staging */
 	char log_level[16];            /* err|warning|notice|info|debug */
 	char log[16];                  /* stderr|syslog */
+
+	/* [drain] */
+	char drain_target[CONF_PATH_MAX]; /* PFS directory; "" = no drain */
+	uint64_t drain_bandwidth;      /* bytes/s; 0 = no cap */
+	uint32_t drain_every;          /* drain every Nth version (1..) */
+	uint32_t drain_keep;           /* versions kept per job on the PFS;
+					* 0 = all */
+	int drain_compress;            /* 0 = none, else the zstd level
+					* ("zstd" = 1, "zstd:N") */
+	uint32_t drain_shuffle;        /* 0, 2 or 4 */
+	int drain_incremental;         /* skip chunks unchanged since the
+					* previous drained version */
+	uint32_t drain_threads;        /* copy threads, 1..64 */
+	uint32_t drain_chunk;          /* chunk size on the PFS (4M) */
+	uint32_t drain_retry_max;      /* seconds between retries, at most */
 };
 
 struct conf_err {

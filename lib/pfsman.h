@@ -91,6 +91,12 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
  * bytes present, names (names.h), each file's chunks (first/count inside
  * the table, count == ceil(size/chunk), lengths summing to size, kinds
  * known, REF only with a base, stored == len for RAW, 0 for ZERO).
+ * Also enforced: the files' chunk ranges tile the table in file order
+ * (first == the sum of the earlier counts); every chunk but a file's last
+ * is exactly chunk bytes; ZSTD: 0 < stored < len; kind2 is 0 unless REF,
+ * and a REF's kind2 is RAW, ZSTD or ZERO with stored to match; a ZSTD chunk
+ * needs PFS_F_COMPRESSED and a REF PFS_F_INCREMENTAL (unknown flags:
+ * -CKPT_EVERSION); base != version; paths unique and never PFSMAN_NAME.
  * 0 or -CKPT_EBADMAGIC, -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO,
  * -CKPT_EBADNAME, -ENOMEM. */
 int pfsman_decode(const void *buf, size_t len, struct pfsman *m);

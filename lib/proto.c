@@ -126,6 +126,8 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
 	[PROTO_COMMIT_NAME] = { "COMMIT_NAME", 0, { PF_JOB, PF_VERSION },
 				{ 0 } },
+	[PROTO_DRAIN] = { "DRAIN", 0, { PF_LEVEL }, { 0 } },
+	[PROTO_DRAIN_NOW] = { "DRAIN_NOW", 0, { PF_JOB, PF_VERSION }, { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
@@ -429,6 +431,16 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u64(e, s->uptime_ms);
 	enc_u64(e, s->pid);
 	enc_strn(e, s->store, sizeof(s->store) - 1);
+	enc_u32(e, s->drain_queued);
+	enc_u32(e, s->drain_running);
+	enc_u32(e, s->drain_paused);
+	enc_u32(e, s->drain_errors);
+	enc_u64(e, s->drain_bytes);
+	enc_u64(e, s->drain_rate);
+	enc_u64(e, s->drain_bandwidth);
+	enc_u32(e, (uint32_t)s->drain_last_error);
+	enc_strn(e, s->drain_target, sizeof(s->drain_target) - 1);
+	enc_strn(e, s->drain_last_path, sizeof(s->drain_last_path) - 1);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -449,6 +461,16 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->pid = dec_u64(d);
 	/* A directory, not a name: any bytes but NUL. */
 	dec_str(d, s->store, sizeof(s->store) - 1);
+	s->drain_queued = dec_u32(d);
+	s->drain_running = dec_u32(d);
+	s->drain_paused = dec_u32(d);
+	s->drain_errors = dec_u32(d);
+	s->drain_bytes = dec_u64(d);
+	s->drain_rate = dec_u64(d);
+	s->drain_bandwidth = dec_u64(d);
+	s->drain_last_error = (int32_t)dec_u32(d);
+	dec_str(d, s->drain_target, sizeof(s->drain_target) - 1);
+	dec_str(d, s->drain_last_path, sizeof(s->drain_last_path) - 1);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

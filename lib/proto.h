@@ -74,6 +74,8 @@ enum proto_type {
 	PROTO_RENAME,        /* handle, path (from), path2 (to) */
 	PROTO_STAT_FILE,     /* job, version, path -> one file entry */
 	PROTO_COMMIT_NAME,   /* job, version: commit for every writer */
+	PROTO_DRAIN,         /* level = CKPT_DRAIN_PAUSE or _RESUME */
+	PROTO_DRAIN_NOW,     /* job, version: drain it next */
 	PROTO_NTYPES
 };
 

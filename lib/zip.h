@@ -27,11 +27,14 @@ void zip_free(struct zip *z);    /* NULL is a no-op */
 size_t zip_bound(size_t len);
 /* Compress len bytes of src into dst (cap bytes).  Returns the frame's
  * length, 0 if it would not be smaller than len (store the chunk raw), or
- * -EINVAL/-ENOMEM/-EIO. */
+ * -EINVAL/-ENOMEM/-EIO.  A frame is kept only if smaller than len, so cap
+ * >= len - 1 always does; -EINVAL if len > max_chunk, or if a smaller cap
+ * cannot hold the frame. */
 long zip_compress(struct zip *z, const void *src, size_t len, void *dst,
 		  size_t cap);
 /* Decompress a frame of flen bytes into exactly len bytes of dst.  0, or
- * -CKPT_ECORRUPT if the frame is damaged or does not give len bytes. */
+ * -CKPT_ECORRUPT if the frame is damaged or does not give len bytes, or
+ * -EINVAL if len is larger than max_chunk. */
 int zip_decompress(struct zip *z, const void *frame, size_t flen, void *dst,
 		   size_t len);
 

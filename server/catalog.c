@@ -176,6 +176,10 @@ static void version_destroy(struct version *v)
 	free(v->fhash);
 	free(v->recs);
 	free(v->segs);
+	if (v->pfs) {
+		pfsman_release(v->pfs);
+		free(v->pfs);
+	}
 	free(v);
 }
 
@@ -382,7 +386,7 @@ static int version_manifest(const struct version *v, struct manifest *m)
 	m->sealed_ns = v->sealed_ns;
 	m->open_id = v->open_id;
 	m->uid = v->job->uid;
-	m->level = CKPT_LOCAL;
+	m->level = v->level >= CKPT_LOCAL ? v->level : CKPT_LOCAL;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);
 	map = calloc(v->nfiles ? v->nfiles : 1, sizeof(*map));
@@ -502,7 +506,7 @@ int catalog_remove(struct catalog *cat, struct version *v)
 	char path[700];
 	int ret;
 
-	if (v->state == CKPT_ST_SEALED) {
+	if (v->state == CKPT_ST_SEALED && !v->remote) {
 		man_path(cat, v->seq, "man", path, sizeof(path));
 		ret = sys_unlink(path);
 		if (ret < 0 && ret != -ENOENT)
@@ -545,6 +549,82 @@ void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 		if (j->nversions == 0)
 			return;     /* the job is gone with its last version */
 	}
+}
+
+int catalog_add_remote(struct catalog *cat, struct pfsman *m,
+		       struct version **out)
+{
+	struct version *v;
+	struct job *j;
+	uint32_t i;
+	int ret;
+
+	if (catalog_version(cat, m->job, m->version))
+		return -EEXIST;
+	ret = job_get(cat, m->job, m->uid, &j);
+	if (ret < 0)
+		return ret;
+	v = version_alloc(m->version, m->uid);
+	if (!v)
+		goto out_nomem;
+	for (i = 0; i < m->nfiles; i++) {
+		ret = version_file(v, m->files[i].path, 1);
+		if (ret < 0)
+			goto out_destroy;
+		v->files[ret].size = m->files[i].size;
+	}
+	v->pfs = malloc(sizeof(*v->pfs));
+	if (!v->pfs)
+		goto out_destroy;
+	*v->pfs = *m;          /* ownership moves */
+	memset(m, 0, sizeof(*m));
+	v->state = CKPT_ST_SEALED;
+	v->level = CKPT_DRAINED;
+	v->remote = 1;
+	v->seq = v->pfs->seq;
+	v->sealed_ns = v->pfs->sealed_ns;
+	snprintf(v->base, sizeof(v->base), "%s", v->pfs->base);
+	job_insert(j, v);
+	v->ordinal = ++j->nsealed;
+	cat->nversions++;
+	*out = v;
+	return 0;
+
+out_destroy:
+	version_destroy(v);
+out_nomem:
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+	return -ENOMEM;
+}
+
+int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
+{
+	char path[700];
+	int ret;
+
+	v->pfs = malloc(sizeof(*v->pfs));
+	if (!v->pfs)
+		return -ENOMEM;
+	man_path(cat, v->seq, "man", path, sizeof(path));
+	ret = sys_unlink(path);
+	if (ret < 0 && ret != -ENOENT) {
+		free(v->pfs);
+		v->pfs = NULL;
+		return ret;
+	}
+	sys_fsync_dir(cat->mandir);
+	*v->pfs = *m;
+	memset(m, 0, sizeof(*m));
+	v->remote = 1;
+	/* Reads go to the PFS from now on; the segments go back once no
+	 * local read holds the version. */
+	if (v->refs == 1)
+		version_free_segs(cat, v);
+	v->nrecs = 0;
+	return 0;
 }
 
 void version_info(const struct version *v, struct ckpt_version_info *out)
@@ -690,6 +770,7 @@ static int load_manifest(struct catalog *cat, struct manifest *m)
 	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
 		v->files[i].size = m->files[i].size;
 	job_insert(j, v);
+	v->ordinal = ++j->nsealed;
 	cat->nversions++;
 	if (m->seq >= cat->next_seq)
 		cat->next_seq = m->seq + 1;

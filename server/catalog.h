@@ -26,6 +26,7 @@
 #include "ckpt.h"
 #include "list.h"
 #include "manifest.h"
+#include "pfsman.h"
 #include "segs.h"
 
 struct vfile {
@@ -67,6 +68,17 @@ struct version {
 	struct list waiters;      /* owned by session.c: struct waiter */
 	struct list deferred;     /* owned by reader.c: reads waiting for
 				   * the writes in flight (open versions) */
+
+	/* drain.c's state; a remote version is on the PFS only */
+	uint32_t ordinal;         /* 1.. in its job's seal order ([drain] every) */
+	uint8_t drain;            /* enum drain_state (drain.h) */
+	uint8_t drain_now;        /* ckptctl drain --now: first, never skipped */
+	uint32_t drain_tries;
+	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
+	int32_t drain_err;
+	int remote;               /* no local copy: read from the PFS */
+	struct pfsman *pfs;       /* remote: its PFS manifest, owned */
+	char base[CKPT_VERSION_MAX + 1];  /* incremental base on the PFS */
 };
 
 struct job {
@@ -75,6 +87,7 @@ struct job {
 	uid_t uid;                /* owner */
 	struct list versions;
 	uint32_t nversions;
+	uint32_t nsealed;         /* versions sealed so far (ordinals) */
 };
 
 struct catalog {
@@ -135,6 +148,14 @@ int catalog_remove(struct catalog *cat, struct version *v);
 /* Apply retention to job: keep its newest `keep` sealed versions.  The
  * newest sealed version is never removed. */
 void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
+
+/* Add a version known only from its PFS manifest m (taking ownership of
+ * it): sealed, DRAINED, remote.  0, -EEXIST, -ENOMEM. */
+int catalog_add_remote(struct catalog *cat, struct pfsman *m,
+		       struct version **out);
+/* Drop v's local copy (its manifest and segments); it stays listed as a
+ * remote version reading from m (ownership taken).  0 or -errno. */
+int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m);
 
 /* Fill the public description of v. */
 void version_info(const struct version *v, struct ckpt_version_info *out);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drain.h"
 #include "log.h"
 #include "session.h"
 
@@ -161,6 +162,7 @@ static void on_tick(struct loop_op *op, int res)
 	/* Bytes per second (ticks are 250 ms), smoothed over a few ticks. */
 	d->st.ingest_rate = (d->st.ingest_rate * 3 + delta * 4) / 4;
 	d->st.rate_mark = d->st.ingest_bytes;
+	drain_tick(d);
 	if (d->stopping && d->cat.nopen == 0) {
 		d->loop.stop = 1;
 		return;
@@ -252,6 +254,12 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 					      : strerror(-ret));
 		goto out_signals;
 	}
+	ret = drain_open(d);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,
+			   strerror(-ret));
+		goto out_listen;
+	}
 	arm_accept(d);
 	arm_signal(d);
 	arm_tick(d);
@@ -261,6 +269,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		   d->segs.direct ? "direct" : "buffered");
 	return 0;
 
+out_listen:
+	close(d->listen_fd);
+	unlink(conf->socket);
 out_signals:
 	close(d->sig_fd);
 out_loop:
@@ -283,6 +294,7 @@ int ckptd_run(struct ckptd *d)
 void ckptd_close(struct ckptd *d)
 {
 	session_close_all(d);
+	drain_close(d);
 	loop_release(&d->loop);
 	close(d->listen_fd);
 	close(d->sig_fd);

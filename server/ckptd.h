@@ -35,6 +35,7 @@ struct ckptd {
 	struct list hello_wait;    /* conns waiting for staging */
 	uint32_t nconns;
 	struct stats st;
+	struct drain *drain;       /* NULL without [drain] target */
 
 	int listen_fd;
 	struct loop_op accept_op;

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "crc32c.h"
+#include "drain.h"
 #include "log.h"
 #include "session.h"
 #include "sys.h"
@@ -257,7 +258,11 @@ static void seal_finish(struct ckptd *d, struct version *v)
 		   v->job->name, v->name, v->nfiles,
 		   (unsigned long long)v->stored);
 	session_notify(d, v);
-	catalog_retain(&d->cat, v->job, d->conf->keep);
+	v->ordinal = ++v->job->nsealed;
+	if (drain_enabled(d))
+		drain_sealed(d, v);
+	else
+		catalog_retain(&d->cat, v->job, d->conf->keep);
 }
 
 static void on_fsync(struct loop_op *op, int res)

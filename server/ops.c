@@ -13,7 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "drain.h"
 #include "log.h"
+#include "pfs.h"
 #include "session.h"
 
 /* ---- HELLO: lend staging, pass its memfd ------------------------------ */
@@ -522,12 +524,21 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	if (!v)
 		return;
 	if (v->state == CKPT_ST_SEALING || v->inflight ||
+	    v->drain == DR_RUNNING ||
 	    (v->state == CKPT_ST_OPEN && v->writers != v->committed)) {
 		conn_reply_status(c, req, -EBUSY);
 		return;
 	}
 	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,
 		   req->version, c->uid);
+	/* A version only on the PFS is removed there: nothing else holds it. */
+	if (v->remote && v->pfs) {
+		ret = pfs_remove(c->d->conf->drain_target, v->pfs);
+		if (ret < 0) {
+			conn_reply_status(c, req, ret);
+			return;
+		}
+	}
 	v->error = -CKPT_ENOVERSION;
 	session_notify(c->d, v);
 	ret = catalog_remove(&c->d->cat, v);
@@ -559,6 +570,7 @@ void op_status(struct conn *c, const struct proto_msg *req)
 	s.pid = getpid();
 	snprintf(s.store, sizeof(s.store), "%.*s", (int)sizeof(s.store) - 1,
 		 d->conf->store);
+	drain_status(d, &s);
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	proto_enc_status(&e, &s);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "crc32c.h"
+#include "drain.h"
 #include "log.h"
 #include "session.h"
 #include "sys.h"
@@ -315,6 +316,10 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	if (fi < 0) {
 		ret = fi;
 		goto out_reply;
+	}
+	if (v->remote) {
+		drain_read(c, v, fi, req);
+		return;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {

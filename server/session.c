@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "drain.h"
 #include "log.h"
 #include "session.h"
 
@@ -50,6 +51,8 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_RENAME] = op_rename,
 	[PROTO_STAT_FILE] = op_stat_file,
 	[PROTO_COMMIT_NAME] = op_commit_name,
+	[PROTO_DRAIN] = op_drain,
+	[PROTO_DRAIN_NOW] = op_drain_now,
 };
 
 /* The per-connection list of its waiters lives beside the conn. */

@@ -78,6 +78,10 @@ static const char usage_text[] =
 "    rm JOB VERSION\n"
 "        Delete the version from this node.\n"
 "\n"
+"    drain --pause | --resume | --now JOB VERSION\n"
+"        Pause or resume the drain to the parallel file system, or drain\n"
+"        one version next.\n"
+"\n"
 "    commit JOB VERSION\n"
 "        Commit an open version for every writer that joined it (for\n"
 "        programs writing through ckptfs that do not commit themselves).\n"
@@ -226,6 +230,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "restore", cmd_restore },
 	{ "rm",      cmd_rm },
 	{ "commit",  cmd_commit },
+	{ "drain",   cmd_drain },
 	{ "bench",   cmd_bench },
 	{ "help",    NULL },
 };

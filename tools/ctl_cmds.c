@@ -209,6 +209,17 @@ static void status_json(const struct ckpt_status *s,
 	jw_ku64(&w, "store_used", s->store_used);
 	jw_ku64(&w, "ingest_bytes", s->ingest_bytes);
 	jw_ku64(&w, "ingest_rate", s->ingest_rate);
+	jw_kstr(&w, "drain_target", s->drain_target);
+	jw_ku64(&w, "drain_queued", s->drain_queued);
+	jw_ku64(&w, "drain_running", s->drain_running);
+	jw_kbool(&w, "drain_paused", s->drain_paused);
+	jw_ku64(&w, "drain_errors", s->drain_errors);
+	jw_ku64(&w, "drain_bytes", s->drain_bytes);
+	jw_ku64(&w, "drain_rate", s->drain_rate);
+	jw_ku64(&w, "drain_bandwidth", s->drain_bandwidth);
+	jw_kstr(&w, "drain_last_error",
+		s->drain_last_error ? ckpt_strerror(s->drain_last_error) : "");
+	jw_kstr(&w, "drain_last_path", s->drain_last_path);
 	jw_obj_end(&w);
 	jw_key(&w, "versions");
 	jw_arr(&w);
@@ -235,6 +246,23 @@ static void status_text(const struct ckpt_status *s,
 	       pct(s->staging_used, s->staging_total));
 	printf("ingest    %s since start, %s now\n",
 	       fmt_size(a, s->ingest_bytes), fmt_rate(b, (double)s->ingest_rate));
+	if (s->drain_target[0]) {
+		printf("drain     to %s: %s written, %s now", s->drain_target,
+		       fmt_size(a, s->drain_bytes),
+		       fmt_rate(b, (double)s->drain_rate));
+		if (s->drain_bandwidth)
+			printf(" (cap %s)",
+			       fmt_rate(a, (double)s->drain_bandwidth));
+		printf(", %" PRIu32 " queued, %" PRIu32 " copying%s\n",
+		       s->drain_queued, s->drain_running,
+		       s->drain_paused ? ", PAUSED" : "");
+		if (s->drain_errors)
+			printf("          %" PRIu32 " failed attempts; last: %s%s%s\n",
+			       s->drain_errors,
+			       ckpt_strerror(s->drain_last_error),
+			       s->drain_last_path[0] ? " at " : "",
+			       s->drain_last_path);
+	}
 	printf("clients %" PRIu32 ", jobs %" PRIu32 ", versions %" PRIu32
 	       " (%" PRIu32 " open), disk queue depth %" PRIu32 "\n",
 	       s->clients, s->jobs, s->versions, s->open_versions,
@@ -513,6 +541,34 @@ static int version_cmd(struct ctl *ctl, int argc, char **argv,
 int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
 	return version_cmd(ctl, argc, argv, "rm", "removed", ckpt_remove);
+}
+
+static int drain_now(struct ckpt_client *c, const char *job,
+		     const char *version)
+{
+	return ckpt_drain(c, CKPT_DRAIN_NOW, job, version);
+}
+
+/* drain --pause | --resume | --now JOB VERSION */
+int cmd_drain(struct ctl *ctl, int argc, char **argv)
+{
+	enum ckpt_drain_cmd cmd;
+	int err;
+
+	if (argc >= 2 && !strcmp(argv[1], "--now"))
+		return version_cmd(ctl, argc - 1, argv + 1, "drain --now",
+				   "draining", drain_now);
+	if (argc != 2 || (strcmp(argv[1], "--pause") &&
+			  strcmp(argv[1], "--resume")))
+		return ctl_usage("drain: expected --pause, --resume or --now JOB VERSION");
+	cmd = strcmp(argv[1], "--pause") ? CKPT_DRAIN_RESUME : CKPT_DRAIN_PAUSE;
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	err = ckpt_drain(ctl->c, cmd, NULL, NULL);
+	if (err)
+		return ctl_fail(err, "drain %s", argv[1]);
+	printf("drain %s\n", cmd == CKPT_DRAIN_PAUSE ? "paused" : "resumed");
+	return CTL_EXIT_OK;
 }
 
 int cmd_commit(struct ctl *ctl, int argc, char **argv)

@@ -21,11 +21,11 @@ static void decode_one(const uint8_t *buf, size_t len)
 
 	if (manifest_decode(buf, len, &m))
 		return;
-	/* What decode promises: every record indexes a file, in bounds. */
+	/* What decode promises: every record indexes a file, and its end
+	 * does not overflow (it may pass the size: a truncated file). */
 	for (i = 0; i < m.nrecs; i++) {
 		if (m.recs[i].file >= m.nfiles ||
-		    m.recs[i].file_off + m.recs[i].len >
-		    m.files[m.recs[i].file].size)
+		    m.recs[i].file_off > UINT64_MAX - m.recs[i].len)
 			abort();
 	}
 	manifest_release(&m);

@@ -19,6 +19,7 @@
  * Options: -s SOCKET, -r RANK (0), -n FILES (2), -z BYTES per file (4M),
  * -S SEED (1), -R (random order, odd sizes, overlapping overwrites),
  * -C (do not commit), -w LEVEL (wait for it after commit: staged|local),
+ * -Z (compressible content: only the low 3 bits of each byte vary),
  * -x MODE (write via: copy (default), async, zerocopy), -p (pause before
  * commit until stdin closes: lets a test kill the daemon mid-version),
  * -o DIR (expect: output directory), -P DIR (put the files under DIR/ in
@@ -43,7 +44,7 @@
 
 struct args {
 	const char *sock, *job, *version, *mode, *outdir, *prefix;
-	int rank, files, random, commit, pause;
+	int rank, files, random, commit, pause, squeeze;
 	uint64_t size, seed;
 	enum ckpt_level wait;
 };
@@ -70,8 +71,10 @@ static void pattern(const struct args *a, int f, uint64_t off, uint8_t *buf,
 		uint64_t w = mix(key ^ ((off + i) >> 3));
 		size_t k = (off + i) & 7;
 
+		/* -Z: only the low 3 bits vary: compressible, like the
+		 * exponent-heavy bytes of real weights. */
 		for (; k < 8 && i < len; k++, i++)
-			buf[i] = w >> (8 * k);
+			buf[i] = a->squeeze ? (w >> (8 * k)) & 7 : w >> (8 * k);
 	}
 }
 
@@ -321,7 +324,7 @@ static int do_stat(const struct args *a, struct ckpt_client *c)
 	int ret;
 
 	ret = ckpt_stat_version(c, a->job, a->version, &vi);
-	if (ret == -CKPT_ENOVERSION)
+	if (ret == -CKPT_ENOVERSION || ret == -CKPT_ENOJOB)
 		return 3;
 	if (ret < 0)
 		return fail("stat", ret);
@@ -339,7 +342,7 @@ static int do_latest(const struct args *a, struct ckpt_client *c)
 
 	ret = ckpt_latest(c, a->job, a->wait ? a->wait : CKPT_STAGED, name,
 			  sizeof(name));
-	if (ret == -CKPT_ENOVERSION)
+	if (ret == -CKPT_ENOVERSION || ret == -CKPT_ENOJOB)
 		return 3;
 	if (ret < 0)
 		return fail("latest", ret);
@@ -362,7 +365,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:Z")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -373,6 +376,7 @@ int main(int argc, char **argv)
 		case 'C': a.commit = 0; break;
 		case 'x': a.mode = optarg; break;
 		case 'p': a.pause = 1; break;
+		case 'Z': a.squeeze = 1; break;
 		case 'o': a.outdir = optarg; break;
 		case 'P': a.prefix = optarg; break;
 		case 'w':

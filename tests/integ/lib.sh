@@ -1,9 +1,10 @@
 # lib.sh - shared harness of the integration tests (sourced, not run).
 #
 # Each test gets a private directory $T (mktemp -d) and an EXIT trap that,
-# whatever happens, stops every ckptd the test started (SIGTERM, then SIGKILL
-# once a polled grace deadline passes), kills the test's other background
-# processes, unmounts what it mounted and removes $T.  Daemons are named
+# whatever happens, unmounts every ckptfs the test mounted (and kills it),
+# stops every ckptd the test started (SIGTERM, then SIGKILL once a polled
+# grace deadline passes), kills the test's other background processes,
+# unmounts what it mounted and removes $T.  Daemons are named
 # (start_ckptd NAME): each has $T/NAME/ckptd.conf, its state under $T/NAME,
 # its socket $T/NAME/ckptd.sock and its log $T/NAME/ckptd.log.
 #
@@ -20,6 +21,7 @@ BUILD=${CKPT_BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CKPTD=$BUILD/ckptd
 CKPTCTL=$BUILD/ckptctl
+CKPTFS=$BUILD/ckptfs
 TW=$BUILD/tests/ckpt_tw
 RAW=$BUILD/tests/ckpt_raw
 TEST=$(basename "$0" .sh)
@@ -44,6 +46,9 @@ CKPTD_LAST=                  # the name started last (log tail on failure)
 SUBTEST=                     # name of the running sub-test, if any
 SUBFAILS=()                  # sub-tests that failed
 MOUNTS=()
+declare -A FUSE_PID=()       # mount point -> pid of the ckptfs serving it
+declare -A FUSE_LOG=()       # mount point -> its log file
+declare -A FUSE_LOGOFF=()    # mount point -> where this mount's part of it starts
 
 # ---- messages ---------------------------------------------------------------
 
@@ -59,12 +64,25 @@ dump_logs() {
 		echo "---- ckptd $n log (last ${1:-30} lines) ----"
 		tail -n "${1:-30}" "$T/$n/ckptd.log"
 	done
+	local seen=" "
+	for n in "${!FUSE_LOG[@]}"; do
+		[ -s "${FUSE_LOG[$n]}" ] || continue
+		case $seen in *" ${FUSE_LOG[$n]} "*) continue ;; esac
+		seen="$seen${FUSE_LOG[$n]} "
+		echo "---- ckptfs log ${FUSE_LOG[$n]#"$T/"} (last ${1:-30} lines) ----"
+		tail -n "${1:-30}" "${FUSE_LOG[$n]}"
+	done
 }
 
 # fail "message": the test (or sub-test) failed.  Prints the message and the
 # daemon logs, and exits.
 fail() {
+	local _m
 	echo "FAIL: $TEST${SUBTEST:+ [$SUBTEST]}: $*" >&2
+	for _m in "${!FUSE_PID[@]}"; do
+		alive "${FUSE_PID[$_m]}" ||
+			echo "NOTE: the ckptfs serving $_m (pid ${FUSE_PID[$_m]}) has died" >&2
+	done
 	dump_logs 30 >&2
 	exit 1
 }
@@ -243,6 +261,282 @@ mount_tmpfs() {
 	MOUNTS+=("$1")
 }
 
+# ---- ckptfs (FUSE) -----------------------------------------------------------
+#
+# mount_ckptfs NAME MNT [OPTIONS] mounts build/ckptfs over daemon NAME's
+# socket at MNT, in the foreground (-f) as a background job of the test, and
+# registers it: the EXIT trap (and a sub-test's) unmounts it (fusermount3 -u,
+# else -uz, lazily, when it is busy) and kills it, whatever happened.  Its
+# output goes to $T/NAME/ckptfs.log, shown on failure with the daemon logs.
+
+# need_fuse: skip the test (77) unless this machine can make FUSE mounts;
+# fail if ckptfs is not built.
+need_fuse() {
+	grep -qw fuse /proc/filesystems 2>/dev/null ||
+		skip "the kernel has no FUSE support (no 'fuse' in /proc/filesystems)"
+	[ -c /dev/fuse ] || skip "/dev/fuse is missing (FUSE is not available here)"
+	[ -r /dev/fuse ] && [ -w /dev/fuse ] ||
+		skip "/dev/fuse is not usable by uid $(id -u)"
+	command -v fusermount3 >/dev/null ||
+		skip "fusermount3 is not installed (Debian package fuse3; make deps installs it)"
+	[ -x "$CKPTFS" ] || fail "$CKPTFS is not built (make check-integ builds it)"
+}
+
+# _fuse_key MNT: the absolute path MNT is registered under, computed without
+# touching MNT itself (a hung mount would block a stat of it).
+_fuse_key() {
+	local d
+	d=$(realpath -m "$(dirname "$1")") || d=$(dirname "$1")
+	echo "${d%/}/$(basename "$1")"
+}
+
+# _fuse_mounted MNT: MNT is a FUSE mount, as /proc/self/mounts says.
+_fuse_mounted() {
+	awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' \
+		/proc/self/mounts
+}
+
+# ckptfs_pid MNT: pid of the ckptfs serving MNT ("" if none).
+ckptfs_pid() { echo "${FUSE_PID[$(_fuse_key "$1")]:-}"; }
+
+_fuse_up() {
+	local mnt=$1 pid=${FUSE_PID[$1]} st
+	if dead "$pid"; then
+		wait "$pid" 2>/dev/null
+		st=$?
+		unset "FUSE_PID[$mnt]"
+		fail "ckptfs for $mnt (pid $pid) exited during the mount, status $st"
+	fi
+	_fuse_mounted "$mnt"
+}
+
+# mount_ckptfs NAME MNT [OPTIONS]: mount ckptfs at MNT (made if missing) as a
+# client of daemon NAME, with "-o OPTIONS" if given, and wait (10 s, scaled)
+# until the mount is there; fails at once if ckptfs exits.
+mount_ckptfs() {
+	local name=$1 mnt opts=${3:-} log pid
+	mkdir -p "$2" || fail "mount_ckptfs: cannot make $2"
+	mnt=$(_fuse_key "$2")
+	[ -z "${FUSE_PID[$mnt]:-}" ] || fail "mount_ckptfs: $mnt is already mounted by this test"
+	! _fuse_mounted "$mnt" || fail "mount_ckptfs: $mnt is already a FUSE mount"
+	mkdir -p "$T/$name"
+	log=$T/$name/ckptfs.log
+	FUSE_LOG[$mnt]=$log
+	FUSE_LOGOFF[$mnt]=$(($(stat -c %s "$log" 2>/dev/null || echo 0) + 1))
+	echo "==== $TEST: mount $mnt over ckptd $name${opts:+ -o $opts} ====" >>"$log"
+	"$CKPTFS" -s "$(sock "$name")" "$mnt" -f ${opts:+-o "$opts"} \
+		>>"$log" 2>&1 </dev/null 9>&- &
+	pid=$!
+	FUSE_PID[$mnt]=$pid
+	poll_until 10 _fuse_up "$mnt" ||
+		fail "ckptfs (pid $pid) did not mount $mnt within $(scaled 10) s"
+	timeout "$(scaled 10)" stat "$mnt" >/dev/null ||
+		fail "ckptfs mounted $mnt but a stat of it fails or hangs"
+}
+
+# umount_ckptfs MNT: a clean unmount (fusermount3 -u; fails if busy); wait
+# (30 s, scaled) for ckptfs to flush and exit with status 0.
+umount_ckptfs() {
+	local mnt pid st
+	mnt=$(_fuse_key "$1")
+	pid=${FUSE_PID[$mnt]:-}
+	[ -n "$pid" ] || fail "umount_ckptfs: $mnt is not mounted by this test"
+	timeout "$(scaled 20)" fusermount3 -u "$mnt" 2>"$T/fusermount.err" ||
+		fail "fusermount3 -u $mnt failed: $(cat "$T/fusermount.err")"
+	poll_until 30 dead "$pid" ||
+		fail "ckptfs for $mnt (pid $pid) still running $(scaled 30) s after its unmount"
+	wait "$pid" 2>/dev/null
+	st=$?
+	unset "FUSE_PID[$mnt]"
+	echo "==== $TEST: unmounted $mnt, ckptfs exit status $st ====" >>"${FUSE_LOG[$mnt]}"
+	check_fuse_sanitizers "$mnt"
+	[ "$st" = 0 ] || fail "ckptfs for $mnt exited with status $st after a clean unmount"
+}
+
+# assert_mounted MNT: ckptfs is alive, MNT is mounted and answers a stat.
+assert_mounted() {
+	local mnt pid
+	mnt=$(_fuse_key "$1")
+	pid=${FUSE_PID[$mnt]:-}
+	[ -n "$pid" ] && alive "$pid" || fail "ckptfs for $mnt is not running"
+	_fuse_mounted "$mnt" || fail "$mnt is no longer mounted"
+	timeout "$(scaled 10)" stat "$mnt" >/dev/null || fail "$mnt does not answer a stat"
+}
+
+# check_fuse_sanitizers MNT: fail if the log of the (last) ckptfs mounted
+# at MNT has a sanitizer report.
+check_fuse_sanitizers() {
+	local key log
+	key=$(_fuse_key "$1")
+	log=${FUSE_LOG[$key]:-}
+	[ -n "$log" ] || return 0
+	if tail -c "+${FUSE_LOGOFF[$key]:-1}" "$log" 2>/dev/null |
+		grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:'; then
+		fail "ckptfs for $1: sanitizer report in its log"
+	fi
+}
+
+# _unmount_ckptfs_all: the cleanup.  Unmount every registered ckptfs
+# (fusermount3 -u, else lazily with -uz), give them all a polled 10 s
+# (scaled) to exit, then SIGTERM those left, then (5 s) SIGKILL.  Never fails.
+_all_fuse_dead() {
+	local mnt
+	for mnt in "${!FUSE_PID[@]}"; do
+		alive "${FUSE_PID[$mnt]}" && return 1
+	done
+	return 0
+}
+_unmount_ckptfs_all() {
+	local mnt sig
+	for mnt in "${!FUSE_PID[@]}"; do
+		if _fuse_mounted "$mnt"; then
+			timeout 10 fusermount3 -u "$mnt" 2>/dev/null ||
+				timeout 10 fusermount3 -uz "$mnt" 2>/dev/null ||
+				umount -l "$mnt" 2>/dev/null
+		fi
+	done
+	for sig in TERM KILL; do
+		poll_until "$([ $sig = TERM ] && echo 10 || echo 5)" _all_fuse_dead && break
+		for mnt in "${!FUSE_PID[@]}"; do
+			kill -"$sig" "${FUSE_PID[$mnt]}" 2>/dev/null
+		done
+	done
+	for mnt in "${!FUSE_PID[@]}"; do
+		wait "${FUSE_PID[$mnt]}" 2>/dev/null
+		unset "FUSE_PID[$mnt]"
+	done
+}
+
+# fsop [-u UID] OP PATH [ARG]: do one file-system operation with Python's os
+# module and print "ok" (and, for read/list/stat, a result) or the errno's
+# name (EROFS, EACCES, ENOSPC, ...).  With -u, as that uid (and gid).  OPs:
+#   read PATH            read the whole file; prints "ok BYTES"
+#   write PATH [N]       open an existing file O_WRONLY, write N bytes (1) at 0
+#   append PATH          open O_WRONLY|O_APPEND, write 1 byte
+#   create PATH          open O_WRONLY|O_CREAT|O_EXCL, write 1 byte
+#   truncate PATH SIZE   truncate(2);  ftruncate PATH SIZE: open, ftruncate(2)
+#   unlink, mkdir, rmdir PATH;  rename FROM TO
+#   list PATH            prints "ok NAME..." (sorted)
+#   stat PATH            prints "ok TYPE SIZE UID" (TYPE f, d or ?)
+# Each step that can fail is followed by close; an error at close counts.
+_FSOP_PY='
+import errno, os, stat, sys
+op, path = sys.argv[1], sys.argv[2]
+arg = sys.argv[3] if len(sys.argv) > 3 else None
+out = "ok"
+def wr(flags, data, mode=0o644):
+    fd = os.open(path, flags, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+try:
+    if op == "read":
+        with open(path, "rb") as f:
+            out = "ok %d" % len(f.read())
+    elif op == "write":
+        wr(os.O_WRONLY, b"x" * int(arg or 1))
+    elif op == "append":
+        wr(os.O_WRONLY | os.O_APPEND, b"x")
+    elif op == "create":
+        wr(os.O_WRONLY | os.O_CREAT | os.O_EXCL, b"x")
+    elif op == "truncate":
+        os.truncate(path, int(arg))
+    elif op == "ftruncate":
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, int(arg))
+        finally:
+            os.close(fd)
+    elif op == "unlink":
+        os.unlink(path)
+    elif op == "mkdir":
+        os.mkdir(path)
+    elif op == "rmdir":
+        os.rmdir(path)
+    elif op == "rename":
+        os.rename(path, arg)
+    elif op == "list":
+        out = " ".join(["ok"] + sorted(os.listdir(path)))
+    elif op == "stat":
+        st = os.stat(path)
+        t = "f" if stat.S_ISREG(st.st_mode) else "d" if stat.S_ISDIR(st.st_mode) else "?"
+        out = "ok %s %d %d" % (t, st.st_size, st.st_uid)
+    else:
+        sys.exit("fsop: unknown op " + op)
+except OSError as e:
+    out = errno.errorcode.get(e.errno, str(e.errno))
+print(out)
+'
+fsop() {
+	local pre=()
+	if [ "${1:-}" = -u ]; then
+		pre=(setpriv "--reuid=$2" "--regid=$2" --clear-groups)
+		shift 2
+	fi
+	timeout "$(scaled 30)" "${pre[@]}" /usr/bin/python3 -c "$_FSOP_PY" "$@"
+}
+
+# expect_errno WANT [-u UID] OP PATH [ARG]: fsop's answer must be WANT (an
+# errno name, or "ok"); fails the test otherwise.
+expect_errno() {
+	local want=$1 got
+	shift
+	got=$(fsop "$@") || fail "fsop $* did not run (status $?): $got"
+	[ "${got%% *}" = "$want" ] || fail "$*: got ${got%% *}, want $want"
+}
+
+# check_errno WANT [-u UID] OP PATH [ARG]: as expect_errno, but a mismatch
+# is only recorded (and printed), so that a test can try every case and
+# report them all with checks_done.
+CHECKFAILS=()
+check_errno() {
+	local want=$1 got
+	shift
+	got=$(fsop "$@")
+	got=${got%% *}
+	[ "$got" = "$want" ] && return 0
+	echo "MISMATCH: $*: got ${got:-nothing}, want $want" >&2
+	CHECKFAILS+=("$* -> ${got:-nothing} (want $want)")
+	return 1
+}
+
+# checks_done WHAT: fail listing every mismatch check_errno recorded.
+checks_done() {
+	local n=${#CHECKFAILS[@]} all
+	[ "$n" = 0 ] && return 0
+	all=$(printf '%s; ' "${CHECKFAILS[@]}")
+	CHECKFAILS=()
+	fail "$1: $n of the checks failed: $all"
+}
+
+# tree_sums [-m] DIR: "SHA256  ./PATH" of every file under DIR, sorted by
+# path.  -m leaves out ./.commit (ckptfs shows that marker, empty, at the
+# root of a committed version; check_marker checks it).
+tree_sums() {
+	local skip=()
+	[ "$1" = -m ] && { skip=(! -path ./.commit); shift; }
+	(cd "$1" && find . -type f "${skip[@]}" -print0 | LC_ALL=C sort -z |
+		xargs -0r sha256sum)
+}
+
+# tree_shape [-m] DIR: "TYPE SIZE PATH" of everything under DIR (sizes of
+# files only), sorted: what readdir and stat show.  -m as for tree_sums.
+tree_shape() {
+	local skip=()
+	[ "$1" = -m ] && { skip=(! -path ./.commit); shift; }
+	(cd "$1" && find . -mindepth 1 "${skip[@]}" -printf '%y %s %P\n' |
+		awk '$1 != "f" { $2 = "-" } { print }' | LC_ALL=C sort -k3)
+}
+
+# check_marker DIR: if DIR/.commit exists (ckptfs shows it in a committed
+# version), it is an empty regular file.
+check_marker() {
+	[ -e "$1/.commit" ] || return 0
+	[ -f "$1/.commit" ] && [ ! -s "$1/.commit" ] ||
+		fail "$1/.commit is not an empty file: $(stat -c '%F %s' "$1/.commit")"
+}
+
 # ---- cleanup ----------------------------------------------------------------
 
 # _stop_daemons: SIGTERM every running daemon, SIGKILL those still alive
@@ -296,7 +590,10 @@ subtest() {
 		SUBTEST=$name
 		CKPTD_PID=()
 		MOUNTS=()
-		trap '_stop_daemons; _kill_jobs; _umount_all' EXIT
+		FUSE_PID=()
+		FUSE_LOG=()
+		FUSE_LOGOFF=()
+		trap '_unmount_ckptfs_all; _stop_daemons; _kill_jobs; _umount_all' EXIT
 		"$@"
 	)
 	rc=$?
@@ -316,10 +613,11 @@ finish() {
 _cleanup() {
 	local st=$? log
 	trap - EXIT INT TERM
+	_unmount_ckptfs_all
 	_stop_daemons
 	_kill_jobs
 	if [ "$st" = 0 ]; then
-		for log in "$T"/*/ckptd.log; do
+		for log in "$T"/*/ckptd.log "$T"/*/ckptfs*.log; do
 			if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' \
 				"$log" 2>/dev/null; then
 				echo "FAIL: $TEST: sanitizer report in $log" >&2

@@ -12,17 +12,20 @@ set -u
 KEYS=(dir socket store staging staging_client capacity reserve keep segment
       chunk queue_depth direct mlock log_level log)
 
-# value OUTPUT KEY: the value of KEY in --print-config output.
-value() { sed -n "s/^$2 = //p" <<<"$1"; }
+# ckptd_section OUTPUT: the [ckptd] section of --print-config output (the
+# [drain] section has keys of the same names).
+ckptd_section() { sed -n '/^\[ckptd\]/,/^\[/{/^\[drain\]/q;p}' <<<"$1"; }
+# value OUTPUT KEY: the value of KEY in the [ckptd] section.
+value() { ckptd_section "$1" | sed -n "s/^$2 = //p"; }
 
 # ---- defaults ------------------------------------------------------------------
 out=$("$CKPTD" --print-config 2>"$T/err") || fail "--print-config failed: $(cat "$T/err")"
 [ ! -s "$T/err" ] || fail "--print-config wrote to stderr: $(cat "$T/err")"
 head -1 <<<"$out" | grep -qx '\[ckptd\]' || fail "--print-config does not start with [ckptd]: $out"
 for k in "${KEYS[@]}"; do
-	[ "$(grep -c "^$k = ." <<<"$out")" = 1 ] || fail "--print-config: key '$k' missing or repeated: $out"
+	[ "$(ckptd_section "$out" | grep -c "^$k = .")" = 1 ] || fail "--print-config: key '$k' missing or repeated: $out"
 done
-n=$(grep -c ' = ' <<<"$out")
+n=$(ckptd_section "$out" | grep -c ' = ')
 [ "$n" = ${#KEYS[@]} ] || fail "--print-config prints $n keys, want ${#KEYS[@]}: $out"
 [ "$(value "$out" socket)" = "$(value "$out" dir)/ckptd.sock" ] || fail "default socket is not <dir>/ckptd.sock"
 [ "$(value "$out" store)" = "$(value "$out" dir)/store" ] || fail "default store is not <dir>/store"

@@ -6,7 +6,8 @@
  * a value can be bad (with the line and message the user would see, and the
  * caller's struct left untouched), unknown keys and sections, libinih syntax
  * errors, a conf_print -> conf_load round trip, conf_set overrides, the
- * cross-key rules of conf_finish, and conf_parse_size on its own.
+ * cross-key rules of conf_finish, and conf_parse_size on its own; for both
+ * sections, [ckptd] and [drain].
  */
 #include <errno.h>
 #include <limits.h>
@@ -58,7 +59,17 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       a->keep == b->keep && a->segment == b->segment &&
 	       a->chunk == b->chunk && a->queue_depth == b->queue_depth &&
 	       a->direct == b->direct && a->mlock == b->mlock &&
-	       !strcmp(a->log_level, b->log_level) && !strcmp(a->log, b->log);
+	       !strcmp(a->log_level, b->log_level) && !strcmp(a->log, b->log) &&
+	       !strcmp(a->drain_target, b->drain_target) &&
+	       a->drain_bandwidth == b->drain_bandwidth &&
+	       a->drain_every == b->drain_every &&
+	       a->drain_keep == b->drain_keep &&
+	       a->drain_compress == b->drain_compress &&
+	       a->drain_shuffle == b->drain_shuffle &&
+	       a->drain_incremental == b->drain_incremental &&
+	       a->drain_threads == b->drain_threads &&
+	       a->drain_chunk == b->drain_chunk &&
+	       a->drain_retry_max == b->drain_retry_max;
 }
 
 static void test_defaults(void)
@@ -81,6 +92,17 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.mlock, 1);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
 	CU_ASSERT_STRING_EQUAL(c.log, "stderr");
+
+	CU_ASSERT_STRING_EQUAL(c.drain_target, "");
+	CU_ASSERT_EQUAL(c.drain_bandwidth, 0);
+	CU_ASSERT_EQUAL(c.drain_every, 1);
+	CU_ASSERT_EQUAL(c.drain_keep, 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 0);
+	CU_ASSERT_EQUAL(c.drain_shuffle, 0);
+	CU_ASSERT_EQUAL(c.drain_incremental, 0);
+	CU_ASSERT_EQUAL(c.drain_threads, 2);
+	CU_ASSERT_EQUAL(c.drain_chunk, 4 * MiB);
+	CU_ASSERT_EQUAL(c.drain_retry_max, 60);
 }
 
 /* Every key, with comments, blanks, indentation, CRLF and odd case. */
@@ -105,7 +127,19 @@ static void test_full_file(void)
 		"direct = no\n"
 		"mlock = OFF\n"
 		"log_level = DEBUG\n"
-		"log: syslog\n";
+		"log: syslog\n"
+		"\n"
+		"[drain]\n"
+		"target = /lustre/ckpt runs\n"
+		"bandwidth = 500M\n"
+		"every = 2\n"
+		"keep = 4\n"
+		"compress = ZSTD:3\n"
+		"shuffle = 2\n"
+		"incremental = yes\n"
+		"threads = 64\n"
+		"chunk = 8M\n"
+		"retry_max = 300\n";
 	struct conf_err err;
 	struct conf c;
 
@@ -126,6 +160,16 @@ static void test_full_file(void)
 	CU_ASSERT_EQUAL(c.mlock, 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "debug");
 	CU_ASSERT_STRING_EQUAL(c.log, "syslog");
+	CU_ASSERT_STRING_EQUAL(c.drain_target, "/lustre/ckpt runs");
+	CU_ASSERT_EQUAL(c.drain_bandwidth, 500 * MiB);
+	CU_ASSERT_EQUAL(c.drain_every, 2);
+	CU_ASSERT_EQUAL(c.drain_keep, 4);
+	CU_ASSERT_EQUAL(c.drain_compress, 3);
+	CU_ASSERT_EQUAL(c.drain_shuffle, 2);
+	CU_ASSERT_EQUAL(c.drain_incremental, 1);
+	CU_ASSERT_EQUAL(c.drain_threads, 64);
+	CU_ASSERT_EQUAL(c.drain_chunk, 8 * MiB);
+	CU_ASSERT_EQUAL(c.drain_retry_max, 300);
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
 }
 
@@ -200,7 +244,74 @@ static const struct bad_case bad_values[] = {
 	  "line 4: syntax error: expected '[section]' or 'key = value'" },
 };
 
-static void test_bad_values(void)
+static const struct bad_case bad_drain_values[] = {
+	{ "target = /a\tb", "line 4: target: value contains a control character" },
+	{ "bandwidth = 10MB/s", "line 4: bandwidth: '10MB/s' is not a size" },
+	{ "bandwidth = -1", "line 4: bandwidth: '-1' is not a size" },
+	{ "bandwidth = 99999999T",
+	  "line 4: bandwidth: '99999999T' is too large" },
+	{ "every = 0", "line 4: every: '0' is below the minimum 1" },
+	{ "every = often", "line 4: every: 'often' is not a number" },
+	{ "every = 4294967296",
+	  "line 4: every: '4294967296' is above the maximum 4294967295" },
+	{ "keep = -1", "line 4: keep: '-1' is not a number" },
+	{ "keep = all", "line 4: keep: 'all' is not a number" },
+	{ "keep = 4294967296",
+	  "line 4: keep: '4294967296' is above the maximum 4294967295" },
+	{ "compress = lz4",
+	  "line 4: compress: 'lz4' is not none, zstd or zstd:LEVEL" },
+	{ "compress =", "line 4: compress: '' is not none, zstd or zstd:LEVEL" },
+	{ "compress = zstd3",
+	  "line 4: compress: 'zstd3' is not none, zstd or zstd:LEVEL" },
+	{ "compress = zstd-3",
+	  "line 4: compress: 'zstd-3' is not none, zstd or zstd:LEVEL" },
+	{ "compress = yes",
+	  "line 4: compress: 'yes' is not none, zstd or zstd:LEVEL" },
+	{ "compress = zstd:0",
+	  "line 4: compress: 'zstd:0': the zstd level must be 1 to 19" },
+	{ "compress = zstd:20",
+	  "line 4: compress: 'zstd:20': the zstd level must be 1 to 19" },
+	{ "compress = zstd:",
+	  "line 4: compress: 'zstd:': the zstd level must be 1 to 19" },
+	{ "compress = zstd:-1",
+	  "line 4: compress: 'zstd:-1': the zstd level must be 1 to 19" },
+	{ "compress = zstd:3x",
+	  "line 4: compress: 'zstd:3x': the zstd level must be 1 to 19" },
+	{ "compress = zstd: 3",
+	  "line 4: compress: 'zstd: 3': the zstd level must be 1 to 19" },
+	{ "compress = zstd:99999999999999999999",
+	  "line 4: compress: 'zstd:99999999999999999999': the zstd level must be 1 to 19" },
+	{ "shuffle = 1", "line 4: shuffle: '1' is not one of 0, 2, 4" },
+	{ "shuffle = 3", "line 4: shuffle: '3' is not one of 0, 2, 4" },
+	{ "shuffle = 8", "line 4: shuffle: '8' is not one of 0, 2, 4" },
+	{ "shuffle = -2", "line 4: shuffle: '-2' is not one of 0, 2, 4" },
+	{ "shuffle = bf16", "line 4: shuffle: 'bf16' is not one of 0, 2, 4" },
+	{ "shuffle =", "line 4: shuffle: '' is not one of 0, 2, 4" },
+	{ "shuffle = 4294967298",
+	  "line 4: shuffle: '4294967298' is not one of 0, 2, 4" },
+	{ "incremental = sometimes",
+	  "line 4: incremental: 'sometimes' is not a boolean (yes/no/true/false/on/off/1/0)" },
+	{ "threads = 0", "line 4: threads: '0' is below the minimum 1" },
+	{ "threads = 65", "line 4: threads: '65' is above the maximum 64" },
+	{ "threads = 2x", "line 4: threads: '2x' is not a number" },
+	{ "chunk = 32K", "line 4: chunk: '32K' is below the minimum 64K" },
+	{ "chunk = 128M", "line 4: chunk: '128M' is above the maximum 64M" },
+	{ "chunk = 4G", "line 4: chunk: '4G' is above the maximum 64M" },
+	{ "chunk = 65537", "line 4: chunk: '65537' is not a multiple of 4096" },
+	{ "chunk = 4M4", "line 4: chunk: '4M4' is not a size" },
+	{ "retry_max = 0", "line 4: retry_max: '0' is below the minimum 1" },
+	{ "retry_max = 1m", "line 4: retry_max: '1m' is not a number" },
+	{ "bogus = 1", "line 4: bogus: unknown key in [drain]" },
+	{ "dir = /x", "line 4: dir: unknown key in [drain]" },
+	{ "target = /a\ntarget = /b",
+	  "line 5: target: set twice (first on line 4)" },
+	/* A drain key under [ckptd] is not a drain key. */
+	{ "[ckptd]\ntarget = /x", "line 5: target: unknown key in [ckptd]" },
+};
+
+/* Each case on line 4 of a file whose line 1 opens section. */
+static void check_bad(const char *section, const struct bad_case *cases,
+		      size_t ncases)
 {
 	struct conf_err err;
 	struct conf c, before;
@@ -209,13 +320,14 @@ static void test_bad_values(void)
 
 	conf_defaults(&c);
 	c.keep = 77;            /* not a default: must survive the failures */
+	c.drain_keep = 78;
 	before = c;
-	for (i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
-		const struct bad_case *b = &bad_values[i];
+	for (i = 0; i < ncases; i++) {
+		const struct bad_case *b = &cases[i];
 		int ret;
 
-		snprintf(text, sizeof(text), "[ckptd]\n# comment\n\n%s\n",
-			 b->line);
+		snprintf(text, sizeof(text), "[%s]\n# comment\n\n%s\n",
+			 section, b->line);
 		ret = load_str(&c, text, &err);
 		CU_ASSERT_EQUAL(ret, -EINVAL);
 		CU_ASSERT_STRING_EQUAL(err.msg, b->msg);
@@ -226,6 +338,14 @@ static void test_bad_values(void)
 			fprintf(stderr, "case '%s': ret %d msg '%s'\n", b->line,
 				ret, err.msg);
 	}
+}
+
+static void test_bad_values(void)
+{
+	check_bad("ckptd", bad_values,
+		  sizeof(bad_values) / sizeof(bad_values[0]));
+	check_bad("drain", bad_drain_values,
+		  sizeof(bad_drain_values) / sizeof(bad_drain_values[0]));
 }
 
 static void test_key_outside_section(void)
@@ -326,6 +446,16 @@ static void test_round_trip(void)
 		"capacity=1234567", "reserve=0", "keep=100000",
 		"segment=4G", "chunk=64K", "queue_depth=8", "direct=no",
 		"mlock=yes", "log_level=err", "log=syslog",
+		"drain.target=/pfs/ckpt dir;x", "drain.bandwidth=1536M",
+		"drain.every=4294967295", "drain.keep=5",
+		"drain.compress=zstd:7", "drain.shuffle=4",
+		"drain.incremental=on", "drain.threads=1", "drain.chunk=64M",
+		"drain.retry_max=3600",
+	};
+	/* Every spelling of compress, and shuffle without it (a struct
+	 * conf_finish would refuse still prints and loads). */
+	static const char *const compress[] = {
+		"none", "zstd", "zstd:1", "zstd:2", "zstd:19", "ZSTD:12",
 	};
 	struct conf_err err;
 	struct conf c;
@@ -340,6 +470,17 @@ static void test_round_trip(void)
 	for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		CU_ASSERT_EQUAL(conf_set(&c, sets[i], &err), 0);
 	round_trip(&c);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	round_trip(&c);
+
+	for (i = 0; i < sizeof(compress) / sizeof(compress[0]); i++) {
+		char set[64];
+
+		snprintf(set, sizeof(set), "drain.compress=%s", compress[i]);
+		CU_ASSERT_EQUAL(conf_set(&c, set, &err), 0);
+		CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=2", &err), 0);
+		round_trip(&c);
+	}
 }
 
 static void test_print_format(void)
@@ -363,6 +504,36 @@ static void test_print_format(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nsocket =\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ndirect = yes\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nlog_level = info\n"));
+
+	/* [drain] follows [ckptd], a blank line between them. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n\n[drain]\ntarget =\n"));
+	CU_ASSERT(strstr(buf, "[drain]") > strstr(buf, "log = stderr"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nbandwidth = 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nevery = 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ncompress = none\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nshuffle = 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nincremental = no\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nthreads = 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[drain]\ntarget =\nbandwidth = 0\nevery = 1\nkeep = 0\ncompress = none\nshuffle = 0\nincremental = no\nthreads = 2\nchunk = 4M\nretry_max = 60\n"));
+
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:1", NULL), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.bandwidth=1000000000", NULL), 0);
+	f = fmemopen(buf, sizeof(buf), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	conf_print(&c, f);
+	n = (size_t)ftell(f);
+	fclose(f);
+	buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ncompress = zstd\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nbandwidth = 1000000000\n"));
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:9", NULL), 0);
+	f = fmemopen(buf, sizeof(buf), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	conf_print(&c, f);
+	n = (size_t)ftell(f);
+	fclose(f);
+	buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ncompress = zstd:9\n"));
 }
 
 static void test_set(void)
@@ -412,6 +583,77 @@ static void test_set(void)
 	CU_ASSERT_EQUAL(conf_set(&c, "dir=/a;b", &err), 0);
 	CU_ASSERT_STRING_EQUAL(c.dir, "/a;b");
 	CU_ASSERT_EQUAL(conf_set(&c, "keep=1", NULL), 0);
+}
+
+static void test_set_drain(void)
+{
+	struct conf_err err;
+	struct conf c, before;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.target=/x", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.drain_target, "/x");
+	CU_ASSERT_EQUAL(conf_set(&c, " drain.target = /pfs/a b ", &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.drain_target, "/pfs/a b");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.bandwidth=2G", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_bandwidth, 2 * GiB);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=ZSTD:5", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 5);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 1);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:19", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 19);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:01", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 1);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=None", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_compress, 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=4", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_shuffle, 4);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=02", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_shuffle, 2);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.incremental=true", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_incremental, 1);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.chunk=64M", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_chunk, 64 * MiB);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.every=7", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_every, 7);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.keep=0", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_keep, 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.threads=64", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_threads, 64);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.retry_max=1", &err), 0);
+	CU_ASSERT_EQUAL(c.drain_retry_max, 1);
+	/* The [ckptd] chunk and keep are other keys. */
+	CU_ASSERT_EQUAL(c.chunk, 4 * MiB);
+	CU_ASSERT_EQUAL(c.keep, 3);
+
+	before = c;
+	CU_ASSERT_EQUAL(conf_set(&c, "target=/x", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "target: unknown key in [ckptd]");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.dir=/x", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "dir: unknown key in [drain]");
+	CU_ASSERT_EQUAL(conf_set(&c, "Drain.target=/x", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "unknown section [Drain]");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.target=/a ;b", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "target: value contains ' ;', which starts a comment");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:20", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "compress: 'zstd:20': the zstd level must be 1 to 19");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=gzip", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "compress: 'gzip' is not none, zstd or zstd:LEVEL");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=16", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "shuffle: '16' is not one of 0, 2, 4");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.chunk=4098K", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "chunk: '4098K' is not a multiple of 4096");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.threads=100", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.every=0", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.retry_max=0", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.incremental=2", &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.bandwidth=fast", &err), -EINVAL);
+	CU_ASSERT(conf_equal(&c, &before));
 }
 
 /* Strings too long for their fields are refused whole, never cut. */
@@ -489,6 +731,35 @@ static void test_finish(void)
 	CU_ASSERT_EQUAL(conf_set(&c, "dir=", &err), 0);
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.msg, "dir: must not be empty");
+
+	/* A shuffle only with compression. */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=2", &err), 0);
+	before = c;
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "shuffle: 2 needs compress = zstd (the byte shuffle only prepares chunks for zstd)");
+	CU_ASSERT_EQUAL(err.line, 0);
+	CU_ASSERT(conf_equal(&c, &before));
+	CU_ASSERT_STRING_EQUAL(c.socket, "");
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=4", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "shuffle: 4 needs compress"));
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:3", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=0", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=none", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+
+	/* The same from a file. */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(load_str(&c, "[drain]\nshuffle = 4\n", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_EQUAL(load_str(&c, "[drain]\ncompress = zstd\n", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(c.drain_shuffle, 4);
+	CU_ASSERT_EQUAL(c.drain_compress, 1);
 }
 
 /* Derived paths that do not fit, in the field or in sun_path. */
@@ -599,6 +870,7 @@ int main(void)
 		{ "print format", test_print_format },
 		{ "conf_set", test_set },
 		{ "conf_set long values", test_set_long },
+		{ "conf_set [drain]", test_set_drain },
 		{ "conf_finish rules", test_finish },
 		{ "conf_finish long paths", test_finish_long_paths },
 		{ "conf_parse_size", test_parse_size },

@@ -53,6 +53,8 @@ static const struct spec specs[] = {
 	{ PROTO_RENAME, 1, 1, 0, { F_HANDLE, F_PATH, F_PATH2 }, { 0 } },
 	{ PROTO_STAT_FILE, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 	{ PROTO_COMMIT_NAME, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
+	{ PROTO_DRAIN, 1, 1, 0, { F_LEVEL }, { 0 } },
+	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))

@@ -1,0 +1,380 @@
+/*
+ * pfsman.c - the manifest of a version drained to the parallel file system.
+ *
+ * The manifest is what makes a directory on the PFS a drained version: a
+ * restore, `ckptctl verify` and reads through ckpt trust it to say which
+ * files exist, how each chunk is stored and where, and what its CRC32C is.
+ * The PFS is shared, outlives ckptd and may be written by anyone with access
+ * to the target, so decoding is a trust boundary, with the same fixed order
+ * of checks as manifest.c: magic, format, CRC, then every field.  Counts are
+ * checked against the bytes present before anything is allocated.  After a
+ * successful decode a reader may take for granted that
+ *   - every name is valid (names.h) and no two files share a path;
+ *   - the files' chunk ranges tile the chunk table in order, each file
+ *     having ceil(size / chunk) chunks of exactly chunk bytes but the last,
+ *     which holds the rest, so the lengths add up to the size;
+ *   - every kind is known, with its stored size consistent with it, a
+ *     reference appears only with a base, and file_off + stored does not
+ *     overflow.
+ * What the decoder cannot know - that the stored bytes are where file_off
+ * says and match the CRC - is for the reader to check as it reads.
+ *
+ * Encoding needs no allocation: the caller sizes the buffer with
+ * pfsman_size() and owns everything the struct points at.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "names.h"
+#include "pfsman.h"
+
+#define PFS_F_KNOWN   (PFS_F_COMPRESSED | PFS_F_INCREMENTAL)
+#define PFS_ALIGN     4096u
+
+/* Fixed parts: magic .. shuffle, three string lengths, two counts, crc. */
+#define PFS_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4)
+#define PFS_MIN_LEN    (PFS_HEAD_FIXED + 2 + 2 + 2 + 4 + 4 + 4)
+/* Smallest file entry (a one-byte path) and the size of a chunk entry. */
+#define PFS_FILE_MIN   (2 + 1 + 8 + 4 + 4)
+#define PFS_CHUNK_LEN  (8 + 4 + 4 + 4 + 1 + 1)
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+size_t pfsman_size(const struct pfsman *m)
+{
+	size_t n = PFS_MIN_LEN;
+	uint32_t i;
+
+	n += strnlen(m->job, CKPT_JOB_MAX + 1);
+	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
+	n += strnlen(m->base, CKPT_VERSION_MAX + 1);
+	for (i = 0; i < m->nfiles; i++)
+		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4;
+	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
+}
+
+long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
+{
+	const struct pfs_chunk *c;
+	struct enc e;
+	uint32_t i;
+
+	enc_init(&e, buf, cap);
+	enc_u64(&e, PFSMAN_MAGIC);
+	enc_u32(&e, PFSMAN_FORMAT);
+	enc_u32(&e, m->flags);
+	enc_u64(&e, m->seq);
+	enc_u64(&e, m->sealed_ns);
+	enc_u64(&e, m->drained_ns);
+	enc_u32(&e, m->uid);
+	enc_u32(&e, m->chunk);
+	enc_u32(&e, m->shuffle);
+	enc_strn(&e, m->job, CKPT_JOB_MAX);
+	enc_strn(&e, m->version, CKPT_VERSION_MAX);
+	enc_strn(&e, m->base, CKPT_VERSION_MAX);
+	enc_u32(&e, m->nfiles);
+	enc_u32(&e, m->nchunks);
+	for (i = 0; i < m->nfiles; i++) {
+		enc_str(&e, m->files[i].path);
+		enc_u64(&e, m->files[i].size);
+		enc_u32(&e, m->files[i].first);
+		enc_u32(&e, m->files[i].count);
+	}
+	for (i = 0; i < m->nchunks; i++) {
+		c = &m->chunks[i];
+		enc_u64(&e, c->file_off);
+		enc_u32(&e, c->len);
+		enc_u32(&e, c->crc);
+		enc_u32(&e, c->stored);
+		enc_u8(&e, c->kind);
+		enc_u8(&e, c->kind2);
+	}
+	if (e.err)
+		return -EMSGSIZE;
+	enc_u32(&e, crc32c(buf, e.len));
+	if (e.err)
+		return -EMSGSIZE;
+	return (long)e.len;
+}
+
+/* Magic, format and CRC of a whole image. */
+static int pfs_check_image(const uint8_t *p, size_t len)
+{
+	if (len < 8)
+		return -CKPT_EPROTO;
+	if (get_le64(p) != PFSMAN_MAGIC)
+		return -CKPT_EBADMAGIC;
+	if (len < PFS_MIN_LEN)
+		return -CKPT_EPROTO;
+	if (get_le32(p + 8) != PFSMAN_FORMAT)
+		return -CKPT_EVERSION;
+	if (crc32c(p, len - 4) != get_le32(p + len - 4))
+		return -CKPT_ECORRUPT;
+	return 0;
+}
+
+/* The scalar fields of the head, once read. */
+static int pfs_check_head(const struct pfsman *m)
+{
+	if (m->flags & ~PFS_F_KNOWN)
+		return -CKPT_EVERSION;
+	if (m->chunk == 0 || m->chunk % PFS_ALIGN)
+		return -CKPT_EPROTO;
+	if (m->shuffle != 0 && m->shuffle != 2 && m->shuffle != 4)
+		return -CKPT_EPROTO;
+	if (name_check_job(m->job) || name_check_version(m->version))
+		return -CKPT_EBADNAME;
+	if (m->base[0] && name_check_version(m->base))
+		return -CKPT_EBADNAME;
+	/* A version cannot reference itself. */
+	if (!strcmp(m->base, m->version))
+		return -CKPT_EPROTO;
+	if (m->nfiles > PFSMAN_MAX_FILES || m->nchunks > PFSMAN_MAX_CHUNKS)
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* Everything up to and including the counts.  Fails unless the bytes left
+ * can hold that many files and chunks, so the counts are safe to allocate
+ * by. */
+static int pfs_dec_head(struct dec *d, struct pfsman *m)
+{
+	uint64_t need;
+	int ret;
+
+	dec_u64(d);                             /* magic, checked */
+	dec_u32(d);                             /* format, checked */
+	m->flags = dec_u32(d);
+	m->seq = dec_u64(d);
+	m->sealed_ns = dec_u64(d);
+	m->drained_ns = dec_u64(d);
+	m->uid = dec_u32(d);
+	m->chunk = dec_u32(d);
+	m->shuffle = dec_u32(d);
+	dec_str(d, m->job, CKPT_JOB_MAX);
+	dec_str(d, m->version, CKPT_VERSION_MAX);
+	dec_str(d, m->base, CKPT_VERSION_MAX);
+	m->nfiles = dec_u32(d);
+	m->nchunks = dec_u32(d);
+	if (d->err)
+		return d->err;
+	ret = pfs_check_head(m);
+	if (ret)
+		return ret;
+	need = (uint64_t)m->nfiles * PFS_FILE_MIN +
+	       (uint64_t)m->nchunks * PFS_CHUNK_LEN;
+	if (need > dec_left(d))
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* A file's chunk range must start where the previous file's ended (*next)
+ * and hold exactly ceil(size / chunk) chunks. */
+static int pfs_check_range(const struct pfsman *m, const struct pfs_file *f,
+			   uint32_t *next)
+{
+	uint64_t want = f->size / m->chunk + (f->size % m->chunk != 0);
+
+	if (f->first != *next || f->count != want)
+		return -CKPT_EPROTO;
+	if (f->count > m->nchunks - *next)
+		return -CKPT_EPROTO;
+	*next += f->count;
+	return 0;
+}
+
+/* The file table: validated paths, each its own allocation, with chunk
+ * ranges that tile the chunk table. */
+static int pfs_dec_files(struct dec *d, struct pfsman *m)
+{
+	char path[CKPT_PATH_MAX + 1];
+	struct pfs_file *f;
+	uint32_t i, next = 0;
+	int ret;
+
+	if (m->nfiles == 0)
+		return m->nchunks ? -CKPT_EPROTO : 0;
+	m->files = calloc(m->nfiles, sizeof(*m->files));
+	if (!m->files)
+		return -ENOMEM;
+	for (i = 0; i < m->nfiles; i++) {
+		f = &m->files[i];
+		dec_str(d, path, CKPT_PATH_MAX);
+		f->size = dec_u64(d);
+		f->first = dec_u32(d);
+		f->count = dec_u32(d);
+		if (d->err)
+			return d->err;
+		if (name_check_path(path) || !strcmp(path, PFSMAN_NAME))
+			return -CKPT_EBADNAME;
+		ret = pfs_check_range(m, f, &next);
+		if (ret)
+			return ret;
+		f->path = strdup(path);
+		if (!f->path)
+			return -ENOMEM;
+	}
+	return next == m->nchunks ? 0 : -CKPT_EPROTO;
+}
+
+static int pfs_cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* No two files may share a path: a restore would write one over the other.
+ * Sorting a copy of the path pointers keeps this O(n log n). */
+static int pfs_check_unique(const struct pfsman *m)
+{
+	char **paths;
+	uint32_t i;
+	int ret = 0;
+
+	if (m->nfiles < 2)
+		return 0;
+	paths = malloc(m->nfiles * sizeof(*paths));
+	if (!paths)
+		return -ENOMEM;
+	for (i = 0; i < m->nfiles; i++)
+		paths[i] = m->files[i].path;
+	qsort(paths, m->nfiles, sizeof(*paths), pfs_cmp_path);
+	for (i = 1; i < m->nfiles && !ret; i++) {
+		if (!strcmp(paths[i - 1], paths[i]))
+			ret = -CKPT_EPROTO;
+	}
+	free(paths);
+	return ret;
+}
+
+/* How a chunk of len bytes may be stored as kind: RAW keeps every byte,
+ * ZSTD only a frame smaller than the chunk (zip.h stores the rest raw),
+ * ZERO nothing. */
+static int pfs_check_stored(uint8_t kind, uint32_t len, uint32_t stored)
+{
+	switch (kind) {
+	case PFS_RAW:
+		return stored == len ? 0 : -CKPT_EPROTO;
+	case PFS_ZSTD:
+		return stored > 0 && stored < len ? 0 : -CKPT_EPROTO;
+	case PFS_ZERO:
+		return stored == 0 ? 0 : -CKPT_EPROTO;
+	}
+	return -CKPT_EPROTO;
+}
+
+/* Chunk idx of file f: exact length, known kind, consistent storage. */
+static int pfs_check_chunk(const struct pfsman *m, const struct pfs_file *f,
+			   const struct pfs_chunk *c, uint32_t idx)
+{
+	uint64_t left = f->size - (uint64_t)idx * m->chunk;
+	uint64_t want = left < m->chunk ? left : m->chunk;
+
+	if (c->len != want)
+		return -CKPT_EPROTO;
+	if (c->file_off > UINT64_MAX - c->stored)
+		return -CKPT_EPROTO;
+	if (c->kind == PFS_ZSTD && !(m->flags & PFS_F_COMPRESSED))
+		return -CKPT_EPROTO;
+	if (c->kind == PFS_REF) {
+		if (!m->base[0] || !(m->flags & PFS_F_INCREMENTAL))
+			return -CKPT_EPROTO;
+		if (c->kind2 == PFS_REF)
+			return -CKPT_EPROTO;    /* never more than one hop */
+		return pfs_check_stored(c->kind2, c->len, c->stored);
+	}
+	if (c->kind2 != 0)
+		return -CKPT_EPROTO;
+	return pfs_check_stored(c->kind, c->len, c->stored);
+}
+
+static int pfs_dec_chunks(struct dec *d, struct pfsman *m)
+{
+	const struct pfs_file *f;
+	struct pfs_chunk *c;
+	uint32_t i, j;
+	int ret;
+
+	if (m->nchunks == 0)
+		return 0;
+	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
+	if (!m->chunks)
+		return -ENOMEM;
+	for (i = 0; i < m->nchunks; i++) {
+		c = &m->chunks[i];
+		c->file_off = dec_u64(d);
+		c->len = dec_u32(d);
+		c->crc = dec_u32(d);
+		c->stored = dec_u32(d);
+		c->kind = dec_u8(d);
+		c->kind2 = dec_u8(d);
+		if (d->err)
+			return d->err;
+	}
+	for (i = 0; i < m->nfiles; i++) {
+		f = &m->files[i];
+		for (j = 0; j < f->count; j++) {
+			c = &m->chunks[f->first + j];
+			ret = pfs_check_chunk(m, f, c, j);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
+{
+	struct dec d;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = pfs_check_image(buf, len);
+	if (ret)
+		return ret;
+	dec_init(&d, buf, len - 4);
+	ret = pfs_dec_head(&d, m);
+	if (ret)
+		goto out_clear;
+	ret = pfs_dec_files(&d, m);
+	if (ret)
+		goto out_release;
+	ret = pfs_check_unique(m);
+	if (ret)
+		goto out_release;
+	ret = pfs_dec_chunks(&d, m);
+	if (ret)
+		goto out_release;
+	if (dec_left(&d)) {
+		ret = -CKPT_EPROTO;
+		goto out_release;
+	}
+	return 0;
+
+out_release:
+	pfsman_release(m);
+out_clear:
+	memset(m, 0, sizeof(*m));
+	return ret;
+}
+
+void pfsman_release(struct pfsman *m)
+{
+	uint32_t i;
+
+	if (m->files) {
+		for (i = 0; i < m->nfiles; i++)
+			free(m->files[i].path);
+	}
+	free(m->files);
+	free(m->chunks);
+	m->files = NULL;
+	m->chunks = NULL;
+	m->nfiles = 0;
+	m->nchunks = 0;
+}

@@ -1,0 +1,773 @@
+/*
+ * drain.c - the loop side of the drain (see drain.h): what to copy and when,
+ * the threads that copy, and what their results mean for levels, retention
+ * and readers.
+ *
+ * A task is made on the loop thread and handed to the threads through a
+ * mutex-protected list; a thread runs it and puts it on the done list, then
+ * bumps an eventfd whose read the loop keeps armed in io_uring, and the loop
+ * finishes the task.  Only the loop touches the catalog, references and
+ * connections; a copy task carries a snapshot of the version (pfs.h) and a
+ * reference that keeps its segments from being recycled meanwhile.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ckptd.h"
+#include "drain.h"
+#include "log.h"
+#include "pfs.h"
+#include "session.h"
+
+struct task {
+	struct list link;
+	int (*run)(struct drain *dr, struct task *t);   /* on a thread */
+	void (*done)(struct ckptd *d, struct task *t);  /* on the loop */
+	int result;
+	struct version *v;        /* holds a reference */
+};
+
+struct copy_task {
+	struct task t;
+	struct pfs_job *job;
+};
+
+struct read_task {
+	struct task t;
+	struct conn *c;           /* holds a reference */
+	struct proto_msg req;
+	uint32_t fi;
+	uint8_t *dst;             /* in c's lease */
+	long got;
+};
+
+struct drain {
+	struct ckptd *d;
+	struct pfs_opts opts;
+	struct bwlimit bw;
+	volatile int paused;
+	volatile int cancel;      /* shutting down: copies give up */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct list todo;         /* under mu */
+	struct list done;         /* under mu */
+	int stop;                 /* under mu */
+	pthread_t *thr;
+	unsigned nthr;
+	int efd;
+	uint64_t efd_val;
+	struct loop_op efd_op;
+	unsigned copying;         /* copy tasks handed out (loop) */
+	/* figures for status (loop) */
+	uint64_t bytes, rate, mark;
+	uint32_t errors;
+	int32_t last_err;
+	char last_path[256];
+};
+
+static struct drain *drain_of(const struct ckptd *d)
+{
+	return d->drain;
+}
+
+int drain_enabled(const struct ckptd *d)
+{
+	return d->drain != NULL;
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+static void *worker(void *arg)
+{
+	struct drain *dr = arg;
+	struct task *t;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&dr->mu);
+	for (;;) {
+		while (list_empty(&dr->todo) && !dr->stop)
+			pthread_cond_wait(&dr->cv, &dr->mu);
+		if (dr->stop)
+			break;
+		t = list_entry(dr->todo.next, struct task, link);
+		list_del(&t->link);
+		pthread_mutex_unlock(&dr->mu);
+		t->result = t->run(dr, t);
+		pthread_mutex_lock(&dr->mu);
+		list_add_tail(&dr->done, &t->link);
+		if (write(dr->efd, &one, sizeof(one)) < 0)
+			log_printf(LOG_ERR, "drain: eventfd: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&dr->mu);
+	pfs_thread_exit();
+	return NULL;
+}
+
+static void submit(struct drain *dr, struct task *t)
+{
+	pthread_mutex_lock(&dr->mu);
+	list_add_tail(&dr->todo, &t->link);
+	pthread_cond_signal(&dr->cv);
+	pthread_mutex_unlock(&dr->mu);
+}
+
+static void arm_efd(struct ckptd *d);
+
+static void on_efd(struct loop_op *op, int res)
+{
+	struct drain *dr = (struct drain *)((char *)op - offsetof(struct drain, efd_op));
+	struct ckptd *d = dr->d;
+	struct list done, *pos, *tmp;
+
+	(void)res;
+	loop_mark_defined(&dr->efd_val, sizeof(dr->efd_val));
+	list_init(&done);
+	pthread_mutex_lock(&dr->mu);
+	list_for_each_safe(pos, tmp, &dr->done) {
+		list_del(pos);
+		list_add_tail(&done, pos);
+	}
+	pthread_mutex_unlock(&dr->mu);
+	list_for_each_safe(pos, tmp, &done) {
+		struct task *t = list_entry(pos, struct task, link);
+
+		list_del(pos);
+		t->done(d, t);
+	}
+	if (!d->stopping || dr->copying)
+		arm_efd(d);
+	drain_tick(d);
+}
+
+static void arm_efd(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+	struct io_uring_sqe *sqe;
+
+	dr->efd_op.fn = on_efd;
+	sqe = loop_sqe(&d->loop, &dr->efd_op);
+	io_uring_prep_read(sqe, dr->efd, &dr->efd_val, sizeof(dr->efd_val), 0);
+}
+
+/* ---- copying ------------------------------------------------------------ */
+
+static int copy_run(struct drain *dr, struct task *t)
+{
+	return pfs_copy(&dr->opts, ((struct copy_task *)t)->job);
+}
+
+/* The newest version of v's job drained (or draining), for incremental. */
+static const char *base_of(const struct version *v)
+{
+	const struct version *best = NULL;
+	struct list *pos;
+
+	for (pos = v->job->versions.next; pos != &v->job->versions;
+	     pos = pos->next) {
+		const struct version *o = list_entry(pos, struct version, link);
+
+		if (o != v && o->seq < v->seq && o->level >= CKPT_DRAINED &&
+		    (!best || o->seq > best->seq))
+			best = o;
+	}
+	return best ? best->name : "";
+}
+
+/* Snapshot v (live files, records, segment fds) for a thread. */
+static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
+{
+	struct pfs_job *j = calloc(1, sizeof(*j));
+	uint32_t i, n = 0, *map = NULL;
+
+	if (!j)
+		return NULL;
+	snprintf(j->job, sizeof(j->job), "%s", v->job->name);
+	snprintf(j->version, sizeof(j->version), "%s", v->name);
+	if (d->conf->drain_incremental)
+		snprintf(j->base, sizeof(j->base), "%s", base_of(v));
+	j->uid = v->job->uid;
+	j->seq = v->seq;
+	j->sealed_ns = v->sealed_ns;
+	snprintf(j->journal, sizeof(j->journal), "%s/drain/%016llx.journal",
+		 d->conf->store, (unsigned long long)v->seq);
+	j->files = calloc(v->nlive + 1, sizeof(*j->files));
+	j->recs = calloc(v->nrecs + 1, sizeof(*j->recs));
+	j->fds = calloc(d->segs.n + 1, sizeof(*j->fds));
+	map = calloc(v->nfiles + 1, sizeof(*map));
+	if (!j->files || !j->recs || !j->fds || !map)
+		goto out_free;
+	for (i = 0; i < v->nfiles; i++) {
+		if (v->files[i].dead)
+			continue;
+		map[i] = n;
+		j->files[n].path = strdup(v->files[i].path);
+		j->files[n].size = v->files[i].size;
+		if (!j->files[n++].path)
+			goto out_free;
+		j->nfiles = n;
+	}
+	for (i = 0; i < v->nrecs; i++) {
+		if (v->files[v->recs[i].file].dead)
+			continue;
+		j->recs[j->nrecs] = v->recs[i];
+		j->recs[j->nrecs++].file = map[v->recs[i].file];
+	}
+	for (i = 0; i < d->segs.n; i++)
+		j->fds[i] = d->segs.v[i].fd;
+	j->nfds = d->segs.n;
+	free(map);
+	return j;
+out_free:
+	free(map);
+	pfs_job_free(j);
+	return NULL;
+}
+
+static void local_retain(struct ckptd *d, struct job *j);
+static void pfs_retain(struct ckptd *d, struct job *j);
+
+static void copy_done(struct ckptd *d, struct task *t)
+{
+	struct copy_task *ct = (struct copy_task *)t;
+	struct drain *dr = drain_of(d);
+	struct version *v = t->v;
+	uint64_t wait;
+	int ret;
+
+	dr->copying--;
+	dr->bytes += ct->job->bytes_out;
+	if (v->removed) {
+		/* Removed while copying: the copy is an orphan on the PFS. */
+		goto out_free;
+	}
+	if (t->result < 0) {
+		dr->errors++;
+		dr->last_err = t->result;
+		snprintf(dr->last_path, sizeof(dr->last_path), "%.255s",
+			 ct->job->failed_path);
+		v->drain_err = t->result;
+		wait = 1000ull << (v->drain_tries < 16 ? v->drain_tries : 16);
+		if (wait > d->conf->drain_retry_max * 1000ull)
+			wait = d->conf->drain_retry_max * 1000ull;
+		v->drain_tries++;
+		v->drain = DR_QUEUED;
+		v->drain_due_ms = ckptd_now_ms() + wait;
+		log_printf(LOG_ERR, "drain: %s/%s: %s%s%s; retry %u in %llu s",
+			   v->job->name, v->name, ckpt_strerror(t->result),
+			   ct->job->failed_path[0] ? " at " : "",
+			   ct->job->failed_path, v->drain_tries,
+			   (unsigned long long)(wait / 1000));
+		goto out_free;
+	}
+	v->drain = DR_DONE;
+	v->drain_err = 0;
+	v->level = CKPT_DRAINED;
+	snprintf(v->base, sizeof(v->base), "%s", ct->job->base);
+	ret = catalog_write_manifest(&d->cat, v);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "drain: %s/%s: recording DRAINED locally: %s (the PFS copy is complete)",
+			   v->job->name, v->name, strerror(-ret));
+	log_printf(LOG_INFO, "drain: %s/%s drained (%llu bytes, %llu written, %llu referenced)",
+		   v->job->name, v->name,
+		   (unsigned long long)ct->job->bytes_in,
+		   (unsigned long long)ct->job->bytes_out,
+		   (unsigned long long)ct->job->bytes_ref);
+	session_notify(d, v);
+	pfs_retain(d, v->job);
+	local_retain(d, v->job);
+out_free:
+	pfs_job_free(ct->job);
+	version_put(&d->cat, v);
+	free(ct);
+}
+
+/* A file the PFS layout cannot hold: the manifest's own name. */
+static int undrainable(const struct version *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nfiles; i++)
+		if (!v->files[i].dead && !strcmp(v->files[i].path, PFSMAN_NAME))
+			return 1;
+	return 0;
+}
+
+static int start_copy(struct ckptd *d, struct version *v)
+{
+	struct copy_task *ct;
+
+	if (undrainable(v)) {
+		log_printf(LOG_ERR, "drain: %s/%s cannot be drained: it has a file named %s, the PFS manifest's name; it stays local",
+			   v->job->name, v->name, PFSMAN_NAME);
+		v->drain = DR_SKIPPED;
+		v->drain_err = -CKPT_EBADNAME;
+		return 0;
+	}
+	ct = calloc(1, sizeof(*ct));
+	if (!ct)
+		return -ENOMEM;
+	ct->job = snapshot(d, v);
+	if (!ct->job) {
+		free(ct);
+		return -ENOMEM;
+	}
+	ct->t.run = copy_run;
+	ct->t.done = copy_done;
+	ct->t.v = v;
+	version_get(v);
+	v->drain = DR_RUNNING;
+	drain_of(d)->copying++;
+	submit(drain_of(d), &ct->t);
+	return 0;
+}
+
+/* The newest sealed version of v's job? */
+static int newest(const struct version *v)
+{
+	struct list *pos;
+
+	for (pos = v->job->versions.next; pos != &v->job->versions;
+	     pos = pos->next) {
+		const struct version *o = list_entry(pos, struct version, link);
+
+		if (o->state == CKPT_ST_SEALED && o->seq > v->seq)
+			return 0;
+	}
+	return 1;
+}
+
+/* The next version to copy: --now first, then the oldest committed. */
+static struct version *next_copy(struct ckptd *d, uint64_t now)
+{
+	uint32_t every = d->conf->drain_every;
+	struct version *best = NULL;
+	struct list *jp, *vp;
+
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->drain != DR_QUEUED || v->drain_due_ms > now)
+				continue;
+			if (!v->drain_now && every > 1 && v->ordinal % every &&
+			    !newest(v)) {
+				v->drain = DR_SKIPPED;
+				log_printf(LOG_INFO, "drain: %s/%s skipped (every=%u, superseded)",
+					   j->name, v->name, every);
+				continue;
+			}
+			if (!best || (v->drain_now && !best->drain_now) ||
+			    (v->drain_now == best->drain_now && v->seq < best->seq))
+				best = v;
+		}
+	}
+	return best;
+}
+
+void drain_tick(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+	uint64_t now = ckptd_now_ms();
+	struct version *v;
+
+	if (!dr)
+		return;
+	dr->rate = (dr->rate * 3 + (dr->bytes - dr->mark) * 4) / 4;
+	dr->mark = dr->bytes;
+	while (!d->stopping && dr->copying < dr->nthr &&
+	       (v = next_copy(d, now))) {
+		if (start_copy(d, v) < 0) {
+			v->drain_due_ms = now + 1000;
+			break;
+		}
+	}
+}
+
+/* ---- retention ---------------------------------------------------------- */
+
+/* With a drain: keep the newest `keep` local copies; older ones leave the
+ * local store only once DRAINED, becoming remote. */
+static void local_retain(struct ckptd *d, struct job *j)
+{
+	struct list *pos, *tmp;
+	uint32_t local = 0;
+	struct pfsman m;
+
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		local += v->state == CKPT_ST_SEALED && !v->remote;
+	}
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		if (local <= d->conf->keep)
+			return;
+		if (v->state != CKPT_ST_SEALED || v->remote)
+			continue;
+		if (v->level < CKPT_DRAINED)
+			continue;   /* never evict what the PFS lacks */
+		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) < 0)
+			continue;
+		if (catalog_evict(&d->cat, v, &m) < 0) {
+			pfsman_release(&m);
+			continue;
+		}
+		log_printf(LOG_INFO, "retention: %s/%s evicted from the local store (drained; keep=%u)",
+			   j->name, v->name, d->conf->keep);
+		local--;
+	}
+}
+
+/* Is name the incremental base of a drained version of j other than skip? */
+static int is_base(struct job *j, const char *name)
+{
+	struct list *pos;
+
+	for (pos = j->versions.next; pos != &j->versions; pos = pos->next) {
+		const struct version *o = list_entry(pos, struct version, link);
+
+		if (o->level >= CKPT_DRAINED && !strcmp(o->base, name))
+			return 1;
+	}
+	return 0;
+}
+
+/* [drain] keep: the newest `keep` drained versions stay on the PFS. */
+static void pfs_retain(struct ckptd *d, struct job *j)
+{
+	uint32_t keep = d->conf->drain_keep, drained = 0;
+	struct list *pos, *tmp;
+	struct pfsman m;
+
+	if (!keep)
+		return;
+	list_for_each_safe(pos, tmp, &j->versions)
+		drained += list_entry(pos, struct version, link)->level >=
+			   CKPT_DRAINED;
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		if (drained <= keep || drained <= 1)
+			return;
+		if (v->level < CKPT_DRAINED || is_base(j, v->name))
+			continue;
+		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) == 0) {
+			pfs_remove(d->conf->drain_target, &m);
+			pfsman_release(&m);
+		}
+		log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
+			   j->name, v->name, keep);
+		drained--;
+		if (v->remote) {
+			catalog_remove(&d->cat, v);
+			if (!j->nversions)
+				return;
+		} else {
+			v->level = CKPT_LOCAL;
+			v->drain = DR_DONE;
+			catalog_write_manifest(&d->cat, v);
+		}
+	}
+}
+
+void drain_sealed(struct ckptd *d, struct version *v)
+{
+	v->drain = DR_QUEUED;
+	v->drain_due_ms = 0;
+	local_retain(d, v->job);
+	drain_tick(d);
+}
+
+/* ---- reads of remote versions ------------------------------------------- */
+
+static int read_run(struct drain *dr, struct task *t)
+{
+	struct read_task *rt = (struct read_task *)t;
+
+	rt->got = pfs_read(dr->opts.target, t->v->pfs, rt->fi, rt->req.off,
+			   rt->req.len, rt->dst);
+	return rt->got < 0 ? (int)rt->got : 0;
+}
+
+static void read_done(struct ckptd *d, struct task *t)
+{
+	struct read_task *rt = (struct read_task *)t;
+	struct proto_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_READ;
+	r.seq = rt->req.seq;
+	r.status = t->result;
+	r.size = t->result ? 0 : (uint64_t)rt->got;
+	conn_reply(rt->c, &r);
+	conn_put(rt->c);
+	version_put(&d->cat, t->v);
+	free(rt);
+}
+
+void drain_read(struct conn *c, struct version *v, int fi,
+		const struct proto_msg *req)
+{
+	struct drain *dr = drain_of(c->d);
+	struct read_task *rt;
+
+	if (!dr || !v->pfs) {
+		conn_reply_status(c, req, -EIO);
+		return;
+	}
+	rt = calloc(1, sizeof(*rt));
+	if (!rt) {
+		conn_reply_status(c, req, -ENOMEM);
+		return;
+	}
+	rt->t.run = read_run;
+	rt->t.done = read_done;
+	rt->t.v = v;
+	rt->c = c;
+	rt->req = *req;
+	rt->fi = fi;
+	rt->dst = c->lease->map + req->ring_off;
+	version_get(v);
+	conn_get(c);
+	submit(dr, &rt->t);
+}
+
+/* ---- control and status ------------------------------------------------- */
+
+void op_drain(struct conn *c, const struct proto_msg *req)
+{
+	struct drain *dr = drain_of(c->d);
+
+	if (!dr) {
+		conn_reply_status(c, req, -ENOTSUP);
+		return;
+	}
+	if (c->uid != 0 && c->uid != getuid()) {
+		conn_reply_status(c, req, -EPERM);
+		return;
+	}
+	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME) {
+		conn_reply_status(c, req, -EINVAL);
+		return;
+	}
+	dr->paused = req->level == CKPT_DRAIN_PAUSE;
+	log_printf(LOG_NOTICE, "drain: %s by uid %u",
+		   dr->paused ? "paused" : "resumed", c->uid);
+	conn_reply_status(c, req, 0);
+}
+
+void op_drain_now(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v;
+	int ret = -ENOTSUP;
+
+	if (!drain_of(c->d))
+		goto out_reply;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	ret = -CKPT_ENOVERSION;
+	if (!v || v->state != CKPT_ST_SEALED)
+		goto out_reply;
+	ret = 0;
+	if (v->drain == DR_DONE || v->drain == DR_RUNNING)
+		goto out_reply;
+	v->drain = DR_QUEUED;
+	v->drain_now = 1;
+	v->drain_due_ms = 0;
+	drain_tick(c->d);
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void drain_status(const struct ckptd *d, struct ckpt_status *s)
+{
+	const struct drain *dr = drain_of(d);
+	struct list *jp, *vp;
+
+	if (!dr)
+		return;
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next)
+			s->drain_queued += list_entry(vp, struct version,
+						      link)->drain == DR_QUEUED;
+	}
+	s->drain_running = dr->copying;
+	s->drain_paused = dr->paused;
+	s->drain_errors = dr->errors;
+	s->drain_bytes = dr->bytes;
+	s->drain_rate = dr->rate;
+	s->drain_bandwidth = d->conf->drain_bandwidth;
+	s->drain_last_error = dr->last_err;
+	snprintf(s->drain_target, sizeof(s->drain_target), "%.255s",
+		 d->conf->drain_target);
+	snprintf(s->drain_last_path, sizeof(s->drain_last_path), "%s",
+		 dr->last_path);
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+/* A drained version found on the PFS at start-up. */
+static int found(void *arg, struct pfsman *m)
+{
+	struct ckptd *d = arg;
+	struct version *v = catalog_version(&d->cat, m->job, m->version);
+
+	if (v) {
+		/* Drained before a crash that lost the local record of it. */
+		if (v->state == CKPT_ST_SEALED && !v->remote &&
+		    v->level < CKPT_DRAINED) {
+			v->level = CKPT_DRAINED;
+			v->drain = DR_DONE;
+			snprintf(v->base, sizeof(v->base), "%s", m->base);
+			catalog_write_manifest(&d->cat, v);
+		}
+		pfsman_release(m);
+		return 0;
+	}
+	if (catalog_add_remote(&d->cat, m, &v) < 0) {
+		pfsman_release(m);
+		return 0;
+	}
+	v->drain = DR_DONE;
+	return 0;
+}
+
+static int start_threads(struct drain *dr, unsigned n)
+{
+	int ret;
+
+	dr->thr = calloc(n, sizeof(*dr->thr));
+	if (!dr->thr)
+		return -ENOMEM;
+	for (dr->nthr = 0; dr->nthr < n; dr->nthr++) {
+		ret = -pthread_create(&dr->thr[dr->nthr], NULL, worker, dr);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int drain_open(struct ckptd *d)
+{
+	const struct conf *conf = d->conf;
+	struct list *jp, *vp;
+	struct drain *dr;
+	char dir[CONF_PATH_MAX + 16];
+	int ret;
+
+	if (!conf->drain_target[0])
+		return 0;
+	dr = calloc(1, sizeof(*dr));
+	if (!dr)
+		return -ENOMEM;
+	dr->d = d;
+	pthread_mutex_init(&dr->mu, NULL);
+	pthread_cond_init(&dr->cv, NULL);
+	list_init(&dr->todo);
+	list_init(&dr->done);
+	bwlimit_init(&dr->bw, conf->drain_bandwidth, 0);
+	dr->opts = (struct pfs_opts){
+		.target = conf->drain_target, .chunk = conf->drain_chunk,
+		.compress = conf->drain_compress,
+		.shuffle = (int)conf->drain_shuffle,
+		.incremental = conf->drain_incremental, .bw = &dr->bw,
+		.pause = &dr->paused, .stop = &dr->cancel,
+	};
+	snprintf(dir, sizeof(dir), "%s/drain", conf->store);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		ret = -errno;
+		goto out_free;
+	}
+	dr->efd = eventfd(0, EFD_CLOEXEC);
+	if (dr->efd < 0) {
+		ret = -errno;
+		goto out_free;
+	}
+	d->drain = dr;
+	ret = pfs_scan(conf->drain_target, found, d);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "drain: scanning %s: %s (will retry as versions drain)",
+			   conf->drain_target, strerror(-ret));
+	/* Resume: every sealed local version not yet drained.  Ordinals
+	 * ([drain] every) follow the commit order, which the list keeps. */
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		j->nsealed = 0;
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->state != CKPT_ST_SEALED)
+				continue;
+			v->ordinal = ++j->nsealed;
+			if (v->level < CKPT_DRAINED)
+				v->drain = DR_QUEUED;
+		}
+	}
+	ret = start_threads(dr, conf->drain_threads);
+	if (ret < 0)
+		goto out_stop;
+	arm_efd(d);
+	log_printf(LOG_NOTICE, "drain: to %s, %u threads, cap %llu B/s",
+		   conf->drain_target, dr->nthr,
+		   (unsigned long long)conf->drain_bandwidth);
+	return 0;
+
+out_stop:
+	drain_close(d);
+	return ret;
+out_free:
+	free(dr);
+	return ret;
+}
+
+void drain_close(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+	struct list *pos, *tmp;
+	unsigned i;
+
+	if (!dr)
+		return;
+	pthread_mutex_lock(&dr->mu);
+	dr->stop = 1;
+	dr->cancel = 1;
+	pthread_cond_broadcast(&dr->cv);
+	pthread_mutex_unlock(&dr->mu);
+	for (i = 0; i < dr->nthr; i++)
+		pthread_join(dr->thr[i], NULL);
+	/* Tasks never run, or run and not finished: drop them.  An unfinished
+	 * copy resumes from its journal at the next start. */
+	list_for_each_safe(pos, tmp, &dr->todo)
+		list_add_tail(&dr->done, (list_del(pos), pos));
+	list_for_each_safe(pos, tmp, &dr->done) {
+		struct task *t = list_entry(pos, struct task, link);
+
+		list_del(pos);
+		if (t->run == copy_run)
+			pfs_job_free(((struct copy_task *)t)->job);
+		else
+			conn_put(((struct read_task *)t)->c);
+		free(t);
+	}
+	free(dr->thr);
+	close(dr->efd);
+	bwlimit_release(&dr->bw);
+	pthread_cond_destroy(&dr->cv);
+	pthread_mutex_destroy(&dr->mu);
+	free(dr);
+	d->drain = NULL;
+}

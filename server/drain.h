@@ -1,0 +1,59 @@
+/*
+ * drain.h - the background drain of committed versions to the parallel file
+ * system, and the service of reads of versions that live only there.
+ *
+ * The loop thread decides (what to drain, in which order, what to skip,
+ * retries, levels, retention); a small pool of threads does the blocking PFS
+ * work (pfs.h) and reports back through an eventfd the loop reads with
+ * io_uring.  Versions drain oldest committed first; `[drain] every = N`
+ * drains every Nth committed version of a job and may skip the others once a
+ * newer one exists (the newest is always drained); `ckptctl drain --now`
+ * puts one first.  A failed copy is retried with exponential backoff up to
+ * `[drain] retry_max` seconds; the error shows in `ckptctl status` and the
+ * log.  `[drain] bandwidth` caps the bytes written per second, across all
+ * threads.
+ *
+ * With a drain target set, local retention (`[ckptd] keep`) evicts the local
+ * copy of older versions only once they are DRAINED (they stay listed, and
+ * reads go to the PFS); `[drain] keep` bounds the versions kept on the PFS,
+ * never removing the newest drained one or one a kept version refers to.
+ */
+#ifndef CKPTD_DRAIN_H
+#define CKPTD_DRAIN_H
+
+#include <stdint.h>
+
+#include "proto.h"
+
+struct ckptd;
+struct conn;
+struct version;
+struct drain;
+
+enum drain_state {
+	DR_NONE = 0,      /* not to be drained (no target, or open) */
+	DR_QUEUED,        /* waiting for a thread (or for its retry time) */
+	DR_RUNNING,
+	DR_DONE,
+	DR_SKIPPED,       /* superseded ([drain] every) */
+};
+
+/* Start the threads and find what is left to drain or only on the PFS.
+ * No-op (0) without a target.  0 or -errno. */
+int drain_open(struct ckptd *d);
+void drain_close(struct ckptd *d);
+int drain_enabled(const struct ckptd *d);
+/* v was just sealed: queue it, and apply local retention to its job. */
+void drain_sealed(struct ckptd *d, struct version *v);
+/* From the daemon's tick: start due work. */
+void drain_tick(struct ckptd *d);
+/* PROTO_DRAIN: pause or resume; PROTO_DRAIN_NOW: drain job/version next. */
+void op_drain(struct conn *c, const struct proto_msg *req);
+void op_drain_now(struct conn *c, const struct proto_msg *req);
+/* READ of a remote version, answered when its thread is done. */
+void drain_read(struct conn *c, struct version *v, int fi,
+		const struct proto_msg *req);
+/* Figures for STATUS. */
+void drain_status(const struct ckptd *d, struct ckpt_status *s);
+
+#endif

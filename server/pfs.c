@@ -1,0 +1,856 @@
+/*
+ * pfs.c - copy a sealed version out to the parallel file system, and read a
+ * drained one back (see pfs.h).  Runs on drain threads; blocking I/O only.
+ *
+ * The copy rebuilds each file chunk by chunk: zeros, then every record of the
+ * file that overlaps the chunk, in write order (a later record wins), each
+ * record read whole from its segment and checked against its CRC32C before
+ * any of its bytes are used.  The chunk's own CRC32C goes in the PFS
+ * manifest.  A plain drain writes each chunk at its own offset and leaves
+ * all-zero chunks as holes, so the file on the PFS is the trainer's file.
+ * With compression or incremental drains a file holds its stored chunks one
+ * after the other instead, and only the manifest says where each one is.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "log.h"
+#include "pfs.h"
+#include "sys.h"
+#include "zip.h"
+
+#define JOURNAL_MAGIC 0x4c4e4a44u   /* "DJNL" */
+#define CHUNK_ENC     (8 + 4 + 4 + 4 + 1 + 1)
+
+/* ---- paths ---------------------------------------------------------------- */
+
+static int path_join(char *buf, size_t cap, const char *a, const char *b,
+		     const char *c, const char *d)
+{
+	int n = snprintf(buf, cap, "%s/%s/%s%s%s", a, b, c, d ? "/" : "",
+			 d ? d : "");
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* mkdir -p of the directory part of path (or of path itself if dir). */
+static int mkdirs(const char *path, int whole)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	if (!whole) {
+		p = strrchr(buf, '/');
+		if (!p)
+			return 0;
+		*p = 0;
+	}
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int fsync_parent(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	p = strrchr(buf, '/');
+	if (p)
+		*p = 0;
+	return sys_fsync_dir(buf);
+}
+
+/* ---- the journal of files already published ------------------------------ */
+
+static void enc_chunk(struct enc *e, const struct pfs_chunk *c)
+{
+	enc_u64(e, c->file_off);
+	enc_u32(e, c->len);
+	enc_u32(e, c->crc);
+	enc_u32(e, c->stored);
+	enc_u8(e, c->kind);
+	enc_u8(e, c->kind2);
+}
+
+static void dec_chunk(struct dec *d, struct pfs_chunk *c)
+{
+	c->file_off = dec_u64(d);
+	c->len = dec_u32(d);
+	c->crc = dec_u32(d);
+	c->stored = dec_u32(d);
+	c->kind = dec_u8(d);
+	c->kind2 = dec_u8(d);
+}
+
+/* Append file fi's chunks to the journal, durably. */
+static int journal_add(const char *path, uint32_t fi,
+		       const struct pfs_chunk *c, uint32_t n)
+{
+	size_t cap = 16 + (size_t)n * CHUNK_ENC;
+	struct enc e;
+	uint8_t *buf;
+	uint32_t i;
+	int fd, ret;
+
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	enc_init(&e, buf, cap);
+	enc_u32(&e, JOURNAL_MAGIC);
+	enc_u32(&e, fi);
+	enc_u32(&e, n);
+	for (i = 0; i < n; i++)
+		enc_chunk(&e, &c[i]);
+	enc_u32(&e, crc32c(buf, e.len));
+	fd = sys_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	ret = fd;
+	if (fd >= 0) {
+		ret = write(fd, buf, e.len) == (ssize_t)e.len ? 0 : -EIO;
+		if (ret == 0)
+			ret = sys_fsync(fd);
+		close(fd);
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * Load the journal: for each file published, its chunks go into m (whose
+ * files[].first/count are already laid out) and done[fi] is set.  A torn or
+ * damaged tail is ignored: those files are simply copied again.
+ */
+static void journal_load(const char *path, struct pfsman *m, uint8_t *done)
+{
+	uint8_t *buf = NULL;
+	struct stat st;
+	struct dec d;
+	uint32_t fi, n, i;
+	size_t start;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !st.st_size || !(buf = malloc(st.st_size)) ||
+	    sys_pread_all(fd, buf, st.st_size, 0) < 0)
+		goto out;
+	dec_init(&d, buf, st.st_size);
+	while (dec_left(&d) >= 16) {
+		start = d.pos;
+		if (dec_u32(&d) != JOURNAL_MAGIC)
+			break;
+		fi = dec_u32(&d);
+		n = dec_u32(&d);
+		if (fi >= m->nfiles || n != m->files[fi].count ||
+		    dec_left(&d) < (size_t)n * CHUNK_ENC + 4)
+			break;
+		d.pos += (size_t)n * CHUNK_ENC;
+		if (crc32c(buf + start, d.pos - start) != dec_u32(&d))
+			break;
+		d.pos = start + 12;
+		for (i = 0; i < n; i++)
+			dec_chunk(&d, &m->chunks[m->files[fi].first + i]);
+		dec_u32(&d);
+		done[fi] = 1;
+	}
+out:
+	free(buf);
+	close(fd);
+}
+
+/* ---- building a chunk from records --------------------------------------- */
+
+struct builder {
+	const struct pfs_job *job;
+	uint32_t *order;          /* record indices grouped by file */
+	uint32_t *start;          /* order[start[f] .. start[f+1]) */
+	uint8_t *rbuf;            /* one record, 4 KiB aligned */
+	size_t rcap;
+	uint32_t cached;          /* record in rbuf, or UINT32_MAX */
+};
+
+static int builder_init(struct builder *b, const struct pfs_job *job)
+{
+	uint32_t i, *fill;
+
+	memset(b, 0, sizeof(*b));
+	b->job = job;
+	b->cached = UINT32_MAX;
+	b->order = malloc(sizeof(*b->order) * (job->nrecs + 1));
+	b->start = calloc(job->nfiles + 1, sizeof(*b->start));
+	fill = calloc(job->nfiles + 1, sizeof(*fill));
+	if (!b->order || !b->start || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (i = 0; i < job->nrecs; i++)
+		b->start[job->recs[i].file + 1]++;
+	for (i = 0; i < job->nfiles; i++)
+		b->start[i + 1] += b->start[i];
+	for (i = 0; i < job->nrecs; i++) {
+		uint32_t f = job->recs[i].file;
+
+		b->order[b->start[f] + fill[f]++] = i;   /* keeps write order */
+	}
+	free(fill);
+	return 0;
+}
+
+static void builder_release(struct builder *b)
+{
+	free(b->order);
+	free(b->start);
+	free(b->rbuf);
+}
+
+/* Record ri's bytes, read whole and verified.  NULL-free: 0 or -errno. */
+static int record_load(struct builder *b, uint32_t ri)
+{
+	const struct man_rec *r = &b->job->recs[ri];
+	size_t rlen = ((size_t)r->len + 4095) & ~(size_t)4095;
+	int ret;
+
+	if (b->cached == ri)
+		return 0;
+	if (rlen > b->rcap) {
+		free(b->rbuf);
+		b->rbuf = NULL;
+		b->rcap = 0;
+		if (posix_memalign((void **)&b->rbuf, 4096, rlen))
+			return -ENOMEM;
+		b->rcap = rlen;
+	}
+	b->cached = UINT32_MAX;
+	if (r->seg >= b->job->nfds || b->job->fds[r->seg] < 0)
+		return -EIO;
+	ret = sys_pread_all(b->job->fds[r->seg], b->rbuf, rlen, r->seg_off);
+	if (ret < 0)
+		return ret;
+	if (crc32c(b->rbuf, r->len) != r->crc)
+		return -CKPT_ECORRUPT;
+	b->cached = ri;
+	return 0;
+}
+
+/* Fill buf with bytes [off, off+len) of file f. */
+static int chunk_build(struct builder *b, uint32_t f, uint64_t off,
+		       uint32_t len, uint8_t *buf)
+{
+	uint32_t k;
+	int ret;
+
+	memset(buf, 0, len);
+	for (k = b->start[f]; k < b->start[f + 1]; k++) {
+		const struct man_rec *r = &b->job->recs[b->order[k]];
+		uint64_t a = r->file_off > off ? r->file_off : off;
+		uint64_t z = r->file_off + r->len;
+
+		if (z > off + len)
+			z = off + len;
+		if (a >= z)
+			continue;
+		if (r->seg == MAN_SEG_ZERO) {
+			memset(buf + (a - off), 0, z - a);
+			continue;
+		}
+		ret = record_load(b, b->order[k]);
+		if (ret < 0)
+			return ret;
+		memcpy(buf + (a - off), b->rbuf + (a - r->file_off), z - a);
+	}
+	return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	static const uint8_t zero[4096];
+
+	for (; n >= sizeof(zero); p += sizeof(zero), n -= sizeof(zero))
+		if (memcmp(p, zero, sizeof(zero)))
+			return 0;
+	return !memcmp(p, zero, n);
+}
+
+/* ---- the copy ------------------------------------------------------------- */
+
+struct copy {
+	const struct pfs_opts *o;
+	struct pfs_job *job;
+	struct pfsman m;          /* the manifest being built */
+	struct pfsman base;       /* incremental: the previous version */
+	int have_base;
+	struct builder b;
+	struct zip *zip;
+	uint8_t *buf;             /* one chunk */
+	uint8_t *zbuf;            /* one compressed chunk */
+	size_t zcap;
+	char dir[PATH_MAX];       /* <target>/<job>/<version> */
+};
+
+/* The chunk of base matching path and index, if it is stored in base. */
+static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
+					  uint32_t idx)
+{
+	uint32_t i;
+
+	/* A compressed chunk of the base is read with this version's shuffle:
+	 * refer to it only if that is the base's too. */
+	if (!c->have_base || c->base.shuffle != c->m.shuffle)
+		return NULL;
+	for (i = 0; i < c->base.nfiles; i++) {
+		const struct pfs_file *f = &c->base.files[i];
+		const struct pfs_chunk *k;
+
+		if (strcmp(f->path, path) || idx >= f->count)
+			continue;
+		k = &c->base.chunks[f->first + idx];
+		return k->kind == PFS_REF ? NULL : k;
+	}
+	return NULL;
+}
+
+/* Between chunks: wait while paused; -ECANCELED once asked to stop. */
+static int wait_unpaused(const struct pfs_opts *o)
+{
+	struct timespec ts = { 0, 100 * 1000000 };
+
+	for (;;) {
+		if (o->stop && *o->stop)
+			return -ECANCELED;
+		if (!o->pause || !*o->pause)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Decide how chunk idx (bytes in c->buf) is stored, and write it. */
+static int chunk_put(struct copy *c, int fd, const char *path, uint32_t idx,
+		     uint64_t coff, uint32_t len, uint64_t *out_off,
+		     struct pfs_chunk *k)
+{
+	const struct pfs_chunk *bk;
+	const void *src = c->buf;
+	int packed = c->o->compress || c->o->incremental;
+	long z;
+
+	k->len = len;
+	k->crc = crc32c(c->buf, len);
+	bk = c->o->incremental ? base_chunk(c, path, idx) : NULL;
+	if (bk && bk->len == len && bk->crc == k->crc) {
+		k->kind = PFS_REF;
+		k->kind2 = bk->kind;
+		k->file_off = bk->file_off;
+		k->stored = bk->stored;
+		c->job->bytes_ref += len;
+		return 0;
+	}
+	if (all_zero(c->buf, len)) {
+		k->kind = PFS_ZERO;
+		k->file_off = 0;
+		k->stored = 0;
+		return 0;
+	}
+	k->kind = PFS_RAW;
+	k->stored = len;
+	if (c->o->compress) {
+		z = zip_compress(c->zip, c->buf, len, c->zbuf, c->zcap);
+		if (z < 0)
+			return (int)z;
+		if (z > 0) {
+			k->kind = PFS_ZSTD;
+			k->stored = (uint32_t)z;
+			src = c->zbuf;
+		}
+	}
+	k->file_off = packed ? *out_off : coff;
+	*out_off = k->file_off + k->stored;
+	if (c->o->bw)
+		bwlimit_take(c->o->bw, k->stored);
+	c->job->bytes_out += k->stored;
+	return sys_pwrite_all(fd, src, k->stored, k->file_off);
+}
+
+static int copy_file(struct copy *c, uint32_t fi)
+{
+	const struct pfs_file *f = &c->m.files[fi];
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	uint64_t off, out_off = 0;
+	uint32_t idx, len;
+	int fd, ret;
+
+	if (snprintf(dst, sizeof(dst), "%s/%s", c->dir, f->path) >= (int)sizeof(dst) ||
+	    snprintf(tmp, sizeof(tmp), "%s.ckpt-tmp", dst) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	ret = mkdirs(dst, 0);
+	if (ret < 0)
+		return ret;
+	fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fd;
+	for (idx = 0, off = 0; idx < f->count; idx++, off += len) {
+		len = f->size - off < c->m.chunk ? (uint32_t)(f->size - off)
+						 : c->m.chunk;
+		ret = wait_unpaused(c->o);
+		if (ret == 0)
+			ret = chunk_build(&c->b, fi, off, len, c->buf);
+		if (ret == 0)
+			ret = chunk_put(c, fd, f->path, idx, off, len, &out_off,
+					&c->m.chunks[f->first + idx]);
+		if (ret < 0)
+			goto out_close;
+		c->job->bytes_in += len;
+	}
+	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
+	ret = ftruncate(fd, c->o->compress || c->o->incremental ? out_off
+							       : f->size);
+	ret = ret < 0 ? -errno : sys_fsync(fd);
+	if (ret < 0)
+		goto out_close;
+	close(fd);
+	ret = sys_rename(tmp, dst);
+	if (ret == 0)
+		ret = fsync_parent(dst);
+	if (ret < 0)
+		goto out_unlink;
+	return 0;
+
+out_close:
+	close(fd);
+out_unlink:
+	unlink(tmp);
+	return ret;
+}
+
+/* Lay out m's file and chunk tables from the job. */
+static int copy_layout(struct copy *c)
+{
+	struct pfs_job *job = c->job;
+	uint64_t n = 0;
+	uint32_t i;
+
+	c->m.files = calloc(job->nfiles + 1, sizeof(*c->m.files));
+	if (!c->m.files)
+		return -ENOMEM;
+	for (i = 0; i < job->nfiles; i++) {
+		c->m.files[i].path = job->files[i].path;   /* borrowed */
+		c->m.files[i].size = job->files[i].size;
+		c->m.files[i].first = (uint32_t)n;
+		c->m.files[i].count = (uint32_t)((job->files[i].size +
+						  c->m.chunk - 1) / c->m.chunk);
+		n += c->m.files[i].count;
+	}
+	if (n > PFSMAN_MAX_CHUNKS)
+		return -EFBIG;
+	c->m.nfiles = job->nfiles;
+	c->m.nchunks = (uint32_t)n;
+	c->m.chunks = calloc(n + 1, sizeof(*c->m.chunks));
+	return c->m.chunks ? 0 : -ENOMEM;
+}
+
+static int write_manifest(struct copy *c)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	struct timespec ts;
+	size_t size;
+	long len;
+	void *buf;
+	int fd, ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->m.drained_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	size = pfsman_size(&c->m);
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	len = pfsman_encode(&c->m, buf, size);
+	ret = len < 0 ? (int)len : 0;
+	if (snprintf(dst, sizeof(dst), "%s/%s", c->dir, PFSMAN_NAME) >=
+	    (int)sizeof(dst) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
+		ret = -ENAMETOOLONG;
+	if (ret == 0) {
+		fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+		ret = fd;
+		if (fd >= 0) {
+			ret = sys_pwrite_all(fd, buf, len, 0);
+			if (ret == 0)
+				ret = sys_fsync(fd);
+			close(fd);
+		}
+	}
+	if (ret == 0)
+		ret = sys_rename(tmp, dst);
+	if (ret == 0)
+		ret = sys_fsync_dir(c->dir);
+	if (ret < 0)
+		unlink(tmp);
+	free(buf);
+	return ret;
+}
+
+static int copy_begin(struct copy *c)
+{
+	struct pfs_job *job = c->job;
+	int ret;
+
+	c->m.chunk = c->o->chunk;
+	c->m.shuffle = c->o->compress ? c->o->shuffle : 0;
+	c->m.uid = job->uid;
+	c->m.seq = job->seq;
+	c->m.sealed_ns = job->sealed_ns;
+	snprintf(c->m.job, sizeof(c->m.job), "%s", job->job);
+	snprintf(c->m.version, sizeof(c->m.version), "%s", job->version);
+	if (path_join(c->dir, sizeof(c->dir), c->o->target, job->job,
+		      job->version, NULL) < 0)
+		return -ENAMETOOLONG;
+	ret = mkdirs(c->dir, 1);
+	if (ret < 0)
+		return ret;
+	if (c->o->incremental && job->base[0] &&
+	    pfs_load(c->o->target, job->job, job->base, &c->base) == 0 &&
+	    c->base.chunk == c->m.chunk)
+		c->have_base = 1;
+	if (c->have_base)
+		snprintf(c->m.base, sizeof(c->m.base), "%s", job->base);
+	if (c->o->compress) {
+		ret = zip_new(c->o->compress, c->o->shuffle, c->m.chunk,
+			      &c->zip);
+		if (ret < 0)
+			return ret;
+		c->zcap = zip_bound(c->m.chunk);
+		c->zbuf = malloc(c->zcap);
+		if (!c->zbuf)
+			return -ENOMEM;
+	}
+	c->buf = malloc(c->m.chunk);
+	if (!c->buf)
+		return -ENOMEM;
+	ret = copy_layout(c);
+	return ret < 0 ? ret : builder_init(&c->b, job);
+}
+
+static void copy_release(struct copy *c)
+{
+	free(c->m.files);
+	free(c->m.chunks);
+	if (c->have_base)
+		pfsman_release(&c->base);
+	builder_release(&c->b);
+	zip_free(c->zip);
+	free(c->zbuf);
+	free(c->buf);
+}
+
+/* Finish the manifest's flags from what the chunks turned out to be. */
+static void copy_flags(struct copy *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->m.nchunks; i++) {
+		if (c->m.chunks[i].kind == PFS_ZSTD)
+			c->m.flags |= PFS_F_COMPRESSED;
+		if (c->m.chunks[i].kind == PFS_REF)
+			c->m.flags |= PFS_F_INCREMENTAL;
+	}
+	if (!(c->m.flags & PFS_F_INCREMENTAL))
+		c->m.base[0] = 0;
+}
+
+int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
+{
+	struct copy c = { .o = opts, .job = job };
+	uint8_t *done = NULL;
+	uint32_t fi;
+	int ret;
+
+	ret = copy_begin(&c);
+	if (ret < 0)
+		goto out;
+	done = calloc(job->nfiles + 1, 1);
+	if (!done) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	journal_load(job->journal, &c.m, done);
+	for (fi = 0; fi < job->nfiles; fi++) {
+		if (done[fi])
+			continue;      /* published before an interruption */
+		ret = copy_file(&c, fi);
+		if (ret == 0)
+			ret = journal_add(job->journal, fi,
+					  &c.m.chunks[c.m.files[fi].first],
+					  c.m.files[fi].count);
+		if (ret < 0) {
+			snprintf(job->failed_path, sizeof(job->failed_path),
+				 "%s", job->files[fi].path);
+			goto out;
+		}
+	}
+	copy_flags(&c);
+	ret = write_manifest(&c);
+	if (ret == 0)
+		unlink(job->journal);
+out:
+	free(done);
+	copy_release(&c);
+	return ret;
+}
+
+void pfs_job_free(struct pfs_job *job)
+{
+	uint32_t i;
+
+	if (!job)
+		return;
+	for (i = 0; i < job->nfiles; i++)
+		free(job->files[i].path);
+	free(job->files);
+	free(job->recs);
+	free(job->fds);
+	free(job);
+}
+
+/* ---- reading back --------------------------------------------------------- */
+
+int pfs_load(const char *target, const char *job, const char *version,
+	     struct pfsman *out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	void *buf = NULL;
+	int fd, ret;
+
+	ret = path_join(path, sizeof(path), target, job, version, PFSMAN_NAME);
+	if (ret < 0)
+		return ret;
+	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	ret = fstat(fd, &st) < 0 ? -errno : 0;
+	if (ret == 0 && !(buf = malloc(st.st_size ? st.st_size : 1)))
+		ret = -ENOMEM;
+	if (ret == 0)
+		ret = sys_pread_all(fd, buf, st.st_size, 0);
+	close(fd);
+	if (ret == 0)
+		ret = pfsman_decode(buf, st.st_size, out);
+	free(buf);
+	if (ret == 0 && (strcmp(out->job, job) || strcmp(out->version, version))) {
+		pfsman_release(out);
+		ret = -CKPT_ECORRUPT;
+	}
+	return ret;
+}
+
+/* Each drain thread keeps one decompression context and frame buffer. */
+static __thread struct zip *tl_zip;
+static __thread int tl_shuffle, tl_chunk;
+static __thread uint8_t *frame;
+static __thread size_t fcap;
+
+void pfs_thread_exit(void)
+{
+	zip_free(tl_zip);
+	tl_zip = NULL;
+	free(frame);
+	frame = NULL;
+	fcap = 0;
+}
+
+/* The bytes of chunk k of file f into out (k->len bytes), verified. */
+static int chunk_fetch(const char *target, const struct pfsman *m,
+		       const struct pfs_file *f, const struct pfs_chunk *k,
+		       int *fd, int *base_fd, uint8_t *out)
+{
+	char path[PATH_MAX];
+	int kind = k->kind == PFS_REF ? k->kind2 : k->kind;
+	int *which = k->kind == PFS_REF ? base_fd : fd;
+	int ret;
+
+	if (kind == PFS_ZERO) {
+		memset(out, 0, k->len);
+		return 0;
+	}
+	if (*which < 0) {
+		ret = path_join(path, sizeof(path), target, m->job,
+				k->kind == PFS_REF ? m->base : m->version,
+				f->path);
+		if (ret < 0)
+			return ret;
+		*which = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+		if (*which < 0)
+			return *which;
+	}
+	if (kind == PFS_RAW) {
+		ret = sys_pread_all(*which, out, k->len, k->file_off);
+	} else {
+		if (k->stored > fcap) {
+			free(frame);
+			fcap = 0;
+			frame = malloc(k->stored);
+			if (!frame)
+				return -ENOMEM;
+			fcap = k->stored;
+		}
+		/* One context per thread, remade when the layout differs. */
+		if (tl_zip && (tl_shuffle != (int)m->shuffle ||
+			    tl_chunk != (int)m->chunk)) {
+			zip_free(tl_zip);
+			tl_zip = NULL;
+		}
+		if (!tl_zip && zip_new(1, m->shuffle, m->chunk, &tl_zip) < 0)
+			return -ENOMEM;
+		tl_shuffle = m->shuffle;
+		tl_chunk = m->chunk;
+		ret = sys_pread_all(*which, frame, k->stored, k->file_off);
+		if (ret == 0)
+			ret = zip_decompress(tl_zip, frame, k->stored, out, k->len);
+	}
+	if (ret == 0 && crc32c(out, k->len) != k->crc)
+		ret = -CKPT_ECORRUPT;
+	return ret;
+}
+
+long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
+	      uint64_t off, uint64_t len, void *dst)
+{
+	const struct pfs_file *f = &m->files[fi];
+	uint64_t done = 0, coff, a, z;
+	int fd = -1, base_fd = -1;
+	uint8_t *buf = NULL;
+	uint32_t idx;
+	long ret = 0;
+
+	if (off >= f->size)
+		return 0;
+	if (len > f->size - off)
+		len = f->size - off;
+	buf = malloc(m->chunk);
+	if (!buf)
+		return -ENOMEM;
+	for (idx = off / m->chunk; done < len && idx < f->count; idx++) {
+		const struct pfs_chunk *k = &m->chunks[f->first + idx];
+
+		coff = (uint64_t)idx * m->chunk;
+		ret = chunk_fetch(target, m, f, k, &fd, &base_fd, buf);
+		if (ret < 0)
+			break;
+		a = off + done;
+		z = coff + k->len < off + len ? coff + k->len : off + len;
+		memcpy((uint8_t *)dst + done, buf + (a - coff), z - a);
+		done += z - a;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (base_fd >= 0)
+		close(base_fd);
+	free(buf);
+	return ret < 0 ? ret : (long)done;
+}
+
+int pfs_remove(const char *target, const struct pfsman *m)
+{
+	char path[PATH_MAX];
+	uint32_t i;
+	int ret;
+
+	ret = path_join(path, sizeof(path), target, m->job, m->version,
+			PFSMAN_NAME);
+	if (ret < 0)
+		return ret;
+	ret = sys_unlink(path);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	fsync_parent(path);
+	for (i = 0; i < m->nfiles; i++) {
+		char *p;
+
+		if (path_join(path, sizeof(path), target, m->job, m->version,
+			      m->files[i].path) < 0)
+			continue;
+		unlink(path);
+		/* Empty directories up to the version's go too. */
+		while ((p = strrchr(path, '/')) && (*p = 0, rmdir(path) == 0))
+			;
+	}
+	return 0;
+}
+
+/* ---- scanning ------------------------------------------------------------- */
+
+static struct {
+	const char *target;
+	size_t tlen;
+	int (*fn)(void *, struct pfsman *);
+	void *arg;
+	int stop;
+} scan;
+
+static int scan_one(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	char rel[PATH_MAX], *ver;
+	struct pfsman m;
+	size_t n;
+
+	(void)st;
+	if (type != FTW_F || strcmp(path + ftw->base, PFSMAN_NAME))
+		return 0;
+	/* path = target/<job>/<version>/PFSMAN_NAME */
+	n = ftw->base - scan.tlen - 1;
+	if (ftw->base <= (int)scan.tlen + 1 || n >= sizeof(rel))
+		return 0;
+	memcpy(rel, path + scan.tlen + 1, n);
+	rel[n - 1] = 0;                           /* drop the '/' */
+	ver = strrchr(rel, '/');
+	if (!ver)
+		return 0;
+	*ver++ = 0;
+	if (pfs_load(scan.target, rel, ver, &m) < 0) {
+		log_printf(LOG_WARNING, "pfs: %s is not a valid manifest; ignored",
+			   path);
+		return 0;
+	}
+	scan.stop = scan.fn(scan.arg, &m);
+	return scan.stop;
+}
+
+int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
+	     void *arg)
+{
+	int ret;
+
+	scan.target = target;
+	scan.tlen = strlen(target);
+	scan.fn = fn;
+	scan.arg = arg;
+	scan.stop = 0;
+	ret = nftw(target, scan_one, 16, FTW_PHYS);
+	if (ret < 0 && errno == ENOENT)
+		return 0;
+	return ret < 0 ? -errno : scan.stop;
+}

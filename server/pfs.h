@@ -1,0 +1,82 @@
+/*
+ * pfs.h - the parallel file system side of the drain: copying one sealed
+ * version out, and reading a drained one back.  Everything here runs on a
+ * drain thread and blocks; nothing here touches the catalog.
+ *
+ * A copy works from a snapshot (struct pfs_job) taken on the loop thread:
+ * the version's live files, its records and the fds of its segments, all
+ * kept valid by the version reference the loop holds until the copy is
+ * reported done.  Each file is rebuilt chunk by chunk from its records (every
+ * record CRC-checked as it is read), written under a temporary name, fsync'd
+ * and renamed; the PFS manifest (pfsman.h) is written last, so a version
+ * without one is never taken as drained.  Files already published by an
+ * earlier, interrupted copy are listed in a journal in the local store and
+ * not copied again.
+ */
+#ifndef CKPTD_PFS_H
+#define CKPTD_PFS_H
+
+#include <stdint.h>
+
+#include "bwlimit.h"
+#include "manifest.h"
+#include "pfsman.h"
+
+struct pfs_opts {
+	const char *target;       /* [drain] target */
+	uint32_t chunk;           /* [drain] chunk */
+	int compress;             /* zstd level or 0 */
+	int shuffle;              /* 0, 2, 4 */
+	int incremental;
+	struct bwlimit *bw;
+	const volatile int *pause;/* non-zero: wait between chunks */
+	const volatile int *stop; /* non-zero: give up (-ECANCELED) */
+};
+
+struct pfs_job {
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char base[CKPT_VERSION_MAX + 1];  /* previous drained version, or "" */
+	uint32_t uid;
+	uint64_t seq, sealed_ns;
+	uint32_t nfiles;
+	struct man_file *files;   /* owned (paths owned) */
+	uint32_t nrecs;
+	struct man_rec *recs;     /* owned; file indices into files[] */
+	int *fds;                 /* owned: segment fd by segment id */
+	uint32_t nfds;
+	char journal[640];        /* <store>/drain/<seq>.journal */
+	/* results */
+	uint64_t bytes_in;        /* bytes of the trainer's files */
+	uint64_t bytes_out;       /* bytes written to the PFS */
+	uint64_t bytes_ref;       /* bytes left to an earlier version */
+	char failed_path[CKPT_PATH_MAX + 1];
+};
+
+/* Copy job out to opts->target.  0 or -errno (job->failed_path names the
+ * file when one is to blame). */
+int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job);
+void pfs_job_free(struct pfs_job *job);
+
+/* Read and verify a drained version's manifest.  0 or -errno/-CKPT_E*. */
+int pfs_load(const char *target, const char *job, const char *version,
+	     struct pfsman *out);
+/* Read len bytes at off of file fi of drained version m into dst, every
+ * chunk verified (and decompressed, and references followed).  Returns the
+ * bytes read (short only at end of file) or -errno/-CKPT_ECORRUPT. */
+long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
+	      uint64_t off, uint64_t len, void *dst);
+/* Free what pfs_read() keeps per thread; call it before a thread ends. */
+void pfs_thread_exit(void);
+/* Remove a drained version from the PFS: the manifest first, then files.
+ * 0 or -errno. */
+int pfs_remove(const char *target, const struct pfsman *m);
+
+/* Call fn for every drained version found under target (a directory of
+ * <job>/<version>/PFSMAN_NAME); fn owns the manifest it is given (keep it or
+ * pfsman_release it).  Stops at the first non-zero fn result.  Not
+ * thread-safe (nftw): call it from one thread. */
+int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
+	     void *arg);
+
+#endif

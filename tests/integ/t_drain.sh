@@ -1,0 +1,128 @@
+#!/bin/bash
+# t_drain: committed versions drain to the PFS target and come back from it.
+#  - plain: the PFS tree is the trainer's files byte for byte (diff -r with
+#    what ckpt_tw writes) plus a manifest, and the version reaches DRAINED
+#  - zstd with a byte shuffle, and incremental: the PFS files are no longer
+#    plain, an unchanged version stores a fraction of a full one, and both
+#    read back byte for byte through ckptd
+#  - a fresh node (empty store, same target) lists the drained versions;
+#    ckpt_read and `ckptctl restore latest` give every byte back
+#  - local retention with a drain evicts only drained versions, which stay
+#    readable from the PFS; `[drain] keep` bounds what stays on the PFS
+# TIMEOUT: 180
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PFS=$T/pfs
+mkdir -p "$PFS"
+
+# drain_conf NAME [DRAIN_KEY=VALUE...] [-- CKPTD_KEY=VALUE...]
+drain_conf() {
+	local name=$1 kv dkeys=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do dkeys+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	ckptd_conf "$name" "$@"
+	{
+		echo "[drain]"
+		echo "target = $PFS"
+		for kv in "${dkeys[@]}"; do echo "${kv%%=*} = ${kv#*=}"; done
+	} >>"$T/$name/ckptd.conf"
+}
+
+# vlevel NAME JOB VERSION: the level ckptd lists, or absent.
+vlevel() {
+	local out
+	out=$(tw "$1" stat "$2" "$3") || { echo absent; return; }
+	out=${out#* }
+	echo "${out%% *}"
+}
+
+# level_is NAME JOB VERSION LEVEL: for poll_until (evaluated at each poll).
+level_is() { [ "$(vlevel "$1" "$2" "$3")" = "$4" ]; }
+
+expect_tree() { # DIR JOB VERSION SEED NFILES SIZE
+	"$TW" expect "$2" "$3" -r 0 -n "$5" -z "$6" -S "$4" -o "$1" ||
+		fail "ckpt_tw expect failed"
+}
+
+plain() {
+	drain_conf a
+	start_ckptd a
+	tw a write pl/job v1 -n 3 -z 5000000 -S 12 -w drained ||
+		fail "v1 did not reach DRAINED"
+	expect_tree "$T/exp1" pl/job v1 12 3 5000000
+	diff -r -x .ckpt-manifest "$T/exp1" "$PFS/pl/job/v1" ||
+		fail "the PFS tree of a plain drain is not the trainer's files"
+	[ -f "$PFS/pl/job/v1/.ckpt-manifest" ] || fail "no manifest beside the files"
+	[ -z "$(find "$PFS" -name '*.ckpt-tmp')" ] || fail "temporary files left"
+	[ "$(vlevel a pl/job v1)" = drained ] || fail "v1 not listed as drained"
+	stop_ckptd a
+}
+
+packed() {
+	drain_conf b compress=zstd:3 shuffle=4 incremental=yes chunk=1M
+	start_ckptd b
+	tw b write zi/job v1 -n 4 -z 4000000 -S 21 -w drained || fail "v1 not drained"
+	tw b write zi/job v2 -n 4 -z 4000000 -S 22 -w drained || fail "v2 not drained"
+	tw b write zi/job v3 -n 4 -z 4000000 -S 22 -w drained || fail "v3 not drained"
+	tw b verify zi/job v1 -n 4 -z 4000000 -S 21 || fail "v1 does not read back"
+	tw b verify zi/job v3 -n 4 -z 4000000 -S 22 || fail "v3 does not read back"
+	s2=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/v2" | cut -f1)
+	s3=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/v3" | cut -f1)
+	info "incremental: v2 stores $s2 bytes, v3 (same bytes as v2) $s3"
+	[ "$s3" -lt $((s2 / 10)) ] ||
+		fail "incremental v3 (identical to v2) stores $s3 bytes, v2 $s2"
+	# Compressible data is stored compressed; the files are no longer plain.
+	tw b write zi/job z1 -n 2 -z 4000000 -S 23 -Z -w drained || fail "z1 not drained"
+	tw b verify zi/job z1 -n 2 -z 4000000 -S 23 -Z || fail "z1 does not read back"
+	sz=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/z1" | cut -f1)
+	info "zstd: 8000000 compressible bytes stored in $sz"
+	[ "$sz" -lt 4000000 ] || fail "compressible data stored in $sz bytes (not compressed)"
+	stop_ckptd b
+}
+
+fresh() {
+	drain_conf c
+	start_ckptd c
+	[ "$(vlevel c pl/job v1)" = drained ] || fail "fresh node does not list pl/job v1"
+	[ "$(vlevel c zi/job v3)" = drained ] || fail "fresh node does not list zi/job v3"
+	tw c verify pl/job v1 -n 3 -z 5000000 -S 12 || fail "fresh node: pl/job v1 reads wrong"
+	tw c verify zi/job v3 -n 4 -z 4000000 -S 22 || fail "fresh node: zi/job v3 reads wrong"
+	tw c verify zi/job v1 -n 4 -z 4000000 -S 21 || fail "fresh node: zi/job v1 reads wrong"
+	tw c verify zi/job z1 -n 2 -z 4000000 -S 23 -Z || fail "fresh node: zi/job z1 reads wrong"
+	[ "$(tw c latest zi/job)" = z1 ] || fail "fresh node: latest of zi/job is not z1"
+	if has_ctl; then
+		expect_tree "$T/exp3" zi/job v3 22 4 4000000
+		ctl c restore zi/job v3 --to "$T/restored" >/dev/null ||
+			fail "restore latest from the PFS failed"
+		diff -r "$T/exp3" "$T/restored" || fail "restored tree differs"
+		ctl c verify pl/job v1 >/dev/null || fail "ckptctl verify of a PFS-only version failed"
+	fi
+	stop_ckptd c
+}
+
+retention() {
+	drain_conf d keep=2 -- keep=1
+	start_ckptd d
+	for i in 1 2 3 4; do
+		tw d write rt/job v$i -n 1 -z 2000000 -S $((30 + i)) -w drained ||
+			fail "v$i not drained"
+	done
+	poll_until 20 level_is d rt/job v2 absent ||
+		fail "v2 still listed though [drain] keep=2"
+	[ ! -f "$PFS/rt/job/v1/.ckpt-manifest" ] || fail "v1 is still on the PFS"
+	for i in 3 4; do
+		tw d verify rt/job v$i -n 1 -z 2000000 -S $((30 + i)) ||
+			fail "v$i does not read back"
+	done
+	n=$(find "$T/d/store/man" -name '*.man' | wc -l)
+	[ "$n" = 1 ] || fail "$n local manifests with keep=1, want 1 (drained copies evicted)"
+	stop_ckptd d
+}
+
+subtest plain plain
+subtest packed packed
+subtest fresh fresh
+subtest retention retention
+finish
