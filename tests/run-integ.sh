@@ -59,8 +59,9 @@ for t in "${tests[@]}"; do
 	rc=$?
 	# Anything of the test still alive (a daemon that escaped its trap)
 	# is in the group led by $pid.
-	if kill -0 -- "-$pid" 2>/dev/null; then
-		echo "run-integ: $name left processes behind; killing them" >>"$log"
+	# (Zombies do not count: they are already dead, waiting to be reaped.)
+	if ps -o stat= -g "$pid" 2>/dev/null | grep -qv '^Z'; then
+		echo "run-integ: $name left processes behind; killing them: $(ps -o pid=,args= -g "$pid" | tr '\n' ';')" >>"$log"
 		kill -KILL -- "-$pid" 2>/dev/null
 		[ "$rc" = 0 ] && rc=1
 	fi

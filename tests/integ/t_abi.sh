@@ -7,11 +7,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 SO=$BUILD/libckpt.so
-declared=$(grep -oE '\bckpt_[a-z_]+\(' "$ROOT/include/ckpt.h" | tr -d '(' | sort -u)
-exported=$(nm -D --defined-only "$SO" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort -u)
-missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
+grep -oE '\bckpt_[a-z_]+\(' "$ROOT/include/ckpt.h" | tr -d '(' | sort -u >"$T/declared"
+nm -D --defined-only "$SO" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' |
+	sort -u >"$T/exported"
+missing=$(comm -23 "$T/declared" "$T/exported")
 [ -z "$missing" ] || fail "declared in ckpt.h but not exported: $(echo $missing)"
-extra=$(comm -13 <(echo "$declared") <(echo "$exported"))
+extra=$(comm -13 "$T/declared" "$T/exported")
 [ -z "$extra" ] || fail "exported but not in ckpt.h: $(echo $extra)"
 
 /usr/bin/python3 - "$ROOT/README.md" "$T/example.c" <<'PY' || fail "no C example in README.md"
