@@ -82,6 +82,10 @@ static const char usage_text[] =
 "        Pause or resume the drain to the parallel file system, or drain\n"
 "        one version next.\n"
 "\n"
+"    import JOB VERSION DIR\n"
+"        Make a committed version of every file under DIR (a checkpoint\n"
+"        written by any tool), and wait until it is LOCAL.\n"
+"\n"
 "    commit JOB VERSION\n"
 "        Commit an open version for every writer that joined it (for\n"
 "        programs writing through ckptfs that do not commit themselves).\n"
@@ -231,6 +235,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "rm",      cmd_rm },
 	{ "commit",  cmd_commit },
 	{ "drain",   cmd_drain },
+	{ "import",  cmd_import },
 	{ "bench",   cmd_bench },
 	{ "help",    NULL },
 };
@@ -288,6 +293,7 @@ int main(int argc, char **argv)
 	/* Only bench writes; the other commands need staging just for reads,
 	 * and must not wait behind trainers for a full-size lease. */
 	if (!getenv("CKPT_STAGING") && strcmp(argv[optind], "bench") &&
+	    strcmp(argv[optind], "import") &&
 	    setenv("CKPT_STAGING", CTL_LEASE, 1))
 		return ctl_fail(-errno, "setenv");
 

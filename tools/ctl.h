@@ -70,6 +70,7 @@ int cmd_wait(struct ctl *ctl, int argc, char **argv);
 int cmd_rm(struct ctl *ctl, int argc, char **argv);
 int cmd_commit(struct ctl *ctl, int argc, char **argv);
 int cmd_drain(struct ctl *ctl, int argc, char **argv);
+int cmd_import(struct ctl *ctl, int argc, char **argv);
 int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_restore(struct ctl *ctl, int argc, char **argv);
 int cmd_bench(struct ctl *ctl, int argc, char **argv);
