@@ -111,11 +111,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 
 # deps: install what is missing from Debian, once.  Skipped when every
 # pkg-config module and tool is already present.
+# python3-numpy, python3-h5py and rsync are real clients the FUSE tests use;
+# bc is for the benchmark scripts.  (python3-torch is used when present.)
 DEB_PKGS := build-essential pkg-config liburing-dev libfuse3-dev fuse3 \
-	    libzstd-dev libisal-dev libcunit1-dev libinih-dev fio
+	    libzstd-dev libisal-dev libcunit1-dev libinih-dev fio bc rsync \
+	    python3-numpy python3-h5py
 deps:
 	@if pkg-config --exists $(PKGS) && command -v fio >/dev/null && \
-	    command -v fusermount3 >/dev/null; then \
+	    command -v fusermount3 >/dev/null && command -v rsync >/dev/null && \
+	    command -v bc >/dev/null && \
+	    /usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null; then \
 		echo "deps: all present"; \
 	else \
 		echo "deps: installing $(DEB_PKGS)"; \
@@ -140,8 +145,10 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/demo.sh
 
-bench: all
+bench: all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/bench.sh
+	@CKPT_BUILD=$(BUILD) tools/bench_drain.sh
+	@if [ -x $(BUILD)/ckptfs ]; then CKPT_BUILD=$(BUILD) tools/bench_fuse.sh; fi
 
 fuzz: $(CORE_A)
 	@tests/fuzz/run.sh $(BUILD)

@@ -220,6 +220,7 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 	for (i = 0; i < d->segs.n; i++)
 		j->fds[i] = d->segs.v[i].fd;
 	j->nfds = d->segs.n;
+	snprintf(j->segdir, sizeof(j->segdir), "%s", d->segs.dir);
 	free(map);
 	return j;
 out_free:

@@ -43,8 +43,11 @@ struct pfs_job {
 	struct man_file *files;   /* owned (paths owned) */
 	uint32_t nrecs;
 	struct man_rec *recs;     /* owned; file indices into files[] */
-	int *fds;                 /* owned: segment fd by segment id */
+	int *fds;                 /* owned array (not the fds): the loop's
+				   * segment fds, by segment id */
 	uint32_t nfds;
+	char segdir[600];         /* <store>/seg: the copy opens its own,
+				   * buffered fds there for read-ahead */
 	char journal[640];        /* <store>/drain/<seq>.journal */
 	/* results */
 	uint64_t bytes_in;        /* bytes of the trainer's files */

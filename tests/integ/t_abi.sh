@@ -23,7 +23,10 @@ b = s.index('```', a)
 main = '\nint main(void) { static char w[1 << 20]; return save_checkpoint(1, w, sizeof(w)) < 0; }\n'
 open(sys.argv[2], 'w').write(s[a:b] + main)
 PY
-cc -Wall -Wextra -Werror -I"$ROOT/include" -o "$T/example" "$T/example.c" \
+# A sanitizer build's library needs its runtime in the program too.
+SAN=
+nm -D "$SO" | grep -q __asan_init && SAN=-fsanitize=address,undefined
+cc $SAN -Wall -Wextra -Werror -I"$ROOT/include" -o "$T/example" "$T/example.c" \
 	-L"$BUILD" -lckpt -Wl,-rpath,"$BUILD" || fail "README example does not build"
 ckptd_conf d
 start_ckptd d
