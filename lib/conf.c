@@ -141,6 +141,7 @@ static const struct conf_key conf_keys[] = {
 	D_U32(threads, 1, 64, "2"),
 	D_SIZE(chunk, 64 * KiB, 64 * MiB, 4 * KiB, "4M"),
 	D_U32(retry_max, 1, UINT32_MAX, "60"),
+	D_U32(deadline, 0, UINT32_MAX, "0"),
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)

@@ -51,6 +51,9 @@ struct conf {
 	uint32_t drain_threads;        /* copy threads, 1..64 */
 	uint32_t drain_chunk;          /* chunk size on the PFS (4M) */
 	uint32_t drain_retry_max;      /* seconds between retries, at most */
+	uint32_t drain_deadline;       /* seconds from commit to DRAINED a
+					* version should take; late ones go
+					* first and are logged.  0 = none */
 };
 
 struct conf_err {

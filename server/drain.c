@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckptd.h"
@@ -229,6 +230,20 @@ out_free:
 	return NULL;
 }
 
+/* Is v past [drain] deadline (seconds since its seal)? */
+static int late(const struct ckptd *d, const struct version *v)
+{
+	struct timespec ts;
+	uint64_t now_ns;
+
+	if (!d->conf->drain_deadline || !v->sealed_ns)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return now_ns > v->sealed_ns &&
+	       (now_ns - v->sealed_ns) / 1000000000ull >= d->conf->drain_deadline;
+}
+
 static void local_retain(struct ckptd *d, struct job *j);
 static void pfs_retain(struct ckptd *d, struct job *j);
 
@@ -265,6 +280,9 @@ static void copy_done(struct ckptd *d, struct task *t)
 			   (unsigned long long)(wait / 1000));
 		goto out_free;
 	}
+	if (late(d, v))
+		log_printf(LOG_WARNING, "drain: %s/%s drained after its deadline of %u s",
+			   v->job->name, v->name, d->conf->drain_deadline);
 	v->drain = DR_DONE;
 	v->drain_err = 0;
 	v->level = CKPT_DRAINED;
@@ -342,7 +360,14 @@ static int newest(const struct version *v)
 	return 1;
 }
 
-/* The next version to copy: --now first, then the oldest committed. */
+/* Priority: --now, then versions past their deadline, then the rest. */
+static int rank(const struct ckptd *d, const struct version *v, uint64_t now)
+{
+	(void)now;
+	return v->drain_now ? 2 : late(d, v);
+}
+
+/* The next version to copy: by rank, then the oldest committed. */
 static struct version *next_copy(struct ckptd *d, uint64_t now)
 {
 	uint32_t every = d->conf->drain_every;
@@ -364,8 +389,9 @@ static struct version *next_copy(struct ckptd *d, uint64_t now)
 					   j->name, v->name, every);
 				continue;
 			}
-			if (!best || (v->drain_now && !best->drain_now) ||
-			    (v->drain_now == best->drain_now && v->seq < best->seq))
+			if (!best || rank(d, v, now) > rank(d, best, now) ||
+			    (rank(d, v, now) == rank(d, best, now) &&
+			     v->seq < best->seq))
 				best = v;
 		}
 	}
