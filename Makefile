@@ -160,6 +160,13 @@ install: all
 	install -m 755 $(CKPT_SO) $(DESTDIR)$(PREFIX)/lib/libckpt.so.1
 	ln -sf libckpt.so.1 $(DESTDIR)$(PREFIX)/lib/libckpt.so
 	install -m 644 include/ckpt.h $(DESTDIR)$(PREFIX)/include/
+	@if [ -n "$(CKPTFS)" ]; then \
+		install -d $(DESTDIR)/sbin && \
+		sed 's|^installed=.*|installed=$(PREFIX)/bin/ckptfs|' fuse/mount.ckptfs \
+			>$(DESTDIR)/sbin/mount.fuse.ckptfs && \
+		chmod 755 $(DESTDIR)/sbin/mount.fuse.ckptfs && \
+		ln -sf mount.fuse.ckptfs $(DESTDIR)/sbin/mount.ckptfs; \
+	fi
 
 clean:
 	rm -rf build

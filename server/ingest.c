@@ -274,6 +274,8 @@ static void on_fsync(struct loop_op *op, int res)
 	if (res < 0 && !v->error)
 		v->error = res;
 	v->inflight--;
+	if (!v->inflight)
+		reader_kick(d, v);   /* reads that arrived while sealing */
 	if (--v->pending == 0 && v->state == CKPT_ST_SEALING) {
 		if (v->error) {
 			v->state = CKPT_ST_SEALING;

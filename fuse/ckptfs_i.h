@@ -1,0 +1,486 @@
+/*
+ * ckptfs_i.h - ckptfs's private structures (not installed).
+ *
+ * ckptfs is a client of ckptd through libckpt and nothing else.  It keeps
+ * three kinds of state, all under one mutex (fs->mu):
+ *
+ *   connections  two ckpt clients: W carries the versions this mount writes
+ *                (begin, write, namespace changes, commit, and reads of them,
+ *                which must follow their writes on the same connection); R
+ *                carries every other query and read, so that a listing or a
+ *                read of a committed version never queues behind a writer
+ *                waiting for staging.  A connection that breaks is replaced
+ *                on next use (struct fs_conn is counted).
+ *   versions     one struct fs_version per version this mount has begun and
+ *                not yet committed or given up, with an in-memory mirror of
+ *                its namespace (struct fs_tree): the files written through
+ *                the mount with their sizes, and the directories, so that
+ *                lookups and getattr while writing never ask ckptd.
+ *   pending      job directories made with mkdir that have no version yet
+ *                (a job exists in ckptd only once it has a version).
+ *
+ * Everything else (committed versions, other clients' versions, the job
+ * list) is asked of ckptd on every call and never cached here.
+ *
+ * Lock order: a version's ns rwlock, then fs->mu.  fs->mu is never held
+ * across a libckpt call.  ns is held (read) across writes and reads of the
+ * version and (write) across its namespace changes and its commit, so that
+ * a path computed from the mirror is still right when ckptd sees it.
+ */
+#ifndef CKPTFS_I_H
+#define CKPTFS_I_H
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ckpt.h"
+
+#define FS_MAX_WRITE   (1u << 20)   /* max_write: 1 MiB FUSE writes */
+#define FS_BLKSIZE     (1u << 20)   /* st_blksize: cp and friends use it */
+#define FS_READ_WINDOW (16u << 20)  /* read-ahead of committed files */
+#define FS_JOBDEPTH_MAX 16
+#define FS_MARKER      ".commit"    /* creating it commits its version */
+#define FS_TMP_SUFFIX  ".tmp"       /* VER.tmp: renaming to VER commits */
+/* Modes: a job is private to its owner, as ckptd makes it (another uid
+ * gets EACCES from ckptd; through the mount, from the kernel). */
+#define FS_MODE_TOP    01777        /* the root and leading parts of jobs */
+#define FS_MODE_DIR    0700         /* a job; a directory being written */
+#define FS_MODE_FILE   0600         /* a file being written; the marker */
+#define FS_MODE_RODIR  0500         /* a directory of a committed version */
+#define FS_MODE_ROFILE 0400         /* a file of a committed version */
+#define FS_HIDDEN      ".fuse_hidden" /* libfuse's name for unlinked open
+				       * files: never listed, never committed */
+
+/* Intrusive doubly-linked list (lib/list.h is not ours to include). */
+struct fs_link {
+	struct fs_link *next, *prev;
+};
+
+#define fs_entry(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void fs_list_init(struct fs_link *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline void fs_list_add(struct fs_link *h, struct fs_link *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void fs_list_del(struct fs_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+/* ---- connections (conn.c) ------------------------------------------------ */
+
+enum fs_conn_kind { CONN_W = 0, CONN_R = 1, CONN_NKINDS };
+
+struct fs_conn {
+	struct ckpt_client *c;
+	int refs;                 /* fs->mu; the table holds one while current */
+	int dead;                 /* a call failed with a connection error */
+	enum fs_conn_kind kind;
+};
+
+/* ---- the namespace mirror of a version being written (tree.c) ----------- */
+
+struct fs_wbuf;
+
+struct fs_node {
+	struct fs_node *parent;   /* NULL for the version's root */
+	struct fs_node *hnext;    /* hash chain, keyed by (parent, name) */
+	struct fs_link sib;       /* in parent->children */
+	struct fs_link children;  /* directories only */
+	char *name;
+	uint32_t hash;
+	uint32_t nchild;
+	unsigned nopen;           /* handles on this node */
+	int is_dir;
+	int detached;             /* unlinked or replaced while open */
+	uint64_t size;            /* files: max written end, or truncated size */
+	struct timespec mtime;
+	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
+};
+
+struct fs_tree {
+	struct fs_node *root;
+	struct fs_node **buckets;
+	size_t nbuckets;
+	size_t count;
+};
+
+int tree_init(struct fs_tree *t);
+void tree_free(struct fs_tree *t);
+/* The node at path ("" is the root), or NULL. */
+struct fs_node *tree_lookup(const struct fs_tree *t, const char *path);
+struct fs_node *tree_child(const struct fs_tree *t, const struct fs_node *dir,
+			   const char *name);
+/* Add a child; 0 or -ENOMEM. */
+int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
+	     int is_dir, struct fs_node **out);
+/* Add a file at path with its parents (mirror of a version joined). */
+int tree_add_path(struct fs_tree *t, const char *path, uint64_t size);
+/* Take node out of the tree; freed now unless a handle holds it, in which
+ * case it is marked detached and tree_release() frees it. */
+void tree_remove(struct fs_tree *t, struct fs_node *node);
+void tree_release(struct fs_node *node);
+/* Move node under dir as name.  0 or -ENOMEM (node unchanged). */
+int tree_move(struct fs_tree *t, struct fs_node *node, struct fs_node *dir,
+	      const char *name);
+/* The node's path below the version ("" for the root).  Length or
+ * -ENAMETOOLONG. */
+int tree_path(const struct fs_node *node, char *buf, size_t cap);
+/* Is node dir or below it? */
+int tree_is_below(const struct fs_node *node, const struct fs_node *dir);
+struct fs_path;
+/* The directory that holds p->file, and its last component.  0, -ENOENT or
+ * -ENOTDIR. */
+int tree_parent(const struct fs_tree *t, const struct fs_path *p,
+		struct fs_node **dir, const char **base);
+
+/* ---- versions this mount holds (vers.c) ---------------------------------- */
+
+enum fs_vstate {
+	V_OPEN = 1,               /* being written through this mount */
+	V_COMMITTING,             /* ckpt_commit() in progress */
+	V_DONE,                   /* committed: ckptd answers from now on */
+	V_FAILED,                 /* failed, aborted or its connection lost */
+};
+
+struct fs_version {
+	struct fs_link link;      /* fs->versions while in_table */
+	int in_table;
+	int refs;                 /* table + handles + calls in progress */
+	enum fs_vstate state;
+	int err;                  /* why it failed (negative) */
+	char job[CKPT_JOB_MAX + 1];
+	char name[CKPT_VERSION_MAX + 1];   /* ckptd's name */
+	int tmp;                  /* shown as name + ".tmp" until committed */
+	uint32_t uid;             /* owner, as ckptd reports it */
+	struct fs_conn *conn;     /* the W connection it was begun on */
+	struct ckpt_version *v;
+	pthread_rwlock_t ns;
+	struct fs_tree tree;      /* fs->mu */
+	pthread_mutex_t wb_mu;    /* the write-behind buffers (wbuf.c) */
+	struct fs_link dirty;     /* struct fs_wbuf of its files */
+	unsigned nopen;           /* open handles */
+	time_t idle_since;        /* CLOCK_MONOTONIC seconds of last activity */
+	struct timespec born;     /* CLOCK_REALTIME of mkdir */
+};
+
+/* ---- write-behind of small writes (wbuf.c) -------------------------------- */
+
+struct fs_wbuf {
+	struct fs_link link;      /* in ver->dirty */
+	struct fs_node *node;
+	uint64_t off;             /* file offset of data[0] */
+	size_t len, cap;
+	uint8_t *data;
+};
+
+/* ---- pending job directories (pend.c) ------------------------------------ */
+
+struct fs_pending {
+	struct fs_link link;
+	uint32_t uid;
+	struct timespec born;
+	char path[CKPT_JOB_MAX + 1];  /* a job, or a leading part of one */
+};
+
+/* ---- aliases of versions committed while shown as VER.tmp (pend.c) ------ */
+
+#define FS_ALIAS_MAX 256
+
+struct fs_alias {
+	struct fs_link link;
+	char job[CKPT_JOB_MAX + 1];
+	char name[CKPT_VERSION_MAX + 1];  /* VER; VER.tmp is the alias */
+};
+
+/* ---- open files (io.c) ---------------------------------------------------- */
+
+enum fs_hkind {
+	H_NODE = 1,               /* a file of a version this mount holds */
+	H_READ,                   /* a file of any other version: read-only */
+	H_MARKER,                 /* the .commit marker: writes vanish */
+};
+
+struct fs_handle {
+	enum fs_hkind kind;
+	int writable;
+	struct fs_version *ver;   /* H_NODE: counted */
+	struct fs_node *node;     /* H_NODE: node->nopen counts us */
+	/* H_READ */
+	pthread_mutex_t mu;       /* the read window */
+	uint8_t *win;             /* FS_READ_WINDOW bytes once used */
+	uint64_t win_off;
+	size_t win_len;
+	int committed;            /* immutable: the window may be kept */
+	uint64_t size;            /* the file's size, when committed */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
+};
+
+static inline struct fs_handle *fs_handle(const struct fuse_file_info *fi)
+{
+	return fi ? (struct fs_handle *)(uintptr_t)fi->fh : NULL;
+}
+
+/* ---- the file system ----------------------------------------------------- */
+
+struct ckptfs {
+	pthread_mutex_t mu;
+	struct fs_conn *conn[CONN_NKINDS];
+	pthread_mutex_t connect_mu;   /* one (re)connect at a time */
+	pthread_mutex_t begin_mu;     /* one version begin at a time */
+	struct fs_link versions;      /* struct fs_version, in_table */
+	struct fs_link pending;       /* struct fs_pending */
+	struct fs_link aliases;       /* struct fs_alias, oldest first */
+	unsigned naliases;
+	struct timespec started;
+
+	/* options */
+	char socket[CKPT_PATH_MAX];
+	unsigned jobdepth;
+	unsigned autocommit;          /* seconds; 0 = off */
+	int fsync_staged;             /* -o fsync=staged */
+	int foreground;
+	uint64_t ckptd_pid;           /* as found at start, for the log */
+
+	/* housekeeping thread: autocommit, failed versions */
+	pthread_t hk_thread;
+	pthread_cond_t hk_cv;
+	int hk_started;
+	int stopping;
+	time_t conn_warned;           /* rate limit of "cannot connect" */
+};
+
+/* The file system of the current FUSE request. */
+static inline struct ckptfs *fs_get(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* ---- paths (path.c) ------------------------------------------------------ */
+
+enum fs_kind {
+	P_ROOT = 1,               /* the mount's root */
+	P_PREFIX,                 /* fewer components than jobdepth */
+	P_JOB,                    /* exactly jobdepth components */
+	P_VERSION,                /* a version directory */
+	P_FILE,                   /* anything inside a version */
+};
+
+struct fs_path {
+	enum fs_kind kind;
+	unsigned depth;           /* components below the job, P_PREFIX: count */
+	char job[CKPT_JOB_MAX + 1];       /* P_PREFIX: the leading part */
+	char vdisp[CKPT_VERSION_MAX + 1]; /* the version as shown */
+	char file[CKPT_PATH_MAX + 1];     /* P_FILE: path inside the version */
+};
+
+/* Split a mount path.  0, -ENAMETOOLONG, or -CKPT_EBADNAME for a name ckpt
+ * cannot hold (a lookup of it is ENOENT, a create EINVAL). */
+int path_parse(struct ckptfs *fs, const char *path, struct fs_path *p);
+/* The same, but VER.tmp is not resolved to an alias (mkdir of VER.tmp). */
+int path_parse_raw(const struct ckptfs *fs, const char *path,
+		   struct fs_path *p);
+/* For "VER.tmp" with a valid VER, copy VER into out and return 1; else 0. */
+int path_tmp_stem(const char *vdisp, char *out);
+/* The last component of p->file and the length of its parent path. */
+const char *path_base(const struct fs_path *p, size_t *dirlen);
+/* Is p the marker at the root of a version? */
+int path_is_marker(const struct fs_path *p);
+/* ckpt and libc errors to what a FUSE op returns (a negative errno);
+ * counts and 0 pass through. */
+int fs_errno(int err);
+/* Log through fuse_log with a "ckptfs: " prefix. */
+void fs_log(enum fuse_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- connections (conn.c) ------------------------------------------------ */
+
+/* A counted reference to the current connection of kind, (re)connecting if
+ * needed.  0 or a negative error. */
+int conn_get(struct ckptfs *fs, enum fs_conn_kind kind, struct fs_conn **out);
+/* Drop a reference; ret is the result of the call made on it, and a
+ * connection error marks it dead (and fails the versions begun on it). */
+void conn_put(struct ckptfs *fs, struct fs_conn *conn, int ret);
+/* Drop conn after a call that returned ret; 1 when the call should be made
+ * again on a new connection (a connection error, on the first try). */
+int conn_again(struct ckptfs *fs, struct fs_conn *conn, int ret, int *tries);
+/* Mark conn dead if ret is a connection error; returns ret. */
+int conn_check(struct ckptfs *fs, struct fs_conn *conn, int ret);
+void conn_close_all(struct ckptfs *fs);
+
+/* ---- versions (vers.c) --------------------------------------------------- */
+
+/* The held version of job shown as vdisp, with a reference, or NULL. */
+struct fs_version *ver_find(struct ckptfs *fs, const char *job,
+			    const char *vdisp);
+/* The held version of job whose ckptd name is name, or NULL (fs->mu). */
+struct fs_version *ver_held_name_locked(struct ckptfs *fs, const char *job,
+					const char *name);
+/* Any held version of job (or below prefix p when prefix is set)? fs->mu. */
+int ver_job_held(struct ckptfs *fs, const char *job, int prefix,
+		 uint32_t *uid);
+void ver_get_locked(struct fs_version *ver);
+void ver_put(struct ckptfs *fs, struct fs_version *ver);
+/* The name the version is shown under. */
+void ver_display(const struct fs_version *ver, char *out);
+/* mkdir of a version directory; rmdir of an empty one (aborts it). */
+int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
+	      uint32_t uid);
+int ver_abort(struct ckptfs *fs, struct fs_version *ver);
+/* Commit; why is logged; renamed: by the rename of VER.tmp (else VER.tmp
+ * stays an alias).  0 or a ckpt error. */
+int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
+	       int renamed);
+/* A call on the version failed with ret: note a lost connection or a failed
+ * version.  Returns ret. */
+int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret);
+/* Did ckptd seal ver behind the mount's back (`ckptctl commit`, a commit
+ * by name)?  Then it is committed here too, and leaves the table: 1.
+ * Else 0.  One query to ckptd. */
+int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver);
+/* Mark versions begun on conn failed (fs->mu held). */
+void ver_conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn);
+/* Leave the table (fs->mu held). */
+void ver_unlink_locked(struct fs_version *ver);
+/* The error a write to ver gets now, 0 if it may be written (fs->mu). */
+int ver_writable_locked(const struct fs_version *ver);
+void ver_touch_locked(struct fs_version *ver);
+/* Mark ver failed with err, and log it (fs->mu held). */
+void ver_fail_locked(struct fs_version *ver, int err);
+/* CLOCK_MONOTONIC seconds. */
+time_t fs_now_sec(void);
+/* hk.c: the housekeeping thread (autocommit, failed versions, changes made
+ * in ckptd behind the mount's back). */
+int hk_start(struct ckptfs *fs);
+void hk_stop(struct ckptfs *fs);
+/* Unmount: flush every held version to ckptd, log, and let it go. */
+void ver_release_all(struct ckptfs *fs);
+
+/* pend.c: after a commit no rename made, VER.tmp stays an alias of VER. */
+void alias_add(struct ckptfs *fs, const struct fs_version *ver);
+/* p names VER.tmp of a version committed since: make it name VER. */
+void alias_resolve(struct ckptfs *fs, struct fs_path *p);
+/* A new VER.tmp was begun: VER.tmp is no longer an alias. */
+void alias_drop(struct ckptfs *fs, const char *job, const char *name);
+void alias_free_all(struct ckptfs *fs);
+
+struct fs_pending *pend_find(struct ckptfs *fs, const char *path);
+int pend_has_below(struct ckptfs *fs, const char *prefix);
+int pend_add(struct ckptfs *fs, const char *path, uint32_t uid);
+void pend_del(struct ckptfs *fs, struct fs_pending *p);
+void pend_free_all(struct ckptfs *fs);
+
+/* ---- what ckptd says (srv.c) --------------------------------------------- */
+
+/* libckpt calls on the R connection, made again once on a fresh connection
+ * after a connection error.  Results as libckpt's. */
+int srv_jobs(struct ckptfs *fs, char (**out)[CKPT_JOB_MAX + 1]);
+int srv_versions(struct ckptfs *fs, const char *job,
+		 struct ckpt_version_info **out);
+int srv_stat(struct ckptfs *fs, const char *job, const char *version,
+	     struct ckpt_version_info *info);
+int srv_files(struct ckptfs *fs, const char *job, const char *version,
+	      struct ckpt_file_info **out);
+int srv_file(struct ckptfs *fs, const char *job, const char *version,
+	     const char *path, struct ckpt_file_info *out);
+int srv_read(struct ckptfs *fs, const char *job, const char *version,
+	     const char *path, void *buf, size_t len, uint64_t off,
+	     size_t *got);
+int srv_status(struct ckptfs *fs, struct ckpt_status *out);
+/* Wait until the version is LOCAL. */
+int srv_wait_local(struct ckptfs *fs, const char *job, const char *version);
+
+/* Does s start with prefix and a '/'? */
+int srv_below(const char *s, const char *prefix);
+/* Is job shown by the mount (exactly jobdepth components)? */
+int srv_shown_job(const struct ckptfs *fs, const char *job);
+/* A shown job below prefix?  1, 0 or an error. */
+int srv_has_prefix(struct ckptfs *fs, const char *prefix);
+/* Does job have versions?  1 (owner in *uid if not NULL), 0, or an error. */
+int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid);
+/* A version the mount shows from ckptd: not failed or incomplete, and not
+ * one this mount holds (it shows those itself, VER.tmp as VER.tmp).  0 with
+ * *info, -ENOENT, or another error. */
+int srv_version(struct ckptfs *fs, const char *job, const char *version,
+		struct ckpt_version_info *info);
+int srv_visible(const struct ckpt_version_info *info);
+/* Is the version committed (its files immutable)? */
+int srv_committed(const struct ckpt_version_info *info);
+/* Is dir (a path in the version) a prefix of its files?  1, 0 or an error. */
+int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
+	       const char *dir);
+/* A change to p in a version this mount does not hold: -EROFS if the
+ * version exists, else -ENOENT (or the error of asking). */
+int srv_not_held(struct ckptfs *fs, const struct fs_path *p);
+
+/* ---- write-behind (wbuf.c) ------------------------------------------------ */
+
+/* Write size bytes at off of node (path: its path now): buffered when
+ * small and contiguous, else sent, after what the buffer holds.  ns held
+ * for reading.  0 or an error. */
+int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
+	     const char *path, const void *buf, size_t size, uint64_t off);
+/* Send node's buffered bytes (and free the buffer if release). */
+int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
+		  struct fs_node *node, int release);
+/* Send and free every buffer of ver (ns held; for writing when the
+ * namespace is about to change). */
+int wb_flush_all(struct ckptfs *fs, struct fs_version *ver);
+/* Drop every buffer unsent (abort, free). */
+void wb_free_all(struct fs_version *ver);
+
+/* ---- operations ---------------------------------------------------------- */
+
+/* ns.c: the namespace */
+int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
+int fs_mkdir(const char *path, mode_t mode);
+int fs_rmdir(const char *path);
+int fs_unlink(const char *path);
+int fs_rename(const char *from, const char *to, unsigned int flags);
+int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
+int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
+int fs_utimens(const char *path, const struct timespec tv[2],
+	       struct fuse_file_info *fi);
+int fs_statfs(const char *path, struct statvfs *sv);
+
+/* dir.c: listings */
+int fs_opendir(const char *path, struct fuse_file_info *fi);
+int fs_releasedir(const char *path, struct fuse_file_info *fi);
+int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+	       struct fuse_file_info *fi, enum fuse_readdir_flags flags);
+/* The path of a directory op: given, or kept by opendir. */
+const char *dir_path(const char *path, const struct fuse_file_info *fi);
+
+/* io.c: files */
+int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
+int fs_open(const char *path, struct fuse_file_info *fi);
+int fs_read(const char *path, char *buf, size_t size, off_t off,
+	    struct fuse_file_info *fi);
+int fs_write(const char *path, const char *buf, size_t size, off_t off,
+	     struct fuse_file_info *fi);
+int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi);
+int fs_flush(const char *path, struct fuse_file_info *fi);
+int fs_release(const char *path, struct fuse_file_info *fi);
+int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
+int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * io.c - open files: create, open, read, write, truncate, flush, fsync,
+ * release.
+ *
+ * Three kinds of handle (struct fs_handle):
+ *
+ *   H_NODE    a file of a version this mount holds.  A write is one
+ *             ckpt_write(): one copy from the FUSE buffer into staging, no
+ *             wait for the disk.  The file's size is kept in the mirror, so
+ *             getattr while writing is exact and free.  Opened with direct_io
+ *             (checkpoints are written once and read rarely; the page cache
+ *             only costs a copy).  Reads go to ckpt_read() on the same
+ *             connection, which first waits for the writes already sent.
+ *   H_READ    a file of any other version: read-only.  A committed version
+ *             is immutable, so its files use the page cache (keep_cache) and
+ *             reads are served from a per-handle window of FS_READ_WINDOW
+ *             bytes, since ckptd verifies whole records and a 128 KiB
+ *             read-ahead would otherwise re-read and re-check each record.
+ *   H_MARKER  the .commit marker.  Creating it at a version's root commits
+ *             the version; the file is not stored, and what is written to it
+ *             vanishes.  In a committed version it exists (empty) and may be
+ *             opened and "touched" again.
+ *
+ * fsync: with fsync=local (the default), ckpt_sync(): the version's bytes
+ * are in ckptd's store (an open version never survives a ckptd crash; commit
+ * is what does).  On a committed version, fsync waits for LOCAL.  With
+ * fsync=staged, only the hand-over to ckptd is checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckptfs_i.h"
+
+static struct fs_handle *handle_new(enum fs_hkind kind)
+{
+	struct fs_handle *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->kind = kind;
+	pthread_mutex_init(&h->mu, NULL);
+	return h;
+}
+
+static void handle_free(struct fs_handle *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	free(h->win);
+	free(h);
+}
+
+/* Attach h to node of ver (node->nopen already counts it); fs->mu held. */
+static void attach_locked(struct fs_handle *h, struct fs_version *ver,
+			  struct fs_node *node)
+{
+	ver_get_locked(ver);
+	ver->nopen++;
+	ver_touch_locked(ver);
+	h->ver = ver;
+	h->node = node;
+}
+
+static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
+{
+	if (!h)
+		return -ENOMEM;
+	fi->fh = (uintptr_t)h;
+	return 0;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+/*
+ * Open (or with create, create) p->file in a held version.  A new file is
+ * made known to ckptd at once (ckpt_truncate to 0) so that an empty file
+ * is part of the version.
+ */
+static int open_held(struct ckptfs *fs, struct fs_version *ver,
+		     const struct fs_path *p, struct fuse_file_info *fi,
+		     int create)
+{
+	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
+	int trunc = writable && (fi->flags & O_TRUNC);
+	struct fs_handle *h = handle_new(H_NODE);
+	struct fs_node *dir, *n = NULL;
+	const char *base;
+	int ret, made = 0, pinned = 0;
+
+	if (!h)
+		return -ENOMEM;
+	h->writable = writable;
+	/* A create or a truncate asks ckptd anyway; a plain open for writing
+	 * asks whether the version was committed by name meanwhile. */
+	if (writable && !create && !trunc && ver_sealed_elsewhere(fs, ver)) {
+		handle_free(h);
+		return -CKPT_ESEALED;
+	}
+	pthread_rwlock_rdlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	ret = writable ? ver_writable_locked(ver) : 0;
+	if (ret == 0)
+		ret = tree_parent(&ver->tree, p, &dir, &base);
+	if (ret == 0) {
+		n = tree_child(&ver->tree, dir, base);
+		if (n && n->is_dir)
+			ret = -EISDIR;
+		else if (n && create && (fi->flags & O_EXCL))
+			ret = -EEXIST;
+		else if (!n && !create)
+			ret = -ENOENT;
+		else if (!n)
+			made = (ret = tree_add(&ver->tree, dir, base, 0, &n)) == 0;
+	}
+	if (ret == 0) {
+		n->nopen++;     /* pinned while ckptd is asked */
+		pinned = 1;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && trunc)
+		ret = wb_flush_node(fs, ver, n, 0);
+	if (ret == 0 && (made || trunc))
+		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, p->file, 0));
+	pthread_mutex_lock(&fs->mu);
+	if (pinned && ret < 0) {
+		n->nopen--;
+		if (made && !n->detached)
+			tree_remove(&ver->tree, n);
+	} else if (pinned) {
+		if (made || trunc)
+			n->size = 0;
+		attach_locked(h, ver, n);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	pthread_rwlock_unlock(&ver->ns);
+	if (ret < 0) {
+		handle_free(h);
+		return ret;
+	}
+	fi->direct_io = 1;
+	return set_handle(fi, h);
+}
+
+/* The marker: commit the held version ver, or open the committed marker. */
+static int open_marker(struct ckptfs *fs, struct fs_version *ver,
+		       const struct fs_path *p, struct fuse_file_info *fi)
+{
+	struct fs_handle *h;
+	int ret = ver ? ver_commit(fs, ver, "marker " FS_MARKER, 0) : 0;
+
+	if (ret < 0)
+		return ret;
+	h = handle_new(H_MARKER);
+	if (h) {
+		strcpy(h->job, p->job);
+		strcpy(h->version, ver ? ver->name : p->vdisp);
+	}
+	fi->direct_io = 1;
+	return set_handle(fi, h);
+}
+
+/* A file of a version this mount does not hold: read-only. */
+static int open_server(struct ckptfs *fs, const struct fs_path *p,
+		       struct fuse_file_info *fi)
+{
+	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
+	struct ckpt_version_info info;
+	struct ckpt_file_info file;
+	struct fs_handle *h;
+	int ret;
+
+	ret = srv_version(fs, p->job, p->vdisp, &info);
+	if (ret == 0 && path_is_marker(p) && srv_committed(&info))
+		return open_marker(fs, NULL, p, fi);
+	if (ret == 0 && writable)
+		ret = -EROFS;
+	if (ret == 0)
+		ret = srv_file(fs, p->job, p->vdisp, p->file, &file);
+	if (ret < 0)
+		return ret;
+	h = handle_new(H_READ);
+	if (!h)
+		return -ENOMEM;
+	h->committed = srv_committed(&info);
+	h->size = file.size;
+	strcpy(h->job, p->job);
+	strcpy(h->version, p->vdisp);
+	strcpy(h->path, p->file);
+	if (h->committed)
+		fi->keep_cache = 1;
+	else
+		fi->direct_io = 1;
+	return set_handle(fi, h);
+}
+
+static int do_open(const char *path, struct fuse_file_info *fi, int create)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME && !create ? -ENOENT : ret;
+	if (p.kind != P_FILE)
+		return create ? -EPERM : -EISDIR;
+	ver = ver_find(fs, p.job, p.vdisp);
+	if (ver && path_is_marker(&p))
+		ret = open_marker(fs, ver, &p, fi);
+	else if (ver)
+		ret = open_held(fs, ver, &p, fi, create);
+	else if (create && !path_is_marker(&p))
+		ret = srv_not_held(fs, &p);
+	else
+		ret = open_server(fs, &p, fi);
+	ver_put(fs, ver);
+	return ret;
+}
+
+int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	return fs_errno(do_open(path, fi, 1));
+}
+
+int fs_open(const char *path, struct fuse_file_info *fi)
+{
+	return fs_errno(do_open(path, fi, 0));
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/* Read from a held version, after the writes already sent. */
+static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
+		     size_t size, off_t off)
+{
+	char path[CKPT_PATH_MAX + 1];
+	struct fs_version *ver = h->ver;
+	size_t got = 0;
+	int ret, gone;
+
+	pthread_rwlock_rdlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	gone = h->node->detached;   /* an unlinked file reads as empty */
+	ret = gone ? 0 : tree_path(h->node, path, sizeof(path));
+	pthread_mutex_unlock(&fs->mu);
+	if (ret >= 0 && !gone)
+		ret = wb_flush_node(fs, ver, h->node, 0);
+	if (ret >= 0 && !gone) {
+		ret = ckpt_read(ver->conn->c, ver->job, ver->name, path, buf,
+				size, off, &got);
+		conn_check(fs, ver->conn, ret);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	return ret < 0 ? ret : (int)got;
+}
+
+/* One read of the handle's file on the R connection. */
+static int read_server(struct ckptfs *fs, struct fs_handle *h, void *buf,
+		       size_t size, uint64_t off, size_t *got)
+{
+	return srv_read(fs, h->job, h->version, h->path, buf, size, off, got);
+}
+
+/* Read a committed file (immutable, of known size) through the handle's
+ * window. */
+static int read_window(struct ckptfs *fs, struct fs_handle *h, char *buf,
+		       size_t size, uint64_t off)
+{
+	size_t done = 0, n, got, want;
+	int ret = 0;
+
+	if (off >= h->size)
+		return 0;
+	if (size > h->size - off)
+		size = h->size - off;
+	pthread_mutex_lock(&h->mu);
+	if (!h->win)
+		h->win = malloc(FS_READ_WINDOW);
+	if (!h->win) {
+		pthread_mutex_unlock(&h->mu);
+		return -ENOMEM;
+	}
+	while (done < size) {
+		uint64_t at = off + done;
+
+		if (at < h->win_off || at >= h->win_off + h->win_len) {
+			h->win_off = at & ~(uint64_t)(FS_MAX_WRITE - 1);
+			want = h->size - h->win_off < FS_READ_WINDOW ?
+			       h->size - h->win_off : FS_READ_WINDOW;
+			h->win_len = 0;
+			ret = read_server(fs, h, h->win, want, h->win_off,
+					  &got);
+			if (ret < 0)
+				break;
+			h->win_len = got;
+			if (at >= h->win_off + got)
+				break;      /* shorter than it said */
+		}
+		n = h->win_off + h->win_len - at;
+		n = n < size - done ? n : size - done;
+		memcpy(buf + done, h->win + (at - h->win_off), n);
+		done += n;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return ret < 0 ? ret : (int)done;
+}
+
+int fs_read(const char *path, char *buf, size_t size, off_t off,
+	    struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	size_t got;
+	int ret;
+
+	(void)path;
+	if (off < 0)
+		return -EINVAL;
+	switch (h->kind) {
+	case H_MARKER:
+		return 0;
+	case H_NODE:
+		return fs_errno(read_held(fs, h, buf, size, off));
+	case H_READ:
+		if (h->committed && size < FS_READ_WINDOW)
+			return fs_errno(read_window(fs, h, buf, size, off));
+		ret = read_server(fs, h, buf, size, off, &got);
+		return ret < 0 ? fs_errno(ret) : (int)got;
+	}
+	return -EBADF;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+int fs_write(const char *path, const char *buf, size_t size, off_t off,
+	     struct fuse_file_info *fi)
+{
+	char fpath[CKPT_PATH_MAX + 1];
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	struct fs_version *ver;
+	int ret, gone = 0;
+
+	(void)path;
+	if (h->kind == H_MARKER)
+		return (int)size;
+	if (h->kind != H_NODE || !h->writable)
+		return -EBADF;
+	if (off < 0)
+		return -EINVAL;
+	ver = h->ver;
+	pthread_rwlock_rdlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	gone = h->node->detached;
+	if (ret == 0 && !gone)
+		ret = tree_path(h->node, fpath, sizeof(fpath));
+	pthread_mutex_unlock(&fs->mu);
+	/* An unlinked file's bytes go nowhere, as they would on disk. */
+	if (ret >= 0 && !gone)
+		ret = wb_write(fs, ver, h->node, fpath, buf, size, off);
+	if (ret >= 0) {
+		pthread_mutex_lock(&fs->mu);
+		if ((uint64_t)off + size > h->node->size)
+			h->node->size = off + size;
+		clock_gettime(CLOCK_REALTIME, &h->node->mtime);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	return ret < 0 ? fs_errno(ret) : (int)size;
+}
+
+/* Truncate node (a file of the held ver) to size. */
+static int truncate_held(struct ckptfs *fs, struct fs_version *ver,
+			 struct fs_node *node, const char *file, off_t size)
+{
+	char fpath[CKPT_PATH_MAX + 1];
+	int ret, gone = 0;
+
+	pthread_rwlock_wrlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0)
+		ret = ver_writable_locked(ver);
+	if (ret == 0 && !node)
+		node = tree_lookup(&ver->tree, file);
+	if (ret == 0)
+		ret = !node ? -ENOENT : node->is_dir ? -EISDIR : 0;
+	if (ret == 0)
+		gone = node->detached;
+	if (ret == 0 && !gone)
+		ret = tree_path(node, fpath, sizeof(fpath));
+	pthread_mutex_unlock(&fs->mu);
+	if (ret >= 0 && !gone)
+		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, size));
+	if (ret >= 0) {
+		pthread_mutex_lock(&fs->mu);
+		node->size = size;
+		clock_gettime(CLOCK_REALTIME, &node->mtime);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	return ret < 0 ? ret : 0;
+}
+
+int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	if (size < 0)
+		return -EINVAL;
+	if (h && h->kind == H_NODE)
+		return fs_errno(truncate_held(fs, h->ver, h->node, NULL, size));
+	if (h)
+		return h->kind == H_MARKER ? 0 : -EROFS;
+	if (!path)
+		return -ESTALE;
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	if (p.kind != P_FILE)
+		return -EISDIR;
+	ver = ver_find(fs, p.job, p.vdisp);
+	ret = ver ? truncate_held(fs, ver, NULL, p.file, size)
+		  : srv_not_held(fs, &p);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+/* ---- flush, fsync, release ----------------------------------------------- */
+
+/* close(): report an error of the version's background writes. */
+int fs_flush(const char *path, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	int ret;
+
+	(void)path;
+	if (h->kind != H_NODE || !h->writable)
+		return 0;
+	pthread_rwlock_rdlock(&h->ver->ns);
+	ret = wb_flush_node(fs, h->ver, h->node, 1);
+	pthread_rwlock_unlock(&h->ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0 && h->ver->state == V_FAILED)
+		ret = h->ver->err;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0)
+		ret = ver_failed(fs, h->ver, ckpt_flush(h->ver->v));
+	return fs_errno(ret);
+}
+
+/* Wait until the committed version job/version is LOCAL (fsync=local). */
+static int sync_committed(struct ckptfs *fs, const char *job,
+			  const char *version)
+{
+	return fs->fsync_staged ? 0 : srv_wait_local(fs, job, version);
+}
+
+/* fsync of a held version: its bytes in ckptd's store (or handed over). */
+static int sync_held(struct ckptfs *fs, struct fs_version *ver)
+{
+	enum fs_vstate state;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	state = ver->state;
+	ret = state == V_FAILED ? ver->err : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret < 0)
+		return ret;
+	if (state == V_DONE)
+		return sync_committed(fs, ver->job, ver->name);
+	pthread_rwlock_rdlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	pthread_rwlock_unlock(&ver->ns);
+	if (ret == 0)
+		ret = fs->fsync_staged ? ckpt_flush(ver->v) : ckpt_sync(ver->v);
+	if (ret == -CKPT_ESEALED)   /* committed meanwhile */
+		return sync_committed(fs, ver->job, ver->name);
+	return ver_failed(fs, ver, ret);
+}
+
+int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+
+	(void)path;
+	(void)datasync;
+	switch (h->kind) {
+	case H_NODE:
+		return fs_errno(sync_held(fs, h->ver));
+	case H_MARKER:
+		return fs_errno(sync_committed(fs, h->job, h->version));
+	case H_READ:
+		return h->committed ? fs_errno(sync_committed(fs, h->job,
+							      h->version)) : 0;
+	}
+	return 0;
+}
+
+int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	(void)datasync;
+	path = dir_path(path, fi);
+	if (!path || path_parse(fs, path, &p) < 0 || p.kind < P_VERSION)
+		return 0;
+	ver = ver_find(fs, p.job, p.vdisp);
+	ret = ver ? sync_held(fs, ver) : 0;
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+int fs_release(const char *path, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	struct fs_version *ver = h->ver;
+
+	(void)path;
+	if (h->kind == H_NODE) {
+		pthread_mutex_lock(&fs->mu);
+		h->node->nopen--;
+		tree_release(h->node);
+		ver->nopen--;
+		ver_touch_locked(ver);   /* autocommit counts from the close */
+		pthread_mutex_unlock(&fs->mu);
+		ver_put(fs, ver);
+	}
+	handle_free(h);
+	return 0;
+}

@@ -1,0 +1,648 @@
+/*
+ * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
+ * the attribute changes ckpt does not store, and statfs.
+ *
+ * Each operation resolves its path (path.c) to one of: the root, a leading
+ * part of job names, a job, a version, or a path inside a version.  Inside
+ * a version this mount holds, the mirror answers (tree.c) and changes go to
+ * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename) under
+ * the version's ns lock.  Inside any other version ckptd answers, and every
+ * change is EROFS: a committed version is immutable, and an open one that
+ * another client writes is not ours to change.
+ *
+ * Ownership and modes: the root and leading parts of job names are root's,
+ * mode 1777 (anyone may make a job; only its owner may remove it); a job,
+ * its versions and files belong to the job's owner (ckpt_version_info.uid)
+ * and are private to it, as in ckptd, where another uid gets EACCES:
+ * directories 0700 and files 0600 while this mount writes them, 0500 and
+ * 0400 otherwise.  With default_permissions the kernel enforces them, so
+ * the mount is no way around ckptd's rule.
+ */
+#include <errno.h>
+#include <stdio.h>      /* RENAME_NOREPLACE, RENAME_EXCHANGE */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "ckptfs_i.h"
+
+/* ---- attributes ---------------------------------------------------------- */
+
+static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
+		      uint64_t size, const struct timespec *t)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = mode;
+	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
+	st->st_uid = uid;
+	st->st_gid = 0;
+	st->st_size = size;
+	st->st_blksize = FS_BLKSIZE;
+	st->st_blocks = (size + 511) / 512;
+	st->st_atim = st->st_mtim = st->st_ctim = *t;
+}
+
+/* A node of a held version; fs->mu held. */
+static void node_attr(const struct fs_version *ver, const struct fs_node *n,
+		      struct stat *st)
+{
+	int rw = ver->state == V_OPEN;
+
+	if (n->is_dir)
+		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR), ver->uid, 0,
+			  &n->mtime);
+	else
+		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE), ver->uid,
+			  n->size,
+			  &n->mtime);
+}
+
+static struct timespec sealed_time(const struct ckptfs *fs,
+				   const struct ckpt_version_info *info)
+{
+	struct timespec t = fs->started;
+
+	if (info->sealed_ns) {
+		t.tv_sec = info->sealed_ns / 1000000000ull;
+		t.tv_nsec = info->sealed_ns % 1000000000ull;
+	}
+	return t;
+}
+
+/* Root, or a leading part of job names. */
+static int attr_prefix(struct ckptfs *fs, const struct fs_path *p,
+		       struct stat *st)
+{
+	int ret = 1;
+
+	if (p->kind == P_PREFIX) {
+		pthread_mutex_lock(&fs->mu);
+		ret = pend_find(fs, p->job) || pend_has_below(fs, p->job) ||
+		      ver_job_held(fs, p->job, 1, NULL);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	if (!ret)
+		ret = srv_has_prefix(fs, p->job);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	attr_fill(st, S_IFDIR | FS_MODE_TOP, 0, 0, &fs->started);
+	return 0;
+}
+
+static int attr_job(struct ckptfs *fs, const struct fs_path *p,
+		    struct stat *st)
+{
+	struct timespec t = fs->started;
+	struct fs_pending *pd;
+	uint32_t uid = 0;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_job_held(fs, p->job, 0, &uid);
+	pd = ret ? NULL : pend_find(fs, p->job);
+	if (pd) {
+		uid = pd->uid;
+		t = pd->born;
+		ret = 1;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (!ret)
+		ret = srv_job(fs, p->job, &uid);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	attr_fill(st, S_IFDIR | FS_MODE_DIR, uid, 0, &t);
+	return 0;
+}
+
+/* The marker of a committed version: a read-only empty file that says so. */
+static void attr_marker(uint32_t uid, const struct timespec *t,
+			struct stat *st)
+{
+	attr_fill(st, S_IFREG | FS_MODE_FILE, uid, 0, t);
+}
+
+/* A version, or a path in it, that this mount does not hold. */
+static int attr_server(struct ckptfs *fs, const struct fs_path *p,
+		       struct stat *st)
+{
+	struct ckpt_version_info info;
+	struct ckpt_file_info file;
+	struct timespec t;
+	int ret;
+
+	ret = srv_version(fs, p->job, p->vdisp, &info);
+	if (ret < 0)
+		return ret;
+	t = sealed_time(fs, &info);
+	if (p->kind == P_VERSION) {
+		attr_fill(st, S_IFDIR | FS_MODE_RODIR, info.uid, 0, &t);
+	} else if (path_is_marker(p) && srv_committed(&info)) {
+		attr_marker(info.uid, &t, st);
+	} else {
+		ret = srv_file(fs, p->job, p->vdisp, p->file, &file);
+		if (ret == 0) {
+			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
+				  file.size, &t);
+		} else if (ret == -ENOENT) {
+			ret = srv_is_dir(fs, p->job, p->vdisp, p->file);
+			if (ret == 1)
+				attr_fill(st, S_IFDIR | FS_MODE_RODIR,
+					  info.uid, 0, &t);
+			ret = ret == 1 ? 0 : ret == 0 ? -ENOENT : ret;
+		}
+	}
+	return ret;
+}
+
+static int attr_held(struct ckptfs *fs, struct fs_version *ver,
+		     const struct fs_path *p, struct stat *st)
+{
+	struct fs_node *n;
+	int ret = 0;
+
+	pthread_mutex_lock(&fs->mu);
+	n = tree_lookup(&ver->tree, p->kind == P_FILE ? p->file : "");
+	if (n)
+		node_attr(ver, n, st);
+	else
+		ret = -ENOENT;
+	pthread_mutex_unlock(&fs->mu);
+	return ret;
+}
+
+int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	if (h && h->kind == H_NODE) {
+		pthread_mutex_lock(&fs->mu);
+		node_attr(h->ver, h->node, st);
+		pthread_mutex_unlock(&fs->mu);
+		return 0;
+	}
+	if (h) {        /* fstat of a file this mount does not write */
+		memset(&p, 0, sizeof(p));
+		p.kind = P_FILE;
+		strcpy(p.job, h->job);
+		strcpy(p.vdisp, h->version);
+		strcpy(p.file, h->kind == H_MARKER ? FS_MARKER : h->path);
+		return fs_errno(attr_server(fs, &p, st));
+	}
+	if (!path)
+		return -ESTALE;
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	switch (p.kind) {
+	case P_ROOT:
+	case P_PREFIX:
+		ret = attr_prefix(fs, &p, st);
+		break;
+	case P_JOB:
+		ret = attr_job(fs, &p, st);
+		break;
+	case P_VERSION:
+	case P_FILE:
+		ver = ver_find(fs, p.job, p.vdisp);
+		ret = ver ? attr_held(fs, ver, &p, st) : attr_server(fs, &p, st);
+		ver_put(fs, ver);
+		break;
+	}
+	return fs_errno(ret);
+}
+
+/* ---- mkdir, rmdir -------------------------------------------------------- */
+
+static int mkdir_job(struct ckptfs *fs, const struct fs_path *p, uint32_t uid)
+{
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = pend_find(fs, p->job) || ver_job_held(fs, p->job, 0, NULL) ||
+	      ver_job_held(fs, p->job, 1, NULL) || pend_has_below(fs, p->job);
+	pthread_mutex_unlock(&fs->mu);
+	if (!ret)
+		ret = p->kind == P_JOB ? srv_job(fs, p->job, NULL)
+				       : srv_has_prefix(fs, p->job);
+	if (ret)
+		return ret < 0 ? ret : -EEXIST;
+	pthread_mutex_lock(&fs->mu);
+	ret = pend_find(fs, p->job) ? -EEXIST : pend_add(fs, p->job, uid);
+	pthread_mutex_unlock(&fs->mu);
+	return ret;
+}
+
+static int mkdir_version(struct ckptfs *fs, const struct fs_path *p,
+			 uint32_t uid)
+{
+	struct ckpt_version_info info;
+	struct fs_version *ver;
+	int ret;
+
+	ver = ver_find(fs, p->job, p->vdisp);
+	ver_put(fs, ver);
+	if (ver)
+		return -EEXIST;
+	ret = srv_version(fs, p->job, p->vdisp, &info);
+	if (ret != -ENOENT)
+		return ret < 0 ? ret : -EEXIST;
+	return ver_begin(fs, p->job, p->vdisp, uid);
+}
+
+static int mkdir_in(struct ckptfs *fs, struct fs_version *ver,
+		    const struct fs_path *p)
+{
+	struct fs_node *dir;
+	const char *base;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	if (ret == 0)
+		ret = tree_parent(&ver->tree, p, &dir, &base);
+	if (ret == 0 && tree_child(&ver->tree, dir, base))
+		ret = -EEXIST;
+	if (ret == 0)
+		ret = tree_add(&ver->tree, dir, base, 1, NULL);
+	if (ret == 0)
+		ver_touch_locked(ver);
+	pthread_mutex_unlock(&fs->mu);
+	return ret;
+}
+
+int fs_mkdir(const char *path, mode_t mode)
+{
+	struct ckptfs *fs = fs_get();
+	uint32_t uid = fuse_get_context()->uid;
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	(void)mode;
+	ret = path_parse_raw(fs, path, &p);
+	if (ret < 0)
+		return fs_errno(ret);
+	if (p.kind != P_VERSION)    /* a new VER.tmp is no old alias */
+		alias_resolve(fs, &p);
+	switch (p.kind) {
+	case P_ROOT:
+		ret = -EEXIST;
+		break;
+	case P_PREFIX:
+	case P_JOB:
+		ret = mkdir_job(fs, &p, uid);
+		break;
+	case P_VERSION:
+		ret = mkdir_version(fs, &p, uid);
+		break;
+	case P_FILE:
+		ver = ver_find(fs, p.job, p.vdisp);
+		ret = ver ? mkdir_in(fs, ver, &p) : srv_not_held(fs, &p);
+		ver_put(fs, ver);
+		break;
+	}
+	return fs_errno(ret);
+}
+
+static int rmdir_job(struct ckptfs *fs, const struct fs_path *p)
+{
+	struct fs_pending *pd;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_job_held(fs, p->job, p->kind == P_PREFIX, NULL) ||
+	      pend_has_below(fs, p->job);
+	pthread_mutex_unlock(&fs->mu);
+	if (!ret)
+		ret = p->kind == P_JOB ? srv_job(fs, p->job, NULL)
+				       : srv_has_prefix(fs, p->job);
+	if (ret)
+		return ret < 0 ? ret : -ENOTEMPTY;
+	pthread_mutex_lock(&fs->mu);
+	pd = pend_find(fs, p->job);
+	if (pd)
+		pend_del(fs, pd);
+	pthread_mutex_unlock(&fs->mu);
+	return pd ? 0 : -ENOENT;
+}
+
+static int rmdir_in(struct ckptfs *fs, struct fs_version *ver,
+		    const struct fs_path *p)
+{
+	struct fs_node *n;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
+	if (ret == 0)
+		ret = !n ? -ENOENT : !n->is_dir ? -ENOTDIR :
+		      n->nchild ? -ENOTEMPTY : 0;
+	if (ret == 0) {
+		tree_remove(&ver->tree, n);
+		ver_touch_locked(ver);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	return ret;
+}
+
+int fs_rmdir(const char *path)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	switch (p.kind) {
+	case P_ROOT:
+		ret = -EBUSY;
+		break;
+	case P_PREFIX:
+	case P_JOB:
+		ret = rmdir_job(fs, &p);
+		break;
+	case P_VERSION:
+	case P_FILE:
+		ver = ver_find(fs, p.job, p.vdisp);
+		if (!ver)
+			ret = srv_not_held(fs, &p);
+		else if (p.kind == P_VERSION)
+			ret = ver_abort(fs, ver);
+		else
+			ret = rmdir_in(fs, ver, &p);
+		ver_put(fs, ver);
+		break;
+	}
+	return fs_errno(ret);
+}
+
+/* ---- unlink, rename ------------------------------------------------------ */
+
+static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
+		     const struct fs_path *p)
+{
+	struct fs_node *n;
+	int ret;
+
+	pthread_rwlock_wrlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0)
+		ret = ver_writable_locked(ver);
+	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
+	if (ret == 0)
+		ret = !n ? -ENOENT : n->is_dir ? -EISDIR : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0) {
+		ret = ckpt_unlink(ver->v, p->file);
+		if (ret == -ENOENT)   /* never reached ckptd: nothing to do */
+			ret = 0;
+		ret = ver_failed(fs, ver, ret);
+	}
+	if (ret == 0) {
+		pthread_mutex_lock(&fs->mu);
+		tree_remove(&ver->tree, n);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	return ret;
+}
+
+int fs_unlink(const char *path)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path p;
+	int ret;
+
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	if (p.kind != P_FILE)
+		return -EISDIR;
+	ver = ver_find(fs, p.job, p.vdisp);
+	ret = ver ? unlink_in(fs, ver, &p) : srv_not_held(fs, &p);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+/* Check a rename inside ver and find its nodes; fs->mu held. */
+static int rename_check(struct fs_version *ver, const struct fs_path *a,
+			const struct fs_path *b, unsigned int flags,
+			struct fs_node **src, struct fs_node **dst,
+			struct fs_node **dir, const char **base)
+{
+	int ret = ver_writable_locked(ver);
+
+	if (ret < 0)
+		return ret;
+	*src = tree_lookup(&ver->tree, a->file);
+	if (!*src)
+		return -ENOENT;
+	ret = tree_parent(&ver->tree, b, dir, base);
+	if (ret < 0)
+		return ret;
+	*dst = tree_child(&ver->tree, *dir, *base);
+	if (*dst && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
+	if ((*src)->is_dir && tree_is_below(*dir, *src))
+		return -EINVAL;
+	if (!*dst || *dst == *src)
+		return 0;
+	if ((*dst)->is_dir && !(*src)->is_dir)
+		return -EISDIR;
+	if (!(*dst)->is_dir && (*src)->is_dir)
+		return -ENOTDIR;
+	return (*dst)->is_dir && (*dst)->nchild ? -ENOTEMPTY : 0;
+}
+
+static int rename_in(struct ckptfs *fs, struct fs_version *ver,
+		     const struct fs_path *a, const struct fs_path *b,
+		     unsigned int flags)
+{
+	struct fs_node *src, *dst, *dir;
+	const char *base;
+	int ret;
+
+	/* The marker is a command, not a file. */
+	if (path_is_marker(b))
+		return -EPERM;
+	pthread_rwlock_wrlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0)
+		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && dst != src) {
+		ret = ckpt_rename(ver->v, a->file, b->file);
+		if (ret == -ENOENT && src->is_dir)  /* no file below it yet */
+			ret = 0;
+		ret = ver_failed(fs, ver, ret);
+	}
+	if (ret == 0 && dst != src) {
+		pthread_mutex_lock(&fs->mu);
+		if (dst)
+			tree_remove(&ver->tree, dst);
+		ret = tree_move(&ver->tree, src, dir, base);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	return ret;
+}
+
+/* rename of a version directory: VER.tmp to VER commits it. */
+static int rename_version(struct ckptfs *fs, const struct fs_path *a,
+			  const struct fs_path *b)
+{
+	struct fs_version *ver = ver_find(fs, a->job, a->vdisp);
+	int ret;
+
+	if (!ver)
+		return srv_not_held(fs, a);
+	if (ver->tmp && !strcmp(a->job, b->job) && !strcmp(b->vdisp, ver->name))
+		ret = ver_commit(fs, ver, "rename", 1);
+	else
+		ret = -EXDEV;
+	ver_put(fs, ver);
+	return ret;
+}
+
+int fs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_path a, b;
+	struct fs_version *ver;
+	int ret;
+
+	ret = path_parse(fs, from, &a);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	ret = path_parse(fs, to, &b);
+	if (ret < 0)
+		return fs_errno(ret);
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if (a.kind == P_VERSION && b.kind == P_VERSION)
+		return fs_errno(rename_version(fs, &a, &b));
+	if (a.kind != P_FILE)
+		return -EXDEV;
+	ver = ver_find(fs, a.job, a.vdisp);
+	if (!ver)
+		ret = srv_not_held(fs, &a);
+	else if (b.kind != P_FILE || strcmp(a.job, b.job) ||
+		 strcmp(a.vdisp, b.vdisp))
+		ret = -EXDEV;
+	else
+		ret = rename_in(fs, ver, &a, &b, flags);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+/* ---- attributes ckpt does not store -------------------------------------- */
+
+/*
+ * Modes, owners and times are not stored (ckpt has none to store).  So that
+ * cp -a, tar and rsync work, changing them succeeds and does nothing where
+ * the mount could write, and is EROFS in a version it cannot; a file's time
+ * is kept in the mirror while its version is written here.
+ */
+static int attr_change(const char *path, struct fuse_file_info *fi,
+		       const struct timespec *mtime)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	struct fs_version *ver;
+	struct fs_node *n;
+	struct fs_path p;
+	int ret;
+
+	if (h && h->kind != H_NODE)
+		return h->kind == H_MARKER ? 0 : -EROFS;
+	if (h) {
+		ver = h->ver;
+		pthread_mutex_lock(&fs->mu);
+		ver_get_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+	} else {
+		if (!path)
+			return -ESTALE;
+		ret = path_parse(fs, path, &p);
+		if (ret < 0)
+			return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+		if (p.kind < P_VERSION)
+			return 0;
+		ver = ver_find(fs, p.job, p.vdisp);
+		if (!ver)
+			return fs_errno(path_is_marker(&p) ? 0 : srv_not_held(fs, &p));
+	}
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	n = h ? h->node : tree_lookup(&ver->tree, p.kind == P_FILE ? p.file
+								    : "");
+	if (ret == 0 && !n)
+		ret = -ENOENT;
+	if (ret == 0 && mtime)
+		n->mtime = *mtime;
+	pthread_mutex_unlock(&fs->mu);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	return attr_change(path, fi, NULL);
+}
+
+int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	(void)uid;
+	(void)gid;
+	return attr_change(path, fi, NULL);
+}
+
+int fs_utimens(const char *path, const struct timespec tv[2],
+	       struct fuse_file_info *fi)
+{
+	struct timespec t;
+
+	if (!tv || tv[1].tv_nsec == UTIME_NOW)
+		clock_gettime(CLOCK_REALTIME, &t);
+	else if (tv[1].tv_nsec == UTIME_OMIT)
+		return attr_change(path, fi, NULL);
+	else
+		t = tv[1];
+	return attr_change(path, fi, &t);
+}
+
+int fs_statfs(const char *path, struct statvfs *sv)
+{
+	struct ckptfs *fs = fs_get();
+	struct ckpt_status s;
+	uint64_t free_bytes;
+	int ret;
+
+	(void)path;
+	ret = srv_status(fs, &s);
+	if (ret < 0)
+		return fs_errno(ret);
+	free_bytes = s.capacity > s.store_used ? s.capacity - s.store_used : 0;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = sv->f_frsize = 4096;
+	sv->f_blocks = s.capacity / 4096;
+	sv->f_bfree = sv->f_bavail = free_bytes / 4096;
+	sv->f_files = 1u << 30;
+	sv->f_ffree = sv->f_favail = 1u << 30;
+	sv->f_namemax = 255;
+	return 0;
+}

@@ -1,0 +1,249 @@
+/*
+ * srv.c - what ckptd says: every query and read of the R connection.
+ *
+ * Each call takes the current R connection, makes one libckpt call, and
+ * gives the connection back.  When ckptd has restarted since the last call,
+ * that call fails with a connection error; conn_again() then marks the
+ * connection dead and the call is made once more on a fresh one, so the
+ * first `ls` or `cat` after a restart of ckptd just works.
+ *
+ * On top of the raw calls sit the questions the namespace asks: is there a
+ * job below this prefix, does this job exist (and whose is it), is this
+ * version shown (failed, incomplete and held-here versions are not), is
+ * this path a directory of a version (a prefix of its file paths).  Nothing
+ * is cached.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckptfs_i.h"
+
+/* ---- the calls ----------------------------------------------------------- */
+
+int srv_jobs(struct ckptfs *fs, char (**out)[CKPT_JOB_MAX + 1])
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_list_jobs(conn->c, out);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_versions(struct ckptfs *fs, const char *job,
+		 struct ckpt_version_info **out)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_list_versions(conn->c, job, out);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_stat(struct ckptfs *fs, const char *job, const char *version,
+	     struct ckpt_version_info *info)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_stat_version(conn->c, job, version, info);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_files(struct ckptfs *fs, const char *job, const char *version,
+	      struct ckpt_file_info **out)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_list_files(conn->c, job, version, out);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_file(struct ckptfs *fs, const char *job, const char *version,
+	     const char *path, struct ckpt_file_info *out)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_stat_file(conn->c, job, version, path, out);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_read(struct ckptfs *fs, const char *job, const char *version,
+	     const char *path, void *buf, size_t len, uint64_t off,
+	     size_t *got)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		*got = 0;
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_read(conn->c, job, version, path, buf, len, off,
+				got);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_status(struct ckptfs *fs, struct ckpt_status *out)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		ret = ckpt_status(conn->c, out);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+int srv_wait_local(struct ckptfs *fs, const char *job, const char *version)
+{
+	struct fs_conn *conn;
+	int ret, tries = 0;
+
+	do {
+		ret = conn_get(fs, CONN_R, &conn);
+		if (ret < 0)
+			return ret;
+		/* A private connection of its own: holds no client lock. */
+		ret = ckpt_wait_name(conn->c, job, version, CKPT_LOCAL, -1);
+	} while (conn_again(fs, conn, ret, &tries));
+	return ret;
+}
+
+/* ---- the questions ------------------------------------------------------- */
+
+/* Number of '/'-separated components of s. */
+static unsigned ncomp(const char *s)
+{
+	unsigned n = 1;
+
+	for (; *s; s++)
+		n += *s == '/';
+	return n;
+}
+
+int srv_below(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(s, prefix, n) && s[n] == '/';
+}
+
+int srv_shown_job(const struct ckptfs *fs, const char *job)
+{
+	return ncomp(job) == fs->jobdepth;
+}
+
+int srv_has_prefix(struct ckptfs *fs, const char *prefix)
+{
+	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
+	int i, n, found = 0;
+
+	n = srv_jobs(fs, &jobs);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && !found; i++)
+		found = srv_shown_job(fs, jobs[i]) &&
+			srv_below(jobs[i], prefix);
+	free(jobs);
+	return found;
+}
+
+int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid)
+{
+	struct ckpt_version_info *vers = NULL;
+	int n;
+
+	n = srv_versions(fs, job, &vers);
+	if (n == -CKPT_ENOJOB || n == -ENOENT)
+		return 0;
+	if (n < 0)
+		return n;
+	if (n > 0 && uid)
+		*uid = vers[0].uid;
+	free(vers);
+	return n > 0;
+}
+
+int srv_visible(const struct ckpt_version_info *info)
+{
+	return info->state == CKPT_ST_OPEN || srv_committed(info);
+}
+
+int srv_committed(const struct ckpt_version_info *info)
+{
+	return info->state == CKPT_ST_SEALING || info->state == CKPT_ST_SEALED;
+}
+
+int srv_version(struct ckptfs *fs, const char *job, const char *version,
+		struct ckpt_version_info *info)
+{
+	int ret;
+
+	/* Held here (begun as VER.tmp, say): the mount shows it itself. */
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_held_name_locked(fs, job, version) ? -ENOENT : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0)
+		ret = srv_stat(fs, job, version, info);
+	if (ret == -CKPT_ENOVERSION || ret == -CKPT_ENOJOB)
+		return -ENOENT;
+	if (ret == 0 && !srv_visible(info))
+		return -ENOENT;
+	return ret;
+}
+
+int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
+	       const char *dir)
+{
+	struct ckpt_file_info *files = NULL;
+	int i, n, found = 0;
+
+	n = srv_files(fs, job, version, &files);
+	if (n < 0)
+		return n == -CKPT_ENOVERSION ? 0 : n;
+	for (i = 0; i < n && !found; i++)
+		found = srv_below(files[i].path, dir);
+	free(files);
+	return found;
+}
+
+int srv_not_held(struct ckptfs *fs, const struct fs_path *p)
+{
+	struct ckpt_version_info info;
+	int ret = srv_version(fs, p->job, p->vdisp, &info);
+
+	return ret == 0 ? -EROFS : ret;
+}

@@ -1,0 +1,477 @@
+/*
+ * vers.c - the versions this mount writes: begin, commit, abort, failure,
+ * and what happens to them at unmount.
+ *
+ * A version begun through the mount (mkdir JOB/VER or JOB/VER.tmp) is held
+ * by one ckpt_version handle on the W connection until it is committed
+ * (rename of VER.tmp to VER, a .commit marker, autocommit, or a commit by
+ * name in ckptd that hk.c notices), aborted
+ * (rmdir of the empty directory), or lost (its connection broke, or ckptd
+ * failed it).  While held, the mount answers for it from its mirror
+ * (tree.c); once committed it leaves the table and ckptd answers.  A failed
+ * version stays visible, read-only and answering its error, until its last
+ * open file is closed; then the housekeeping thread (hk.c) drops it (ckptd
+ * hides failed versions).
+ *
+ * References: the table holds one, each open handle one, and each call in
+ * progress one; the last ver_put() frees the libckpt handle (never under
+ * fs->mu, since it takes the client's lock).
+ *
+ * At unmount nothing is committed (an uncommitted version is not a
+ * checkpoint): each held version is synced to ckptd's store and left; the
+ * disconnect that follows makes ckptd abort it, which is logged.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckptfs_i.h"
+
+time_t fs_now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+void ver_display(const struct fs_version *ver, char *out)
+{
+	strcpy(out, ver->name);
+	if (ver->tmp)
+		strcat(out, FS_TMP_SUFFIX);
+}
+
+struct fs_version *ver_find(struct ckptfs *fs, const char *job,
+			    const char *vdisp)
+{
+	char disp[CKPT_VERSION_MAX + sizeof(FS_TMP_SUFFIX)];
+	struct fs_version *ver, *found = NULL;
+	struct fs_link *pos;
+
+	pthread_mutex_lock(&fs->mu);
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		ver = fs_entry(pos, struct fs_version, link);
+		ver_display(ver, disp);
+		if (!strcmp(ver->job, job) && !strcmp(disp, vdisp)) {
+			found = ver;
+			found->refs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->mu);
+	return found;
+}
+
+struct fs_version *ver_held_name_locked(struct ckptfs *fs, const char *job,
+					const char *name)
+{
+	struct fs_version *ver;
+	struct fs_link *pos;
+
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		ver = fs_entry(pos, struct fs_version, link);
+		if (!strcmp(ver->job, job) && !strcmp(ver->name, name))
+			return ver;
+	}
+	return NULL;
+}
+
+int ver_job_held(struct ckptfs *fs, const char *job, int prefix, uint32_t *uid)
+{
+	size_t n = strlen(job);
+	struct fs_version *ver;
+	struct fs_link *pos;
+
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		ver = fs_entry(pos, struct fs_version, link);
+		if (prefix ? !strncmp(ver->job, job, n) && ver->job[n] == '/'
+			   : !strcmp(ver->job, job)) {
+			if (uid)
+				*uid = ver->uid;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void ver_get_locked(struct fs_version *ver)
+{
+	ver->refs++;
+}
+
+static void ver_free(struct ckptfs *fs, struct fs_version *ver)
+{
+	wb_free_all(ver);
+	pthread_mutex_destroy(&ver->wb_mu);
+	ckpt_version_free(ver->v);
+	conn_put(fs, ver->conn, 0);
+	tree_free(&ver->tree);
+	pthread_rwlock_destroy(&ver->ns);
+	free(ver);
+}
+
+void ver_put(struct ckptfs *fs, struct fs_version *ver)
+{
+	int last;
+
+	if (!ver)
+		return;
+	pthread_mutex_lock(&fs->mu);
+	last = --ver->refs == 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (last)
+		ver_free(fs, ver);
+}
+
+/* Leave the table; fs->mu held.  The table's reference is the caller's to
+ * drop (with ver_put, after unlocking). */
+void ver_unlink_locked(struct fs_version *ver)
+{
+	if (!ver->in_table)
+		return;
+	fs_list_del(&ver->link);
+	ver->in_table = 0;
+}
+
+int ver_writable_locked(const struct fs_version *ver)
+{
+	switch (ver->state) {
+	case V_OPEN:
+		return 0;
+	case V_FAILED:
+		return ver->err ? ver->err : -EIO;
+	default:
+		return -CKPT_ESEALED;
+	}
+}
+
+void ver_touch_locked(struct fs_version *ver)
+{
+	ver->idle_since = fs_now_sec();
+}
+
+/* Fail ver with err; fs->mu held.  The housekeeping thread drops it from
+ * the table once no handle is open on it. */
+void ver_fail_locked(struct fs_version *ver, int err)
+{
+	if (ver->state != V_OPEN && ver->state != V_COMMITTING)
+		return;
+	ver->state = V_FAILED;
+	ver->err = err;
+	fs_log(FUSE_LOG_ERR, "version %s/%s failed: %s", ver->job, ver->name,
+	       ckpt_strerror(err));
+}
+
+void ver_conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn)
+{
+	struct fs_version *ver;
+	struct fs_link *pos;
+
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		ver = fs_entry(pos, struct fs_version, link);
+		if (ver->conn == conn)
+			ver_fail_locked(ver, -ECONNRESET);
+	}
+}
+
+int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct ckpt_version_info info;
+
+	if (srv_stat(fs, ver->job, ver->name, &info) < 0 ||
+	    !srv_committed(&info))
+		return 0;
+	pthread_mutex_lock(&fs->mu);
+	if (ver->state == V_OPEN) {
+		ver->state = V_DONE;
+		fs_log(FUSE_LOG_INFO, "version %s/%s committed (by name, in "
+		       "ckptd)", ver->job, ver->name);
+	}
+	if (ver->in_table && ver->state == V_DONE) {
+		ver_unlink_locked(ver);
+		ver->refs--;    /* the table's; the caller holds another */
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ver->tmp)
+		alias_add(fs, ver);
+	return 1;
+}
+
+int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret)
+{
+	int sticky;
+
+	if (ret >= 0 || ret == -CKPT_EBADNAME || ret == -EINVAL ||
+	    ret == -ENOENT)
+		return ret;
+	conn_check(fs, ver->conn, ret);
+	/* A failure of the version itself sticks to its handle. */
+	sticky = ckpt_flush(ver->v);
+	/* Refused because ckptd sealed it (ckptctl commit): committed. */
+	if ((ret == -CKPT_ESEALED || sticky < 0) &&
+	    ver_sealed_elsewhere(fs, ver))
+		return -CKPT_ESEALED;
+	if (ret == -CKPT_ESEALED)
+		return ret;
+	pthread_mutex_lock(&fs->mu);
+	if (sticky < 0 || ver->conn->dead)
+		ver_fail_locked(ver, sticky < 0 ? sticky : ret);
+	pthread_mutex_unlock(&fs->mu);
+	return ret;
+}
+
+/* Fill the mirror of a version joined with files in it already. */
+static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct ckpt_file_info *files = NULL;
+	int i, n, ret = 0;
+
+	n = ckpt_list_files(ver->conn->c, ver->job, ver->name, &files);
+	if (n < 0)
+		return n == -CKPT_ENOVERSION ? 0 : n;
+	for (i = 0; i < n && ret == 0; i++)
+		ret = tree_add_path(&ver->tree, files[i].path, files[i].size);
+	free(files);
+	return ret;
+}
+
+static struct fs_version *ver_new(const char *job, const char *name, int tmp,
+				  uint32_t uid)
+{
+	struct fs_version *ver = calloc(1, sizeof(*ver));
+	pthread_rwlockattr_t attr;
+
+	if (!ver)
+		return NULL;
+	if (tree_init(&ver->tree) < 0) {
+		free(ver);
+		return NULL;
+	}
+	/* Writer-preferring: a commit or rename is not starved by writes. */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&ver->ns, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&ver->wb_mu, NULL);
+	fs_list_init(&ver->dirty);
+	strcpy(ver->job, job);
+	strcpy(ver->name, name);
+	ver->tmp = tmp;
+	ver->uid = uid;
+	ver->state = V_OPEN;
+	ver->refs = 1;
+	ver->idle_since = fs_now_sec();
+	clock_gettime(CLOCK_REALTIME, &ver->born);
+	return ver;
+}
+
+int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
+	      uint32_t uid)
+{
+	char name[CKPT_VERSION_MAX + 1];
+	struct ckpt_version_info info;
+	struct fs_version *ver;
+	struct fs_conn *conn;
+	int tmp, ret, tries = 0;
+
+	tmp = path_tmp_stem(vdisp, name);
+	if (!tmp)
+		strcpy(name, vdisp);
+	pthread_mutex_lock(&fs->begin_mu);
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_held_name_locked(fs, job, name) ? -EEXIST : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret < 0)
+		goto out_unlock;
+	ver = ver_new(job, name, tmp, uid);
+	ret = -ENOMEM;
+	if (!ver)
+		goto out_unlock;
+	/* As root, begin for the caller so that the job is theirs.  Once
+	 * more on a new connection if ckptd restarted since the last call. */
+	do {
+		ret = conn_get(fs, CONN_W, &conn);
+		if (ret < 0)
+			goto out_free;
+		ret = ckpt_begin_as(conn->c, job, name, geteuid() == 0 ? uid :
+				    CKPT_UID_SELF, &ver->v);
+	} while (ret < 0 && conn_again(fs, conn, ret, &tries));
+	if (ret < 0)
+		goto out_free;          /* conn_again() dropped conn */
+	ver->conn = conn;
+	if (ckpt_stat_version(conn->c, job, name, &info) == 0)
+		ver->uid = info.uid;
+	ret = mirror_existing(fs, ver);
+	if (ret < 0)
+		goto out_abort;
+	if (tmp)
+		alias_drop(fs, job, name);
+	pthread_mutex_lock(&fs->mu);
+	fs_list_add(&fs->versions, &ver->link);
+	ver->in_table = 1;
+	pthread_mutex_unlock(&fs->mu);
+	pthread_mutex_unlock(&fs->begin_mu);
+	fs_log(FUSE_LOG_INFO, "version %s/%s begun by uid %u%s", job, name,
+	       uid, tmp ? " (commit by renaming " FS_TMP_SUFFIX " away)" : "");
+	return 0;
+
+out_abort:
+	ckpt_abort(ver->v);
+	conn_check(fs, conn, ret);
+out_free:
+	ver_free(fs, ver);
+out_unlock:
+	pthread_mutex_unlock(&fs->begin_mu);
+	/* A committed version of that name exists: mkdir says so. */
+	return ret == -CKPT_ESEALED ? -EEXIST : ret;
+}
+
+/* A file libfuse hid (unlinked while open) in ver, or NULL; fs->mu. */
+static struct fs_node *find_hidden_locked(struct fs_version *ver)
+{
+	struct fs_node *n;
+	size_t i;
+
+	for (i = 0; i < ver->tree.nbuckets; i++)
+		for (n = ver->tree.buckets[i]; n; n = n->hnext)
+			if (!n->is_dir && !strncmp(n->name, FS_HIDDEN,
+						   sizeof(FS_HIDDEN) - 1))
+				return n;
+	return NULL;
+}
+
+/* Unlinked files still open are not part of the checkpoint: drop them
+ * before the commit (their handles then write nowhere).  ns held. */
+static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
+{
+	char path[CKPT_PATH_MAX + 1];
+	struct fs_node *n;
+	int ret;
+
+	for (;;) {
+		pthread_mutex_lock(&fs->mu);
+		n = find_hidden_locked(ver);
+		ret = n ? tree_path(n, path, sizeof(path)) : 0;
+		pthread_mutex_unlock(&fs->mu);
+		if (!n)
+			return;
+		if (ret >= 0)
+			ret = ckpt_unlink(ver->v, path);
+		pthread_mutex_lock(&fs->mu);
+		tree_remove(&ver->tree, n);
+		pthread_mutex_unlock(&fs->mu);
+	}
+}
+
+int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
+	       int renamed)
+{
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	if (ret == 0)
+		ver->state = V_COMMITTING;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret < 0)
+		return ret;
+	/* Writes in flight finish first; later ones see V_COMMITTING. */
+	pthread_rwlock_wrlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	purge_hidden(fs, ver);
+	if (ret == 0)
+		ret = ckpt_commit(ver->v);
+	else
+		ckpt_abort(ver->v);
+	pthread_rwlock_unlock(&ver->ns);
+	conn_check(fs, ver->conn, ret);
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0) {
+		ver->state = V_DONE;
+	} else {
+		ver->state = V_FAILED;
+		ver->err = ret;
+	}
+	if (ver->in_table) {
+		ver_unlink_locked(ver);
+		ver->refs--;    /* the table's; the caller holds another */
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && ver->tmp && !renamed)
+		alias_add(fs, ver);
+	if (ret == 0)
+		fs_log(FUSE_LOG_INFO, "version %s/%s committed (%s)", ver->job,
+		       ver->name, why);
+	else
+		fs_log(FUSE_LOG_ERR, "version %s/%s: commit (%s) failed: %s",
+		       ver->job, ver->name, why, ckpt_strerror(ret));
+	return ret;
+}
+
+int ver_abort(struct ckptfs *fs, struct fs_version *ver)
+{
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver->tree.root->nchild ? -ENOTEMPTY : ver->nopen ? -EBUSY : 0;
+	if (ret == 0 && ver->state == V_OPEN)
+		ver->state = V_COMMITTING;   /* nothing else may start */
+	else if (ret == 0 && ver->state != V_FAILED)
+		ret = -CKPT_ESEALED;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_wrlock(&ver->ns);
+	wb_free_all(ver);
+	ret = ckpt_abort(ver->v);
+	pthread_rwlock_unlock(&ver->ns);
+	conn_check(fs, ver->conn, ret);
+	pthread_mutex_lock(&fs->mu);
+	ver->state = V_FAILED;
+	ver->err = -CKPT_EABORTED;
+	if (ver->in_table) {
+		ver_unlink_locked(ver);
+		ver->refs--;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	fs_log(FUSE_LOG_INFO, "version %s/%s aborted (rmdir)", ver->job,
+	       ver->name);
+	return 0;
+}
+
+/* ---- unmount ------------------------------------------------------------- */
+
+void ver_release_all(struct ckptfs *fs)
+{
+	struct fs_version *ver;
+	int ret;
+
+	for (;;) {
+		pthread_mutex_lock(&fs->mu);
+		ver = NULL;
+		if (fs->versions.next != &fs->versions) {
+			ver = fs_entry(fs->versions.next, struct fs_version,
+				       link);
+			ver_unlink_locked(ver);   /* the table's ref is ours */
+		}
+		pthread_mutex_unlock(&fs->mu);
+		if (!ver)
+			break;
+		if (ver->state == V_OPEN) {
+			ret = wb_flush_all(fs, ver);
+			if (ret == 0)
+				ret = fs->fsync_staged ? ckpt_flush(ver->v)
+						       : ckpt_sync(ver->v);
+			fs_log(FUSE_LOG_WARNING, "unmount: version %s/%s was "
+			       "not committed: %s; ckptd aborts it when ckptfs "
+			       "disconnects", ver->job, ver->name,
+			       ret < 0 ? ckpt_strerror(ret)
+				       : "its bytes were flushed to ckptd");
+		}
+		ver_put(fs, ver);
+	}
+}

@@ -1,0 +1,170 @@
+/*
+ * wbuf.c - write-behind of small writes.
+ *
+ * ckptd stores each WRITE as one checksummed record, padded to 4 KiB in
+ * staging, and a read resolves a file's records one by one.  FUSE hands us
+ * whatever the program wrote: 1 MiB pieces from dd or cp (st_blksize is
+ * 1 MiB), but 10 KiB from tar, 8 KiB from Python's buffered files, a few
+ * bytes from h5py's metadata.  Sent as they come, a 1 GB tar member becomes
+ * 100,000 records, a third of its time goes to round trips, and reading it
+ * back crawls.  So a write smaller than FS_MAX_WRITE that continues the
+ * previous one is appended to a per-file buffer (one extra memcpy, small
+ * writes only) and sent as one ckpt_write() when the buffer reaches
+ * FS_MAX_WRITE, when a write is not contiguous, and before anything that
+ * must see the bytes: a read of the file, close (flush), fsync, truncate,
+ * unlink, rename, the commit and the unmount.  A write of FS_MAX_WRITE or
+ * more goes straight to ckpt_write() as before, after the file's buffer.
+ *
+ * An error of a deferred write comes back from the call that sent it (a
+ * later write, close, fsync, the commit) and fails the version like any
+ * write error.
+ *
+ * A buffer lives from a file's first small write to its close (flush) or to
+ * the next change of the namespace: those hold the version's ns lock for
+ * writing and flush and free every buffer first, so no node is ever removed
+ * with a buffer (and a removed node takes no writes).
+ *
+ * Locking: ver->wb_mu serialises the buffers of a version and is held
+ * across ckpt_write() (libckpt serialises the client anyway).  Lock order:
+ * ns, wb_mu, fs->mu.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckptfs_i.h"
+
+#define WB_FIRST (64u << 10)     /* first allocation; doubles up to max */
+
+/* Send wb's bytes.  wb_mu held.  The buffer is kept, empty. */
+static int send_locked(struct ckptfs *fs, struct fs_version *ver,
+		       struct fs_wbuf *wb)
+{
+	char path[CKPT_PATH_MAX + 1];
+	int ret = 0, gone;
+
+	if (!wb->len)
+		return 0;
+	pthread_mutex_lock(&fs->mu);
+	gone = wb->node->detached;
+	if (!gone)
+		ret = tree_path(wb->node, path, sizeof(path));
+	pthread_mutex_unlock(&fs->mu);
+	if (ret >= 0 && !gone)
+		ret = ver_failed(fs, ver, ckpt_write(ver->v, path, wb->data,
+						     wb->len, wb->off));
+	wb->len = 0;
+	return ret < 0 ? ret : 0;
+}
+
+static void free_locked(struct fs_wbuf *wb)
+{
+	fs_list_del(&wb->link);
+	wb->node->wb = NULL;
+	free(wb->data);
+	free(wb);
+}
+
+/* Make room for len more bytes in node's buffer (allocating it). */
+static int reserve_locked(struct fs_version *ver, struct fs_node *node,
+			  size_t len)
+{
+	struct fs_wbuf *wb = node->wb;
+	size_t cap;
+	uint8_t *grown;
+
+	if (!wb) {
+		wb = calloc(1, sizeof(*wb));
+		if (!wb)
+			return -ENOMEM;
+		wb->node = node;
+		node->wb = wb;
+		fs_list_add(&ver->dirty, &wb->link);
+	}
+	if (wb->len + len <= wb->cap)
+		return 0;
+	cap = wb->cap ? wb->cap : WB_FIRST;
+	while (cap < wb->len + len)
+		cap *= 2;
+	if (cap > FS_MAX_WRITE)
+		cap = FS_MAX_WRITE;
+	grown = realloc(wb->data, cap);
+	if (!grown)
+		return -ENOMEM;
+	wb->data = grown;
+	wb->cap = cap;
+	return 0;
+}
+
+int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
+	     const char *path, const void *buf, size_t size, uint64_t off)
+{
+	struct fs_wbuf *wb;
+	int ret = 0;
+
+	pthread_mutex_lock(&ver->wb_mu);
+	wb = node->wb;
+	if (wb && wb->len && (off != wb->off + wb->len ||
+			      wb->len + size > FS_MAX_WRITE))
+		ret = send_locked(fs, ver, wb);
+	if (ret < 0)
+		goto out_unlock;
+	if (size >= FS_MAX_WRITE) {
+		ret = ver_failed(fs, ver, ckpt_write(ver->v, path, buf, size,
+						     off));
+		goto out_unlock;
+	}
+	ret = reserve_locked(ver, node, size);
+	if (ret < 0)
+		goto out_unlock;
+	wb = node->wb;
+	if (!wb->len)
+		wb->off = off;
+	memcpy(wb->data + wb->len, buf, size);
+	wb->len += size;
+	if (wb->len == FS_MAX_WRITE)
+		ret = send_locked(fs, ver, wb);
+out_unlock:
+	pthread_mutex_unlock(&ver->wb_mu);
+	return ret;
+}
+
+int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
+		  struct fs_node *node, int release)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&ver->wb_mu);
+	if (node->wb) {
+		ret = send_locked(fs, ver, node->wb);
+		if (release)
+			free_locked(node->wb);
+	}
+	pthread_mutex_unlock(&ver->wb_mu);
+	return ret;
+}
+
+int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct fs_wbuf *wb;
+	int ret = 0, err;
+
+	pthread_mutex_lock(&ver->wb_mu);
+	while (ver->dirty.next != &ver->dirty) {
+		wb = fs_entry(ver->dirty.next, struct fs_wbuf, link);
+		err = send_locked(fs, ver, wb);
+		if (err < 0 && ret == 0)
+			ret = err;
+		free_locked(wb);
+	}
+	pthread_mutex_unlock(&ver->wb_mu);
+	return ret;
+}
+
+void wb_free_all(struct fs_version *ver)
+{
+	pthread_mutex_lock(&ver->wb_mu);
+	while (ver->dirty.next != &ver->dirty)
+		free_locked(fs_entry(ver->dirty.next, struct fs_wbuf, link));
+	pthread_mutex_unlock(&ver->wb_mu);
+}
