@@ -2,76 +2,117 @@
 # make demo: the whole product on one node, with built-in defaults.
 #
 # Starts ckptd with no config file (state under /var/lib/ckpt, or under
-# $CKPT_DEMO_DIR via -o dir=...), writes a multi-file checkpoint from four
-# processes at once through the C API, waits for LOCAL, kills ckptd with
-# SIGKILL, restarts it, restores the checkpoint with ckptctl and checks it
-# byte for byte, then shows `ckptctl status`.
+# $CKPT_DEMO_DIR), the only override being a drain target (a directory that
+# stands in for the parallel file system).  Then:
+#  1. four processes write a multi-file checkpoint at once through the C API
+#     and wait for LOCAL;
+#  2. a plain `cp -r` and numpy write a second checkpoint through the FUSE
+#     mount (ckptfs), committed by renaming VER.tmp to VER;
+#  3. both drain to the "PFS" (DRAINED);
+#  4. ckptd is killed with SIGKILL and restarted; `ckptctl restore latest`
+#     gives back the newest checkpoint, compared byte for byte;
+#  5. a second ckptd with an empty store (a replacement node) restores the
+#     first checkpoint from the PFS alone, byte for byte;
+# and shows `ckptctl status`.
 set -u
 B=${CKPT_BUILD:-build}
-DIR=${CKPT_DEMO_DIR:-}
-LOG=$(mktemp /tmp/ckpt-demo.XXXXXX.log)
+DIR=${CKPT_DEMO_DIR:-/var/lib/ckpt}
 OUT=$(mktemp -d /tmp/ckpt-demo.XXXXXX)
-ARGS=()
-[ -n "$DIR" ] && ARGS=(-o "dir=$DIR")
-SOCK=$($B/ckptd "${ARGS[@]}" --print-config | sed -n 's/^socket *= *//p')
-export CKPT_SOCKET=$SOCK
-PID=
+LOG=$OUT/ckptd.log
+PFS=$DIR/pfs
+MNT=$OUT/ckpt
+ARGS=(-o "dir=$DIR" -o "drain.target=$PFS")
+export CKPT_SOCKET=$DIR/ckptd.sock
+PID= PID2= FPID=
 
 cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+	[ -n "$FPID" ] && { fusermount3 -u "$MNT" 2>/dev/null; wait "$FPID" 2>/dev/null; }
+	for p in $PID $PID2; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$OUT"
 }
 trap cleanup EXIT
+die() { echo "demo: $*" >&2; echo "--- ckptd log:" >&2; tail -20 "$LOG" >&2; exit 1; }
 
-die() { echo "demo: $*" >&2; echo "--- ckptd log ($LOG):" >&2; tail -20 "$LOG" >&2; exit 1; }
-
+# start VAR ARGS...: start a ckptd, poll (deadline) until it answers.
 start() {
-	$B/ckptd "${ARGS[@]}" 2>>"$LOG" &
-	PID=$!
-	# Poll for readiness with a deadline; stop at once if ckptd died.
-	for _ in $(seq 200); do
-		kill -0 "$PID" 2>/dev/null || die "ckptd exited"
-		$B/ckptctl status >/dev/null 2>&1 && return 0
+	local var=$1 sock
+	shift
+	"$B/ckptd" "$@" 2>>"$LOG" &
+	printf -v "$var" %s $!
+	sock=$("$B/ckptd" "$@" --print-config | sed -n 's/^socket *= *//p')
+	for _ in $(seq 400); do
+		kill -0 "${!var}" 2>/dev/null || die "ckptd exited"
+		"$B/ckptctl" -s "$sock" status >/dev/null 2>&1 && return 0
 		sleep 0.05
 	done
-	die "ckptd not ready after 10 s"
+	die "ckptd not ready after 20 s"
 }
 
-JOB=demo/llama-7b
-VER=step-$(date +%s)
-echo "== starting ckptd (built-in defaults; socket $SOCK)"
-start
-echo "== 4 writers checkpoint $JOB/$VER (3 files x 24 MiB each) and wait for LOCAL"
-# All four must join the version before any commits (the version seals when
-# every writer that joined has committed): each writes, then holds before its
-# commit (-p) until the fifo it reads is closed, once all four are there.
+JOB=demo
+V1=step-$(date +%s)-a
+V2=step-$(date +%s)-b
+echo "== ckptd with built-in defaults (state in $DIR, drain to $PFS)"
+start PID "${ARGS[@]}"
+
+echo "== 1. four trainer processes write $JOB/$V1 through the C API"
+# All four join the version before any commits (it seals when every writer
+# that joined has committed): each writes, then holds before its commit (-p)
+# until the fifo it reads closes, once all four are there.
 mkfifo "$OUT/go"
 exec 3<>"$OUT/go"
-WRITERS=()
+W=()
 for r in 0 1 2 3; do
-	$B/tests/ckpt_tw write $JOB $VER -r $r -n 3 -z $((24 << 20)) -S 7 -p \
+	"$B/tests/ckpt_tw" write $JOB "$V1" -r $r -n 3 -z $((16 << 20)) -S 7 -p \
 		<"$OUT/go" 3>&- >"$OUT/w$r.out" &
-	WRITERS+=($!)
+	W+=($!)
 done
 for _ in $(seq 600); do
 	[ "$(cat "$OUT"/w*.out 2>/dev/null | grep -c paused)" = 4 ] && break
 	sleep 0.05
 done
 exec 3>&-
-for w in "${WRITERS[@]}"; do wait "$w" || die "a writer failed"; done
-$B/ckptctl wait $JOB $VER local --timeout 60 || die "version did not reach LOCAL"
-$B/ckptctl ls $JOB
-echo "== SIGKILL ckptd, restart it"
+for w in "${W[@]}"; do wait "$w" || die "a writer failed"; done
+"$B/ckptctl" wait $JOB "$V1" local --timeout 60 || die "$V1 did not reach LOCAL"
+
+echo "== 2. cp and numpy write $JOB/$V2 through the FUSE mount $MNT"
+mkdir -p "$MNT"
+"$B/ckptfs" "$MNT" -f 2>>"$LOG" &
+FPID=$!
+for _ in $(seq 200); do mountpoint -q "$MNT" && break; sleep 0.05; done
+mountpoint -q "$MNT" || die "ckptfs did not mount"
+mkdir -p "$MNT/$JOB/$V2.tmp" || die "mkdir through the mount"
+"$B/tests/ckpt_tw" expect $JOB "$V1" -r 0 -n 3 -z $((16 << 20)) -S 7 -o "$OUT/src"
+cp -r "$OUT/src/rank000" "$MNT/$JOB/$V2.tmp/" || die "cp into the mount"
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	/usr/bin/python3 -c "import numpy as np; np.save('$MNT/$JOB/$V2.tmp/weights.npy', np.arange(4 << 20, dtype=np.float32))" ||
+		die "np.save into the mount"
+fi
+mv "$MNT/$JOB/$V2.tmp" "$MNT/$JOB/$V2" || die "commit by rename"
+ls -l "$MNT/$JOB/$V2"
+
+echo "== 3. both drain to the PFS"
+"$B/ckptctl" wait $JOB "$V1" drained --timeout 120 || die "$V1 did not drain"
+"$B/ckptctl" wait $JOB "$V2" drained --timeout 120 || die "$V2 did not drain"
+fusermount3 -u "$MNT"; wait "$FPID"; FPID=
+"$B/ckptctl" ls $JOB
+
+echo "== 4. SIGKILL ckptd, restart it, restore $JOB latest"
 kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
-start
-echo "== restore $JOB latest and compare byte for byte"
-$B/ckptctl restore $JOB latest --to "$OUT/restored" || die "restore failed"
+start PID "${ARGS[@]}"
+"$B/ckptctl" restore $JOB latest --to "$OUT/restored" || die "restore failed"
+diff -r "$OUT/src/rank000" "$OUT/restored/rank000" >/dev/null || die "restored bytes differ"
+echo "restored $JOB/$V2: byte for byte"
+
+echo "== 5. a replacement node (empty store, same PFS) restores $JOB/$V1"
+start PID2 -o "dir=$OUT/node2" -o "drain.target=$PFS"
+"$B/ckptctl" -s "$OUT/node2/ckptd.sock" restore $JOB "$V1" --to "$OUT/from-pfs" ||
+	die "restore from the PFS failed"
 for r in 0 1 2 3; do
-	$B/tests/ckpt_tw expect $JOB $VER -r $r -n 3 -z $((24 << 20)) -S 7 -o "$OUT/expected" \
-		|| die "cannot generate expected files"
+	"$B/tests/ckpt_tw" expect $JOB "$V1" -r $r -n 3 -z $((16 << 20)) -S 7 -o "$OUT/expected"
 done
-diff -r "$OUT/expected" "$OUT/restored" >/dev/null || die "restored bytes differ"
-echo "restored checkpoint matches byte for byte ($(du -sh "$OUT/restored" | cut -f1))"
+diff -r "$OUT/expected" "$OUT/from-pfs" >/dev/null || die "bytes restored from the PFS differ"
+echo "restored $JOB/$V1 from the PFS alone: byte for byte ($(du -sh "$OUT/from-pfs" | cut -f1))"
+
 echo "== ckptctl status"
-$B/ckptctl status
+"$B/ckptctl" status
 echo "demo: OK"
