@@ -309,21 +309,28 @@ int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
 	return ret;
 }
 
-int ckpt_commit_name(struct ckpt_client *c, const char *job,
-		     const char *version)
+/* A request naming job and version, with no reply fields. */
+static int named_call(struct ckpt_client *c, uint16_t type, const char *job,
+		      const char *version)
 {
 	struct proto_msg req, rep;
 	int ret;
 
 	if (!c || !version)
 		return -EINVAL;
-	ret = named_req(&req, PROTO_COMMIT_NAME, job, version);
+	ret = named_req(&req, type, job, version);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&c->mu);
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	pthread_mutex_unlock(&c->mu);
 	return ret;
+}
+
+int ckpt_commit_name(struct ckpt_client *c, const char *job,
+		     const char *version)
+{
+	return named_call(c, PROTO_COMMIT_NAME, job, version);
 }
 
 int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
@@ -336,9 +343,7 @@ int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 		return -EINVAL;
 	memset(&req, 0, sizeof(req));
 	if (cmd == CKPT_DRAIN_NOW) {
-		if (!version)
-			return -EINVAL;
-		ret = named_req(&req, PROTO_DRAIN_NOW, job, version);
+		return named_call(c, PROTO_DRAIN_NOW, job, version);
 	} else if (cmd == CKPT_DRAIN_PAUSE || cmd == CKPT_DRAIN_RESUME) {
 		req.type = PROTO_DRAIN;
 		req.level = cmd;
@@ -355,16 +360,5 @@ int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
-	struct proto_msg req, rep;
-	int ret;
-
-	if (!c || !version)
-		return -EINVAL;
-	ret = named_req(&req, PROTO_REMOVE, job, version);
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&c->mu);
-	ret = cl_rpc(c, &req, &rep, NULL, -1);
-	pthread_mutex_unlock(&c->mu);
-	return ret;
+	return named_call(c, PROTO_REMOVE, job, version);
 }

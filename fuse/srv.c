@@ -21,125 +21,140 @@
 
 /* ---- the calls ----------------------------------------------------------- */
 
-int srv_jobs(struct ckptfs *fs, char (**out)[CKPT_JOB_MAX + 1])
+/* The arguments of one call; each op uses the ones it needs. */
+struct srv_args {
+	const char *job, *version, *path;
+	void *out;
+	void *buf;
+	size_t len;
+	uint64_t off;
+	size_t *got;
+};
+
+/* Make op on the R connection, once more on a fresh one if ckptd went
+ * away since the last call. */
+static int srv_call(struct ckptfs *fs,
+		    int (*op)(struct ckpt_client *c, struct srv_args *a),
+		    struct srv_args *a)
 {
 	struct fs_conn *conn;
 	int ret, tries = 0;
 
 	do {
+		if (a->got)
+			*a->got = 0;
 		ret = conn_get(fs, CONN_R, &conn);
 		if (ret < 0)
 			return ret;
-		ret = ckpt_list_jobs(conn->c, out);
+		ret = op(conn->c, a);
 	} while (conn_again(fs, conn, ret, &tries));
 	return ret;
+}
+
+static int op_jobs(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_list_jobs(c, a->out);
+}
+
+static int op_versions(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_list_versions(c, a->job, a->out);
+}
+
+static int op_stat(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_stat_version(c, a->job, a->version, a->out);
+}
+
+static int op_files(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_list_files(c, a->job, a->version, a->out);
+}
+
+static int op_file(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_stat_file(c, a->job, a->version, a->path, a->out);
+}
+
+static int op_read(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_read(c, a->job, a->version, a->path, a->buf, a->len,
+			 a->off, a->got);
+}
+
+static int op_status(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_status(c, a->out);
+}
+
+/* A private connection of its own: holds no client lock. */
+static int op_wait_local(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_wait_name(c, a->job, a->version, CKPT_LOCAL, -1);
+}
+
+int srv_jobs(struct ckptfs *fs, char (**out)[CKPT_JOB_MAX + 1])
+{
+	struct srv_args a = { .out = out };
+
+	return srv_call(fs, op_jobs, &a);
 }
 
 int srv_versions(struct ckptfs *fs, const char *job,
 		 struct ckpt_version_info **out)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .out = out };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_list_versions(conn->c, job, out);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_versions, &a);
 }
 
 int srv_stat(struct ckptfs *fs, const char *job, const char *version,
 	     struct ckpt_version_info *info)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .version = version, .out = info };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_stat_version(conn->c, job, version, info);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_stat, &a);
 }
 
 int srv_files(struct ckptfs *fs, const char *job, const char *version,
 	      struct ckpt_file_info **out)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .version = version, .out = out };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_list_files(conn->c, job, version, out);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_files, &a);
 }
 
 int srv_file(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, struct ckpt_file_info *out)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .version = version, .path = path,
+			      .out = out };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_stat_file(conn->c, job, version, path, out);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_file, &a);
 }
 
 int srv_read(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, void *buf, size_t len, uint64_t off,
 	     size_t *got)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .version = version, .path = path,
+			      .buf = buf, .len = len, .off = off, .got = got };
 
-	do {
-		*got = 0;
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_read(conn->c, job, version, path, buf, len, off,
-				got);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_read, &a);
 }
 
 int srv_status(struct ckptfs *fs, struct ckpt_status *out)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .out = out };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		ret = ckpt_status(conn->c, out);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_status, &a);
 }
 
 int srv_wait_local(struct ckptfs *fs, const char *job, const char *version)
 {
-	struct fs_conn *conn;
-	int ret, tries = 0;
+	struct srv_args a = { .job = job, .version = version };
 
-	do {
-		ret = conn_get(fs, CONN_R, &conn);
-		if (ret < 0)
-			return ret;
-		/* A private connection of its own: holds no client lock. */
-		ret = ckpt_wait_name(conn->c, job, version, CKPT_LOCAL, -1);
-	} while (conn_again(fs, conn, ret, &tries));
-	return ret;
+	return srv_call(fs, op_wait_local, &a);
 }
 
 /* ---- the questions ------------------------------------------------------- */

@@ -655,6 +655,32 @@ vstate() {
 	esac
 }
 
+# drain_conf NAME [DRAIN_KEY=VALUE...] [-- CKPTD_KEY=VALUE...]: ckptd_conf
+# plus a [drain] section with target = $PFS (which the test sets).
+drain_conf() {
+	local name=$1 kv dkeys=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do dkeys+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	ckptd_conf "$name" "$@"
+	{
+		echo "[drain]"
+		echo "target = $PFS"
+		for kv in "${dkeys[@]}"; do echo "${kv%%=*} = ${kv#*=}"; done
+	} >>"$T/$name/ckptd.conf"
+}
+
+# vlevel NAME JOB VERSION: the level ckptd lists, or absent.
+vlevel() {
+	local out
+	out=$(tw "$1" stat "$2" "$3") || { echo absent; return; }
+	out=${out#* }
+	echo "${out%% *}"
+}
+
+# level_is NAME JOB VERSION LEVEL: for poll_until (evaluated at each poll).
+level_is() { [ "$(vlevel "$1" "$2" "$3")" = "$4" ]; }
+
 # _state_is NAME JOB VERSION STATE
 _state_is() { [ "$(vstate "$1" "$2" "$3")" = "$4" ]; }
 

@@ -16,31 +16,6 @@ set -u
 PFS=$T/pfs
 mkdir -p "$PFS"
 
-# drain_conf NAME [DRAIN_KEY=VALUE...] [-- CKPTD_KEY=VALUE...]
-drain_conf() {
-	local name=$1 kv dkeys=()
-	shift
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do dkeys+=("$1"); shift; done
-	[ $# -gt 0 ] && shift
-	ckptd_conf "$name" "$@"
-	{
-		echo "[drain]"
-		echo "target = $PFS"
-		for kv in "${dkeys[@]}"; do echo "${kv%%=*} = ${kv#*=}"; done
-	} >>"$T/$name/ckptd.conf"
-}
-
-# vlevel NAME JOB VERSION: the level ckptd lists, or absent.
-vlevel() {
-	local out
-	out=$(tw "$1" stat "$2" "$3") || { echo absent; return; }
-	out=${out#* }
-	echo "${out%% *}"
-}
-
-# level_is NAME JOB VERSION LEVEL: for poll_until (evaluated at each poll).
-level_is() { [ "$(vlevel "$1" "$2" "$3")" = "$4" ]; }
-
 expect_tree() { # DIR JOB VERSION SEED NFILES SIZE
 	"$TW" expect "$2" "$3" -r 0 -n "$5" -z "$6" -S "$4" -o "$1" ||
 		fail "ckpt_tw expect failed"

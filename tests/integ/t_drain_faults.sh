@@ -17,29 +17,6 @@ set -u
 PFS=$T/pfs
 mkdir -p "$PFS"
 
-drain_conf() {
-	local name=$1 kv dkeys=()
-	shift
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do dkeys+=("$1"); shift; done
-	[ $# -gt 0 ] && shift
-	ckptd_conf "$name" "$@"
-	{
-		echo "[drain]"
-		echo "target = $PFS"
-		for kv in "${dkeys[@]}"; do echo "${kv%%=*} = ${kv#*=}"; done
-	} >>"$T/$name/ckptd.conf"
-}
-
-vlevel() {
-	local out
-	out=$(tw "$1" stat "$2" "$3") || { echo absent; return; }
-	out=${out#* }
-	echo "${out%% *}"
-}
-
-# level_is NAME JOB VERSION LEVEL: for poll_until (evaluated at each poll).
-level_is() { [ "$(vlevel "$1" "$2" "$3")" = "$4" ]; }
-
 status_json() { ctl "$1" --json status; }
 drain_failed() { [ "$(drain_field "$1" drain_errors)" -gt 0 ]; }
 published() { [ -n "$(find "$PFS/$1" -type f 2>/dev/null | head -1)" ]; }
