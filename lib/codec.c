@@ -15,6 +15,7 @@
 
 #include "ckpt.h"
 #include "codec.h"
+#include "crc32c.h"
 
 void enc_init(struct enc *e, void *buf, size_t cap)
 {
@@ -187,4 +188,30 @@ void dec_str(struct dec *d, char *out, size_t max)
 	}
 	memcpy(out, p, n);
 	out[n] = '\0';
+}
+
+long enc_seal(struct enc *e)
+{
+	if (e->err)
+		return -EMSGSIZE;
+	enc_u32(e, crc32c(e->buf, e->len));
+	return e->err ? -EMSGSIZE : (long)e->len;
+}
+
+int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
+		size_t min_len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 12)
+		return -CKPT_EPROTO;
+	if (get_le64(p) != magic)
+		return -CKPT_EBADMAGIC;
+	if (len < min_len || len < 16)
+		return -CKPT_EPROTO;
+	if (get_le32(p + 8) != format)
+		return -CKPT_EVERSION;
+	if (crc32c(p, len - 4) != get_le32(p + len - 4))
+		return -CKPT_ECORRUPT;
+	return 0;
 }

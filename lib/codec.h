@@ -56,6 +56,17 @@ static inline size_t dec_left(const struct dec *d)
 	return d->err ? 0 : d->len - d->pos;
 }
 
+/*
+ * Whole images (the manifests of manifest.c and pfsman.c) start with a u64
+ * magic and a u32 format, and end with the CRC32C of every byte before it.
+ * enc_seal() appends that CRC and returns the image's length, or -EMSGSIZE.
+ * image_check() checks the three: 0, -CKPT_EPROTO (shorter than min_len),
+ * -CKPT_EBADMAGIC, -CKPT_EVERSION or -CKPT_ECORRUPT.
+ */
+long enc_seal(struct enc *e);
+int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
+		size_t min_len);
+
 /* Raw little-endian helpers for fixed headers. */
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
@@ -65,6 +76,10 @@ static inline uint32_t get_le32(const uint8_t *p)
 {
 	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
+}
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
 #endif

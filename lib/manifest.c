@@ -33,11 +33,6 @@
 #define MAN_FILE_MIN   (2 + 1 + 8)
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 size_t manifest_size(const struct manifest *m)
 {
 	size_t n = MAN_MIN_LEN;
@@ -82,29 +77,9 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 		enc_u32(&e, r->len);
 		enc_u32(&e, r->crc);
 	}
-	if (e.err)
-		return -EMSGSIZE;
-	enc_u32(&e, crc32c(buf, e.len));
-	if (e.err)
-		return -EMSGSIZE;
-	return (long)e.len;
+	return enc_seal(&e);
 }
 
-/* Magic, format and CRC of a whole manifest image. */
-static int man_check_image(const uint8_t *p, size_t len)
-{
-	if (len < 8)
-		return -CKPT_EPROTO;
-	if (get_le64(p) != MANIFEST_MAGIC)
-		return -CKPT_EBADMAGIC;
-	if (len < MAN_MIN_LEN)
-		return -CKPT_EPROTO;
-	if (get_le32(p + 8) != MANIFEST_FORMAT)
-		return -CKPT_EVERSION;
-	if (crc32c(p, len - 4) != get_le32(p + len - 4))
-		return -CKPT_ECORRUPT;
-	return 0;
-}
 
 /* Everything up to and including the counts.  Fails unless the bytes left
  * can hold that many files and records, so the counts are safe to allocate
@@ -225,7 +200,7 @@ int manifest_decode(const void *buf, size_t len, struct manifest *m)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = man_check_image(buf, len);
+	ret = image_check(buf, len, MANIFEST_MAGIC, MANIFEST_FORMAT, MAN_MIN_LEN);
 	if (ret)
 		return ret;
 	dec_init(&d, buf, len - 4);

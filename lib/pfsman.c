@@ -41,11 +41,6 @@
 #define PFS_FILE_MIN   (2 + 1 + 8 + 4 + 4)
 #define PFS_CHUNK_LEN  (8 + 4 + 4 + 4 + 1 + 1)
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 size_t pfsman_size(const struct pfsman *m)
 {
 	size_t n = PFS_MIN_LEN;
@@ -95,29 +90,9 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 		enc_u8(&e, c->kind);
 		enc_u8(&e, c->kind2);
 	}
-	if (e.err)
-		return -EMSGSIZE;
-	enc_u32(&e, crc32c(buf, e.len));
-	if (e.err)
-		return -EMSGSIZE;
-	return (long)e.len;
+	return enc_seal(&e);
 }
 
-/* Magic, format and CRC of a whole image. */
-static int pfs_check_image(const uint8_t *p, size_t len)
-{
-	if (len < 8)
-		return -CKPT_EPROTO;
-	if (get_le64(p) != PFSMAN_MAGIC)
-		return -CKPT_EBADMAGIC;
-	if (len < PFS_MIN_LEN)
-		return -CKPT_EPROTO;
-	if (get_le32(p + 8) != PFSMAN_FORMAT)
-		return -CKPT_EVERSION;
-	if (crc32c(p, len - 4) != get_le32(p + len - 4))
-		return -CKPT_ECORRUPT;
-	return 0;
-}
 
 /* The scalar fields of the head, once read. */
 static int pfs_check_head(const struct pfsman *m)
@@ -334,7 +309,7 @@ int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = pfs_check_image(buf, len);
+	ret = image_check(buf, len, PFSMAN_MAGIC, PFSMAN_FORMAT, PFS_MIN_LEN);
 	if (ret)
 		return ret;
 	dec_init(&d, buf, len - 4);
