@@ -551,6 +551,35 @@ static int write_manifest(struct copy *c)
 	return ret;
 }
 
+/*
+ * A manifest already at this version's place on the PFS that is not this
+ * version's (the name was removed and written again) must go before any file
+ * is replaced, or readers would take new bytes for the old version.
+ */
+static int unpublish_stale(const char *target, const struct pfs_job *job)
+{
+	char path[PATH_MAX];
+	struct pfsman old;
+	int ret;
+
+	if (pfs_load(target, job->job, job->version, &old) < 0)
+		return 0;
+	ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
+	pfsman_release(&old);
+	if (ret)
+		return 0;
+	ret = path_join(path, sizeof(path), target, job->job, job->version,
+			PFSMAN_NAME);
+	if (ret == 0)
+		ret = sys_unlink(path);
+	if (ret == 0)
+		ret = fsync_parent(path);
+	if (ret == 0)
+		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is replaced",
+			   job->job, job->version);
+	return ret;
+}
+
 static int copy_begin(struct copy *c)
 {
 	struct pfs_job *job = c->job;
@@ -567,6 +596,9 @@ static int copy_begin(struct copy *c)
 		      job->version, NULL) < 0)
 		return -ENAMETOOLONG;
 	ret = mkdirs(c->dir, 1);
+	if (ret < 0)
+		return ret;
+	ret = unpublish_stale(c->o->target, job);
 	if (ret < 0)
 		return ret;
 	if (c->o->incremental && job->base[0] &&
