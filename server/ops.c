@@ -531,6 +531,24 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,
 		   req->version, c->uid);
+	/* A drained version keeps its PFS copy: rm drops the local copy and
+	 * the version stays listed, read from the PFS.  rm it again to remove
+	 * it from the PFS too. */
+	if (!v->remote && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
+		struct pfsman m;
+
+		ret = pfs_load(c->d->conf->drain_target, req->job, req->version,
+			       &m);
+		if (ret == 0) {
+			ret = catalog_evict(&c->d->cat, v, &m);
+			if (ret < 0)
+				pfsman_release(&m);
+		}
+		log_printf(LOG_INFO, "version %s/%s: local copy removed by uid %u; still on the PFS",
+			   req->job, req->version, c->uid);
+		conn_reply_status(c, req, ret);
+		return;
+	}
 	/* A version only on the PFS is removed there: nothing else holds it. */
 	if (v->remote && v->pfs) {
 		ret = pfs_remove(c->d->conf->drain_target, v->pfs);

@@ -2,7 +2,8 @@
 # t_drain: committed versions drain to the PFS target and come back from it.
 #  - plain: the PFS tree is the trainer's files byte for byte (diff -r with
 #    what ckpt_tw writes) plus a manifest, and the version reaches DRAINED;
-#    a name removed and written again replaces its PFS copy
+#    rm drops the local copy, a second rm the PFS copy, and the name can
+#    be written again
 #  - zstd with a byte shuffle, and incremental: the PFS files are no longer
 #    plain, an unchanged version stores a fraction of a full one, and both
 #    read back byte for byte through ckptd
@@ -33,17 +34,20 @@ plain() {
 	[ -f "$PFS/pl/job/v1/.ckpt-manifest" ] || fail "no manifest beside the files"
 	[ -z "$(find "$PFS" -name '*.ckpt-tmp')" ] || fail "temporary files left"
 	[ "$(vlevel a pl/job v1)" = drained ] || fail "v1 not listed as drained"
-	# The name removed and written again: the new bytes replace the old
-	# copy on the PFS (whose manifest goes first).
+	# rm of a drained version drops the local copy (still listed, on the
+	# PFS); a second rm removes it from the PFS; the name can then be
+	# written again, and the new bytes are what the PFS holds.
 	tw a rm pl/job again >/dev/null 2>&1
 	tw a write pl/job again -n 1 -z 1000000 -S 13 -w drained || fail "again/1 not drained"
 	tw a rm pl/job again || fail "rm of a drained version failed"
+	[ "$(vlevel a pl/job again)" = drained ] ||
+		fail "rm of a drained version removed more than the local copy"
+	tw a rm pl/job again || fail "rm of a PFS-only version failed"
+	[ "$(vlevel a pl/job again)" = absent ] || fail "second rm left the version listed"
 	tw a write pl/job again -n 1 -z 1500000 -S 14 -w drained || fail "again/2 not drained"
 	expect_tree "$T/exp-again" pl/job again 14 1 1500000
 	diff -r -x .ckpt-manifest "$T/exp-again" "$PFS/pl/job/again" ||
 		fail "a version written again did not replace its PFS copy"
-	grep -q "older copy on the PFS is replaced" "$T/a/ckptd.log" ||
-		fail "no log line for the replaced PFS copy"
 	stop_ckptd a
 }
 
