@@ -559,6 +559,14 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	v->error = -CKPT_ENOVERSION;
 	session_notify(c->d, v);
+	if (drain_enabled(c->d) && v->seq) {
+		/* The journal of a drain it never finished goes with it. */
+		char journal[CONF_PATH_MAX + 64];
+
+		snprintf(journal, sizeof(journal), "%s/drain/%016llx.journal",
+			 c->d->conf->store, (unsigned long long)v->seq);
+		unlink(journal);
+	}
 	ret = catalog_remove(&c->d->cat, v);
 	conn_reply_status(c, req, ret);
 }
