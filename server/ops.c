@@ -559,7 +559,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	v->error = -CKPT_ENOVERSION;
 	session_notify(c->d, v);
-	if (drain_enabled(c->d) && v->seq) {
+	if (drain_enabled(c->d) && v->seq && !v->remote) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
 
