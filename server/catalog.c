@@ -583,6 +583,10 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 	v->remote = 1;
 	v->seq = v->pfs->seq;
 	v->sealed_ns = v->pfs->sealed_ns;
+	/* Versions committed here from now on are newer than any found on
+	 * the PFS (ckpt_latest orders by seq). */
+	if (v->seq >= cat->next_seq)
+		cat->next_seq = v->seq + 1;
 	snprintf(v->base, sizeof(v->base), "%s", v->pfs->base);
 	job_insert(j, v);
 	v->ordinal = ++j->nsealed;

@@ -83,6 +83,9 @@ fresh() {
 	tw c verify zi/job v1 -n 4 -z 4000000 -S 21 || fail "fresh node: zi/job v1 reads wrong"
 	tw c verify zi/job z1 -n 2 -z 4000000 -S 23 -Z || fail "fresh node: zi/job z1 reads wrong"
 	[ "$(tw c latest zi/job)" = z1 ] || fail "fresh node: latest of zi/job is not z1"
+	# A version committed on the fresh node is newer than those it found.
+	tw c write zi/job n1 -n 1 -z 100000 -S 24 -w local || fail "n1 on the fresh node"
+	[ "$(tw c latest zi/job)" = n1 ] || fail "fresh node: a new version is not the latest"
 	if has_ctl; then
 		expect_tree "$T/exp3" zi/job v3 22 4 4000000
 		ctl c restore zi/job v3 --to "$T/restored" >/dev/null ||
