@@ -577,6 +577,9 @@ void conf_defaults(struct conf *c)
 			   sizeof(msg));
 }
 
+/* The longest line libinih reads (its INI_MAX_LINE, 200, less the NUL). */
+#define CONF_LINE_MAX 199
+
 /*
  * libinih line reader: one line per call, so p->lineno is the line whose
  * key the handler is looking at.  Leading blanks are dropped so that libinih
@@ -599,7 +602,10 @@ static char *conf_reader(char *str, int num, void *stream)
 	while (n > 0 && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
 		p->line[--n] = '\0';
 	s = p->line + strspn(p->line, " \t");
-	if (strlen(s) >= (size_t)num) {
+	if (memchr(p->line, '\0', n)) {
+		conf_fail(p, "line holds a NUL byte");
+		s = "";
+	} else if (strlen(s) >= (size_t)num) {
 		conf_fail(p, "line is longer than %d characters", num - 1);
 		s = "";
 	}
@@ -843,7 +849,15 @@ static void conf_print_key(const struct conf *c, const struct conf_key *k,
 	switch (k->type) {
 	case CONF_STR:
 	case CONF_ENUM:
-		fprintf(out, "%s =%s%s\n", k->name, field[0] ? " " : "", field);
+		/* A value that loaded fits its line; printed with the blanks
+		 * around '=' it might not (libinih reads at most 199), and a
+		 * leading ';' or '#' after a blank would start a comment. */
+		if (strlen(k->name) + 3 + strlen(field) > CONF_LINE_MAX ||
+		    field[0] == ';' || field[0] == '#')
+			fprintf(out, "%s=%s\n", k->name, field);
+		else
+			fprintf(out, "%s =%s%s\n", k->name, field[0] ? " " : "",
+				field);
 		return;
 	case CONF_SIZE:
 		conf_format_size(conf_load_num(field, k->size), buf,

@@ -30,6 +30,8 @@ fail=0
 for src in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$src" .c)
 	libs=$(sed -n 's/^ \* fuzz-sources: *//p' "$src")
+	# Optional "fuzz-libs:" line: system libraries the harness links.
+	libs="$libs $(sed -n 's/^ \* fuzz-libs: *//p' "$src")"
 	bin=$out/$name
 	# shellcheck disable=SC2086 # $libs and $isal are word lists
 	if ! "$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \

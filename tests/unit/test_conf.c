@@ -69,7 +69,54 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       a->drain_incremental == b->drain_incremental &&
 	       a->drain_threads == b->drain_threads &&
 	       a->drain_chunk == b->drain_chunk &&
-	       a->drain_retry_max == b->drain_retry_max;
+	       a->drain_retry_max == b->drain_retry_max &&
+	       a->drain_deadline == b->drain_deadline;
+}
+
+/* Found by fuzz_conf: values that load must print back to themselves. */
+static void test_print_edges(void)
+{
+	struct conf a, b;
+	struct conf_err err;
+	char text[400], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* A value starting with ';' (no blank before it: not a comment). */
+	conf_defaults(&a);
+	CU_ASSERT_EQUAL_FATAL(load_str(&a, "[drain]\ntarget=;odd\n", &err), 0);
+	CU_ASSERT_STRING_EQUAL(a.drain_target, ";odd");
+	/* A value as long as a line allows: "target=" + 192 bytes. */
+	memset(text, 0, sizeof(text));
+	strcpy(text, "[drain]\ntarget=/");
+	memset(text + strlen(text), 'p', 191);
+	strcat(text, "\n");
+	conf_defaults(&b);
+	CU_ASSERT_EQUAL_FATAL(load_str(&b, text, &err), 0);
+	CU_ASSERT_EQUAL(strlen(b.drain_target), 192);
+	for (int i = 0; i < 2; i++) {
+		struct conf *c = i ? &b : &a, back;
+
+		f = open_memstream(&out, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		conf_print(c, f);
+		fclose(f);
+		conf_defaults(&back);
+		CU_ASSERT_EQUAL(load_str(&back, out, &err), 0);
+		CU_ASSERT(conf_equal(c, &back));
+		free(out);
+		out = NULL;
+	}
+	/* A NUL byte in a line is refused, not silently cut. */
+	CU_ASSERT_EQUAL(write_cfg(""), 0);
+	f = fopen(cfgpath, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fwrite("[ckptd]\nkeep = 3\0 junk\n", 1, 25, f);
+	fclose(f);
+	conf_defaults(&a);
+	CU_ASSERT_EQUAL(conf_load(&a, cfgpath, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "NUL"));
+	unlink(cfgpath);
 }
 
 static void test_defaults(void)
@@ -859,6 +906,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "defaults", test_defaults },
+		{ "print_edges", test_print_edges },
 		{ "full file", test_full_file },
 		{ "partial file", test_partial_file },
 		{ "bad values", test_bad_values },
