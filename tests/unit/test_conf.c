@@ -111,7 +111,11 @@ static void test_print_edges(void)
 	CU_ASSERT_EQUAL(write_cfg(""), 0);
 	f = fopen(cfgpath, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fwrite("[ckptd]\nkeep = 3\0 junk\n", 1, 25, f);
+	{
+		static const char nul[] = "[ckptd]\nkeep = 3\0 junk\n";
+
+		fwrite(nul, 1, sizeof(nul) - 1, f);
+	}
 	fclose(f);
 	conf_defaults(&a);
 	CU_ASSERT_EQUAL(conf_load(&a, cfgpath, &err), -EINVAL);
