@@ -408,7 +408,8 @@ void drain_tick(struct ckptd *d)
 		return;
 	dr->rate = (dr->rate * 3 + (dr->bytes - dr->mark) * 4) / 4;
 	dr->mark = dr->bytes;
-	while (!d->stopping && dr->copying < dr->nthr &&
+	/* Paused: copies running wait between chunks, and none starts. */
+	while (!d->stopping && !dr->paused && dr->copying < dr->nthr &&
 	       (v = next_copy(d, now))) {
 		if (start_copy(d, v) < 0) {
 			v->drain_due_ms = now + 1000;
@@ -589,6 +590,7 @@ void op_drain(struct conn *c, const struct proto_msg *req)
 	log_printf(LOG_NOTICE, "drain: %s by uid %u",
 		   dr->paused ? "paused" : "resumed", c->uid);
 	conn_reply_status(c, req, 0);
+	drain_tick(c->d);
 }
 
 void op_drain_now(struct conn *c, const struct proto_msg *req)

@@ -367,7 +367,7 @@ static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
 /* Between chunks: wait while paused; -ECANCELED once asked to stop. */
 static int wait_unpaused(const struct pfs_opts *o)
 {
-	struct timespec ts = { 0, 100 * 1000000 };
+	struct timespec ts = { 0, 10 * 1000000 };
 
 	for (;;) {
 		if (o->stop && *o->stop)
