@@ -317,15 +317,16 @@ int sys_unlink(const char *path)
 
 /*
  * Each pass goes through sys_pwrite(), so a plan sees every underlying call.
- * A zero-byte write would loop for ever; report it as -EIO.
+ * A zero-byte write would loop for ever; report it as -EIO.  The loop is
+ * shared with sys_pread_all(): io is sys_pwrite or sys_pread.
  */
-int sys_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+static int sys_io_all(ssize_t (*io)(int, void *, size_t, off_t), int fd,
+		      char *p, size_t len, off_t off)
 {
-	const char *p = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		n = sys_pwrite(fd, p, len, off);
+		n = io(fd, p, len, off);
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
@@ -337,23 +338,20 @@ int sys_pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+static ssize_t pwrite_io(int fd, void *buf, size_t len, off_t off)
+{
+	return sys_pwrite(fd, buf, len, off);
+}
+
+int sys_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	return sys_io_all(pwrite_io, fd, (char *)buf, len, off);
+}
+
 /* As sys_pwrite_all(); end of file before len bytes is -EIO. */
 int sys_pread_all(int fd, void *buf, size_t len, off_t off)
 {
-	char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = sys_pread(fd, p, len, off);
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return sys_io_all(sys_pread, fd, buf, len, off);
 }
 
 /*

@@ -54,6 +54,9 @@ int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define CTL_COMMON_OPTS                                    \
 	{ "json", no_argument, NULL, CTL_OPT_JSON },       \
 	{ "help", no_argument, NULL, 'h' }
+/* Parse a command that has only the common options (--json, --help).
+ * Returns -1 to go on, or an exit status. */
+int plain_args(struct ctl *ctl, int argc, char **argv);
 /* Reset getopt_long() before a command parses its own argv. */
 void ctl_opt_reset(void);
 /* Print the full usage text on stdout; returns CTL_EXIT_OK. */

@@ -23,9 +23,7 @@ static const struct option plain_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Parse a command that has only the common options.  Returns -1 to go on,
- * or an exit status. */
-static int plain_args(struct ctl *ctl, int argc, char **argv)
+int plain_args(struct ctl *ctl, int argc, char **argv)
 {
 	int opt;
 

@@ -226,24 +226,11 @@ out_free:
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	struct rd r = { .c = NULL };
-	int opt, rc;
+	int rc = plain_args(ctl, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
-		default:
-			return ctl_usage("verify: bad option");
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 2)
 		return ctl_usage("verify: expected JOB VERSION");
 	r.job = argv[optind];
