@@ -82,7 +82,17 @@ enum ckpt_state {
 	CKPT_ST_SEALED,     /* committed and immutable */
 	CKPT_ST_FAILED,     /* a write or fsync failed, or a writer left */
 	CKPT_ST_INCOMPLETE, /* found uncommitted after a crash; cleaned up */
+	CKPT_ST_DAMAGED,    /* its local copy failed a check at start-up and
+			     * was moved to quarantine (see reason) */
 };
+
+/* Where a version's copies are (ckpt_version_info.copies). */
+#define CKPT_COPY_LOCAL       0x1u /* readable from this node's store */
+#define CKPT_COPY_PFS         0x2u /* drained: readable from the PFS */
+#define CKPT_COPY_QUARANTINE  0x4u /* a damaged local copy is kept aside
+				    * in <store>/quarantine for inspection */
+
+#define CKPT_REASON_MAX 127
 
 struct ckpt_client;
 struct ckpt_version;
@@ -101,6 +111,8 @@ struct ckpt_version_info {
 	uint64_t seq;      /* commit order on this node; 0 while open */
 	uint64_t sealed_ns;/* CLOCK_REALTIME of the seal, 0 while open */
 	int32_t error;     /* why it failed, when state is FAILED */
+	uint32_t copies;   /* CKPT_COPY_* */
+	char reason[CKPT_REASON_MAX + 1]; /* DAMAGED: what failed, else "" */
 };
 
 struct ckpt_file_info {

@@ -43,6 +43,7 @@ static const char *const state_names[] = {
 	[CKPT_ST_SEALED] = "sealed",
 	[CKPT_ST_FAILED] = "failed",
 	[CKPT_ST_INCOMPLETE] = "incomplete",
+	[CKPT_ST_DAMAGED] = "damaged",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -226,6 +226,33 @@ out_clear:
 	return ret;
 }
 
+int manifest_peek(const void *buf, size_t len, struct manifest *m)
+{
+	const uint8_t *p = buf;
+	struct dec d;
+
+	memset(m, 0, sizeof(*m));
+	if (len < 16 || get_le64(p) != MANIFEST_MAGIC)
+		return -CKPT_EBADMAGIC;
+	dec_init(&d, buf, len);
+	dec_u64(&d);                            /* magic, checked */
+	dec_u32(&d);                            /* format: any */
+	dec_u32(&d);                            /* flags */
+	m->seq = dec_u64(&d);
+	m->sealed_ns = dec_u64(&d);
+	m->open_id = dec_u64(&d);
+	m->uid = dec_u32(&d);
+	m->level = dec_u32(&d);
+	dec_str(&d, m->job, CKPT_JOB_MAX);
+	dec_str(&d, m->version, CKPT_VERSION_MAX);
+	if (d.err || name_check_job(m->job) ||
+	    name_check_version(m->version)) {
+		memset(m, 0, sizeof(*m));
+		return -CKPT_ECORRUPT;
+	}
+	return 0;
+}
+
 void manifest_release(struct manifest *m)
 {
 	uint32_t i;

@@ -88,6 +88,12 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap);
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
 int manifest_decode(const void *buf, size_t len, struct manifest *m);
 void manifest_release(struct manifest *m);
+/* Best effort for a manifest that fails manifest_decode(): read only the
+ * fixed head (seq, open_id, uid, job, version) with no CRC or length check,
+ * so that recovery can say whose it was.  Allocates nothing (nfiles and
+ * nrecs stay 0).  0, or -CKPT_EBADMAGIC / -CKPT_ECORRUPT if even the head
+ * is unreadable. */
+int manifest_peek(const void *buf, size_t len, struct manifest *m);
 
 /*
  * Segment header: the first SEGHDR_SIZE bytes of each segment file, written

@@ -133,7 +133,7 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
-#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 7 * 4 + 4 * 8)
+#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
@@ -378,6 +378,8 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u64(e, v->seq);
 	enc_u64(e, v->sealed_ns);
 	enc_u32(e, (uint32_t)v->error);
+	enc_u32(e, v->copies);
+	enc_strn(e, v->reason, CKPT_REASON_MAX);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -395,7 +397,9 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->seq = dec_u64(d);
 	v->sealed_ns = dec_u64(d);
 	v->error = (int32_t)dec_u32(d);
-	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_INCOMPLETE ||
+	v->copies = dec_u32(d);
+	dec_str(d, v->reason, CKPT_REASON_MAX);
+	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
 	    v->level > CKPT_DRAINED)
 		dec_fail(d, -CKPT_EPROTO);
 }

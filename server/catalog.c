@@ -18,6 +18,7 @@
 
 #include "catalog.h"
 #include "crc32c.h"
+#include "recover.h"
 #include "log.h"
 #include "sys.h"
 
@@ -180,12 +181,17 @@ static void version_destroy(struct version *v)
 		pfsman_release(v->pfs);
 		free(v->pfs);
 	}
+	free(v->qdir);
 	free(v);
 }
 
 void version_put(struct catalog *cat, struct version *v)
 {
-	if (--v->refs)
+	/* Evicted while a read held it: the segments go back once only the
+	 * catalog's reference is left. */
+	if (--v->refs == 1 && v->remote && !v->removed)
+		version_free_segs(cat, v);
+	if (v->refs)
 		return;
 	version_free_segs(cat, v);
 	version_destroy(v);
@@ -516,6 +522,8 @@ int catalog_remove(struct catalog *cat, struct version *v)
 			log_printf(LOG_WARNING, "store: fsync of %s: %s",
 				   cat->mandir, strerror(-ret));
 	}
+	if (v->qdir)
+		recover_discard(cat, v->qdir);
 	version_unlink(cat, v);
 	version_put(cat, v);
 	return 0;
@@ -551,8 +559,39 @@ void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 	}
 }
 
-int catalog_add_remote(struct catalog *cat, struct pfsman *m,
-		       struct version **out)
+/* ---- versions recovery found ------------------------------------------ */
+
+/* Claim segment seg for v (once). */
+static int version_claim(struct catalog *cat, struct version *v, uint32_t seg)
+{
+	uint32_t k;
+	int ret;
+
+	for (k = 0; k < v->nsegs; k++)
+		if (v->segs[k] == seg)
+			return 0;
+	ret = segs_claim(cat->segs, seg);
+	if (ret < 0)
+		return ret;
+	ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
+		   sizeof(*v->segs));
+	if (ret < 0)
+		return ret;
+	v->segs[v->nsegs++] = seg;
+	return 0;
+}
+
+/* Add a sealed or damaged version found at start-up to its job. */
+static void catalog_insert_found(struct catalog *cat, struct job *j,
+				 struct version *v)
+{
+	job_insert(j, v);
+	cat->nversions++;
+	if (v->seq >= cat->next_seq)
+		cat->next_seq = v->seq + 1;
+}
+
+int catalog_load(struct catalog *cat, const struct manifest *m)
 {
 	struct version *v;
 	struct job *j;
@@ -565,17 +604,104 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 	if (ret < 0)
 		return ret;
 	v = version_alloc(m->version, m->uid);
-	if (!v)
-		goto out_nomem;
+	if (!v) {
+		ret = -ENOMEM;
+		goto out_drop_job;
+	}
+	v->state = CKPT_ST_SEALED;
+	v->level = m->level;
+	v->seq = m->seq;
+	v->sealed_ns = m->sealed_ns;
+	/* Carried so that a later rewrite (a level change) still names the
+	 * segment headers: a manifest with another open_id is stale. */
+	v->open_id = m->open_id;
 	for (i = 0; i < m->nfiles; i++) {
 		ret = version_file(v, m->files[i].path, 1);
 		if (ret < 0)
 			goto out_destroy;
+	}
+	for (i = 0; i < m->nrecs; i++) {
+		const struct man_rec *r = &m->recs[i];
+
+		if (r->seg != MAN_SEG_ZERO) {
+			ret = version_claim(cat, v, r->seg);
+			if (ret < 0)
+				goto out_destroy;
+			v->stored += (r->len + 4095ull) & ~4095ull;
+		}
+		ret = version_add_rec(v, r);
+		if (ret < 0)
+			goto out_destroy;
+	}
+	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
+		v->files[i].size = m->files[i].size;
+	v->ordinal = ++j->nsealed;
+	catalog_insert_found(cat, j, v);
+	return 0;
+
+out_destroy:
+	version_free_segs(cat, v);
+	version_destroy(v);
+out_drop_job:
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+	return ret;
+}
+
+int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
+			const char *qdir, const char *reason)
+{
+	struct version *v;
+	struct job *j;
+	int ret;
+
+	if (catalog_version(cat, head->job, head->version))
+		return -EEXIST;
+	ret = job_get(cat, head->job, head->uid, &j);
+	if (ret < 0)
+		return ret;
+	v = version_alloc(head->version, head->uid);
+	if (!v || !(v->qdir = strdup(qdir))) {
+		ret = -ENOMEM;
+		goto out_destroy;
+	}
+	v->state = CKPT_ST_DAMAGED;
+	v->error = -CKPT_ECORRUPT;
+	v->seq = head->seq;
+	v->sealed_ns = head->sealed_ns;
+	v->open_id = head->open_id;
+	snprintf(v->reason, sizeof(v->reason), "%s", reason);
+	catalog_insert_found(cat, j, v);
+	return 0;
+
+out_destroy:
+	if (v)
+		version_destroy(v);
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+	return ret;
+}
+
+/* Give v the files of PFS manifest m and m itself: a remote version. */
+static int version_set_remote(struct catalog *cat, struct version *v,
+			      struct pfsman *m)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < m->nfiles; i++) {
+		ret = version_file(v, m->files[i].path, 1);
+		if (ret < 0)
+			return ret;
 		v->files[ret].size = m->files[i].size;
 	}
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)
-		goto out_destroy;
+		return -ENOMEM;
 	*v->pfs = *m;          /* ownership moves */
 	memset(m, 0, sizeof(*m));
 	v->state = CKPT_ST_SEALED;
@@ -588,6 +714,49 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 	if (v->seq >= cat->next_seq)
 		cat->next_seq = v->seq + 1;
 	snprintf(v->base, sizeof(v->base), "%s", v->pfs->base);
+	return 0;
+}
+
+int catalog_adopt_remote(struct catalog *cat, struct version *v,
+			 struct pfsman *m)
+{
+	struct job *j = v->job;
+	int ret;
+
+	if (v->files || v->nrecs || v->nsegs)
+		return -EBUSY;       /* only versions recovery listed bare */
+	ret = version_set_remote(cat, v, m);
+	if (ret < 0)
+		return ret;
+	v->error = 0;
+	/* Re-insert in seq order. */
+	list_del(&v->link);
+	j->nversions--;
+	job_insert(j, v);
+	v->ordinal = ++j->nsealed;
+	return 0;
+}
+
+int catalog_add_remote(struct catalog *cat, struct pfsman *m,
+		       struct version **out)
+{
+	struct version *v;
+	struct job *j;
+	int ret;
+
+	if (catalog_version(cat, m->job, m->version))
+		return -EEXIST;
+	ret = job_get(cat, m->job, m->uid, &j);
+	if (ret < 0)
+		return ret;
+	v = version_alloc(m->version, m->uid);
+	if (!v) {
+		ret = -ENOMEM;
+		goto out_drop_job;
+	}
+	ret = version_set_remote(cat, v, m);
+	if (ret < 0)
+		goto out_destroy;
 	job_insert(j, v);
 	v->ordinal = ++j->nsealed;
 	cat->nversions++;
@@ -596,12 +765,12 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 
 out_destroy:
 	version_destroy(v);
-out_nomem:
+out_drop_job:
 	if (!j->nversions) {
 		list_del(&j->link);
 		free(j);
 	}
-	return -ENOMEM;
+	return ret;
 }
 
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
@@ -655,213 +824,20 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	out->seq = v->seq;
 	out->sealed_ns = v->sealed_ns;
 	out->error = v->error;
-}
-
-/* ---- recovery ----------------------------------------------------------- */
-
-static int read_whole(const char *path, void **out, size_t *len)
-{
-	struct stat st;
-	void *buf;
-	int fd, ret;
-
-	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out_close;
-	}
-	buf = malloc(st.st_size ? st.st_size : 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto out_close;
-	}
-	ret = sys_pread_all(fd, buf, st.st_size, 0);
-	if (ret < 0) {
-		free(buf);
-		goto out_close;
-	}
-	*out = buf;
-	*len = st.st_size;
-out_close:
-	close(fd);
-	return ret;
-}
-
-/*
- * Every segment a manifest uses must still carry its version's header: a
- * segment freed and reused since (a version that failed after its manifest
- * was renamed into place) makes the manifest stale.  -ESTALE if so.
- */
-static int check_segments(struct catalog *cat, const struct manifest *m)
-{
-	static uint8_t buf[SEGHDR_SIZE] __attribute__((aligned(4096)));
-	struct seghdr h;
-	uint32_t i, seg = UINT32_MAX;
-	int fd;
-
-	for (i = 0; i < m->nrecs; i++) {
-		if (m->recs[i].seg == seg || m->recs[i].seg == MAN_SEG_ZERO)
-			continue;
-		seg = m->recs[i].seg;
-		fd = segs_fd(cat->segs, seg);
-		if (fd < 0)
-			return -ENOENT;
-		if (sys_pread_all(fd, buf, SEGHDR_SIZE, 0) < 0 ||
-		    seghdr_decode(buf, &h) < 0 || h.open_id != m->open_id ||
-		    strcmp(h.job, m->job) || strcmp(h.version, m->version))
-			return -ESTALE;
-	}
-	return 0;
-}
-
-/* Turn a decoded manifest into a sealed version, claiming its segments. */
-static int load_manifest(struct catalog *cat, struct manifest *m)
-{
-	struct version *v;
-	struct job *j;
-	uint32_t i;
-	int ret;
-
-	if (catalog_version(cat, m->job, m->version))
-		return -EEXIST;
-	ret = check_segments(cat, m);
-	if (ret < 0)
-		return ret;
-	ret = job_get(cat, m->job, m->uid, &j);
-	if (ret < 0)
-		return ret;
-	v = version_alloc(m->version, m->uid);
-	if (!v)
-		return -ENOMEM;
-	v->state = CKPT_ST_SEALED;
-	v->level = m->level;
-	v->seq = m->seq;
-	v->sealed_ns = m->sealed_ns;
-	for (i = 0; i < m->nfiles; i++) {
-		ret = version_file(v, m->files[i].path, 1);
-		if (ret < 0)
-			goto out_destroy;
-	}
-	for (i = 0; i < m->nrecs; i++) {
-		struct man_rec *r = &m->recs[i];
-		uint32_t k;
-
-		if (r->seg == MAN_SEG_ZERO) {
-			ret = version_add_rec(v, r);
-			if (ret < 0)
-				goto out_destroy;
-			continue;
-		}
-		ret = segs_claim(cat->segs, r->seg);
-		if (ret < 0)
-			goto out_destroy;
-		for (k = 0; k < v->nsegs && v->segs[k] != r->seg; k++)
-			;
-		if (k == v->nsegs) {
-			ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
-				   sizeof(*v->segs));
-			if (ret < 0)
-				goto out_destroy;
-			v->segs[v->nsegs++] = r->seg;
-		}
-		ret = version_add_rec(v, r);
-		if (ret < 0)
-			goto out_destroy;
-		v->stored += (r->len + 4095ull) & ~4095ull;
-	}
-	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
-		v->files[i].size = m->files[i].size;
-	job_insert(j, v);
-	v->ordinal = ++j->nsealed;
-	cat->nversions++;
-	if (m->seq >= cat->next_seq)
-		cat->next_seq = m->seq + 1;
-	return 0;
-
-out_destroy:
-	version_destroy(v);
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
-	return ret;
-}
-
-static void load_one(struct catalog *cat, const char *name)
-{
-	struct manifest m;
-	char path[1000];
-	size_t len = 0;
-	void *buf = NULL;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/%s", cat->mandir, name);
-	if (strstr(name, ".tmp")) {
-		log_printf(LOG_INFO, "recovery: removing unfinished manifest %s",
-			   path);
-		unlink(path);
-		return;
-	}
-	ret = read_whole(path, &buf, &len);
-	if (ret < 0)
-		goto out_log;
-	ret = manifest_decode(buf, len, &m);
-	free(buf);
-	if (ret < 0)
-		goto out_log;
-	ret = load_manifest(cat, &m);
-	manifest_release(&m);
-	if (ret == -ESTALE) {
-		log_printf(LOG_WARNING, "recovery: manifest %s belongs to a version that failed before it was durable; removed",
-			   path);
-		unlink(path);
-		return;
-	}
-	if (ret < 0)
-		goto out_log;
-	return;
-out_log:
-	log_printf(LOG_ERR, "recovery: manifest %s is unusable (%s); its version is not listed",
-		   path, ckpt_strerror(ret));
-}
-
-/* Unclaimed segments whose header names a version: an uncommitted version
- * from before a crash.  List it as INCOMPLETE; its segments stay free. */
-static void find_incomplete(struct catalog *cat)
-{
-	static uint8_t buf[SEGHDR_SIZE] __attribute__((aligned(4096)));
-	struct version *v;
-	struct seghdr h;
-	uint32_t id;
-
-	for (id = 0; id < cat->segs->n; id++) {
-		if (cat->segs->v[id].fd < 0 || cat->segs->v[id].used)
-			continue;
-		if (sys_pread_all(cat->segs->v[id].fd, buf, SEGHDR_SIZE, 0) < 0 ||
-		    seghdr_decode(buf, &h) < 0)
-			continue;
-		/* Zero the header so that the report is made once. */
-		cat->segs->v[id].used = 1;
-		cat->segs->nused++;
-		segs_free(cat->segs, id);
-		if (catalog_version(cat, h.job, h.version))
-			continue;
-		log_printf(LOG_WARNING, "recovery: version %s/%s was never committed; reported incomplete and cleaned up",
-			   h.job, h.version);
-		if (catalog_create(cat, h.job, h.version, h.uid, &v) < 0)
-			continue;
-		cat->nopen--;
-		v->state = CKPT_ST_INCOMPLETE;
-		v->error = -CKPT_EABORTED;
-	}
+	if (v->state == CKPT_ST_SEALED && !v->remote)
+		out->copies |= CKPT_COPY_LOCAL;
+	if (v->level >= CKPT_DRAINED)
+		out->copies |= CKPT_COPY_PFS;
+	if (v->qdir)
+		out->copies |= CKPT_COPY_QUARANTINE;
+	snprintf(out->reason, sizeof(out->reason), "%s", v->reason);
+	/* What the local store holds of it, not what it once held. */
+	if (v->remote)
+		out->stored = 0;
 }
 
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs)
 {
-	struct dirent *de;
-	DIR *d;
 	int n;
 
 	memset(cat, 0, sizeof(*cat));
@@ -872,17 +848,14 @@ int catalog_open(struct catalog *cat, const char *store, struct segs *segs)
 	n = snprintf(cat->mandir, sizeof(cat->mandir), "%s/man", store);
 	if (n < 0 || (size_t)n >= sizeof(cat->mandir))
 		return -ENAMETOOLONG;
+	n = snprintf(cat->qdir, sizeof(cat->qdir), "%s/quarantine", store);
+	if (n < 0 || (size_t)n >= sizeof(cat->qdir))
+		return -ENAMETOOLONG;
 	if (mkdir(cat->mandir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	d = opendir(cat->mandir);
-	if (!d)
+	if (mkdir(cat->qdir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			load_one(cat, de->d_name);
-	closedir(d);
-	find_incomplete(cat);
-	return 0;
+	return recover_store(cat);
 }
 
 void catalog_close(struct catalog *cat)
@@ -892,8 +865,16 @@ void catalog_close(struct catalog *cat)
 	list_for_each_safe(jp, jt, &cat->jobs) {
 		struct job *j = list_entry(jp, struct job, link);
 
-		list_for_each_safe(vp, vt, &j->versions)
-			version_destroy(list_entry(vp, struct version, link));
+		list_for_each_safe(vp, vt, &j->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			/* An evicted version whose segments a read still held
+			 * when it left: clear their headers now, or the next
+			 * start would take them for an uncommitted version. */
+			if (v->remote)
+				version_free_segs(cat, v);
+			version_destroy(v);
+		}
 		free(j);
 	}
 	list_init(&cat->jobs);

@@ -10,10 +10,10 @@
  *
  * Durability: a version is committed when its manifest, <store>/man/<seq>.man,
  * is durable (written to a temporary name, fsync'd, renamed, directory
- * fsync'd).  At start-up catalog_open() loads every manifest; segments that
- * no manifest names are free, and if their header names a version, that
- * version is listed as INCOMPLETE (it was never committed) and its segments
- * recycled.
+ * fsync'd).  At start-up catalog_open() hands the store to recovery
+ * (recover.h), which loads every manifest whose segments check out, moves
+ * what fails a check to quarantine (listed DAMAGED), and lists versions that
+ * provably never committed as INCOMPLETE.
  *
  * Single-threaded (the loop thread).
  */
@@ -79,6 +79,11 @@ struct version {
 	int remote;               /* no local copy: read from the PFS */
 	struct pfsman *pfs;       /* remote: its PFS manifest, owned */
 	char base[CKPT_VERSION_MAX + 1];  /* incremental base on the PFS */
+
+	/* recovery: a local copy that failed a check at start-up */
+	char *qdir;               /* its quarantine directory (a name under
+				   * <store>/quarantine), owned, or NULL */
+	char reason[CKPT_REASON_MAX + 1]; /* what failed, for listings */
 };
 
 struct job {
@@ -94,13 +99,15 @@ struct catalog {
 	struct list jobs;
 	struct segs *segs;
 	char mandir[600];         /* <store>/man */
+	char qdir[600];           /* <store>/quarantine */
 	uint64_t next_seq;
 	uint64_t next_open_id;
 	uint32_t nversions;
 	uint32_t nopen;
 };
 
-/* Load the store at store (creating <store>/man) over segs.  0 or -errno. */
+/* Load the store at store (creating <store>/man and <store>/quarantine)
+ * over segs, through recover_store().  0 or -errno. */
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs);
 void catalog_close(struct catalog *cat);
 
@@ -111,6 +118,13 @@ struct version *catalog_version(struct catalog *cat, const char *job,
  * -ENOMEM. */
 int catalog_create(struct catalog *cat, const char *job, const char *name,
 		   uid_t uid, struct version **out);
+
+/* v will never reach another level: FAILED, INCOMPLETE or DAMAGED. */
+static inline int version_dead(const struct version *v)
+{
+	return v->state == CKPT_ST_FAILED || v->state == CKPT_ST_INCOMPLETE ||
+	       v->state == CKPT_ST_DAMAGED;
+}
 
 static inline void version_get(struct version *v)
 {
@@ -148,6 +162,21 @@ int catalog_remove(struct catalog *cat, struct version *v);
 /* Apply retention to job: keep its newest `keep` sealed versions.  The
  * newest sealed version is never removed. */
 void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
+
+/* Turn a decoded, checked manifest into a SEALED version, claiming the
+ * segments it names (recovery).  0, -EEXIST, -ENOENT (no such segment),
+ * -ENOMEM. */
+int catalog_load(struct catalog *cat, const struct manifest *m);
+/* List a version whose local copy recovery moved to quarantine directory
+ * qdir (copied): state DAMAGED, error -CKPT_ECORRUPT, reason copied.
+ * 0, -EEXIST, -ENOMEM. */
+int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
+			const char *qdir, const char *reason);
+/* v (INCOMPLETE or DAMAGED after recovery) is on the PFS after all (m,
+ * ownership taken): make it a sealed, DRAINED, remote version; a damaged
+ * local copy stays in quarantine.  0 or -ENOMEM. */
+int catalog_adopt_remote(struct catalog *cat, struct version *v,
+			 struct pfsman *m);
 
 /* Add a version known only from its PFS manifest m (taking ownership of
  * it): sealed, DRAINED, remote.  0, -EEXIST, -ENOMEM. */

@@ -654,6 +654,17 @@ static int found(void *arg, struct pfsman *m)
 	struct ckptd *d = arg;
 	struct version *v = catalog_version(&d->cat, m->job, m->version);
 
+	if (v && (v->state == CKPT_ST_INCOMPLETE || v->state == CKPT_ST_DAMAGED)) {
+		/* Recovery could not load its local copy (evicted before a
+		 * crash, or damaged): the PFS copy is whole, serve it. */
+		log_printf(LOG_NOTICE, "recovery: %s/%s (%s locally) is served from its PFS copy",
+			   m->job, m->version, ckpt_state_name(v->state));
+		if (catalog_adopt_remote(&d->cat, v, m) < 0)
+			pfsman_release(m);
+		else
+			v->drain = DR_DONE;
+		return 0;
+	}
 	if (v) {
 		/* Drained before a crash that lost the local record of it. */
 		if (v->state == CKPT_ST_SEALED && !v->remote &&

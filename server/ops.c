@@ -16,6 +16,7 @@
 #include "drain.h"
 #include "log.h"
 #include "pfs.h"
+#include "recover.h"
 #include "session.h"
 
 /* ---- HELLO: lend staging, pass its memfd ------------------------------ */
@@ -161,12 +162,12 @@ struct writer *writer_of(struct conn *c, const struct proto_msg *req)
 	return &c->w[req->handle];
 }
 
-/* A FAILED or INCOMPLETE version that nobody writes any more may be
- * written again from scratch under the same name. */
+/* A FAILED, INCOMPLETE or DAMAGED version that nobody writes any more may
+ * be written again from scratch under the same name (a damaged copy stays
+ * in quarantine). */
 static int stale(const struct version *v)
 {
-	return (v->state == CKPT_ST_FAILED ||
-		v->state == CKPT_ST_INCOMPLETE) && v->refs == 1;
+	return version_dead(v) && v->refs == 1;
 }
 
 void op_begin(struct conn *c, const struct proto_msg *req)
@@ -325,8 +326,7 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 	r.level = v->level;
 	if (v->level >= req->level) {
 		conn_reply(c, &r);
-	} else if (v->state == CKPT_ST_FAILED ||
-		   v->state == CKPT_ST_INCOMPLETE) {
+	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
 	} else if (session_wait(c, v, req) < 0) {
 		conn_reply_status(c, req, -ENOMEM);
@@ -547,6 +547,16 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		log_printf(LOG_INFO, "version %s/%s: local copy removed by uid %u; still on the PFS",
 			   req->job, req->version, c->uid);
 		conn_reply_status(c, req, ret);
+		return;
+	}
+	/* Served from the PFS with a damaged local copy in quarantine: rm
+	 * discards the quarantine first, as it drops a local copy. */
+	if (v->remote && v->qdir) {
+		recover_discard(&c->d->cat, v->qdir);
+		free(v->qdir);
+		v->qdir = NULL;
+		v->reason[0] = 0;
+		conn_reply_status(c, req, 0);
 		return;
 	}
 	/* A version only on the PFS is removed there: nothing else holds it. */

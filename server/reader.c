@@ -297,8 +297,9 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	if (ret < 0)
 		goto out_reply;
 	v = catalog_version(&c->d->cat, req->job, req->version);
-	ret = -CKPT_ENOVERSION;
-	if (!v || v->state == CKPT_ST_FAILED || v->state == CKPT_ST_INCOMPLETE)
+	ret = v && v->state == CKPT_ST_DAMAGED ? -CKPT_ECORRUPT
+					       : -CKPT_ENOVERSION;
+	if (!v || version_dead(v))
 		goto out_reply;
 	/* An open version is read once the writes sent before are on disk,
 	 * so that a writer reads back what it wrote. */

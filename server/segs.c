@@ -232,3 +232,26 @@ void segs_free(struct segs *s, uint32_t id)
 	s->v[id].used = 0;
 	s->nused--;
 }
+
+int segs_move(struct segs *s, uint32_t id, const char *path)
+{
+	char from[700];
+	int ret;
+
+	if (id >= s->n || s->v[id].fd < 0)
+		return -ENOENT;
+	ret = seg_path(s, id, from, sizeof(from));
+	if (ret < 0)
+		return ret;
+	ret = sys_rename(from, path);
+	if (ret < 0)
+		return ret;
+	if (s->v[id].used)
+		s->nused--;
+	close(s->v[id].fd);
+	s->bytes -= s->v[id].size;
+	s->capacity -= s->capacity > s->v[id].size ? s->v[id].size
+						    : s->capacity;
+	s->v[id] = (struct seg){ .fd = -1 };
+	return 0;
+}

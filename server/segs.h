@@ -52,6 +52,10 @@ int segs_alloc(struct segs *s, uint32_t *id);
 /* Return id to the free list.  Its header is zeroed so that a crash cannot
  * later report the old owner as incomplete. */
 void segs_free(struct segs *s, uint32_t id);
+/* Move segment id's file to path (recovery's quarantine, on the same file
+ * system) and forget it: the id becomes a hole, and the capacity shrinks by
+ * its size, since its bytes still take the disk.  0 or -errno. */
+int segs_move(struct segs *s, uint32_t id, const char *path);
 static inline int segs_fd(const struct segs *s, uint32_t id)
 {
 	return id < s->n ? s->v[id].fd : -1;

@@ -245,8 +245,7 @@ void session_notify(struct ckptd *d, struct version *v)
 
 		if (v->level >= wl->w.level)
 			st = 0;
-		else if (v->state == CKPT_ST_FAILED ||
-			 v->state == CKPT_ST_INCOMPLETE)
+		else if (version_dead(v))
 			st = v->error ? v->error : -CKPT_EFAILED;
 		else if (v->removed)
 			st = -CKPT_ENOVERSION;

@@ -1,0 +1,645 @@
+/*
+ * recover.c - start-up recovery of the local store (see recover.h).
+ *
+ * Recovery works in passes over what it read once: every segment header
+ * (read_headers), every manifest (scan_manifests), then a verdict per
+ * manifest (judge), then quarantine of what failed (quarantine_all), then a
+ * verdict per segment nobody claimed (sweep_segments), then the quarantine
+ * left by earlier starts (relist).  Nothing is removed or recycled before
+ * every manifest has been judged, so the order of readdir() cannot decide
+ * what is kept.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "recover.h"
+#include "sys.h"
+
+enum hdr_kind {
+	HK_NONE = 0,    /* no segment file with this id */
+	HK_BLANK,       /* all zeros: new, or freed */
+	HK_VALID,       /* names a version */
+	HK_BAD,         /* unreadable, or fails its checks */
+};
+
+struct shdr {
+	uint8_t kind;   /* enum hdr_kind */
+	uint8_t claimed;/* by a loaded version */
+	uint8_t taken;  /* moved to quarantine */
+	int err;        /* HK_BAD: why */
+	struct seghdr h;/* HK_VALID */
+};
+
+struct found {
+	char file[64];          /* name in man/ */
+	struct manifest m;      /* whole if ok, else only its head */
+	int ok;                 /* decoded whole */
+	int named;              /* the head is known */
+	int damaged;
+	char reason[CKPT_REASON_MAX + 1];
+	char qname[64];         /* quarantine directory, once made */
+};
+
+struct rstate {
+	struct catalog *cat;
+	struct shdr *hdr;       /* by segment id, cat->segs->n of them */
+	uint32_t nhdr;
+	struct found *f;        /* manifests, sorted by seq */
+	uint32_t nf, cf;
+	char stamp[32];         /* YYYYmmdd-HHMMSS of this start */
+	uint64_t max_open_id;
+};
+
+/* ---- reading ------------------------------------------------------------ */
+
+static int read_whole(const char *path, void **out, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd, ret;
+
+	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	ret = sys_pread_all(fd, buf, st.st_size, 0);
+	if (ret < 0) {
+		free(buf);
+		goto out_close;
+	}
+	*out = buf;
+	*len = st.st_size;
+out_close:
+	close(fd);
+	return ret;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static void read_header(struct rstate *st, uint32_t id, uint8_t *buf)
+{
+	struct shdr *s = &st->hdr[id];
+	int fd = segs_fd(st->cat->segs, id), ret;
+
+	if (fd < 0)
+		return;
+	ret = sys_pread_all(fd, buf, SEGHDR_SIZE, 0);
+	if (ret == 0 && all_zero(buf, SEGHDR_SIZE)) {
+		s->kind = HK_BLANK;
+		return;
+	}
+	if (ret == 0)
+		ret = seghdr_decode(buf, &s->h);
+	if (ret == 0 && s->h.seg != id)
+		ret = -CKPT_ECORRUPT;   /* a copy of another segment's */
+	if (ret < 0) {
+		s->kind = HK_BAD;
+		s->err = ret;
+		return;
+	}
+	s->kind = HK_VALID;
+	if (s->h.open_id > st->max_open_id)
+		st->max_open_id = s->h.open_id;
+}
+
+static int read_headers(struct rstate *st)
+{
+	uint8_t *buf;
+	uint32_t id;
+
+	st->nhdr = st->cat->segs->n;
+	st->hdr = calloc(st->nhdr ? st->nhdr : 1, sizeof(*st->hdr));
+	if (!st->hdr)
+		return -ENOMEM;
+	/* Aligned: the segments may be open with O_DIRECT. */
+	if (posix_memalign((void **)&buf, 4096, SEGHDR_SIZE))
+		return -ENOMEM;
+	for (id = 0; id < st->nhdr; id++)
+		read_header(st, id, buf);
+	free(buf);
+	return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && !strcmp(s + n - k, suf);
+}
+
+/* Read man/name into a new entry of st->f. */
+static int add_found(struct rstate *st, const char *name)
+{
+	struct found *f;
+	char path[1000];
+	size_t len = 0;
+	void *buf = NULL;
+	int ret;
+
+	if (st->nf == st->cf) {
+		uint32_t n = st->cf ? st->cf * 2 : 16;
+
+		f = realloc(st->f, n * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		st->f = f;
+		st->cf = n;
+	}
+	f = &st->f[st->nf];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->file, sizeof(f->file), "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", st->cat->mandir, name);
+	ret = read_whole(path, &buf, &len);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret == 0) {
+		ret = manifest_decode(buf, len, &f->m);
+		if (ret == -ENOMEM)
+			goto out_free;
+		f->ok = f->named = ret == 0;
+		if (ret < 0)
+			f->named = manifest_peek(buf, len, &f->m) == 0;
+	}
+	if (ret < 0) {
+		f->damaged = 1;
+		snprintf(f->reason, sizeof(f->reason), "manifest %s: %s",
+			 name, ckpt_strerror(ret));
+	}
+	if (f->named && f->m.open_id > st->max_open_id)
+		st->max_open_id = f->m.open_id;
+	st->nf++;
+	ret = 0;
+out_free:
+	free(buf);
+	return ret;
+}
+
+static int scan_manifests(struct rstate *st)
+{
+	struct dirent *de;
+	char path[1000];
+	DIR *d;
+	int ret = 0;
+
+	d = opendir(st->cat->mandir);
+	if (!d)
+		return -errno;
+	while (ret == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (has_suffix(de->d_name, ".tmp")) {
+			/* Never renamed into place: never committed. */
+			snprintf(path, sizeof(path), "%s/%s", st->cat->mandir,
+				 de->d_name);
+			log_printf(LOG_INFO, "recovery: removing unfinished manifest %s (its version never committed)",
+				   path);
+			unlink(path);
+			continue;
+		}
+		if (!has_suffix(de->d_name, ".man") ||
+		    strlen(de->d_name) >= sizeof(st->f->file)) {
+			log_printf(LOG_WARNING, "recovery: %s/%s is not ours; left alone",
+				   st->cat->mandir, de->d_name);
+			continue;
+		}
+		ret = add_found(st, de->d_name);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->m.seq < y->m.seq ? -1 : x->m.seq > y->m.seq;
+}
+
+/* ---- verdicts ----------------------------------------------------------- */
+
+static int hdr_names(const struct shdr *s, const struct manifest *m)
+{
+	return s->kind == HK_VALID && s->h.open_id == m->open_id &&
+	       !strcmp(s->h.job, m->job) && !strcmp(s->h.version, m->version);
+}
+
+/* Does every segment f names carry its header?  0, or fills f->reason. */
+static int check_segments(struct rstate *st, struct found *f)
+{
+	const struct manifest *m = &f->m;
+	uint32_t i, seg = MAN_SEG_ZERO;
+	const struct shdr *s;
+
+	for (i = 0; i < m->nrecs; i++) {
+		if (m->recs[i].seg == seg || m->recs[i].seg == MAN_SEG_ZERO)
+			continue;
+		seg = m->recs[i].seg;
+		s = seg < st->nhdr ? &st->hdr[seg] : NULL;
+		if (s && hdr_names(s, m) && !s->claimed)
+			continue;
+		if (!s || s->kind == HK_NONE)
+			snprintf(f->reason, sizeof(f->reason), "segment %u is missing", seg);
+		else if (s->kind == HK_BAD)
+			snprintf(f->reason, sizeof(f->reason), "segment %u: header %s",
+				 seg, ckpt_strerror(s->err));
+		else if (s->kind == HK_BLANK)
+			snprintf(f->reason, sizeof(f->reason), "segment %u: header cleared (segment freed)",
+				 seg);
+		else if (s->claimed)
+			snprintf(f->reason, sizeof(f->reason), "segment %u is another version's", seg);
+		else
+			snprintf(f->reason, sizeof(f->reason), "segment %u: header names %.50s/%.30s",
+				 seg, s->h.job, s->h.version);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static void claim(struct rstate *st, const struct manifest *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nrecs; i++)
+		if (m->recs[i].seg != MAN_SEG_ZERO)
+			st->hdr[m->recs[i].seg].claimed = 1;
+}
+
+/* Load every manifest that checks out; mark the rest damaged. */
+static int judge(struct rstate *st)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < st->nf; i++) {
+		struct found *f = &st->f[i];
+
+		if (f->damaged)
+			continue;
+		ret = check_segments(st, f);
+		if (ret == 0) {
+			ret = catalog_load(st->cat, &f->m);
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret == -EEXIST)
+				snprintf(f->reason, sizeof(f->reason),
+					 "a second manifest of a loaded version");
+			else if (ret < 0)
+				snprintf(f->reason, sizeof(f->reason), "%s",
+					 ckpt_strerror(ret));
+		}
+		if (ret < 0) {
+			f->damaged = 1;
+			continue;
+		}
+		claim(st, &f->m);
+	}
+	return 0;
+}
+
+/* ---- quarantine --------------------------------------------------------- */
+
+/* Make <qdir>/<stamp>-<tag>[.N] and put its name in out. */
+static int make_qdir(struct rstate *st, const char *tag, char *out, size_t cap)
+{
+	char path[1000];
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (i)
+			snprintf(out, cap, "%s-%s.%d", st->stamp, tag, i);
+		else
+			snprintf(out, cap, "%s-%s", st->stamp, tag);
+		snprintf(path, sizeof(path), "%s/%s", st->cat->qdir, out);
+		if (mkdir(path, 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int write_reason(struct rstate *st, const char *qname,
+			const char *reason)
+{
+	char path[1000], line[CKPT_REASON_MAX + 2];
+	int fd, ret, n;
+
+	snprintf(path, sizeof(path), "%s/%s/reason", st->cat->qdir, qname);
+	n = snprintf(line, sizeof(line), "%s\n", reason);
+	fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fd;
+	ret = sys_pwrite_all(fd, line, n, 0);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
+	return ret;
+}
+
+static int move_segment(struct rstate *st, const char *qname, uint32_t id)
+{
+	char path[1000];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s/seg-%08u", st->cat->qdir, qname, id);
+	ret = segs_move(st->cat->segs, id, path);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "recovery: cannot move segment %u to quarantine: %s",
+			   id, strerror(-ret));
+		return ret;
+	}
+	st->hdr[id].taken = 1;
+	return 0;
+}
+
+/* Should unclaimed segment id go to the quarantine of f? */
+static int belongs(const struct rstate *st, const struct found *f, uint32_t id)
+{
+	const struct shdr *s = &st->hdr[id];
+	uint32_t i;
+
+	if (s->claimed || s->taken || s->kind == HK_NONE)
+		return 0;
+	if (f->named && hdr_names(s, &f->m))
+		return 1;
+	if (s->kind == HK_VALID)
+		return 0;   /* another version's (never committed, or a loaded
+			     * one's earlier attempt) */
+	for (i = 0; f->ok && i < f->m.nrecs; i++)
+		if (f->m.recs[i].seg == id)
+			return 1;
+	return 0;
+}
+
+static int quarantine_one(struct rstate *st, struct found *f)
+{
+	char tag[32], from[1000], to[1000];
+	uint32_t id;
+	int ret;
+
+	snprintf(tag, sizeof(tag), "%016llx", (unsigned long long)f->m.seq);
+	ret = make_qdir(st, f->named ? tag : "unnamed", f->qname,
+			sizeof(f->qname));
+	if (ret < 0)
+		return ret;
+	snprintf(from, sizeof(from), "%s/%s", st->cat->mandir, f->file);
+	snprintf(to, sizeof(to), "%s/%s/%s", st->cat->qdir, f->qname, f->file);
+	ret = sys_rename(from, to);
+	if (ret < 0)
+		return ret;
+	for (id = 0; id < st->nhdr; id++)
+		if (belongs(st, f, id))
+			move_segment(st, f->qname, id);
+	ret = write_reason(st, f->qname, f->reason);
+	if (ret == 0)
+		ret = sys_fsync_dir(st->cat->mandir);
+	return ret;
+}
+
+/* Move every damaged manifest, and what it names, aside; list them. */
+static int quarantine_all(struct rstate *st)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < st->nf; i++) {
+		struct found *f = &st->f[i];
+
+		if (!f->damaged)
+			continue;
+		ret = quarantine_one(st, f);
+		if (ret < 0) {
+			/* Left where it is, untouched: the next start tries
+			 * again.  Its segments stay claimed meanwhile. */
+			log_printf(LOG_ERR, "recovery: CORRUPTION: manifest %s/%s (%s) could not be quarantined: %s",
+				   st->cat->mandir, f->file, f->reason,
+				   strerror(-ret));
+			continue;
+		}
+		log_printf(LOG_ERR, "recovery: CORRUPTION: version %s%s%s (manifest %s): %s; moved to %s/%s",
+			   f->named ? f->m.job : "?", f->named ? "/" : "",
+			   f->named ? f->m.version : "", f->file, f->reason,
+			   st->cat->qdir, f->qname);
+		if (f->named)
+			catalog_add_damaged(st->cat, &f->m, f->qname, f->reason);
+		if (f->named && f->m.seq >= st->cat->next_seq)
+			st->cat->next_seq = f->m.seq + 1;
+	}
+	return 0;
+}
+
+/* A manifest recovery could not name: segments nobody can explain go
+ * with it rather than be recycled. */
+static const struct found *unnamed_damaged(const struct rstate *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nf; i++)
+		if (st->f[i].damaged && !st->f[i].named && st->f[i].qname[0])
+			return &st->f[i];
+	return NULL;
+}
+
+/* An unclaimed segment with a valid header: its version never committed. */
+static void report_incomplete(struct rstate *st, uint32_t id)
+{
+	struct catalog *cat = st->cat;
+	const struct seghdr *h = &st->hdr[id].h;
+	struct version *v;
+
+	/* Count it used so that segs_free() clears its header. */
+	segs_claim(cat->segs, id);
+	segs_free(cat->segs, id);
+	if (catalog_version(cat, h->job, h->version))
+		return;   /* an earlier attempt of a version listed anyway */
+	log_printf(LOG_WARNING, "recovery: version %s/%s was never committed; reported incomplete and cleaned up",
+		   h->job, h->version);
+	if (catalog_create(cat, h->job, h->version, h->uid, &v) < 0)
+		return;
+	cat->nopen--;
+	v->open_id = h->open_id;
+	v->state = CKPT_ST_INCOMPLETE;
+	v->error = -CKPT_EABORTED;
+}
+
+static void sweep_segments(struct rstate *st)
+{
+	const struct found *u = unnamed_damaged(st);
+	char qname[64];
+	uint32_t id;
+
+	for (id = 0; id < st->nhdr; id++) {
+		struct shdr *s = &st->hdr[id];
+
+		if (s->claimed || s->taken || s->kind == HK_NONE ||
+		    s->kind == HK_BLANK)
+			continue;
+		if (u) {
+			move_segment(st, u->qname, id);
+			continue;
+		}
+		if (s->kind == HK_VALID) {
+			report_incomplete(st, id);
+			continue;
+		}
+		/* A corrupt header nobody claims: whose it was is unknown. */
+		snprintf(qname, sizeof(qname), "seg%08u", id);
+		if (make_qdir(st, qname, qname, sizeof(qname)) < 0 ||
+		    move_segment(st, qname, id) < 0)
+			continue;
+		write_reason(st, qname, "segment header corrupt; owner unknown");
+		log_printf(LOG_ERR, "recovery: CORRUPTION: segment %u: header %s, owner unknown; moved to %s/%s",
+			   id, ckpt_strerror(s->err), st->cat->qdir, qname);
+	}
+}
+
+/* ---- quarantine of earlier starts --------------------------------------- */
+
+/* List quarantine directory name (from an earlier start) as DAMAGED, by
+ * the head of the manifest it holds. */
+static void relist_one(struct rstate *st, const char *name)
+{
+	char dir[1000], path[1300], reason[CKPT_REASON_MAX + 1] = "";
+	struct manifest head;
+	struct dirent *de;
+	size_t len;
+	void *buf;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s", st->cat->qdir, name);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (has_suffix(de->d_name, ".man"))
+			break;
+	if (de)
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+	closedir(d);
+	if (!de || read_whole(path, &buf, &len) < 0)
+		return;
+	if (manifest_peek(buf, len, &head) == 0) {
+		snprintf(path, sizeof(path), "%s/reason", dir);
+		FILE *fp = fopen(path, "re");
+
+		if (fp) {
+			if (fgets(reason, sizeof(reason), fp))
+				reason[strcspn(reason, "\n")] = 0;
+			fclose(fp);
+		}
+		if (catalog_add_damaged(st->cat, &head, name,
+					reason[0] ? reason : "quarantined") == 0)
+			log_printf(LOG_WARNING, "recovery: %s/%s is damaged (%s), kept in %s",
+				   head.job, head.version, reason, dir);
+		if (head.seq >= st->cat->next_seq)
+			st->cat->next_seq = head.seq + 1;
+	}
+	free(buf);
+}
+
+static void relist(struct rstate *st)
+{
+	struct dirent *de;
+	uint32_t i;
+	DIR *d;
+
+	d = opendir(st->cat->qdir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		for (i = 0; i < st->nf; i++)
+			if (!strcmp(st->f[i].qname, de->d_name))
+				break;
+		if (i == st->nf)        /* not made by this start */
+			relist_one(st, de->d_name);
+	}
+	closedir(d);
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+int recover_store(struct catalog *cat)
+{
+	struct rstate st = { .cat = cat };
+	time_t now = time(NULL);
+	struct tm tm;
+	uint32_t i;
+	int ret;
+
+	gmtime_r(&now, &tm);
+	strftime(st.stamp, sizeof(st.stamp), "%Y%m%d-%H%M%S", &tm);
+	ret = read_headers(&st);
+	if (ret < 0)
+		goto out_free;
+	ret = scan_manifests(&st);
+	if (ret < 0)
+		goto out_free;
+	qsort(st.f, st.nf, sizeof(*st.f), by_seq);
+	ret = judge(&st);
+	if (ret < 0)
+		goto out_free;
+	quarantine_all(&st);
+	sweep_segments(&st);
+	relist(&st);
+	/* Ids never repeat, whatever the clock did since. */
+	if (st.max_open_id >= cat->next_open_id)
+		cat->next_open_id = st.max_open_id + 1;
+out_free:
+	for (i = 0; i < st.nf; i++)
+		manifest_release(&st.f[i].m);
+	free(st.f);
+	free(st.hdr);
+	return ret;
+}
+
+void recover_discard(struct catalog *cat, const char *name)
+{
+	char dir[1000];
+	struct dirent *de;
+	DIR *d;
+	int dfd;
+
+	if (!name[0] || strchr(name, '/') || name[0] == '.')
+		return;
+	snprintf(dir, sizeof(dir), "%s/%s", cat->qdir, name);
+	d = opendir(dir);
+	if (!d)
+		return;
+	dfd = dirfd(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dfd, de->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) < 0)
+		log_printf(LOG_WARNING, "store: removing quarantine %s: %s", dir,
+			   strerror(errno));
+	else
+		log_printf(LOG_NOTICE, "store: quarantine %s discarded", dir);
+}
