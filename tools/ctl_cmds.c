@@ -63,21 +63,41 @@ static unsigned pct(uint64_t part, uint64_t whole)
 	return whole ? (unsigned)((double)part * 100.0 / (double)whole) : 0;
 }
 
+/* Where v's copies are: "local,pfs", "pfs,quarantine", ... or, while it
+ * is written, the share of its bytes in the local store. */
+static void fmt_where(char *out, size_t cap, const struct ckpt_version_info *v)
+{
+	static const struct { uint32_t bit; const char *name; } names[] = {
+		{ CKPT_COPY_LOCAL, "local" }, { CKPT_COPY_PFS, "pfs" },
+		{ CKPT_COPY_QUARANTINE, "quarantine" },
+	};
+	size_t i, n = 0;
+
+	if (v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING) {
+		snprintf(out, cap, "%u%%", v->bytes ? (v->stored >= v->bytes ?
+			 100 : pct(v->stored, v->bytes)) : 0);
+		return;
+	}
+	out[0] = 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (v->copies & names[i].bit)
+			n += snprintf(out + n, cap - n, "%s%s", n ? "," : "",
+				      names[i].name);
+	if (!n)
+		snprintf(out, cap, "-");
+}
+
 /* One table row for a version; with_job adds the JOB column first. */
 static int version_row(struct tbl *t, const struct ckpt_version_info *v,
 		       uint64_t now, int with_job)
 {
-	char files[FMT_LEN], bytes[FMT_LEN], stored[FMT_LEN], age[FMT_LEN];
+	char files[FMT_LEN], bytes[FMT_LEN], where[FMT_LEN], age[FMT_LEN];
 	const char *cells[8];
 	int n = 0;
 
 	snprintf(files, sizeof(files), "%" PRIu32, v->nfiles);
 	fmt_size(bytes, v->bytes);
-	if (v->bytes)
-		snprintf(stored, sizeof(stored), "%u%%",
-			 v->stored >= v->bytes ? 100 : pct(v->stored, v->bytes));
-	else
-		snprintf(stored, sizeof(stored), "-");
+	fmt_where(where, sizeof(where), v);
 	if (v->sealed_ns && now >= v->sealed_ns)
 		fmt_dur(age, now - v->sealed_ns);
 	else
@@ -90,7 +110,7 @@ static int version_row(struct tbl *t, const struct ckpt_version_info *v,
 	cells[n++] = ckpt_level_name(v->level);
 	cells[n++] = files;
 	cells[n++] = bytes;
-	cells[n++] = stored;
+	cells[n++] = where;
 	cells[n++] = age;
 	return tbl_add(t, cells);
 }
@@ -99,21 +119,27 @@ static int print_versions(const struct ckpt_version_info *v, int n,
 			  int with_job)
 {
 	static const char *const heads[] = { "JOB", "VERSION", "STATE", "LEVEL",
-					     "FILES", "BYTES", "STORED", "AGE" };
+					     "FILES", "BYTES", "COPIES", "AGE" };
 	uint64_t now = ctl_wall_ns();
 	struct tbl t;
 	int i, err;
 
 	tbl_init(&t, with_job ? 8 : 7, heads + !with_job,
-		 with_job ? "llllrrrr" : "lllrrrr");
+		 with_job ? "lllllrlr" : "llllrlr");
 	for (i = 0; i < n; i++)
 		version_row(&t, &v[i], now, with_job);
 	err = tbl_print(&t, stdout);
 	tbl_release(&t);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (v[i].state == CKPT_ST_FAILED && v[i].error)
 			printf("%s/%s failed: %s\n", v[i].job, v[i].version,
 			       ckpt_strerror(v[i].error));
+		if (v[i].reason[0])
+			printf("%s/%s: local copy damaged (%s)%s\n", v[i].job,
+			       v[i].version, v[i].reason,
+			       v[i].copies & CKPT_COPY_PFS ?
+			       "; served from the PFS" : "");
+	}
 	return err;
 }
 
@@ -132,6 +158,17 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 	jw_ku64(w, "stored", v->stored);
 	jw_ku64(w, "seq", v->seq);
 	jw_ku64(w, "sealed_ns", v->sealed_ns);
+	jw_key(w, "copies");
+	jw_arr(w);
+	if (v->copies & CKPT_COPY_LOCAL)
+		jw_str(w, "local");
+	if (v->copies & CKPT_COPY_PFS)
+		jw_str(w, "pfs");
+	if (v->copies & CKPT_COPY_QUARANTINE)
+		jw_str(w, "quarantine");
+	jw_arr_end(w);
+	if (v->reason[0])
+		jw_kstr(w, "reason", v->reason);
 	if (v->error) {
 		jw_ki64(w, "error_code", v->error);
 		jw_kstr(w, "error", ckpt_strerror(v->error));
