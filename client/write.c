@@ -395,7 +395,7 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 {
 	struct ckpt_client *c = v->c;
 	struct proto_msg req, rep;
-	int ret, flushed;
+	int ret, flushed, failed;
 
 	flushed = ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
@@ -403,14 +403,17 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 		ret = -CKPT_ESEALED;
 		goto out_unlock;
 	}
+	/* A write of this writer failed: its share is not whole, so the
+	 * version must not be sealed with it.  Abort, and say why. */
+	failed = type == PROTO_COMMIT && (flushed < 0 || v->err < 0);
 	memset(&req, 0, sizeof(req));
-	req.type = type;
+	req.type = failed ? PROTO_ABORT : type;
 	req.handle = v->handle;
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	v->committed = 1;       /* the handle is gone either way */
-	if (type == PROTO_COMMIT && ret == 0 && flushed < 0)
-		ret = flushed;
-	if (type == PROTO_COMMIT && ret == 0)
+	if (failed)
+		ret = flushed < 0 ? flushed : v->err;
+	else if (type == PROTO_COMMIT && ret == 0)
 		ret = v->err;
 out_unlock:
 	pthread_mutex_unlock(&c->mu);

@@ -43,6 +43,9 @@ extern "C" {
 #define CKPT_JOB_MAX     200
 #define CKPT_VERSION_MAX 128
 #define CKPT_PATH_MAX    1024
+/* Largest file size, and largest offset + length of a write: 16 TiB.  A
+ * truncate or write past it gets -EFBIG. */
+#define CKPT_FILE_MAX    (1ull << 44)
 
 /* Default socket when neither an argument nor $CKPT_SOCKET names one. */
 #define CKPT_DEFAULT_SOCKET "/var/lib/ckpt/ckptd.sock"

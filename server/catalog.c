@@ -299,25 +299,33 @@ int version_add_rec(struct version *v, const struct man_rec *r)
 	f->nrecs++;
 	if (r->file_off + r->len > f->size)
 		f->size = r->file_off + r->len;
+	if (r->seg != MAN_SEG_ZERO && r->file_off + r->len > f->data_end)
+		f->data_end = r->file_off + r->len;
 	return 0;
 }
 
 int version_truncate(struct version *v, uint32_t fi, uint64_t size)
 {
 	struct vfile *f = &v->files[fi];
-	uint64_t off, n;
+	uint64_t off, n, end;
 	struct man_rec z;
 	int ret;
 
-	/* Zeros over what is cut, in records of at most 1 GiB. */
-	for (off = size; off < f->size; off += n) {
-		n = f->size - off < (1u << 30) ? f->size - off : (1u << 30);
+	if (size > CKPT_FILE_MAX)
+		return -EFBIG;
+	/* Zeros over the stored bytes that are cut, in records of at most
+	 * 1 GiB; bytes no write stored read as zeros anyway. */
+	end = f->data_end < f->size ? f->data_end : f->size;
+	for (off = size; off < end; off += n) {
+		n = end - off < (1u << 30) ? end - off : (1u << 30);
 		z = (struct man_rec){ .file = fi, .seg = MAN_SEG_ZERO,
 				      .file_off = off, .len = (uint32_t)n };
 		ret = version_add_rec(v, &z);
 		if (ret < 0)
 			return ret;
 	}
+	if (f->data_end > size)
+		f->data_end = size;
 	f->size = size;
 	return 0;
 }

@@ -32,6 +32,8 @@
 struct vfile {
 	char *path;               /* owned */
 	uint64_t size;            /* logical size: furthest write, or truncate */
+	uint64_t data_end;        /* end of the furthest data record not yet
+				   * covered by a truncate's zero record */
 	uint32_t nrecs;
 	int dead;                 /* unlinked (or renamed over): not listed */
 };
@@ -141,8 +143,9 @@ int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 		    uint32_t *seg, uint64_t *seg_off, int *new_seg);
 /* Append a record; its index is the write order.  0 or -ENOMEM. */
 int version_add_rec(struct version *v, const struct man_rec *r);
-/* Set file fi's size, covering what a shrink cuts with zero records.
- * 0 or -ENOMEM. */
+/* Set file fi's size, covering the data a shrink cuts with zero records:
+ * a few records whatever the sizes (only bytes some write stored need
+ * covering).  0, -EFBIG past CKPT_FILE_MAX, or -ENOMEM. */
 int version_truncate(struct version *v, uint32_t fi, uint64_t size);
 /* Drop file fi from the version (its records stay, unlisted). */
 void version_unlink_file(struct version *v, uint32_t fi);

@@ -163,11 +163,16 @@ static int write_check(struct conn *c, const struct proto_msg *req,
 	v = c->w[req->handle].v;
 	if (v->state != CKPT_ST_OPEN)
 		return v->error ? v->error : -CKPT_EABORTED;
+	/* From here on a refused write fails the version: a commit must
+	 * never seal it without the bytes this write carried. */
+	*out = v;
 	if (req->len == 0 || req->len > conf->chunk || req->ring_off % 4096 ||
 	    req->ring_off > c->lease->size ||
 	    rlen > c->lease->size - req->ring_off ||
 	    req->off > UINT64_MAX - req->len)
 		return -EINVAL;
+	if (req->off + req->len > CKPT_FILE_MAX)
+		return -EFBIG;
 	*out = v;
 	return 0;
 }
@@ -182,6 +187,8 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	int new_seg, ret;
 
 	ret = write_check(c, req, &v);
+	if (ret < 0 && v)
+		goto out_fail;
 	if (ret < 0)
 		goto out_wack;
 	w = calloc(1, sizeof(*w));

@@ -92,6 +92,64 @@ static void check_names(struct ckpt_client *c, const char *job,
 	      "unlinked b still exists");
 }
 
+/* Truncates cost a few records whatever the sizes: up to the maximum and
+ * back cuts only what was stored; past the maximum is EFBIG. */
+static void huge_truncate(struct ckpt_client *c, struct ckpt_version *v,
+			  const char *job, const char *ver)
+{
+	struct ckpt_file_info fi;
+	uint8_t buf[64];
+	size_t n = 0;
+	int ret;
+
+	CHECK(ckpt_truncate(v, "huge", 1ull << 60) == -EFBIG,
+	      "truncate to 1 EiB: want EFBIG");
+	CHECK(ckpt_truncate(v, "huge", CKPT_FILE_MAX + 1) == -EFBIG,
+	      "truncate past CKPT_FILE_MAX: want EFBIG");
+	CHECK(ckpt_write(v, "huge", "lost", 4, 0) == 0, "write huge");
+	CHECK(ckpt_truncate(v, "huge", CKPT_FILE_MAX) == 0, "truncate to max");
+	CHECK(ckpt_truncate(v, "huge", 0) == 0, "truncate max to 0");
+	CHECK(ckpt_write(v, "huge", "data", 4, 0) == 0, "write huge again");
+	CHECK(ckpt_truncate(v, "huge", CKPT_FILE_MAX) == 0, "truncate to max");
+	CHECK(ckpt_truncate(v, "huge", 2) == 0, "truncate to 2");
+	CHECK(ckpt_truncate(v, "huge", CKPT_FILE_MAX) == 0, "truncate to max");
+	ret = ckpt_stat_file(c, job, ver, "huge", &fi);
+	CHECK(ret == 0 && fi.size == CKPT_FILE_MAX && fi.extents <= 4,
+	      "huge: %s, size %llu, %u extents (want <= 4)", ckpt_strerror(ret),
+	      (unsigned long long)fi.size, fi.extents);
+	ret = ckpt_read(c, job, ver, "huge", buf, 4, 0, &n);
+	CHECK(ret == 0 && n == 4 && !memcmp(buf, "da\0\0", 4),
+	      "huge: read %s, %zu bytes", ckpt_strerror(ret), n);
+	ret = ckpt_read(c, job, ver, "huge", buf, 8, CKPT_FILE_MAX - 8, &n);
+	CHECK(ret == 0 && n == 8 && !memcmp(buf, "\0\0\0\0\0\0\0\0", 8),
+	      "huge: read at the end %s, %zu bytes", ckpt_strerror(ret), n);
+	CHECK(ckpt_unlink(v, "huge") == 0, "unlink huge");
+}
+
+/* A write past CKPT_FILE_MAX fails with EFBIG, and so does the commit of
+ * the version it was meant for: never a version missing a write. */
+static void huge_write(struct ckpt_client *c, const char *job)
+{
+	char buf[CKPT_VERSION_MAX + 1] = "";
+	struct ckpt_version *v;
+	int ret;
+
+	ret = ckpt_begin(c, job, "too-big", &v);
+	CHECK(ret == 0, "begin too-big: %s", ckpt_strerror(ret));
+	if (ret < 0)
+		return;
+	ret = ckpt_write(v, "f", "data", 4, CKPT_FILE_MAX - 2);
+	if (ret == 0)
+		ret = ckpt_sync(v);
+	CHECK(ret == -EFBIG, "write past CKPT_FILE_MAX: %s, want EFBIG",
+	      ckpt_strerror(ret));
+	ret = ckpt_commit(v);
+	CHECK(ret < 0, "commit after a failed write succeeded");
+	ckpt_version_free(v);
+	ret = ckpt_latest(c, job, CKPT_STAGED, buf, sizeof(buf));
+	CHECK(ret < 0 || strcmp(buf, "too-big"), "a version missing a write is latest");
+}
+
 static int do_write(struct ckpt_client *c, const char *job, const char *ver)
 {
 	static uint8_t a[A_LEN];
@@ -111,6 +169,8 @@ static int do_write(struct ckpt_client *c, const char *job, const char *ver)
 	CHECK(ckpt_truncate(v, "a", CUT) == 0, "truncate a");
 	CHECK(ckpt_write(v, "a", "0123456789", 10, TAIL) == 0, "write a tail");
 	check_a(c, job, ver);            /* read back while open */
+	huge_truncate(c, v, job, ver);
+	huge_write(c, job);
 
 	/* b: written then unlinked; a rename over an existing file. */
 	CHECK(ckpt_write(v, "b", "bbbb", 4, 0) == 0, "write b");
