@@ -5,6 +5,7 @@
 #   make SANITIZE=address,undefined test
 #   make demo               single-node end-to-end run with built-in defaults
 #   make bench              benchmark (not a test)
+#   make soak               the crash-loop test at length (SOAK_ROUNDS kills)
 #   make install PREFIX=/usr/local
 #   make deps               install the Debian packages we build with
 #
@@ -64,7 +65,7 @@ CKPTFS   := $(if $(FUSE_SRC),$(BUILD)/ckptfs)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN:= $(patsubst tests/integ/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 
-.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz
+.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak
 .SECONDARY:
 all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 
@@ -149,6 +150,12 @@ bench: all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/bench.sh
 	@CKPT_BUILD=$(BUILD) tools/bench_drain.sh
 	@if [ -x $(BUILD)/ckptfs ]; then CKPT_BUILD=$(BUILD) tools/bench_fuse.sh; fi
+
+# soak: t_crashloop with many more SIGKILLs than `make test` runs.
+SOAK_ROUNDS ?= 300
+soak: all $(INTEG_BIN)
+	@CKPT_BUILD=$(BUILD) CKPT_CRASH_ROUNDS=$(SOAK_ROUNDS) CKPT_SCALE=$$(( $(SOAK_ROUNDS) / 20 + 1 )) \
+		tests/run-integ.sh t_crashloop
 
 fuzz: $(CORE_A)
 	@tests/fuzz/run.sh $(BUILD)

@@ -77,6 +77,12 @@ static inline uint32_t get_le32(const uint8_t *p)
 	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
 }
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
 static inline uint64_t get_le64(const uint8_t *p)
 {
 	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;

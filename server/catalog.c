@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "codec.h"
 #include "crc32c.h"
 #include "recover.h"
 #include "log.h"
@@ -498,6 +499,57 @@ out_files:
 	return ret;
 }
 
+/* ---- the removal log ---------------------------------------------------- */
+
+void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id)
+{
+	put_le64(rec, open_id);
+	put_le32(rec + 8, crc32c(rec, 8));
+	put_le32(rec + 12, 0);
+}
+
+int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id)
+{
+	if (get_le32(rec + 8) != crc32c(rec, 8) || get_le32(rec + 12))
+		return -CKPT_ECORRUPT;
+	*open_id = get_le64(rec);
+	return 0;
+}
+
+/* Unlink v's manifest on purpose: log its open_id durably first, so that a
+ * crash before its segment headers are cleared is not taken for a version
+ * that never committed. */
+static int manifest_drop(struct catalog *cat, struct version *v)
+{
+	uint8_t rec[RMLOG_REC];
+	char path[700];
+	struct stat st;
+	int fd, ret;
+
+	fd = sys_open(cat->rmlog, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fd;
+	rmlog_encode(rec, v->open_id);
+	ret = fstat(fd, &st) < 0 ? -errno : 0;
+	if (ret == 0)   /* whole records only, after a torn one */
+		ret = sys_pwrite_all(fd, rec, RMLOG_REC,
+				     st.st_size - st.st_size % RMLOG_REC);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	man_path(cat, v->seq, "man", path, sizeof(path));
+	ret = sys_unlink(path);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	ret = sys_fsync_dir(cat->mandir);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "store: fsync of %s: %s", cat->mandir,
+			   strerror(-ret));
+	return 0;
+}
+
 void catalog_fail(struct catalog *cat, struct version *v, int err)
 {
 	if (v->state == CKPT_ST_FAILED)
@@ -517,18 +569,12 @@ void catalog_settle(struct catalog *cat, struct version *v)
 
 int catalog_remove(struct catalog *cat, struct version *v)
 {
-	char path[700];
 	int ret;
 
 	if (v->state == CKPT_ST_SEALED && !v->remote) {
-		man_path(cat, v->seq, "man", path, sizeof(path));
-		ret = sys_unlink(path);
-		if (ret < 0 && ret != -ENOENT)
-			return ret;
-		ret = sys_fsync_dir(cat->mandir);
+		ret = manifest_drop(cat, v);
 		if (ret < 0)
-			log_printf(LOG_WARNING, "store: fsync of %s: %s",
-				   cat->mandir, strerror(-ret));
+			return ret;
 	}
 	if (v->qdir)
 		recover_discard(cat, v->qdir);
@@ -783,20 +829,17 @@ out_drop_job:
 
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
 {
-	char path[700];
 	int ret;
 
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)
 		return -ENOMEM;
-	man_path(cat, v->seq, "man", path, sizeof(path));
-	ret = sys_unlink(path);
-	if (ret < 0 && ret != -ENOENT) {
+	ret = manifest_drop(cat, v);
+	if (ret < 0) {
 		free(v->pfs);
 		v->pfs = NULL;
 		return ret;
 	}
-	sys_fsync_dir(cat->mandir);
 	*v->pfs = *m;
 	memset(m, 0, sizeof(*m));
 	v->remote = 1;
@@ -858,6 +901,9 @@ int catalog_open(struct catalog *cat, const char *store, struct segs *segs)
 		return -ENAMETOOLONG;
 	n = snprintf(cat->qdir, sizeof(cat->qdir), "%s/quarantine", store);
 	if (n < 0 || (size_t)n >= sizeof(cat->qdir))
+		return -ENAMETOOLONG;
+	n = snprintf(cat->rmlog, sizeof(cat->rmlog), "%s/removed", store);
+	if (n < 0 || (size_t)n >= sizeof(cat->rmlog))
 		return -ENAMETOOLONG;
 	if (mkdir(cat->mandir, 0700) < 0 && errno != EEXIST)
 		return -errno;

@@ -102,11 +102,26 @@ struct catalog {
 	struct segs *segs;
 	char mandir[600];         /* <store>/man */
 	char qdir[600];           /* <store>/quarantine */
+	char rmlog[600];          /* <store>/removed: open_ids of versions
+				   * whose manifest was removed on purpose */
 	uint64_t next_seq;
 	uint64_t next_open_id;
 	uint32_t nversions;
 	uint32_t nopen;
 };
+
+/*
+ * The removal log, <store>/removed: one 16-byte record per local copy given
+ * up on purpose (rm, retention, eviction), appended and fsync'd before its
+ * manifest is unlinked: u64 open_id, u32 CRC32C of those 8 bytes, u32 0.
+ * Segment headers are cleared lazily after that; a header that survives a
+ * crash and names a logged open_id is recycled quietly, not reported as an
+ * uncommitted version.  Recovery empties the log once it has cleared them.
+ */
+#define RMLOG_REC 16
+void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id);
+/* 0, or -CKPT_ECORRUPT for a torn or foreign record. */
+int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id);
 
 /* Load the store at store (creating <store>/man and <store>/quarantine)
  * over segs, through recover_store().  0 or -errno. */

@@ -57,6 +57,9 @@ struct rstate {
 	uint32_t nf, cf;
 	char stamp[32];         /* YYYYmmdd-HHMMSS of this start */
 	uint64_t max_open_id;
+	uint64_t *gone;         /* open_ids in the removal log, sorted */
+	uint32_t ngone;
+	uint32_t ncleared;      /* headers of removed versions cleared */
 };
 
 /* ---- reading ------------------------------------------------------------ */
@@ -143,6 +146,45 @@ static int read_headers(struct rstate *st)
 		read_header(st, id, buf);
 	free(buf);
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The removal log (catalog.h): open_ids of local copies given up on
+ * purpose.  A torn last record is ignored. */
+static int read_rmlog(struct rstate *st)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0, i;
+	int ret;
+
+	ret = read_whole(st->cat->rmlog, (void **)&buf, &len);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	st->gone = calloc(len / RMLOG_REC + 1, sizeof(*st->gone));
+	if (!st->gone) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (i = 0; i + RMLOG_REC <= len; i += RMLOG_REC)
+		if (rmlog_decode(buf + i, &st->gone[st->ngone]) == 0)
+			st->ngone++;
+	free(buf);
+	qsort(st->gone, st->ngone, sizeof(*st->gone), cmp_u64);
+	return 0;
+}
+
+static int removed(const struct rstate *st, uint64_t open_id)
+{
+	return st->ngone && bsearch(&open_id, st->gone, st->ngone,
+				    sizeof(*st->gone), cmp_u64) != NULL;
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -487,6 +529,44 @@ static void report_incomplete(struct rstate *st, uint32_t id)
 	v->error = -CKPT_EABORTED;
 }
 
+/* Make a cleared header durable, so that the removal log can be emptied. */
+static void sync_cleared(struct rstate *st, uint32_t id)
+{
+	int ret = sys_fsync(segs_fd(st->cat->segs, id));
+
+	if (ret < 0)
+		log_printf(LOG_WARNING, "recovery: fsync of segment %u: %s", id,
+			   strerror(-ret));
+	else
+		st->ncleared++;
+}
+
+/* Segments whose header a removal-log entry explains. */
+static uint32_t count_removed(const struct rstate *st)
+{
+	uint32_t id, n = 0;
+
+	for (id = 0; id < st->nhdr; id++)
+		n += st->hdr[id].kind == HK_VALID && !st->hdr[id].claimed &&
+		     !st->hdr[id].taken && removed(st, st->hdr[id].h.open_id);
+	return n;
+}
+
+/* Every header the removal log explains is cleared and durable: empty it
+ * (only then, or a crash in between would lose the explanation). */
+static void reset_rmlog(struct rstate *st, int all_synced)
+{
+	int fd;
+
+	if (!all_synced)
+		return;
+	fd = sys_open(st->cat->rmlog, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		sys_fsync(fd);
+		close(fd);
+	}
+}
+
 static void sweep_segments(struct rstate *st)
 {
 	const struct found *u = unnamed_damaged(st);
@@ -499,6 +579,13 @@ static void sweep_segments(struct rstate *st)
 		if (s->claimed || s->taken || s->kind == HK_NONE ||
 		    s->kind == HK_BLANK)
 			continue;
+		if (s->kind == HK_VALID && removed(st, s->h.open_id)) {
+			/* Given up on purpose before the crash. */
+			segs_claim(st->cat->segs, id);
+			segs_free(st->cat->segs, id);
+			sync_cleared(st, id);
+			continue;
+		}
 		if (u) {
 			move_segment(st, u->qname, id);
 			continue;
@@ -596,6 +683,8 @@ int recover_store(struct catalog *cat)
 	gmtime_r(&now, &tm);
 	strftime(st.stamp, sizeof(st.stamp), "%Y%m%d-%H%M%S", &tm);
 	ret = read_headers(&st);
+	if (ret == 0)
+		ret = read_rmlog(&st);
 	if (ret < 0)
 		goto out_free;
 	ret = scan_manifests(&st);
@@ -607,6 +696,7 @@ int recover_store(struct catalog *cat)
 		goto out_free;
 	quarantine_all(&st);
 	sweep_segments(&st);
+	reset_rmlog(&st, st.ncleared == count_removed(&st));
 	relist(&st);
 	/* Ids never repeat, whatever the clock did since. */
 	if (st.max_open_id >= cat->next_open_id)
@@ -616,6 +706,7 @@ out_free:
 		manifest_release(&st.f[i].m);
 	free(st.f);
 	free(st.hdr);
+	free(st.gone);
 	return ret;
 }
 
