@@ -177,6 +177,8 @@ struct fs_version {
 	pthread_mutex_t wb_mu;    /* the write-behind buffers (wbuf.c) */
 	struct fs_link dirty;     /* struct fs_wbuf of its files */
 	unsigned nopen;           /* open handles */
+	unsigned nwopen;          /* of which open for writing: no commit
+				   * while there are any */
 	time_t idle_since;        /* CLOCK_MONOTONIC seconds of last activity */
 	struct timespec born;     /* CLOCK_REALTIME of mkdir */
 };
@@ -366,6 +368,10 @@ int ver_writable_locked(const struct fs_version *ver);
 void ver_touch_locked(struct fs_version *ver);
 /* Mark ver failed with err, and log it (fs->mu held). */
 void ver_fail_locked(struct fs_version *ver, int err);
+
+/* closer.c: 1 if pid is exiting after a signal or with a non-zero status
+ * (why says which), 0 if not or if it cannot tell. */
+int closer_died(pid_t pid, char *why, size_t cap);
 /* CLOCK_MONOTONIC seconds. */
 time_t fs_now_sec(void);
 /* hk.c: the housekeeping thread (autocommit, failed versions, changes made

@@ -131,6 +131,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		if (made || trunc)
 			n->size = 0;
 		attach_locked(h, ver, n);
+		ver->nwopen += writable;
 	}
 	pthread_mutex_unlock(&fs->mu);
 	pthread_rwlock_unlock(&ver->ns);
@@ -438,6 +439,30 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 /* ---- flush, fsync, release ----------------------------------------------- */
 
+/* A writer that dies with a file open may have cut it short: its version
+ * fails rather than be committed (by autocommit, say) without the rest. */
+static int writer_died(struct ckptfs *fs, struct fs_handle *h)
+{
+	pid_t pid = fuse_get_context()->pid;
+	char why[64];
+	int failed;
+
+	if (!closer_died(pid, why, sizeof(why)))
+		return 0;
+	pthread_mutex_lock(&fs->mu);
+	failed = h->ver->state == V_OPEN;
+	if (failed)
+		ver_fail_locked(h->ver, -CKPT_EABORTED);
+	pthread_mutex_unlock(&fs->mu);
+	if (!failed)
+		return 0;
+	fs_log(FUSE_LOG_ERR, "version %s/%s failed: its writer pid %d %s with a file open for writing",
+	       h->ver->job, h->ver->name, (int)pid, why);
+	/* ckptd fails it too, so that no commit by name can seal it. */
+	ckpt_abort(h->ver->v);
+	return -CKPT_EABORTED;
+}
+
 /* close(): report an error of the version's background writes. */
 int fs_flush(const char *path, struct fuse_file_info *fi)
 {
@@ -457,6 +482,8 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0)
 		ret = ver_failed(fs, h->ver, ckpt_flush(h->ver->v));
+	if (ret == 0)
+		ret = writer_died(fs, h);
 	return fs_errno(ret);
 }
 
@@ -539,6 +566,7 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 		h->node->nopen--;
 		tree_release(h->node);
 		ver->nopen--;
+		ver->nwopen -= h->writable;
 		ver_touch_locked(ver);   /* autocommit counts from the close */
 		pthread_mutex_unlock(&fs->mu);
 		ver_put(fs, ver);

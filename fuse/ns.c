@@ -509,10 +509,17 @@ static int rename_version(struct ckptfs *fs, const struct fs_path *a,
 
 	if (!ver)
 		return srv_not_held(fs, a);
-	if (ver->tmp && !strcmp(a->job, b->job) && !strcmp(b->vdisp, ver->name))
+	if (ver->tmp && !strcmp(a->job, b->job) && !strcmp(b->vdisp, ver->name)) {
 		ret = ver_commit(fs, ver, "rename", 1);
-	else
-		ret = -EXDEV;
+	} else {
+		/* Not EXDEV: mv would copy into a new, uncommitted version
+		 * and succeed without committing anything.  (EINVAL makes mv
+		 * speak of subdirectories; EPERM says what it is.) */
+		fs_log(FUSE_LOG_WARNING, "rename of %s/%s%s to %s/%s refused: a version is committed by renaming VER.tmp to VER",
+		       a->job, ver->name, ver->tmp ? ".tmp" : "", b->job,
+		       b->vdisp);
+		ret = -EPERM;
+	}
 	ver_put(fs, ver);
 	return ret;
 }

@@ -371,12 +371,19 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed)
 {
 	int ret;
+	unsigned nw;
 
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
+	nw = ver->nwopen;
+	if (ret == 0 && nw)
+		ret = -EBUSY;   /* a file may still grow: never seal it short */
 	if (ret == 0)
 		ver->state = V_COMMITTING;
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == -EBUSY)
+		fs_log(FUSE_LOG_WARNING, "version %s/%s: commit (%s) refused: %u file(s) still open for writing",
+		       ver->job, ver->name, why, nw);
 	if (ret < 0)
 		return ret;
 	/* Writes in flight finish first; later ones see V_COMMITTING. */
