@@ -774,7 +774,6 @@ int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out)
 {
 	char path[PATH_MAX];
-	struct pfs_owner o;
 	void *buf = NULL;
 	uid_t owner = 0;
 	size_t len = 0;
@@ -798,11 +797,9 @@ int pfs_load(const char *target, const char *job, const char *version,
 	/* Owners can write in their trees: a manifest counts only if it is
 	 * the file ckptd made, which only ckptd could have given to the uid
 	 * it names. */
-	ret = pfs_owner_of(out->uid, &o);
-	if (ret == 0 && owner != o.uid)
-		ret = -EACCES;
-	if (ret == 0)
+	if (owner == pfs_owner_uid(out->uid))
 		return 0;
+	ret = -EACCES;
 out_release:
 	pfsman_release(out);
 	return ret;

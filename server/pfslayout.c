@@ -128,6 +128,11 @@ enum pfs_level pfs_level(const char *name, size_t *stem)
 
 /* ---- owners -------------------------------------------------------------- */
 
+uid_t pfs_owner_uid(uint32_t uid)
+{
+	return geteuid() == 0 ? (uid_t)uid : geteuid();
+}
+
 int pfs_owner_of(uint32_t uid, struct pfs_owner *o)
 {
 	struct passwd pw, *res = NULL;

@@ -88,8 +88,11 @@ struct pfs_owner {
 	gid_t gid;
 };
 /* The owner of the tree of a job of uid: uid and its primary group (ckptd's
- * own uid and gid when ckptd is not root).  0 or -ENOMEM. */
+ * own uid and gid when ckptd is not root).  May block on NSS (getpwuid_r):
+ * not on the loop thread.  0 or -ENOMEM. */
 int pfs_owner_of(uint32_t uid, struct pfs_owner *o);
+/* Just the uid of that owner; never blocks. */
+uid_t pfs_owner_uid(uint32_t uid);
 
 /* An O_PATH fd of the target directory (made 0711 first when create and it
  * is missing).  The caller closes it. */
