@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,16 +262,26 @@ int pfs_open_parent(int tfd, const char *rel, const char **name)
 
 /* ---- directories ----------------------------------------------------------- */
 
-/* Open level name of dfd, making it (mode, owned by o) if missing; an
- * existing one must be o->uid's. */
-static int mkdir_level(int dfd, const char *name, mode_t mode,
-		       const struct pfs_owner *o)
+/*
+ * Making a level and handing it over are two steps; a second drain thread
+ * must not find the level in between (ckptd's, not yet the owner's) and take
+ * it for another uid's.  So levels are made under this lock, and a level
+ * found missing or not the owner's is looked at again under it.  (Another
+ * node's ckptd can still meet such a level: it then fails with EACCES and
+ * its drain retries.)
+ */
+static pthread_mutex_t mkdir_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Open level name of dfd if it is o->uid's (-EACCES if not); if missing
+ * and make, make it first (mode, handed to o). */
+static int level_get(int dfd, const char *name, mode_t mode,
+		     const struct pfs_owner *o, int make)
 {
 	struct stat st;
 	int fd, made = 0, ret;
 
 	fd = open_level(dfd, name, O_RDONLY | O_DIRECTORY, 0);
-	if (fd == -ENOENT) {
+	if (fd == -ENOENT && make) {
 		/* 0700 until it is handed over: private from the start. */
 		if (mkdirat(dfd, name, 0700) == 0)
 			made = 1;
@@ -289,6 +300,19 @@ static int mkdir_level(int dfd, const char *name, mode_t mode,
 		close(fd);
 		return ret;
 	}
+	return fd;
+}
+
+static int mkdir_level(int dfd, const char *name, mode_t mode,
+		       const struct pfs_owner *o)
+{
+	int fd = level_get(dfd, name, mode, o, 0);
+
+	if (fd != -ENOENT && fd != -EACCES)
+		return fd;
+	pthread_mutex_lock(&mkdir_lock);
+	fd = level_get(dfd, name, mode, o, 1);
+	pthread_mutex_unlock(&mkdir_lock);
 	return fd;
 }
 

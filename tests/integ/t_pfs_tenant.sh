@@ -14,6 +14,11 @@
 #    manifests, old and new (a.ckpt-tmp beside a, .ckpt-manifest, manifest,
 #    manifest.tmp, tmp.0, files/...) drains, nothing temporary is left, the
 #    PFS holds every file byte for byte, and a fresh node reads them all back
+#  - links: an owner who swaps a level of its own tree for a symbolic link
+#    (its version's directory to a directory of root's, its files/ to
+#    another user's files) gets a failed drain, never root writing through
+#    the link; the other user's bytes are unchanged and a fresh node does
+#    not take the link for a version
 # Two unprivileged uids are made with useradd for the test and removed with
 # userdel -r when it ends, whatever happens.
 # TIMEOUT: 120
@@ -190,6 +195,47 @@ names() {
 	stop_ckptd n2
 }
 
+# A level of A's tree swapped for a link: ckptd writes nowhere through it.
+links() {
+	local victim=$T/victim s bdir before
+	mkdir -p "$victim"
+	drain_conf l retry_max=1
+	start_ckptd l
+	s=$(sock l)
+	as "$UIDB" "$TW" write -s "$s" other v1 -n 1 -z 100000 -S 91 -w drained ||
+		fail "B's other v1 not drained"
+	bdir=$(pfs_vdir other v1)
+	before=$(tree_sums "$bdir")
+	as "$UIDA" "$TW" write -s "$s" lj v0 -n 1 -z 100000 -S 92 -w drained ||
+		fail "A's lj v0 not drained"
+	# A's own job directory is A's: A may put links in it.
+	as "$UIDA" ln -s "$victim" "$PFS/lj.job/v1.ver" || fail "A cannot write in its job"
+	as "$UIDA" mkdir -p "$PFS/lj.job/v2.ver" || fail "A cannot mkdir in its job"
+	as "$UIDA" ln -s "$bdir/files" "$PFS/lj.job/v2.ver/files" || fail "ln"
+	as "$UIDA" "$TW" write -s "$s" lj v1 -n 1 -z 100000 -S 93 -w local ||
+		fail "A's lj v1 not local"
+	as "$UIDA" "$TW" write -s "$s" lj v2 -P rank000 -n 1 -z 100000 -S 94 -w local ||
+		fail "A's lj v2 not local"
+	poll_until 20 grep -q "drain: lj/v2: " "$T/l/ckptd.log" ||
+		fail "no drain error for a version whose files/ is a link"
+	poll_until 20 grep -q "drain: lj/v1: " "$T/l/ckptd.log" ||
+		fail "no drain error for a version directory that is a link"
+	info "links: $(grep -m1 "drain: lj/v1: " "$T/l/ckptd.log" | sed 's/.*drain: //')"
+	info "links: $(grep -m1 "drain: lj/v2: " "$T/l/ckptd.log" | sed 's/.*drain: //')"
+	[ "$(vlevel l lj v1)" = local ] || fail "lj v1 drained through a link"
+	[ "$(vlevel l lj v2)" = local ] || fail "lj v2 drained through a link"
+	[ -z "$(ls -A "$victim")" ] || fail "ckptd wrote through A's link: $(ls -lA "$victim")"
+	[ "$(tree_sums "$bdir")" = "$before" ] || fail "B's bytes changed through A's link"
+	stop_ckptd l
+	drain_conf l2
+	start_ckptd l2
+	[ "$(vlevel l2 lj v0)" = drained ] || fail "fresh node: no lj v0"
+	[ "$(vlevel l2 lj v1)" = absent ] || fail "fresh node lists lj v1 (a link)"
+	[ "$(vlevel l2 lj v2)" = absent ] || fail "fresh node lists lj v2 (a link)"
+	stop_ckptd l2
+}
+
 subtest collide collide
 subtest names names
+subtest links links
 finish
