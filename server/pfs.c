@@ -10,6 +10,8 @@
  * all-zero chunks as holes, so the file on the PFS is the trainer's file.
  * With compression or incremental drains a file holds its stored chunks one
  * after the other instead, and only the manifest says where each one is.
+ * Where anything goes on the PFS, and every open, mkdir, rename and unlink
+ * there, is pfslayout.c's: nothing here builds a PFS path.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,78 +35,6 @@
 
 #define JOURNAL_MAGIC 0x4c4e4a44u   /* "DJNL" */
 #define CHUNK_ENC     (8 + 4 + 4 + 4 + 1 + 1)
-
-/* ---- places on the PFS ---------------------------------------------------- */
-
-/* unlinkat the last component of rel (flags: 0 or AT_REMOVEDIR). */
-static int unlink_rel(int tfd, const char *rel, int flags)
-{
-	const char *name;
-	int dfd, ret;
-
-	dfd = pfs_open_parent(tfd, rel, &name);
-	if (dfd < 0)
-		return dfd;
-	ret = unlinkat(dfd, name, flags) < 0 ? -errno : 0;
-	close(dfd);
-	return ret;
-}
-
-/* Rename rel `from` to `to` and make it durable (fsync of to's directory). */
-static int rename_rel(int tfd, const char *from, const char *to)
-{
-	const char *fname, *tname;
-	int fdir, tdir, ret;
-
-	fdir = pfs_open_parent(tfd, from, &fname);
-	if (fdir < 0)
-		return fdir;
-	tdir = pfs_open_parent(tfd, to, &tname);
-	ret = tdir < 0 ? tdir : sys_inject(SYS_RENAME);
-	if (ret == 0 && renameat(fdir, fname, tdir, tname) < 0)
-		ret = -errno;
-	if (ret == 0)
-		ret = sys_fsync(tdir);
-	if (tdir >= 0)
-		close(tdir);
-	close(fdir);
-	return ret;
-}
-
-/* Make the directories above rel: the job's shared levels ckptd's, the
- * rest o's. */
-static int mkdirs_above(int tfd, const char *rel, const char *job,
-			const struct pfs_owner *o)
-{
-	char dir[PATH_MAX];
-	char *slash;
-
-	if (snprintf(dir, sizeof(dir), "%s", rel) >= (int)sizeof(dir))
-		return -ENAMETOOLONG;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return 0;
-	*slash = 0;
-	return pfs_mkdirs(tfd, dir, pfs_shared_levels(job), o);
-}
-
-/* A new, empty file at rel (a leftover there is replaced), o's and 0600
- * before a byte is written. */
-static int create_private(int tfd, const char *rel, const struct pfs_owner *o)
-{
-	int fd, ret;
-
-	unlink_rel(tfd, rel, 0);
-	fd = pfs_open(tfd, rel, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return fd;
-	ret = pfs_own(fd, o, 0600);
-	if (ret < 0) {
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
 
 /* ---- the journal of files already published ------------------------------ */
 
@@ -470,10 +400,10 @@ static int copy_file(struct copy *c, uint32_t fi)
 		ret = pfs_path(tmp, sizeof(tmp), PFS_N_FILE_TMP, c->m.job,
 			       c->m.version, NULL, fi);
 	if (ret == 0)
-		ret = mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
+		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
 	if (ret < 0)
 		return ret;
-	fd = create_private(c->tfd, tmp, &c->owner);
+	fd = pfs_create(c->tfd, tmp, &c->owner);
 	if (fd < 0)
 		return fd;
 	for (idx = 0, off = 0; idx < f->count; idx++, off += len) {
@@ -496,7 +426,7 @@ static int copy_file(struct copy *c, uint32_t fi)
 	if (ret < 0)
 		goto out_close;
 	close(fd);
-	ret = rename_rel(c->tfd, tmp, dst);
+	ret = pfs_rename(c->tfd, tmp, dst);
 	if (ret < 0)
 		goto out_unlink;
 	return 0;
@@ -504,7 +434,7 @@ static int copy_file(struct copy *c, uint32_t fi)
 out_close:
 	close(fd);
 out_unlink:
-	unlink_rel(c->tfd, tmp, 0);
+	pfs_unlink(c->tfd, tmp, 0);
 	return ret;
 }
 
@@ -559,7 +489,7 @@ static int write_manifest(struct copy *c)
 			       c->m.version, NULL, 0);
 	if (ret < 0)
 		goto out_free;
-	fd = create_private(c->tfd, tmp, &c->owner);
+	fd = pfs_create(c->tfd, tmp, &c->owner);
 	ret = fd;
 	if (fd >= 0) {
 		ret = sys_pwrite_all(fd, buf, len, 0);
@@ -568,9 +498,9 @@ static int write_manifest(struct copy *c)
 		close(fd);
 	}
 	if (ret == 0)
-		ret = rename_rel(c->tfd, tmp, dst);
+		ret = pfs_rename(c->tfd, tmp, dst);
 	if (ret < 0)
-		unlink_rel(c->tfd, tmp, 0);
+		pfs_unlink(c->tfd, tmp, 0);
 out_free:
 	free(buf);
 	return ret;
@@ -599,7 +529,7 @@ static int unpublish_stale(const char *target, int tfd,
 	if (ret == 0)
 		ret = sys_inject(SYS_UNLINK);
 	if (ret == 0)
-		ret = unlink_rel(tfd, path, 0);
+		ret = pfs_unlink(tfd, path, 0);
 	if (ret == 0)
 		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is replaced",
 			   job->job, job->version);
@@ -929,7 +859,7 @@ static void prune(int tfd, const char *rel, size_t keep)
 		return;
 	while ((p = strrchr(buf, '/')) && (size_t)(p - buf) >= keep) {
 		*p = 0;
-		if (unlink_rel(tfd, buf, AT_REMOVEDIR) < 0)
+		if (pfs_unlink(tfd, buf, AT_REMOVEDIR) < 0)
 			return;
 	}
 }
@@ -952,14 +882,14 @@ int pfs_remove(const char *target, const struct pfsman *m)
 		return tfd;
 	ret = sys_inject(SYS_UNLINK);
 	if (ret == 0)
-		ret = unlink_rel(tfd, path, 0);
+		ret = pfs_unlink(tfd, path, 0);
 	if (ret < 0 && ret != -ENOENT)
 		goto out_close;
 	for (i = 0; i < m->nfiles; i++) {
 		if (pfs_path(path, sizeof(path), PFS_N_FILE, m->job, m->version,
 			     m->files[i].path, 0) < 0)
 			continue;
-		unlink_rel(tfd, path, 0);
+		pfs_unlink(tfd, path, 0);
 		/* Directories left empty go too, the version's last. */
 		prune(tfd, path, strlen(top));
 	}

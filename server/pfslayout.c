@@ -342,3 +342,69 @@ int pfs_mkdirs(int tfd, const char *rel, unsigned shared,
 		close(dfd);
 	return 0;
 }
+
+/* ---- files: made, renamed, removed ------------------------------------------ */
+
+int pfs_unlink(int tfd, const char *rel, int flags)
+{
+	const char *name;
+	int dfd, ret;
+
+	dfd = pfs_open_parent(tfd, rel, &name);
+	if (dfd < 0)
+		return dfd;
+	ret = unlinkat(dfd, name, flags) < 0 ? -errno : 0;
+	close(dfd);
+	return ret;
+}
+
+int pfs_rename(int tfd, const char *from, const char *to)
+{
+	const char *fname, *tname;
+	int fdir, tdir, ret;
+
+	fdir = pfs_open_parent(tfd, from, &fname);
+	if (fdir < 0)
+		return fdir;
+	tdir = pfs_open_parent(tfd, to, &tname);
+	ret = tdir < 0 ? tdir : sys_inject(SYS_RENAME);
+	if (ret == 0 && renameat(fdir, fname, tdir, tname) < 0)
+		ret = -errno;
+	if (ret == 0)
+		ret = sys_fsync(tdir);
+	if (tdir >= 0)
+		close(tdir);
+	close(fdir);
+	return ret;
+}
+
+int pfs_mkdirs_above(int tfd, const char *rel, const char *job,
+		     const struct pfs_owner *o)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", rel) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	*slash = 0;
+	return pfs_mkdirs(tfd, dir, pfs_shared_levels(job), o);
+}
+
+int pfs_create(int tfd, const char *rel, const struct pfs_owner *o)
+{
+	int fd, ret;
+
+	pfs_unlink(tfd, rel, 0);
+	fd = pfs_open(tfd, rel, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return fd;
+	ret = pfs_own(fd, o, 0600);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}

@@ -110,5 +110,18 @@ int pfs_mkdirs(int tfd, const char *rel, unsigned shared,
 	       const struct pfs_owner *o);
 /* Give the file open as fd to o with mode. */
 int pfs_own(int fd, const struct pfs_owner *o, mode_t mode);
+/* Make the directories above rel, a path of job's (the job's shared levels
+ * ckptd's, the rest o's), as pfs_mkdirs(). */
+int pfs_mkdirs_above(int tfd, const char *rel, const char *job,
+		     const struct pfs_owner *o);
+/* A new, empty file at rel (a leftover there is removed first), o's and
+ * 0600 before a byte is written; the directory must exist.  The fd, open
+ * O_WRONLY, or -errno. */
+int pfs_create(int tfd, const char *rel, const struct pfs_owner *o);
+/* Rename rel `from` to rel `to` (replacing it) and fsync to's directory.
+ * Counts as a "rename" for sys_inject(). */
+int pfs_rename(int tfd, const char *from, const char *to);
+/* unlinkat the last level of rel; flags 0 or AT_REMOVEDIR. */
+int pfs_unlink(int tfd, const char *rel, int flags);
 
 #endif
