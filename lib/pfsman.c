@@ -186,7 +186,7 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m)
 		f->count = dec_u32(d);
 		if (d->err)
 			return d->err;
-		if (name_check_path(path) || !strcmp(path, PFSMAN_NAME))
+		if (name_check_path(path))
 			return -CKPT_EBADNAME;
 		ret = pfs_check_range(m, f, &next);
 		if (ret)

@@ -1,10 +1,12 @@
 /*
  * pfsman.h - the manifest of a version drained to the parallel file system.
  *
- * A drained version is a directory <target>/<job>/<version>/ holding the
- * version's files under their own paths, and this manifest beside them as
- * PFSMAN_NAME, written last: a version directory without a valid manifest is
- * not a drained version.  The manifest lists every file and, per file, its
+ * A drained version is a directory on the PFS holding the version's files
+ * under their own paths, and this manifest, written last: a version
+ * directory without a valid manifest is not a drained version.  (Where the
+ * directory, the files and the manifest are is the daemon's business,
+ * server/pfslayout.h; format 2 is the layout where the manifest is beside
+ * the tree of files, not in it, so any path is a valid file.)  The manifest lists every file and, per file, its
  * chunks (PFSMAN_CHUNK bytes of the file each, the last one shorter) with the
  * CRC32C of the chunk's bytes as the trainer wrote them, so that `ckptctl
  * verify` and every restore check each byte.
@@ -40,9 +42,8 @@
 
 #include "ckpt.h"
 
-#define PFSMAN_NAME   ".ckpt-manifest"
 #define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
-#define PFSMAN_FORMAT 1
+#define PFSMAN_FORMAT 2  /* 1: the layout with the manifest among the files */
 #define PFSMAN_MAX_FILES  (1u << 20)
 #define PFSMAN_MAX_CHUNKS (1u << 26)
 
@@ -96,7 +97,7 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
  * is exactly chunk bytes; ZSTD: 0 < stored < len; kind2 is 0 unless REF,
  * and a REF's kind2 is RAW, ZSTD or ZERO with stored to match; a ZSTD chunk
  * needs PFS_F_COMPRESSED and a REF PFS_F_INCREMENTAL (unknown flags:
- * -CKPT_EVERSION); base != version; paths unique and never PFSMAN_NAME.
+ * -CKPT_EVERSION); base != version; paths unique.
  * 0 or -CKPT_EBADMAGIC, -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO,
  * -CKPT_EBADNAME, -ENOMEM. */
 int pfsman_decode(const void *buf, size_t len, struct pfsman *m);

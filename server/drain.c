@@ -305,28 +305,10 @@ out_free:
 	free(ct);
 }
 
-/* A file the PFS layout cannot hold: the manifest's own name. */
-static int undrainable(const struct version *v)
-{
-	uint32_t i;
-
-	for (i = 0; i < v->nfiles; i++)
-		if (!v->files[i].dead && !strcmp(v->files[i].path, PFSMAN_NAME))
-			return 1;
-	return 0;
-}
-
 static int start_copy(struct ckptd *d, struct version *v)
 {
 	struct copy_task *ct;
 
-	if (undrainable(v)) {
-		log_printf(LOG_ERR, "drain: %s/%s cannot be drained: it has a file named %s, the PFS manifest's name; it stays local",
-			   v->job->name, v->name, PFSMAN_NAME);
-		v->drain = DR_SKIPPED;
-		v->drain_err = -CKPT_EBADNAME;
-		return 0;
-	}
 	ct = calloc(1, sizeof(*ct));
 	if (!ct)
 		return -ENOMEM;

@@ -10,11 +10,12 @@
  * all-zero chunks as holes, so the file on the PFS is the trainer's file.
  * With compression or incremental drains a file holds its stored chunks one
  * after the other instead, and only the manifest says where each one is.
+ * Where anything goes on the PFS, and every open, mkdir, rename and unlink
+ * there, is pfslayout.c's: nothing here builds a PFS path.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,62 +27,14 @@
 #include "codec.h"
 #include "crc32c.h"
 #include "log.h"
+#include "names.h"
 #include "pfs.h"
+#include "pfslayout.h"
 #include "sys.h"
 #include "zip.h"
 
 #define JOURNAL_MAGIC 0x4c4e4a44u   /* "DJNL" */
 #define CHUNK_ENC     (8 + 4 + 4 + 4 + 1 + 1)
-
-/* ---- paths ---------------------------------------------------------------- */
-
-static int path_join(char *buf, size_t cap, const char *a, const char *b,
-		     const char *c, const char *d)
-{
-	int n = snprintf(buf, cap, "%s/%s/%s%s%s", a, b, c, d ? "/" : "",
-			 d ? d : "");
-
-	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
-/* mkdir -p of the directory part of path (or of path itself if dir). */
-static int mkdirs(const char *path, int whole)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	if (!whole) {
-		p = strrchr(buf, '/');
-		if (!p)
-			return 0;
-		*p = 0;
-	}
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int fsync_parent(const char *path)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	p = strrchr(buf, '/');
-	if (p)
-		*p = 0;
-	return sys_fsync_dir(buf);
-}
 
 /* ---- the journal of files already published ------------------------------ */
 
@@ -339,7 +292,8 @@ struct copy {
 	uint8_t *buf;             /* one chunk */
 	uint8_t *zbuf;            /* one compressed chunk */
 	size_t zcap;
-	char dir[PATH_MAX];       /* <target>/<job>/<version> */
+	int tfd;                  /* the target directory */
+	struct pfs_owner owner;   /* of the job's tree */
 };
 
 /* The chunk of base matching path and index, if it is stored in base. */
@@ -440,13 +394,16 @@ static int copy_file(struct copy *c, uint32_t fi)
 	uint32_t idx, len;
 	int fd, ret;
 
-	if (snprintf(dst, sizeof(dst), "%s/%s", c->dir, f->path) >= (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s.ckpt-tmp", dst) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	ret = mkdirs(dst, 0);
+	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
+		       f->path, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp), PFS_N_FILE_TMP, c->m.job,
+			       c->m.version, NULL, fi);
+	if (ret == 0)
+		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
 	if (ret < 0)
 		return ret;
-	fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = pfs_create(c->tfd, tmp, &c->owner);
 	if (fd < 0)
 		return fd;
 	for (idx = 0, off = 0; idx < f->count; idx++, off += len) {
@@ -469,9 +426,7 @@ static int copy_file(struct copy *c, uint32_t fi)
 	if (ret < 0)
 		goto out_close;
 	close(fd);
-	ret = sys_rename(tmp, dst);
-	if (ret == 0)
-		ret = fsync_parent(dst);
+	ret = pfs_rename(c->tfd, tmp, dst);
 	if (ret < 0)
 		goto out_unlink;
 	return 0;
@@ -479,7 +434,7 @@ static int copy_file(struct copy *c, uint32_t fi)
 out_close:
 	close(fd);
 out_unlink:
-	unlink(tmp);
+	pfs_unlink(c->tfd, tmp, 0);
 	return ret;
 }
 
@@ -526,27 +481,27 @@ static int write_manifest(struct copy *c)
 		return -ENOMEM;
 	len = pfsman_encode(&c->m, buf, size);
 	ret = len < 0 ? (int)len : 0;
-	if (snprintf(dst, sizeof(dst), "%s/%s", c->dir, PFSMAN_NAME) >=
-	    (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
-		ret = -ENAMETOOLONG;
-	if (ret == 0) {
-		fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-		ret = fd;
-		if (fd >= 0) {
-			ret = sys_pwrite_all(fd, buf, len, 0);
-			if (ret == 0)
-				ret = sys_fsync(fd);
-			close(fd);
-		}
+	if (ret == 0)
+		ret = pfs_path(dst, sizeof(dst), PFS_N_MANIFEST, c->m.job,
+			       c->m.version, NULL, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp), PFS_N_MANIFEST_TMP, c->m.job,
+			       c->m.version, NULL, 0);
+	if (ret < 0)
+		goto out_free;
+	fd = pfs_create(c->tfd, tmp, &c->owner);
+	ret = fd;
+	if (fd >= 0) {
+		ret = sys_pwrite_all(fd, buf, len, 0);
+		if (ret == 0)
+			ret = sys_fsync(fd);
+		close(fd);
 	}
 	if (ret == 0)
-		ret = sys_rename(tmp, dst);
-	if (ret == 0)
-		ret = sys_fsync_dir(c->dir);
+		ret = pfs_rename(c->tfd, tmp, dst);
 	if (ret < 0)
-		unlink(tmp);
+		pfs_unlink(c->tfd, tmp, 0);
+out_free:
 	free(buf);
 	return ret;
 }
@@ -556,7 +511,8 @@ static int write_manifest(struct copy *c)
  * version's (the name was removed and written again) must go before any file
  * is replaced, or readers would take new bytes for the old version.
  */
-static int unpublish_stale(const char *target, const struct pfs_job *job)
+static int unpublish_stale(const char *target, int tfd,
+			   const struct pfs_job *job)
 {
 	char path[PATH_MAX];
 	struct pfsman old;
@@ -568,12 +524,12 @@ static int unpublish_stale(const char *target, const struct pfs_job *job)
 	pfsman_release(&old);
 	if (ret)
 		return 0;
-	ret = path_join(path, sizeof(path), target, job->job, job->version,
-			PFSMAN_NAME);
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
+		       job->version, NULL, 0);
 	if (ret == 0)
-		ret = sys_unlink(path);
+		ret = sys_inject(SYS_UNLINK);
 	if (ret == 0)
-		ret = fsync_parent(path);
+		ret = pfs_unlink(tfd, path, 0);
 	if (ret == 0)
 		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is replaced",
 			   job->job, job->version);
@@ -583,6 +539,7 @@ static int unpublish_stale(const char *target, const struct pfs_job *job)
 static int copy_begin(struct copy *c)
 {
 	struct pfs_job *job = c->job;
+	char dir[PATH_MAX];
 	int ret;
 
 	c->m.chunk = c->o->chunk;
@@ -592,13 +549,19 @@ static int copy_begin(struct copy *c)
 	c->m.sealed_ns = job->sealed_ns;
 	snprintf(c->m.job, sizeof(c->m.job), "%s", job->job);
 	snprintf(c->m.version, sizeof(c->m.version), "%s", job->version);
-	if (path_join(c->dir, sizeof(c->dir), c->o->target, job->job,
-		      job->version, NULL) < 0)
-		return -ENAMETOOLONG;
-	ret = mkdirs(c->dir, 1);
+	ret = pfs_owner_of(job->uid, &c->owner);
 	if (ret < 0)
 		return ret;
-	ret = unpublish_stale(c->o->target, job);
+	c->tfd = pfs_target_open(c->o->target, 1);
+	if (c->tfd < 0)
+		return c->tfd;
+	ret = pfs_path(dir, sizeof(dir), PFS_N_VERSION, job->job, job->version,
+		       NULL, 0);
+	if (ret == 0)
+		ret = pfs_mkdirs(c->tfd, dir, pfs_shared_levels(job->job),
+				 &c->owner);
+	if (ret == 0)
+		ret = unpublish_stale(c->o->target, c->tfd, job);
 	if (ret < 0)
 		return ret;
 	if (c->o->incremental && job->base[0] &&
@@ -634,6 +597,8 @@ static void copy_release(struct copy *c)
 	zip_free(c->zip);
 	free(c->zbuf);
 	free(c->buf);
+	if (c->tfd >= 0)
+		close(c->tfd);
 }
 
 /* Finish the manifest's flags from what the chunks turned out to be. */
@@ -653,7 +618,7 @@ static void copy_flags(struct copy *c)
 
 int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 {
-	struct copy c = { .o = opts, .job = job };
+	struct copy c = { .o = opts, .job = job, .tfd = -1 };
 	uint8_t *done = NULL;
 	uint32_t fi;
 	int ret;
@@ -707,33 +672,66 @@ void pfs_job_free(struct pfs_job *job)
 
 /* ---- reading back --------------------------------------------------------- */
 
+/* The manifest at rel, whole, in *buf (malloc'd, the caller frees it) and
+ * *len, and the uid that owns it in *owner.  It must be a regular file. */
+static int manifest_read(const char *target, const char *rel, void **buf,
+			 size_t *len, uid_t *owner)
+{
+	struct stat st;
+	int tfd, fd, ret;
+
+	tfd = pfs_target_open(target, 0);
+	if (tfd < 0)
+		return tfd;
+	fd = pfs_open(tfd, rel, O_RDONLY, 0);
+	close(tfd);
+	if (fd < 0)
+		return fd;
+	ret = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	if (ret == 0 && !(*buf = malloc(st.st_size ? st.st_size : 1)))
+		ret = -ENOMEM;
+	if (ret == 0)
+		ret = sys_pread_all(fd, *buf, st.st_size, 0);
+	close(fd);
+	if (ret == 0) {
+		*len = st.st_size;
+		*owner = st.st_uid;
+	}
+	return ret;
+}
+
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	void *buf = NULL;
-	int fd, ret;
+	uid_t owner = 0;
+	size_t len = 0;
+	int ret;
 
-	ret = path_join(path, sizeof(path), target, job, version, PFSMAN_NAME);
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
+	if (ret == 0)
+		ret = manifest_read(target, path, &buf, &len, &owner);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	ret = pfsman_decode(buf, len, out);
+	free(buf);
 	if (ret < 0)
 		return ret;
-	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	ret = fstat(fd, &st) < 0 ? -errno : 0;
-	if (ret == 0 && !(buf = malloc(st.st_size ? st.st_size : 1)))
-		ret = -ENOMEM;
-	if (ret == 0)
-		ret = sys_pread_all(fd, buf, st.st_size, 0);
-	close(fd);
-	if (ret == 0)
-		ret = pfsman_decode(buf, st.st_size, out);
-	free(buf);
-	if (ret == 0 && (strcmp(out->job, job) || strcmp(out->version, version))) {
-		pfsman_release(out);
+	if (strcmp(out->job, job) || strcmp(out->version, version)) {
 		ret = -CKPT_ECORRUPT;
+		goto out_release;
 	}
+	/* Owners can write in their trees: a manifest counts only if it is
+	 * the file ckptd made, which only ckptd could have given to the uid
+	 * it names. */
+	if (owner == pfs_owner_uid(out->uid))
+		return 0;
+	ret = -EACCES;
+out_release:
+	pfsman_release(out);
 	return ret;
 }
 
@@ -753,7 +751,7 @@ void pfs_thread_exit(void)
 }
 
 /* The bytes of chunk k of file f into out (k->len bytes), verified. */
-static int chunk_fetch(const char *target, const struct pfsman *m,
+static int chunk_fetch(int tfd, const struct pfsman *m,
 		       const struct pfs_file *f, const struct pfs_chunk *k,
 		       int *fd, int *base_fd, uint8_t *out)
 {
@@ -767,12 +765,12 @@ static int chunk_fetch(const char *target, const struct pfsman *m,
 		return 0;
 	}
 	if (*which < 0) {
-		ret = path_join(path, sizeof(path), target, m->job,
-				k->kind == PFS_REF ? m->base : m->version,
-				f->path);
+		ret = pfs_path(path, sizeof(path), PFS_N_FILE, m->job,
+			       k->kind == PFS_REF ? m->base : m->version,
+			       f->path, 0);
 		if (ret < 0)
 			return ret;
-		*which = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+		*which = pfs_open(tfd, path, O_RDONLY, 0);
 		if (*which < 0)
 			return *which;
 	}
@@ -811,7 +809,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 {
 	const struct pfs_file *f = &m->files[fi];
 	uint64_t done = 0, coff, a, z;
-	int fd = -1, base_fd = -1;
+	int fd = -1, base_fd = -1, tfd;
 	uint8_t *buf = NULL;
 	uint32_t idx;
 	long ret = 0;
@@ -823,11 +821,16 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	buf = malloc(m->chunk);
 	if (!buf)
 		return -ENOMEM;
+	tfd = pfs_target_open(target, 0);
+	if (tfd < 0) {
+		free(buf);
+		return tfd;
+	}
 	for (idx = off / m->chunk; done < len && idx < f->count; idx++) {
 		const struct pfs_chunk *k = &m->chunks[f->first + idx];
 
 		coff = (uint64_t)idx * m->chunk;
-		ret = chunk_fetch(target, m, f, k, &fd, &base_fd, buf);
+		ret = chunk_fetch(tfd, m, f, k, &fd, &base_fd, buf);
 		if (ret < 0)
 			break;
 		a = off + done;
@@ -839,89 +842,161 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 		close(fd);
 	if (base_fd >= 0)
 		close(base_fd);
+	close(tfd);
 	free(buf);
 	return ret < 0 ? ret : (long)done;
 }
 
+/* rmdir rel's directory and those above it while they are empty, up to
+ * and with the version's directory (the job's stays: a copy of another
+ * version may be making its way into it). */
+static void prune(int tfd, const char *rel, size_t keep)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
+		return;
+	while ((p = strrchr(buf, '/')) && (size_t)(p - buf) >= keep) {
+		*p = 0;
+		if (pfs_unlink(tfd, buf, AT_REMOVEDIR) < 0)
+			return;
+	}
+}
+
 int pfs_remove(const char *target, const struct pfsman *m)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], top[PATH_MAX];
 	uint32_t i;
-	int ret;
+	int tfd, ret;
 
-	ret = path_join(path, sizeof(path), target, m->job, m->version,
-			PFSMAN_NAME);
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, m->job, m->version,
+		       NULL, 0);
+	if (ret == 0)
+		ret = pfs_path(top, sizeof(top), PFS_N_VERSION, m->job,
+			       m->version, NULL, 0);
 	if (ret < 0)
 		return ret;
-	ret = sys_unlink(path);
+	tfd = pfs_target_open(target, 0);
+	if (tfd < 0)
+		return tfd;
+	ret = sys_inject(SYS_UNLINK);
+	if (ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
 	if (ret < 0 && ret != -ENOENT)
-		return ret;
-	fsync_parent(path);
+		goto out_close;
 	for (i = 0; i < m->nfiles; i++) {
-		char *p;
-
-		if (path_join(path, sizeof(path), target, m->job, m->version,
-			      m->files[i].path) < 0)
+		if (pfs_path(path, sizeof(path), PFS_N_FILE, m->job, m->version,
+			     m->files[i].path, 0) < 0)
 			continue;
-		unlink(path);
-		/* Empty directories up to the version's go too. */
-		while ((p = strrchr(path, '/')) && (*p = 0, rmdir(path) == 0))
-			;
+		pfs_unlink(tfd, path, 0);
+		/* Directories left empty go too, the version's last. */
+		prune(tfd, path, strlen(top));
 	}
-	return 0;
+	ret = 0;
+out_close:
+	close(tfd);
+	return ret;
 }
 
 /* ---- scanning ------------------------------------------------------------- */
 
-static struct {
+struct scan {
 	const char *target;
-	size_t tlen;
 	int (*fn)(void *, struct pfsman *);
 	void *arg;
-	int stop;
-} scan;
+	char job[CKPT_JOB_MAX + 1];   /* the job of the level being scanned */
+	size_t jlen;
+};
 
-static int scan_one(const char *path, const struct stat *st, int type,
-		    struct FTW *ftw)
+/* An open directory of the level name of dfd. */
+static DIR *scan_open(int dfd, const char *name)
 {
-	char rel[PATH_MAX], *ver;
-	struct pfsman m;
-	size_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
 
-	(void)st;
-	if (type != FTW_F || strcmp(path + ftw->base, PFSMAN_NAME))
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+/* A version's directory found: load its manifest and hand it to fn. */
+static int scan_version(struct scan *s, const char *name, size_t stem)
+{
+	char version[CKPT_VERSION_MAX + 1];
+	struct pfsman m;
+	int ret;
+
+	if (stem > CKPT_VERSION_MAX)
 		return 0;
-	/* path = target/<job>/<version>/PFSMAN_NAME */
-	n = ftw->base - scan.tlen - 1;
-	if (ftw->base <= (int)scan.tlen + 1 || n >= sizeof(rel))
+	memcpy(version, name, stem);
+	version[stem] = 0;
+	if (name_check_version(version) || name_check_job(s->job))
 		return 0;
-	memcpy(rel, path + scan.tlen + 1, n);
-	rel[n - 1] = 0;                           /* drop the '/' */
-	ver = strrchr(rel, '/');
-	if (!ver)
-		return 0;
-	*ver++ = 0;
-	if (pfs_load(scan.target, rel, ver, &m) < 0) {
-		log_printf(LOG_WARNING, "pfs: %s is not a valid manifest; ignored",
-			   path);
+	ret = pfs_load(s->target, s->job, version, &m);
+	if (ret == -ENOENT)
+		return 0;       /* a copy that never finished */
+	if (ret < 0) {
+		log_printf(LOG_WARNING, "pfs: no valid manifest for %s/%s on the PFS (%s); ignored",
+			   s->job, version, ckpt_strerror(ret));
 		return 0;
 	}
-	scan.stop = scan.fn(scan.arg, &m);
-	return scan.stop;
+	return s->fn(s->arg, &m);
+}
+
+/*
+ * Scan the level open as d, a shared level (or the target) when !job_level,
+ * else a job's: follow .dir and .job levels, or .ver ones; everything else,
+ * whoever made it, is not part of the layout and is left alone.
+ */
+static int scan_level(struct scan *s, DIR *d, int job_level, unsigned depth)
+{
+	size_t jlen = s->jlen, stem;
+	struct dirent *e;
+	enum pfs_level l;
+	DIR *sub;
+	int ret = 0;
+
+	while (!ret && (e = readdir(d))) {
+		l = pfs_level(e->d_name, &stem);
+		if (job_level) {
+			if (l == PFS_L_VER)
+				ret = scan_version(s, e->d_name, stem);
+			continue;
+		}
+		if ((l != PFS_L_DIR && l != PFS_L_JOB) ||
+		    jlen + stem + 1 > CKPT_JOB_MAX || depth > CKPT_JOB_MAX / 2)
+			continue;
+		memcpy(s->job + jlen, e->d_name, stem);
+		s->jlen = jlen + stem;
+		if (l == PFS_L_DIR)
+			s->job[s->jlen++] = '/';
+		s->job[s->jlen] = 0;
+		sub = scan_open(dirfd(d), e->d_name);
+		if (sub) {
+			ret = scan_level(s, sub, l == PFS_L_JOB, depth + 1);
+			closedir(sub);
+		}
+		s->jlen = jlen;
+		s->job[jlen] = 0;
+	}
+	return ret;
 }
 
 int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
 	     void *arg)
 {
+	struct scan s = { .target = target, .fn = fn, .arg = arg };
+	DIR *d;
 	int ret;
 
-	scan.target = target;
-	scan.tlen = strlen(target);
-	scan.fn = fn;
-	scan.arg = arg;
-	scan.stop = 0;
-	ret = nftw(target, scan_one, 16, FTW_PHYS);
-	if (ret < 0 && errno == ENOENT)
-		return 0;
-	return ret < 0 ? -errno : scan.stop;
+	d = opendir(target);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	ret = scan_level(&s, d, 0, 0);
+	closedir(d);
+	return ret;
 }

@@ -9,7 +9,8 @@
  * reported done.  Each file is rebuilt chunk by chunk from its records (every
  * record CRC-checked as it is read), written under a temporary name, fsync'd
  * and renamed; the PFS manifest (pfsman.h) is written last, so a version
- * without one is never taken as drained.  Files already published by an
+ * without one is never taken as drained.  Where everything goes, who owns it
+ * and how it is reached is pfslayout.h's.  Files already published by an
  * earlier, interrupted copy are listed in a journal in the local store and
  * not copied again.
  */
@@ -61,7 +62,9 @@ struct pfs_job {
 int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job);
 void pfs_job_free(struct pfs_job *job);
 
-/* Read and verify a drained version's manifest.  0 or -errno/-CKPT_E*. */
+/* Read and verify a drained version's manifest: valid (pfsman_decode), of
+ * this job and version, and owned on the PFS by the owner it names
+ * (-EACCES otherwise).  0 or -errno/-CKPT_E*. */
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out);
 /* Read len bytes at off of file fi of drained version m into dst, every
@@ -71,14 +74,14 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	      uint64_t off, uint64_t len, void *dst);
 /* Free what pfs_read() keeps per thread; call it before a thread ends. */
 void pfs_thread_exit(void);
-/* Remove a drained version from the PFS: the manifest first, then files.
- * 0 or -errno. */
+/* Remove a drained version from the PFS: the manifest first, then files,
+ * then the directories left empty up to the version's.  0 or -errno. */
 int pfs_remove(const char *target, const struct pfsman *m);
 
-/* Call fn for every drained version found under target (a directory of
- * <job>/<version>/PFSMAN_NAME); fn owns the manifest it is given (keep it or
- * pfsman_release it).  Stops at the first non-zero fn result.  Not
- * thread-safe (nftw): call it from one thread. */
+/* Call fn for every drained version found under target (laid out as
+ * pfslayout.h says; anything else there is ignored, an invalid manifest
+ * logged); fn owns the manifest it is given (keep it or pfsman_release it).
+ * Stops at the first non-zero fn result, which it returns. */
 int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
 	     void *arg);
 

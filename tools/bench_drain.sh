@@ -59,7 +59,9 @@ import_drained() {
 	ctl wait "$1" "$2" drained --timeout 600 >/dev/null || { echo "bench: drain failed" >&2; exit 1; }
 	echo $(($(now_ms) - t0))
 }
-pfs_bytes() { du -sb --exclude=.ckpt-manifest "$1" | cut -f1; }
+# pfs_bytes PFS JOB VERSION: bytes of the version's files on the PFS (a
+# one-component job: <job>.job/<version>.ver/files, server/pfslayout.h).
+pfs_bytes() { du -sb "$1/$2.job/$3.ver/files" | cut -f1; }
 rate() { echo "scale=2; $1 / 1.048576 / $2 / 1000" | bc; } # bytes ms -> MiB/s
 ratio() { echo "scale=3; $1 / $2" | bc; }
 
@@ -131,7 +133,7 @@ if [ $HAVE_NP = 1 ]; then
 			start "z$name$s" compress=zstd:1 shuffle=$s threads=2
 			raw=$(du -sb "$DIR/data/$name" | cut -f1)
 			ms=$(import_drained bench v1 "$DIR/data/$name")
-			st=$(pfs_bytes "$DIR/z$name$s/pfs/bench/v1")
+			st=$(pfs_bytes "$DIR/z$name$s/pfs" bench v1)
 			stop
 			printf '%-38s %10s %10s %8s %s\n' "$name, shuffle $s" "$raw" "$ms" \
 				"$(rate "$raw" "$ms")" "$(ratio "$st" "$raw")"
@@ -142,8 +144,8 @@ if [ $HAVE_NP = 1 ]; then
 	raw=$(du -sb "$DIR/data/fp32" | cut -f1)
 	ms1=$(import_drained bench step1 "$DIR/data/fp32")
 	ms2=$(import_drained bench step2 "$DIR/data/fp32-step2")
-	s1=$(pfs_bytes "$DIR/incr/pfs/bench/step1")
-	s2=$(pfs_bytes "$DIR/incr/pfs/bench/step2")
+	s1=$(pfs_bytes "$DIR/incr/pfs" bench step1)
+	s2=$(pfs_bytes "$DIR/incr/pfs" bench step2)
 	stop
 	printf '\n%-38s %10s %10s %8s %s\n' INCREMENTAL 'WRITTEN' MS 'MiB/s' 'WRITTEN/RAW'
 	printf '%-38s %10s %10s %8s %s\n' "step1 (full)" "$s1" "$ms1" "$(rate "$raw" "$ms1")" "$(ratio "$s1" "$raw")"

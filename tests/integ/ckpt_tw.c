@@ -23,7 +23,8 @@
  * -x MODE (write via: copy (default), async, zerocopy), -p (pause before
  * commit until stdin closes: lets a test kill the daemon mid-version),
  * -o DIR (expect: output directory), -P DIR (put the files under DIR/ in
- * the version: long names make long listings).
+ * the version: long names make long listings), -F PATH (repeatable: the
+ * files are these paths instead, as many as given; -n is then ignored).
  *
  * Errors are printed as "ckpt_tw: WHAT: ckpt_strerror()" so that a test can
  * match the message ("No space left on device", "Permission denied").
@@ -44,6 +45,8 @@
 
 struct args {
 	const char *sock, *job, *version, *mode, *outdir, *prefix;
+	const char *names[64];    /* -F, in order */
+	int nnames;
 	int rank, files, random, commit, pause, squeeze;
 	uint64_t size, seed;
 	enum ckpt_level wait;
@@ -80,7 +83,9 @@ static void pattern(const struct args *a, int f, uint64_t off, uint8_t *buf,
 
 static void file_name(const struct args *a, int f, char *buf, size_t cap)
 {
-	if (a->prefix)
+	if (a->nnames)
+		snprintf(buf, cap, "%s", a->names[f]);
+	else if (a->prefix)
 		snprintf(buf, cap, "%s/rank%03d/part-%d.bin", a->prefix,
 			 a->rank, f);
 	else
@@ -365,7 +370,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:Z")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZF:")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -379,6 +384,11 @@ int main(int argc, char **argv)
 		case 'Z': a.squeeze = 1; break;
 		case 'o': a.outdir = optarg; break;
 		case 'P': a.prefix = optarg; break;
+		case 'F':
+			if (a.nnames == (int)(sizeof(a.names) / sizeof(a.names[0])))
+				return 2;
+			a.names[a.nnames++] = optarg;
+			break;
 		case 'w':
 			if (ckpt_level_parse(optarg, &a.wait) < 0)
 				return 2;
@@ -389,6 +399,8 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		return 2;
+	if (a.nnames)
+		a.files = a.nnames;
 	cmd = argv[optind];
 	a.job = argv[optind + 1];
 	if (!strcmp(cmd, "latest")) {

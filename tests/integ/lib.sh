@@ -670,6 +670,25 @@ drain_conf() {
 	} >>"$T/$name/ckptd.conf"
 }
 
+# pfs_vdir JOB VERSION: the directory of a drained version under $PFS
+# (server/pfslayout.h): every job component but the last as NAME.dir, the
+# last as NAME.job, the version as NAME.ver; it holds the manifest, and the
+# version's files under files/.
+pfs_vdir() {
+	local job=$1 d=$PFS
+	while [[ $job == */* ]]; do
+		d+="/${job%%/*}.dir"
+		job=${job#*/}
+	done
+	echo "$d/$job.job/$2.ver"
+}
+
+# pfs_temps: the drain's temporary files left anywhere under $PFS.
+pfs_temps() {
+	find "$PFS" \( -path '*.ver/tmp.*' -o -path '*.ver/manifest.tmp' \) \
+		-print 2>/dev/null
+}
+
 # vlevel NAME JOB VERSION: the level ckptd lists, or absent.
 vlevel() {
 	local out

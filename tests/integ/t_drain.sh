@@ -1,7 +1,8 @@
 #!/bin/bash
 # t_drain: committed versions drain to the PFS target and come back from it.
-#  - plain: the PFS tree is the trainer's files byte for byte (diff -r with
-#    what ckpt_tw writes) plus a manifest, and the version reaches DRAINED;
+#  - plain: the PFS tree of the version's files is the trainer's files byte
+#    for byte (diff -r with what ckpt_tw writes), the manifest is beside it,
+#    and the version reaches DRAINED;
 #    rm drops the local copy, a second rm the PFS copy, and the name can
 #    be written again
 #  - zstd with a byte shuffle, and incremental: the PFS files are no longer
@@ -29,10 +30,10 @@ plain() {
 	tw a write pl/job v1 -n 3 -z 5000000 -S 12 -w drained ||
 		fail "v1 did not reach DRAINED"
 	expect_tree "$T/exp1" pl/job v1 12 3 5000000
-	diff -r -x .ckpt-manifest "$T/exp1" "$PFS/pl/job/v1" ||
+	diff -r "$T/exp1" "$(pfs_vdir pl/job v1)/files" ||
 		fail "the PFS tree of a plain drain is not the trainer's files"
-	[ -f "$PFS/pl/job/v1/.ckpt-manifest" ] || fail "no manifest beside the files"
-	[ -z "$(find "$PFS" -name '*.ckpt-tmp')" ] || fail "temporary files left"
+	[ -f "$(pfs_vdir pl/job v1)/manifest" ] || fail "no manifest beside the files"
+	[ -z "$(pfs_temps)" ] || fail "temporary files left: $(pfs_temps)"
 	[ "$(vlevel a pl/job v1)" = drained ] || fail "v1 not listed as drained"
 	# rm of a drained version drops the local copy (still listed, on the
 	# PFS); a second rm removes it from the PFS; the name can then be
@@ -46,7 +47,7 @@ plain() {
 	[ "$(vlevel a pl/job again)" = absent ] || fail "second rm left the version listed"
 	tw a write pl/job again -n 1 -z 1500000 -S 14 -w drained || fail "again/2 not drained"
 	expect_tree "$T/exp-again" pl/job again 14 1 1500000
-	diff -r -x .ckpt-manifest "$T/exp-again" "$PFS/pl/job/again" ||
+	diff -r "$T/exp-again" "$(pfs_vdir pl/job again)/files" ||
 		fail "a version written again did not replace its PFS copy"
 	stop_ckptd a
 }
@@ -59,15 +60,15 @@ packed() {
 	tw b write zi/job v3 -n 4 -z 4000000 -S 22 -w drained || fail "v3 not drained"
 	tw b verify zi/job v1 -n 4 -z 4000000 -S 21 || fail "v1 does not read back"
 	tw b verify zi/job v3 -n 4 -z 4000000 -S 22 || fail "v3 does not read back"
-	s2=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/v2" | cut -f1)
-	s3=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/v3" | cut -f1)
+	s2=$(du -sb "$(pfs_vdir zi/job v2)/files" | cut -f1)
+	s3=$(du -sb "$(pfs_vdir zi/job v3)/files" | cut -f1)
 	info "incremental: v2 stores $s2 bytes, v3 (same bytes as v2) $s3"
 	[ "$s3" -lt $((s2 / 10)) ] ||
 		fail "incremental v3 (identical to v2) stores $s3 bytes, v2 $s2"
 	# Compressible data is stored compressed; the files are no longer plain.
 	tw b write zi/job z1 -n 2 -z 4000000 -S 23 -Z -w drained || fail "z1 not drained"
 	tw b verify zi/job z1 -n 2 -z 4000000 -S 23 -Z || fail "z1 does not read back"
-	sz=$(du -sb --exclude=.ckpt-manifest "$PFS/zi/job/z1" | cut -f1)
+	sz=$(du -sb "$(pfs_vdir zi/job z1)/files" | cut -f1)
 	info "zstd: 8000000 compressible bytes stored in $sz"
 	[ "$sz" -lt 4000000 ] || fail "compressible data stored in $sz bytes (not compressed)"
 	stop_ckptd b
@@ -105,7 +106,7 @@ retention() {
 	done
 	poll_until 20 level_is d rt/job v2 absent ||
 		fail "v2 still listed though [drain] keep=2"
-	[ ! -f "$PFS/rt/job/v1/.ckpt-manifest" ] || fail "v1 is still on the PFS"
+	[ ! -e "$(pfs_vdir rt/job v1)" ] || fail "v1 is still on the PFS"
 	for i in 3 4; do
 		tw d verify rt/job v$i -n 1 -z 2000000 -S $((30 + i)) ||
 			fail "v$i does not read back"

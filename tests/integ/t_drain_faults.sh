@@ -19,7 +19,7 @@ mkdir -p "$PFS"
 
 status_json() { ctl "$1" --json status; }
 drain_failed() { [ "$(drain_field "$1" drain_errors)" -gt 0 ]; }
-published() { [ -n "$(find "$PFS/$1" -type f 2>/dev/null | head -1)" ]; }
+published() { [ -n "$(find "$PFS/$1.dir" -path '*/files/*' -type f 2>/dev/null | head -1)" ]; }
 drain_field() { # NAME FIELD
 	status_json "$1" | /usr/bin/python3 -c \
 		"import json,sys; print(json.load(sys.stdin)['daemon']['$2'])"
@@ -38,10 +38,10 @@ killed() {
 	restart a
 	poll_until 60 level_is a kj/job v1 drained ||
 		fail "the drain did not complete after a restart"
-	[ -z "$(find "$PFS" -name '*.ckpt-tmp')" ] || fail "temporary files left after the resumed drain"
+	[ -z "$(pfs_temps)" ] || fail "temporary files left after the resumed drain: $(pfs_temps)"
 	[ -z "$(find "$T/a/store/drain" -name '*.journal')" ] || fail "journal left after the drain"
 	"$TW" expect kj/job v1 -r 0 -n 4 -z 6000000 -S 41 -o "$T/exp" || fail "expect"
-	diff -r -x .ckpt-manifest "$T/exp" "$PFS/kj/job/v1" || fail "resumed drain: PFS tree differs"
+	diff -r "$T/exp" "$(pfs_vdir kj/job v1)/files" || fail "resumed drain: PFS tree differs"
 	stop_ckptd a
 }
 
@@ -69,7 +69,7 @@ pfs_trouble() {
 	poll_until 20 grep -q "No space left" "$T/b/ckptd.log" ||
 		fail "no ENOSPC from a full PFS in the log"
 	[ "$(vlevel b full/job v1)" = local ] || fail "a version listed drained on a full PFS"
-	[ ! -f "$mnt/full/job/v1/.ckpt-manifest" ] || fail "a manifest published on a full PFS"
+	[ ! -f "$(pfs_vdir full/job v1)/manifest" ] || fail "a manifest published on a full PFS"
 	mount -o remount,size=64m "$mnt" || fail "remount bigger"
 	poll_until 30 level_is b full/job v1 drained ||
 		fail "the drain did not recover once the PFS had room"
@@ -83,7 +83,7 @@ corrupt() {
 	tw c write cj/job v1 -n 2 -z 1000000 -S 61 -w drained || fail "not drained"
 	stop_ckptd c
 	# A byte in the middle of the second file, on the PFS.
-	f=$PFS/cj/job/v1/rank000/part-1.bin
+	f=$(pfs_vdir cj/job v1)/files/rank000/part-1.bin
 	[ -f "$f" ] || fail "no drained file $f"
 	printf '\xff' | dd of="$f" bs=1 seek=500000 conv=notrunc status=none
 	drain_conf c2

@@ -230,6 +230,11 @@ static void test_bit_flips(void)
 	img[OFF_FORMAT] ^= 2;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
 	img[OFF_FORMAT] ^= 2;
+	/* Format 1 had another layout on the PFS: not readable here. */
+	CU_ASSERT_EQUAL(img[OFF_FORMAT], PFSMAN_FORMAT);
+	img[OFF_FORMAT] = 1;
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
+	img[OFF_FORMAT] = PFSMAN_FORMAT;
 	img[n / 2] ^= 0x80;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_ECORRUPT);
 	img[n / 2] ^= 0x80;
@@ -510,8 +515,9 @@ static void test_names(void)
 	static char bad_path[] = "model/../../etc/passwd";
 	static char abs_path[] = "/abs";
 	static char empty_path[] = "";
-	static char our_name[] = PFSMAN_NAME;
-	static char nested_name[] = "sub/" PFSMAN_NAME;
+	static char old_name[] = ".ckpt-manifest";
+	static char layout_name[] = "manifest";
+	static char tmp_name[] = "manifest.tmp";
 	static char dup_path[] = "model/rank00.pt";
 	struct pfsman m;
 
@@ -545,12 +551,14 @@ static void test_names(void)
 	sample(&m);
 	m.files[3].path = empty_path;
 	expect(&m, -CKPT_EBADNAME);
-	/* The manifest's own name is not a file of the version ... */
+	/* Format 2: the manifest is not among the files, so any valid path is a
+	 * file, the names of the manifest (format 1's too) included. */
 	sample(&m);
-	m.files[3].path = our_name;
-	expect(&m, -CKPT_EBADNAME);
-	/* ... but it may be deeper down. */
-	m.files[3].path = nested_name;
+	m.files[3].path = old_name;
+	expect(&m, 0);
+	m.files[3].path = layout_name;
+	expect(&m, 0);
+	m.files[3].path = tmp_name;
 	expect(&m, 0);
 	/* Two files, one path. */
 	sample(&m);
