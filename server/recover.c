@@ -194,6 +194,25 @@ static int has_suffix(const char *s, const char *suf)
 	return n >= k && !strcmp(s + n - k, suf);
 }
 
+/* A new entry at the end of st->f, zeroed, or NULL. */
+static struct found *found_new(struct rstate *st)
+{
+	struct found *f;
+
+	if (st->nf == st->cf) {
+		uint32_t n = st->cf ? st->cf * 2 : 16;
+
+		f = realloc(st->f, n * sizeof(*f));
+		if (!f)
+			return NULL;
+		st->f = f;
+		st->cf = n;
+	}
+	f = &st->f[st->nf];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
 /* Read man/name into a new entry of st->f. */
 static int add_found(struct rstate *st, const char *name)
 {
@@ -203,17 +222,9 @@ static int add_found(struct rstate *st, const char *name)
 	void *buf = NULL;
 	int ret;
 
-	if (st->nf == st->cf) {
-		uint32_t n = st->cf ? st->cf * 2 : 16;
-
-		f = realloc(st->f, n * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		st->f = f;
-		st->cf = n;
-	}
-	f = &st->f[st->nf];
-	memset(f, 0, sizeof(*f));
+	f = found_new(st);
+	if (!f)
+		return -ENOMEM;
 	snprintf(f->file, sizeof(f->file), "%s", name);
 	snprintf(path, sizeof(path), "%s/%s", st->cat->mandir, name);
 	ret = read_whole(path, &buf, &len);
@@ -232,6 +243,12 @@ static int add_found(struct rstate *st, const char *name)
 		snprintf(f->reason, sizeof(f->reason), "manifest %s: %s",
 			 name, ckpt_strerror(ret));
 	}
+	/* The file name is the seq: it orders and names an unreadable one, and
+	 * no later version may take it. */
+	if (!f->named)
+		f->m.seq = strtoull(name, NULL, 16);
+	if (f->m.seq >= st->cat->next_seq)
+		st->cat->next_seq = f->m.seq + 1;
 	if (f->named && f->m.open_id > st->max_open_id)
 		st->max_open_id = f->m.open_id;
 	st->nf++;
@@ -241,10 +258,28 @@ out_free:
 	return ret;
 }
 
+/* A manifest never renamed into place: the first seal of a version that
+ * never committed, or a rewrite (a level change) of one whose .man stands. */
+static void drop_tmp(struct rstate *st, const char *name)
+{
+	char path[1000], man[1000];
+	size_t n = strlen(name) - 4;
+
+	snprintf(path, sizeof(path), "%s/%s", st->cat->mandir, name);
+	snprintf(man, sizeof(man), "%s/%.*s.man", st->cat->mandir, (int)n,
+		 name);
+	if (access(man, F_OK) == 0)
+		log_printf(LOG_INFO, "recovery: removing %s (an unfinished rewrite; %s stands)",
+			   path, man);
+	else
+		log_printf(LOG_INFO, "recovery: removing unfinished manifest %s (its version never committed)",
+			   path);
+	unlink(path);
+}
+
 static int scan_manifests(struct rstate *st)
 {
 	struct dirent *de;
-	char path[1000];
 	DIR *d;
 	int ret = 0;
 
@@ -255,12 +290,7 @@ static int scan_manifests(struct rstate *st)
 		if (de->d_name[0] == '.')
 			continue;
 		if (has_suffix(de->d_name, ".tmp")) {
-			/* Never renamed into place: never committed. */
-			snprintf(path, sizeof(path), "%s/%s", st->cat->mandir,
-				 de->d_name);
-			log_printf(LOG_INFO, "recovery: removing unfinished manifest %s (its version never committed)",
-				   path);
-			unlink(path);
+			drop_tmp(st, de->d_name);
 			continue;
 		}
 		if (!has_suffix(de->d_name, ".man") ||
@@ -463,6 +493,20 @@ static int quarantine_one(struct rstate *st, struct found *f)
 	return ret;
 }
 
+/* A quarantine that failed (a full disk, say): what would have moved stays
+ * where it is, claimed, so that nothing recycles it. */
+static void keep_in_place(struct rstate *st, const struct found *f)
+{
+	uint32_t id;
+
+	for (id = 0; id < st->nhdr; id++) {
+		if (!belongs(st, f, id))
+			continue;
+		segs_claim(st->cat->segs, id);
+		st->hdr[id].taken = 1;
+	}
+}
+
 /* Move every damaged manifest, and what it names, aside; list them. */
 static int quarantine_all(struct rstate *st)
 {
@@ -472,12 +516,13 @@ static int quarantine_all(struct rstate *st)
 	for (i = 0; i < st->nf; i++) {
 		struct found *f = &st->f[i];
 
-		if (!f->damaged)
-			continue;
+		if (!f->damaged || f->qname[0])
+			continue;       /* sound, or quarantined before */
 		ret = quarantine_one(st, f);
 		if (ret < 0) {
 			/* Left where it is, untouched: the next start tries
 			 * again.  Its segments stay claimed meanwhile. */
+			keep_in_place(st, f);
 			log_printf(LOG_ERR, "recovery: CORRUPTION: manifest %s/%s (%s) could not be quarantined: %s",
 				   st->cat->mandir, f->file, f->reason,
 				   strerror(-ret));
@@ -567,9 +612,21 @@ static void reset_rmlog(struct rstate *st, int all_synced)
 	}
 }
 
+/* The quarantined version whose head segment id's header names, or NULL. */
+static const struct found *quarantine_of(const struct rstate *st, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nf; i++)
+		if (st->f[i].qname[0] && st->f[i].named &&
+		    hdr_names(&st->hdr[id], &st->f[i].m))
+			return &st->f[i];
+	return NULL;
+}
+
 static void sweep_segments(struct rstate *st)
 {
-	const struct found *u = unnamed_damaged(st);
+	const struct found *u = unnamed_damaged(st), *q;
 	char qname[64];
 	uint32_t id;
 
@@ -586,8 +643,8 @@ static void sweep_segments(struct rstate *st)
 			sync_cleared(st, id);
 			continue;
 		}
-		if (u) {
-			move_segment(st, u->qname, id);
+		if ((q = quarantine_of(st, id)) || (q = u)) {
+			move_segment(st, q->qname, id);
 			continue;
 		}
 		if (s->kind == HK_VALID) {
@@ -608,14 +665,17 @@ static void sweep_segments(struct rstate *st)
 /* ---- quarantine of earlier starts --------------------------------------- */
 
 /* List quarantine directory name (from an earlier start) as DAMAGED, by
- * the head of the manifest it holds. */
+ * the head of the manifest it holds, and keep it as an entry so that
+ * segments still in the store that name it join it (a quarantine cut short
+ * by a crash or a full disk). */
 static void relist_one(struct rstate *st, const char *name)
 {
 	char dir[1000], path[1300], reason[CKPT_REASON_MAX + 1] = "";
-	struct manifest head;
 	struct dirent *de;
+	struct found *f;
 	size_t len;
 	void *buf;
+	FILE *fp;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/%s", st->cat->qdir, name);
@@ -630,43 +690,43 @@ static void relist_one(struct rstate *st, const char *name)
 	closedir(d);
 	if (!de || read_whole(path, &buf, &len) < 0)
 		return;
-	if (manifest_peek(buf, len, &head) == 0) {
-		snprintf(path, sizeof(path), "%s/reason", dir);
-		FILE *fp = fopen(path, "re");
-
-		if (fp) {
-			if (fgets(reason, sizeof(reason), fp))
-				reason[strcspn(reason, "\n")] = 0;
-			fclose(fp);
-		}
-		if (catalog_add_damaged(st->cat, &head, name,
-					reason[0] ? reason : "quarantined") == 0)
-			log_printf(LOG_WARNING, "recovery: %s/%s is damaged (%s), kept in %s",
-				   head.job, head.version, reason, dir);
-		if (head.seq >= st->cat->next_seq)
-			st->cat->next_seq = head.seq + 1;
+	f = found_new(st);
+	if (!f || manifest_peek(buf, len, &f->m) < 0 ||
+	    strlen(name) >= sizeof(f->qname)) {
+		free(buf);
+		return;
 	}
 	free(buf);
+	snprintf(path, sizeof(path), "%s/reason", dir);
+	fp = fopen(path, "re");
+	if (fp) {
+		if (fgets(reason, sizeof(reason), fp))
+			reason[strcspn(reason, "\n")] = 0;
+		fclose(fp);
+	}
+	f->named = f->damaged = 1;
+	snprintf(f->qname, sizeof(f->qname), "%s", name);
+	snprintf(f->reason, sizeof(f->reason), "%s",
+		 reason[0] ? reason : "quarantined");
+	st->nf++;
+	if (catalog_add_damaged(st->cat, &f->m, name, f->reason) == 0)
+		log_printf(LOG_WARNING, "recovery: %s/%s is damaged (%s), kept in %s",
+			   f->m.job, f->m.version, f->reason, dir);
+	if (f->m.seq >= st->cat->next_seq)
+		st->cat->next_seq = f->m.seq + 1;
 }
 
 static void relist(struct rstate *st)
 {
 	struct dirent *de;
-	uint32_t i;
 	DIR *d;
 
 	d = opendir(st->cat->qdir);
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		for (i = 0; i < st->nf; i++)
-			if (!strcmp(st->f[i].qname, de->d_name))
-				break;
-		if (i == st->nf)        /* not made by this start */
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
 			relist_one(st, de->d_name);
-	}
 	closedir(d);
 }
 
@@ -694,10 +754,10 @@ int recover_store(struct catalog *cat)
 	ret = judge(&st);
 	if (ret < 0)
 		goto out_free;
+	relist(&st);            /* before this start adds to the quarantine */
 	quarantine_all(&st);
 	sweep_segments(&st);
 	reset_rmlog(&st, st.ncleared == count_removed(&st));
-	relist(&st);
 	/* Ids never repeat, whatever the clock did since. */
 	if (st.max_open_id >= cat->next_open_id)
 		cat->next_open_id = st.max_open_id + 1;
