@@ -358,6 +358,21 @@ int sys_pread_all(int fd, void *buf, size_t len, off_t off)
  * Make a rename or create in dir durable.  Both steps go through the seam, so
  * "fsync:N:EIO" also hits directory syncs.
  */
+int sys_write_file(const char *path, const void *buf, size_t len,
+		   mode_t mode)
+{
+	int fd, ret;
+
+	fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return fd;
+	ret = sys_pwrite_all(fd, buf, len, 0);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
+	return ret;
+}
+
 int sys_fsync_dir(const char *dir)
 {
 	int fd, ret;

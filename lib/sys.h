@@ -57,6 +57,10 @@ int sys_unlink(const char *path);
  * at end of file). */
 int sys_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 int sys_pread_all(int fd, void *buf, size_t len, off_t off);
+/* Create or replace path (mode) with the len bytes of buf, and fsync it.
+ * The caller renames it into place, if it wants that.  0 or -errno. */
+int sys_write_file(const char *path, const void *buf, size_t len,
+		   mode_t mode);
 /* open(dir, O_RDONLY|O_DIRECTORY) and fsync it. */
 int sys_fsync_dir(const char *dir);
 

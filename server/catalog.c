@@ -436,15 +436,9 @@ out_nomem:
 static int write_file_durably(const char *tmp, const char *dst,
 			      const char *dir, const void *buf, size_t len)
 {
-	int fd, ret;
+	int ret;
 
-	fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fd;
-	ret = sys_pwrite_all(fd, buf, len, 0);
-	if (ret == 0)
-		ret = sys_fsync(fd);
-	close(fd);
+	ret = sys_write_file(tmp, buf, len, 0600);
 	if (ret < 0)
 		goto out_unlink;
 	ret = sys_rename(tmp, dst);
@@ -645,6 +639,40 @@ static void catalog_insert_found(struct catalog *cat, struct job *j,
 		cat->next_seq = v->seq + 1;
 }
 
+/* Undo version_new_in(): free v (if any) and drop j if it has no version. */
+static void version_abandon(struct catalog *cat, struct job *j,
+			    struct version *v)
+{
+	if (v) {
+		version_free_segs(cat, v);
+		version_destroy(v);
+	}
+	if (!j->nversions) {
+		list_del(&j->link);
+		free(j);
+	}
+}
+
+/* A new version named name in job (made for uid if missing): *jp, *vp.
+ * -EEXIST if the job has it already, -ENOMEM. */
+static int version_new_in(struct catalog *cat, const char *job,
+			  const char *name, uid_t uid, struct job **jp,
+			  struct version **vp)
+{
+	int ret;
+
+	if (catalog_version(cat, job, name))
+		return -EEXIST;
+	ret = job_get(cat, job, uid, jp);
+	if (ret < 0)
+		return ret;
+	*vp = version_alloc(name, uid);
+	if (*vp)
+		return 0;
+	version_abandon(cat, *jp, NULL);
+	return -ENOMEM;
+}
+
 int catalog_load(struct catalog *cat, const struct manifest *m)
 {
 	struct version *v;
@@ -652,16 +680,9 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	uint32_t i;
 	int ret;
 
-	if (catalog_version(cat, m->job, m->version))
-		return -EEXIST;
-	ret = job_get(cat, m->job, m->uid, &j);
+	ret = version_new_in(cat, m->job, m->version, m->uid, &j, &v);
 	if (ret < 0)
 		return ret;
-	v = version_alloc(m->version, m->uid);
-	if (!v) {
-		ret = -ENOMEM;
-		goto out_drop_job;
-	}
 	v->state = CKPT_ST_SEALED;
 	v->level = m->level;
 	v->seq = m->seq;
@@ -694,13 +715,7 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	return 0;
 
 out_destroy:
-	version_free_segs(cat, v);
-	version_destroy(v);
-out_drop_job:
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
+	version_abandon(cat, j, v);
 	return ret;
 }
 
@@ -711,15 +726,13 @@ int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
 	struct job *j;
 	int ret;
 
-	if (catalog_version(cat, head->job, head->version))
-		return -EEXIST;
-	ret = job_get(cat, head->job, head->uid, &j);
+	ret = version_new_in(cat, head->job, head->version, head->uid, &j, &v);
 	if (ret < 0)
 		return ret;
-	v = version_alloc(head->version, head->uid);
-	if (!v || !(v->qdir = strdup(qdir))) {
-		ret = -ENOMEM;
-		goto out_destroy;
+	v->qdir = strdup(qdir);
+	if (!v->qdir) {
+		version_abandon(cat, j, v);
+		return -ENOMEM;
 	}
 	v->state = CKPT_ST_DAMAGED;
 	v->error = -CKPT_ECORRUPT;
@@ -729,15 +742,6 @@ int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
 	snprintf(v->reason, sizeof(v->reason), "%s", reason);
 	catalog_insert_found(cat, j, v);
 	return 0;
-
-out_destroy:
-	if (v)
-		version_destroy(v);
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
-	return ret;
 }
 
 /* Give v the files of PFS manifest m and m itself: a remote version. */
@@ -798,33 +802,19 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 	struct job *j;
 	int ret;
 
-	if (catalog_version(cat, m->job, m->version))
-		return -EEXIST;
-	ret = job_get(cat, m->job, m->uid, &j);
+	ret = version_new_in(cat, m->job, m->version, m->uid, &j, &v);
 	if (ret < 0)
 		return ret;
-	v = version_alloc(m->version, m->uid);
-	if (!v) {
-		ret = -ENOMEM;
-		goto out_drop_job;
-	}
 	ret = version_set_remote(cat, v, m);
-	if (ret < 0)
-		goto out_destroy;
+	if (ret < 0) {
+		version_abandon(cat, j, v);
+		return ret;
+	}
 	job_insert(j, v);
 	v->ordinal = ++j->nsealed;
 	cat->nversions++;
 	*out = v;
 	return 0;
-
-out_destroy:
-	version_destroy(v);
-out_drop_job:
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
-	return ret;
 }
 
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)

@@ -419,18 +419,11 @@ static int write_reason(struct rstate *st, const char *qname,
 			const char *reason)
 {
 	char path[1000], line[CKPT_REASON_MAX + 2];
-	int fd, ret, n;
+	int n;
 
 	snprintf(path, sizeof(path), "%s/%s/reason", st->cat->qdir, qname);
 	n = snprintf(line, sizeof(line), "%s\n", reason);
-	fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fd;
-	ret = sys_pwrite_all(fd, line, n, 0);
-	if (ret == 0)
-		ret = sys_fsync(fd);
-	close(fd);
-	return ret;
+	return sys_write_file(path, line, n, 0600);
 }
 
 static int move_segment(struct rstate *st, const char *qname, uint32_t id)
@@ -750,7 +743,8 @@ int recover_store(struct catalog *cat)
 	ret = scan_manifests(&st);
 	if (ret < 0)
 		goto out_free;
-	qsort(st.f, st.nf, sizeof(*st.f), by_seq);
+	if (st.nf)
+		qsort(st.f, st.nf, sizeof(*st.f), by_seq);
 	ret = judge(&st);
 	if (ret < 0)
 		goto out_free;
