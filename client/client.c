@@ -131,11 +131,12 @@ static int send_all(int fd, const void *buf, size_t len)
 static int read_frame(struct ckpt_client *c, struct proto_msg *m,
 		      struct dec *rest);
 
-/* A refusal: ckptd answers a connection it will not serve with one reply
- * of seq 0 and the reason, then closes it. */
+/* A refusal: ckptd answers a connection it will not serve with one HELLO
+ * reply of seq 0 and the reason, then closes it.  (WACKs have seq 0 too.) */
 static int is_refusal(const struct proto_msg *m)
 {
-	return (m->type & PROTO_REPLY) && m->seq == 0 && m->status < 0;
+	return m->type == (PROTO_HELLO | PROTO_REPLY) && m->seq == 0 &&
+	       m->status < 0;
 }
 
 /* A send failed with ret: if ckptd refused the connection, the frame that
