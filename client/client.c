@@ -128,6 +128,31 @@ static int send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int read_frame(struct ckpt_client *c, struct proto_msg *m,
+		      struct dec *rest);
+
+/* A refusal: ckptd answers a connection it will not serve with one HELLO
+ * reply of seq 0 and the reason, then closes it.  (WACKs have seq 0 too.) */
+static int is_refusal(const struct proto_msg *m)
+{
+	return m->type == (PROTO_HELLO | PROTO_REPLY) && m->seq == 0 &&
+	       m->status < 0;
+}
+
+/* A send failed with ret: if ckptd refused the connection, the frame that
+ * says why may still be waiting to be read. */
+static int send_failed(struct ckpt_client *c, int ret)
+{
+	static __thread struct proto_msg m;
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+	if ((ret == -EPIPE || ret == -ECONNRESET) && poll(&p, 1, 0) == 1 &&
+	    read_frame(c, &m, NULL) == 0 && is_refusal(&m))
+		ret = m.status;
+	c->broken = ret;
+	return ret;
+}
+
 int cl_send(struct ckpt_client *c, struct proto_msg *m)
 {
 	uint8_t frame[PROTO_HDR_LEN + 1024 + 2 * CKPT_PATH_MAX];
@@ -136,12 +161,14 @@ int cl_send(struct ckpt_client *c, struct proto_msg *m)
 	if (c->broken)
 		return c->broken;
 	m->seq = ++c->seq;
+	if (!m->seq)            /* seq 0 is ckptd's refusal */
+		m->seq = ++c->seq;
 	len = proto_encode(frame, sizeof(frame), m);
 	if (len < 0)
 		return len;
 	ret = send_all(c->fd, frame, len);
 	if (ret < 0)
-		c->broken = ret;
+		return send_failed(c, ret);
 	return ret;
 }
 
@@ -227,6 +254,31 @@ static int wait_readable(int fd, int timeout_ms)
 	return n ? 0 : -ETIMEDOUT;
 }
 
+static void hello_done(struct ckpt_client *c, const struct proto_msg *m);
+
+/*
+ * Handle a frame that answers no call in progress: a WACK, the reply to a
+ * HELLO that waits for its lease, or ckptd's refusal.  1 if it was one of
+ * those, 0 if not, or the refusal's error.
+ */
+static int route(struct ckpt_client *c, const struct proto_msg *m)
+{
+	if (is_refusal(m)) {
+		c->broken = m->status;
+		return m->status;
+	}
+	if (m->type == (PROTO_WACK | PROTO_REPLY)) {
+		ring_wack(c, m->id, m->status);
+		return 1;
+	}
+	if (m->type == (PROTO_HELLO | PROTO_REPLY) && c->hello_seq &&
+	    m->seq == c->hello_seq) {
+		hello_done(c, m);
+		return 1;
+	}
+	return 0;
+}
+
 int cl_pump(struct ckpt_client *c)
 {
 	static __thread struct proto_msg m;
@@ -235,9 +287,8 @@ int cl_pump(struct ckpt_client *c)
 	ret = read_frame(c, &m, NULL);
 	if (ret < 0)
 		return ret;
-	if (m.type == (PROTO_WACK | PROTO_REPLY))
-		ring_wack(c, m.id, m.status);
-	return 0;
+	ret = route(c, &m);
+	return ret < 0 ? ret : 0;
 }
 
 int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
@@ -262,26 +313,56 @@ int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
 		ret = read_frame(c, rep, rest);
 		if (ret < 0)
 			return ret;
-		if (rep->type == (PROTO_WACK | PROTO_REPLY)) {
-			ring_wack(c, rep->id, rep->status);
+		ret = route(c, rep);
+		if (ret < 0)
+			return ret;
+		if (ret)
 			continue;
-		}
 		if (rep->seq == req->seq &&
 		    rep->type == (req->type | PROTO_REPLY))
 			return rep->status;
 	}
 }
 
-int cl_ensure_lease(struct ckpt_client *c)
+/* The lease the HELLO reply m passed: map it.  Any failure is kept in
+ * c->hello_err for the caller that waits. */
+static void hello_done(struct ckpt_client *c, const struct proto_msg *m)
 {
-	static __thread struct proto_msg req, rep;
+	void *map;
+	int ret = m->status;
+
+	c->hello_seq = 0;
+	if (ret == 0 && (c->passed_fd < 0 || m->size == 0 || m->size % 4096 ||
+			 m->aux == 0 || m->aux % 4096))
+		ret = -CKPT_EPROTO;
+	if (ret == 0) {
+		map = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_POPULATE, c->passed_fd, 0);
+		if (map == MAP_FAILED)
+			ret = -errno;
+	}
+	if (ret < 0) {
+		c->hello_err = ret;
+		if (c->passed_fd >= 0)
+			close(c->passed_fd);
+		c->passed_fd = -1;
+		return;
+	}
+	c->lease_fd = c->passed_fd;
+	c->passed_fd = -1;
+	c->map = map;
+	c->size = m->size;
+	c->piece = m->aux < m->size / 2 ? m->aux : m->size / 2;
+}
+
+/* Ask for a lease: $CKPT_STAGING bytes, or ckptd's default. */
+static int hello_send(struct ckpt_client *c)
+{
+	static __thread struct proto_msg req;
 	const char *env = getenv("CKPT_STAGING");
 	uint64_t want = 0;
-	void *map;
-	int ret, tries = 0;
+	int ret;
 
-	if (c->map)
-		return 0;
 	if (env) {
 		char *end;
 
@@ -290,43 +371,136 @@ int cl_ensure_lease(struct ckpt_client *c)
 			 *end == 'M' || *end == 'm' ? 20 :
 			 *end == 'K' || *end == 'k' ? 10 : 0;
 	}
-	do {
-		memset(&req, 0, sizeof(req));
-		req.type = PROTO_HELLO;
-		req.size = want;
-		ret = cl_rpc(c, &req, &rep, NULL, -1);
-		/* -EAGAIN: ckptd had a reply queued; the memfd needs a clear
-		 * socket.  Back off briefly (this is a library wait, not a test). */
-		if (ret == -EAGAIN)
-			poll(NULL, 0, 1 + tries);
-	} while (ret == -EAGAIN && ++tries < 100);
-	if (ret < 0)
-		return ret;
-	if (c->passed_fd < 0 || rep.size == 0 || rep.size % 4096 ||
-	    rep.aux == 0 || rep.aux % 4096)
-		return -CKPT_EPROTO;
-	map = mmap(NULL, rep.size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, c->passed_fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	c->lease_fd = c->passed_fd;
-	c->passed_fd = -1;
-	c->map = map;
-	c->size = rep.size;
-	c->piece = rep.aux < rep.size / 2 ? rep.aux : rep.size / 2;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_HELLO;
+	req.size = want;
+	ret = cl_send(c, &req);
+	if (ret == 0)
+		c->hello_seq = req.seq;
+	return ret;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait for the lease until timeout_ms (< 0: as long as ckptd lets a client
+ * wait).  A HELLO already sent is waited for, not sent again: it keeps its
+ * place in ckptd's queue across calls that time out.
+ */
+static int lease_wait(struct ckpt_client *c, int timeout_ms)
+{
+	static __thread struct proto_msg m;
+	int64_t end = mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	int ret, tries = 0;
+
+	while (!c->map) {
+		ret = c->hello_err;
+		c->hello_err = 0;
+		/* -EAGAIN: an older ckptd had a reply queued and wants the
+		 * HELLO again.  Back off briefly (a library wait, not a
+		 * test). */
+		if (ret == -EAGAIN && ++tries < 100)
+			poll(NULL, 0, tries);
+		else if (ret < 0)
+			return ret;
+		if (!c->hello_seq) {
+			ret = hello_send(c);
+			if (ret < 0)
+				return ret;
+		}
+		if (timeout_ms >= 0) {
+			int64_t left = end - mono_ms();
+
+			ret = wait_readable(c->fd, left < 0 ? 0 : (int)left);
+			if (ret < 0)
+				return ret;
+		}
+		ret = read_frame(c, &m, NULL);
+		if (ret == 0)
+			ret = route(c, &m);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
+int cl_ensure_lease(struct ckpt_client *c)
+{
+	return lease_wait(c, -1);
+}
+
 int ckpt_staging(struct ckpt_client *c, size_t *size)
+{
+	return ckpt_staging_timed(c, -1, size);
+}
+
+int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)
 {
 	int ret;
 
 	if (!c)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
-	ret = cl_ensure_lease(c);
+	ret = lease_wait(c, timeout_ms);
 	if (ret == 0 && size)
 		*size = c->size;
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+/* 1 if an async write of c is queued or copying. */
+static int async_busy(struct ckpt_client *c)
+{
+	struct list *pos;
+
+	if (!list_empty(&c->queue))
+		return 1;
+	for (pos = c->versions.next; pos != &c->versions; pos = pos->next)
+		if (list_entry(pos, struct ckpt_version, link)->async_pending)
+			return 1;
+	return 0;
+}
+
+int ckpt_staging_release(struct ckpt_client *c)
+{
+	static __thread struct proto_msg req, rep;
+	int ret = 0;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	if (!c->map && !c->hello_seq)
+		goto out_unlock;
+	ret = -EBUSY;
+	if (async_busy(c) || ring_held(c))
+		goto out_unlock;
+	ret = ring_drain(c);
+	if (ret < 0)
+		goto out_unlock;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_RELEASE;
+	/* A HELLO still waiting is answered first (-ECANCELED, or its lease,
+	 * which this gives back as well). */
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	if (ret < 0)
+		goto out_unlock;
+	c->hello_seq = 0;
+	c->hello_err = 0;
+	if (c->map) {
+		munmap(c->map, c->size);
+		close(c->lease_fd);
+		c->map = NULL;
+		c->lease_fd = -1;
+		c->size = c->piece = 0;
+		ring_reset(c);
+	}
+out_unlock:
 	pthread_mutex_unlock(&c->mu);
 	return ret;
 }

@@ -54,6 +54,8 @@ struct ckpt_client {
 	size_t size;
 	size_t piece;             /* largest WRITE ckptd takes */
 	int passed_fd;            /* fd received with the last frame, or -1 */
+	uint32_t hello_seq;       /* seq of the HELLO waiting for its lease */
+	int hello_err;            /* how the last HELLO failed, once */
 
 	uint64_t head, tail;      /* ring counters; head - tail bytes in use */
 	struct resv *fifo;        /* circular, fcap entries */
@@ -96,6 +98,8 @@ int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
 int cl_send(struct ckpt_client *c, struct proto_msg *m);
 /* Read and handle one frame (blocking).  0 or -errno. */
 int cl_pump(struct ckpt_client *c);
+/* Take the lease (see ckpt_staging_timed), waiting as long as ckptd lets
+ * it wait. */
 int cl_ensure_lease(struct ckpt_client *c);
 
 /* copy.c: copy into staging with streaming stores (see there). */
@@ -109,5 +113,9 @@ struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);
 void ring_wack(struct ckpt_client *c, uint32_t id, int status);
 /* Wait until every sent write is acknowledged. */
 int ring_drain(struct ckpt_client *c);
+/* 1 if a reservation is held (a zero-copy buffer not yet submitted). */
+int ring_held(struct ckpt_client *c);
+/* Forget the ring (its lease was given back; nothing is in flight). */
+void ring_reset(struct ckpt_client *c);
 
 #endif

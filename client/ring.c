@@ -163,3 +163,19 @@ int ring_drain(struct ckpt_client *c)
 	}
 	return 0;
 }
+
+int ring_held(struct ckpt_client *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->fcount; i++)
+		if (at(c, i)->state == RESV_HELD)
+			return 1;
+	return 0;
+}
+
+void ring_reset(struct ckpt_client *c)
+{
+	c->head = c->tail = 0;
+	c->ffront = c->fcount = 0;
+}

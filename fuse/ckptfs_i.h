@@ -93,6 +93,8 @@ struct fs_conn {
 	int refs;                 /* fs->mu; the table holds one while current */
 	int dead;                 /* a call failed with a connection error */
 	enum fs_conn_kind kind;
+	time_t used;              /* fs_now_sec() of the last write or read
+				   * that needed staging (fs->mu) */
 };
 
 /* ---- the namespace mirror of a version being written (tree.c) ----------- */
@@ -328,6 +330,14 @@ int conn_again(struct ckptfs *fs, struct fs_conn *conn, int ret, int *tries);
 /* Mark conn dead if ret is a connection error; returns ret. */
 int conn_check(struct ckptfs *fs, struct fs_conn *conn, int ret);
 void conn_close_all(struct ckptfs *fs);
+/* Make sure conn holds a staging lease before a write or a read, waiting
+ * for one in short slices so that a signal to the calling program
+ * (FUSE_INTERRUPT) ends the wait: -EINTR then.  Other errors as
+ * ckpt_staging(). */
+int conn_lease(struct ckptfs *fs, struct fs_conn *conn);
+/* Give back the staging leases of connections idle for a while (from the
+ * housekeeping thread). */
+void conn_release_idle(struct ckptfs *fs);
 
 /* ---- versions (vers.c) --------------------------------------------------- */
 

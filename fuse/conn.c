@@ -11,12 +11,26 @@
  * of a client that disconnects), so they are marked failed.  A connection is
  * disconnected when its last reference (the table's, a version's, or a call
  * in progress) is dropped.
+ *
+ * Staging.  A connection takes a staging lease only for a write or a read,
+ * and gives it back once idle (conn_release_idle(), from the housekeeping
+ * thread): W when no file of its versions is open and nothing was written
+ * or read for FS_LEASE_IDLE seconds, R when no call is in progress and
+ * nothing was read for as long (listings need no lease).  An idle
+ * mount so holds no staging that writers elsewhere need.  Waiting for a
+ * lease is done in slices of FS_LEASE_SLICE_MS, between which a FUSE
+ * interrupt (the writing program got a signal) ends the wait with EINTR:
+ * the kernel keeps a killed program in D state until its request is
+ * answered.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "ckptfs_i.h"
+
+#define FS_LEASE_IDLE     2      /* seconds */
+#define FS_LEASE_SLICE_MS 100
 
 static int is_conn_error(int ret)
 {
@@ -161,5 +175,65 @@ void conn_close_all(struct ckptfs *fs)
 		fs->conn[k] = NULL;
 		pthread_mutex_unlock(&fs->mu);
 		conn_put(fs, conn, 0);
+	}
+}
+
+int conn_lease(struct ckptfs *fs, struct fs_conn *conn)
+{
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	conn->used = fs_now_sec();
+	pthread_mutex_unlock(&fs->mu);
+	for (;;) {
+		ret = ckpt_staging_timed(conn->c, FS_LEASE_SLICE_MS, NULL);
+		if (ret != -ETIMEDOUT)
+			return conn_check(fs, conn, ret);
+		if (fuse_interrupted())
+			return -EINTR;
+	}
+}
+
+/* Is conn (current, fs->mu held) idle long enough to give its lease back?
+ * W: and no file of a version begun on it is open. */
+static int idle_locked(struct ckptfs *fs, struct fs_conn *conn, time_t now)
+{
+	struct fs_link *pos;
+
+	if (conn->dead || now - conn->used < FS_LEASE_IDLE)
+		return 0;
+	if (conn->kind == CONN_R)
+		return conn->refs == 1;         /* the table's: no call */
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		struct fs_version *ver = fs_entry(pos, struct fs_version, link);
+
+		if (ver->conn == conn && ver->nopen)
+			return 0;
+	}
+	return 1;
+}
+
+void conn_release_idle(struct ckptfs *fs)
+{
+	struct fs_conn *conn;
+	time_t now = fs_now_sec();
+	int k, ret;
+
+	for (k = 0; k < CONN_NKINDS; k++) {
+		pthread_mutex_lock(&fs->mu);
+		conn = fs->conn[k];
+		if (conn && idle_locked(fs, conn, now))
+			conn->refs++;
+		else
+			conn = NULL;
+		pthread_mutex_unlock(&fs->mu);
+		if (!conn)
+			continue;
+		/* A write that starts meanwhile just takes a lease again. */
+		ret = ckpt_staging_release(conn->c);
+		if (ret < 0 && ret != -EBUSY)
+			fs_log(FUSE_LOG_WARNING, "giving back staging: %s",
+			       ckpt_strerror(ret));
+		conn_put(fs, conn, ret);
 	}
 }

@@ -9,7 +9,8 @@
  *   - with -o autocommit=SECONDS, commits each version that has no open
  *     file and saw no activity for that long, and logs it;
  *   - asks ckptd about each version the mount holds open, and follows what
- *     happened to it elsewhere (a commit by name, a removal).
+ *     happened to it elsewhere (a commit by name, a removal);
+ *   - gives back the staging leases of idle connections (conn.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +116,7 @@ static void *hk_main(void *arg)
 			continue;
 		}
 		hk_poll(fs);
+		conn_release_idle(fs);
 		pthread_mutex_lock(&fs->mu);
 		if (fs->stopping)
 			break;

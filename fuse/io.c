@@ -249,6 +249,8 @@ static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 	pthread_mutex_unlock(&fs->mu);
 	if (ret >= 0 && !gone)
 		ret = wb_flush_node(fs, ver, h->node, 0);
+	if (ret >= 0 && !gone)
+		ret = conn_lease(fs, ver->conn);
 	if (ret >= 0 && !gone) {
 		ret = ckpt_read(ver->conn->c, ver->job, ver->name, path, buf,
 				size, off, &got);
@@ -258,10 +260,22 @@ static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 	return ret < 0 ? ret : (int)got;
 }
 
-/* One read of the handle's file on the R connection. */
+/* One read of the handle's file on the R connection, which first takes a
+ * lease (interruptibly). */
 static int read_server(struct ckptfs *fs, struct fs_handle *h, void *buf,
 		       size_t size, uint64_t off, size_t *got)
 {
+	struct fs_conn *conn;
+	int ret;
+
+	*got = 0;
+	ret = conn_get(fs, CONN_R, &conn);
+	if (ret == 0) {
+		ret = conn_lease(fs, conn);
+		conn_put(fs, conn, ret);
+	}
+	if (ret == -EINTR || ret == -ENOBUFS)
+		return ret;
 	return srv_read(fs, h->job, h->version, h->path, buf, size, off, got);
 }
 

@@ -17,7 +17,9 @@
  *
  * An error of a deferred write comes back from the call that sent it (a
  * later write, close, fsync, the commit) and fails the version like any
- * write error.
+ * write error.  Waiting for staging is the exception: a signal to the
+ * program (EINTR) or ckptd's staging_wait (ENOBUFS) ends the wait and fails
+ * nothing; the buffered bytes stay buffered.
  *
  * A buffer lives from a file's first small write to its close (flush) or to
  * the next change of the namespace: those hold the version's ns lock for
@@ -50,6 +52,10 @@ static int send_locked(struct ckptfs *fs, struct fs_version *ver,
 	if (!gone)
 		ret = tree_path(wb->node, path, sizeof(path));
 	pthread_mutex_unlock(&fs->mu);
+	if (ret >= 0 && !gone)
+		ret = conn_lease(fs, ver->conn);
+	if (ret < 0)
+		return ret;     /* no staging (EINTR, ENOBUFS): kept buffered */
 	if (ret >= 0 && !gone)
 		ret = ver_failed(fs, ver, ckpt_write(ver->v, path, wb->data,
 						     wb->len, wb->off));
@@ -110,8 +116,10 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 	if (ret < 0)
 		goto out_unlock;
 	if (size >= FS_MAX_WRITE) {
-		ret = ver_failed(fs, ver, ckpt_write(ver->v, path, buf, size,
-						     off));
+		ret = conn_lease(fs, ver->conn);
+		if (ret == 0)
+			ret = ver_failed(fs, ver, ckpt_write(ver->v, path, buf,
+							     size, off));
 		goto out_unlock;
 	}
 	ret = reserve_locked(ver, node, size);

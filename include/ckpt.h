@@ -155,14 +155,34 @@ struct ckpt_status {
 
 /* Connect to ckptd.  socket_path NULL: $CKPT_SOCKET, else CKPT_DEFAULT_SOCKET.
  * The staging lease is taken on the first write or read: $CKPT_STAGING bytes
- * if set (suffixes K, M, G), else ckptd's staging_client.  That first call
- * blocks while ckptd has no staging memory to spare. */
+ * if set (suffixes K, M, G), else ckptd's staging_client, and at most the
+ * uid's share of ckptd's staging ([ckptd] staging_per_uid; a larger request
+ * gets a lease of the share).  That first call waits while ckptd has no
+ * staging to spare for the uid, at most ckptd's staging_wait (30 s by
+ * default), then fails with -ENOBUFS (and ckptd logs who holds the staging).
+ *
+ * ckptd refuses a connection when the uid already has [ckptd]
+ * max_conns_per_uid connections (root has no limit), or when ckptd is out of
+ * file descriptors: ckpt_connect() succeeds, and the first call fails with
+ * -EUSERS or -EMFILE respectively. */
 int ckpt_connect(const char *socket_path, struct ckpt_client **out);
 /* Take the staging lease now rather than on the first write or read, and
  * report its size: a trainer calls this at start-up so that its first
- * checkpoint does not pay for it.  Blocks while ckptd has no staging to
- * spare.  size may be NULL. */
+ * checkpoint does not pay for it.  Waits as the first write does (see
+ * ckpt_connect: -ENOBUFS after ckptd's staging_wait).  size may be NULL. */
 int ckpt_staging(struct ckpt_client *c, size_t *size);
+/* ckpt_staging() waiting at most timeout_ms (< 0: as ckpt_staging()).
+ * -ETIMEDOUT if no lease came in time: the request stays queued in ckptd,
+ * and the next call (or write) waits on for it rather than asking again, so
+ * a caller that must stay responsive (to signals, say) waits in slices. */
+int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size);
+/* Give the staging lease back to ckptd and keep the connection and the
+ * versions open on it: for a client that will be idle a while.  Waits until
+ * ckptd has acknowledged every write sent; cancels a request for a lease
+ * still queued.  The next write or read takes a lease again.  0 (also when
+ * there is no lease), or -EBUSY while a ckpt_buf_get() buffer is held or a
+ * ckpt_write_async() copy is pending. */
+int ckpt_staging_release(struct ckpt_client *c);
 /* Close the connection.  Versions still open on it that were not committed
  * are aborted by ckptd.  NULL is a no-op. */
 void ckpt_disconnect(struct ckpt_client *c);

@@ -120,6 +120,9 @@ static const struct conf_key conf_keys[] = {
 	C_STR("ckptd", store, ""),
 	C_SIZE("ckptd", staging, 16 * MiB, UINT64_MAX, 0, "2G"),
 	C_SIZE("ckptd", staging_client, 4 * MiB, UINT64_MAX, 0, "256M"),
+	C_SIZE("ckptd", staging_per_uid, 0, UINT64_MAX, 0, "0"),
+	C_U32("ckptd", staging_wait, 0, 86400, "30"),
+	C_U32("ckptd", max_conns_per_uid, 0, 1000000, "256"),
 	C_SIZE("ckptd", capacity, 0, UINT64_MAX, 0, "0"),
 	C_SIZE("ckptd", reserve, 0, UINT64_MAX, 0, "256M"),
 	C_U32("ckptd", keep, 1, 100000, "3"),
@@ -811,6 +814,14 @@ int conf_finish(struct conf *c, struct conf_err *err)
 		conf_format_size(tmp.staging_client, a, sizeof(a));
 		conf_format_size(tmp.staging, b, sizeof(b));
 		conf_err_set(err, 0, "staging_client: %s is larger than staging (%s)",
+			     a, b);
+		return -EINVAL;
+	}
+	if (tmp.staging_per_uid &&
+	    (tmp.staging_per_uid < 4 * MiB || tmp.staging_per_uid > tmp.staging)) {
+		conf_format_size(tmp.staging_per_uid, a, sizeof(a));
+		conf_format_size(tmp.staging, b, sizeof(b));
+		conf_err_set(err, 0, "staging_per_uid: %s must be 0 (half of staging) or between 4M and staging (%s)",
 			     a, b);
 		return -EINVAL;
 	}

@@ -26,6 +26,12 @@ struct conf {
 	char store[CONF_PATH_MAX];     /* "" = <dir>/store */
 	uint64_t staging;              /* total staging memory, bytes */
 	uint64_t staging_client;       /* default lease per client */
+	uint64_t staging_per_uid;      /* staging one uid (not root) may hold;
+					* 0 = half of staging */
+	uint32_t staging_wait;         /* seconds a client may wait for
+					* staging; 0 = no limit */
+	uint32_t max_conns_per_uid;    /* connections of one uid (not root);
+					* 0 = no limit */
 	uint64_t capacity;             /* store bytes; 0 = file system size */
 	uint64_t reserve;              /* bytes left free on the file system */
 	uint32_t keep;                 /* LOCAL versions kept per job */

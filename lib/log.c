@@ -158,3 +158,23 @@ void log_sink_syslog(int level, const char *msg, void *arg)
 {
 	syslog(level, "%s", msg);
 }
+
+int log_rl_ok(struct log_rl *rl, unsigned max, uint64_t now_ms,
+	      const char *what)
+{
+	uint64_t now = now_ms / 1000;
+
+	if (now != rl->window) {
+		if (rl->dropped)
+			log_printf(LOG_WARNING, "%s: %u more not logged", what,
+				   rl->dropped);
+		rl->window = now;
+		rl->n = rl->dropped = 0;
+	}
+	if (rl->n < max) {
+		rl->n++;
+		return 1;
+	}
+	rl->dropped++;
+	return 0;
+}

@@ -128,6 +128,7 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 				{ 0 } },
 	[PROTO_DRAIN] = { "DRAIN", 0, { PF_LEVEL }, { 0 } },
 	[PROTO_DRAIN_NOW] = { "DRAIN_NOW", 0, { PF_JOB, PF_VERSION }, { 0 } },
+	[PROTO_RELEASE] = { "RELEASE", 0, { 0 }, { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,

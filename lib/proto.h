@@ -76,6 +76,8 @@ enum proto_type {
 	PROTO_COMMIT_NAME,   /* job, version: commit for every writer */
 	PROTO_DRAIN,         /* level = CKPT_DRAIN_PAUSE or _RESUME */
 	PROTO_DRAIN_NOW,     /* job, version: drain it next */
+	PROTO_RELEASE,       /* give the staging lease back (or cancel a
+			      * HELLO still waiting); the connection stays */
 	PROTO_NTYPES
 };
 

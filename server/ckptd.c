@@ -2,16 +2,21 @@
  * ckptd.c - the daemon's lifecycle: bring the store and the socket up,
  * accept clients, tick, and shut down on SIGTERM or SIGINT.
  *
+ * Accepting never spins: out of descriptors it refuses what waits with a
+ * spare descriptor and pauses (see accept_overload()).
+ *
  * Shutdown is orderly: stop accepting, close every session (versions still
  * open are aborted, as a client crash would), let versions already sealing
  * finish, then exit.  One daemon per store: a lock file refuses a second.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -96,6 +101,50 @@ out_close:
 
 static void arm_accept(struct ckptd *d);
 
+/*
+ * Out of descriptors (EMFILE, ENFILE) or memory, accept fails at once for as
+ * long as a connection waits in the backlog: re-arming at once would spin.
+ * So give up the spare descriptor, accept and refuse (-EMFILE) the
+ * connections waiting now, take the spare again, and pause accepting for
+ * ACCEPT_PAUSE_MS.  Connections that come meanwhile wait in the backlog.
+ */
+#define ACCEPT_PAUSE_MS 100
+#define ACCEPT_DROP_MAX 64
+
+static void on_accept_pause(struct loop_op *op, int res)
+{
+	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, pause_op));
+
+	(void)res;
+	if (!d->stopping)
+		arm_accept(d);
+}
+
+static void accept_overload(struct ckptd *d, int err)
+{
+	struct pollfd p = { .fd = d->listen_fd, .events = POLLIN };
+	struct io_uring_sqe *sqe;
+	unsigned n = 0;
+	int fd;
+
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
+	while (n < ACCEPT_DROP_MAX && poll(&p, 1, 0) == 1 &&
+	       (fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		session_refuse(fd, -EMFILE);
+		n++;
+	}
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (log_rl_ok(&d->accept_rl, 1, ckptd_now_ms(), "accept: overload"))
+		log_printf(LOG_WARNING, "accept: %s with %u connections open; refused %u waiting, pausing accept for %d ms",
+			   strerror(-err), d->nconns, n, ACCEPT_PAUSE_MS);
+	d->pause_op.fn = on_accept_pause;
+	d->pause_ts.tv_sec = 0;
+	d->pause_ts.tv_nsec = ACCEPT_PAUSE_MS * 1000000ll;
+	sqe = loop_sqe(&d->loop, &d->pause_op);
+	io_uring_prep_timeout(sqe, &d->pause_ts, 0, 0);
+}
+
 static void on_accept(struct loop_op *op, int res)
 {
 	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, accept_op));
@@ -105,9 +154,15 @@ static void on_accept(struct loop_op *op, int res)
 			close(res);
 		return;
 	}
+	if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS ||
+	    res == -ENOMEM) {
+		accept_overload(d, res);
+		return;
+	}
 	if (res >= 0)
 		session_start(d, res);
-	else if (res != -EINTR && res != -ECONNABORTED)
+	else if (res != -EINTR && res != -ECONNABORTED &&
+		 log_rl_ok(&d->accept_rl, 1, ckptd_now_ms(), "accept: errors"))
 		log_printf(LOG_WARNING, "accept: %s", strerror(-res));
 	arm_accept(d);
 }
@@ -163,6 +218,7 @@ static void on_tick(struct loop_op *op, int res)
 	d->st.ingest_rate = (d->st.ingest_rate * 3 + delta * 4) / 4;
 	d->st.rate_mark = d->st.ingest_bytes;
 	drain_tick(d);
+	lease_tick(d);
 	if (d->stopping && d->cat.nopen == 0) {
 		d->loop.stop = 1;
 		return;
@@ -195,6 +251,19 @@ static int open_signals(struct ckptd *d)
 	return d->sig_fd < 0 ? -errno : 0;
 }
 
+/* Every connection is a descriptor: take all the hard limit allows. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_printf(LOG_INFO, "open files limit raised to %llu",
+			   (unsigned long long)rl.rlim_cur);
+}
+
 int ckptd_open(struct ckptd *d, const struct conf *conf)
 {
 	int ret, lock_fd;
@@ -204,6 +273,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	d->listen_fd = d->sig_fd = -1;
 	list_init(&d->conns);
 	list_init(&d->hello_wait);
+	list_init(&d->uids);
+	raise_nofile();
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->st.start_ms = ckptd_now_ms();
 	ret = mkdir_p(conf->store, 0700);
 	if (ret < 0) {
@@ -283,6 +355,8 @@ out_catalog:
 	segs_close(&d->segs);
 out_lock:
 	close(lock_fd);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	return ret;
 }
 
@@ -298,6 +372,8 @@ void ckptd_close(struct ckptd *d)
 	loop_release(&d->loop);
 	close(d->listen_fd);
 	close(d->sig_fd);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	unlink(d->conf->socket);
 	catalog_close(&d->cat);
 	segs_close(&d->segs);

@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "conf.h"
 #include "list.h"
+#include "log.h"
 #include "loop.h"
 #include "segs.h"
 #include "staging.h"
@@ -33,12 +34,18 @@ struct ckptd {
 	struct catalog cat;
 	struct list conns;         /* struct conn */
 	struct list hello_wait;    /* conns waiting for staging */
+	struct list uids;          /* struct uid_conns: connections per uid */
 	uint32_t nconns;
 	struct stats st;
 	struct drain *drain;       /* NULL without [drain] target */
 
 	int listen_fd;
 	struct loop_op accept_op;
+	int spare_fd;              /* kept open to accept-and-refuse with
+				    * when out of descriptors */
+	struct loop_op pause_op;   /* accept paused after EMFILE */
+	struct __kernel_timespec pause_ts;
+	struct log_rl accept_rl;
 	int sig_fd;
 	struct loop_op sig_op;
 	struct signalfd_siginfo sig;

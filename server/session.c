@@ -7,6 +7,11 @@
  * Every connection holds references on what it uses (versions through its
  * writer handles, itself through in-flight operations); closing drops them
  * and aborts versions it joined but did not commit.
+ *
+ * One uid may hold at most [ckptd] max_conns_per_uid connections (root has
+ * no limit): ckptd must keep answering root and the other users while one
+ * user opens connections by the thousand.  A connection over the limit is
+ * told why (-EUSERS) and closed at once, before it costs a buffer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,11 +33,12 @@ struct waiter_link {
 
 static void conn_close(struct conn *c);
 static void recv_arm(struct conn *c);
+static void uid_conns_put(struct ckptd *d, uid_t uid);
 
 typedef void (*op_fn)(struct conn *c, const struct proto_msg *req);
 
 static const op_fn ops[PROTO_NTYPES] = {
-	[PROTO_HELLO] = op_hello,
+	[PROTO_HELLO] = lease_op_hello,
 	[PROTO_BEGIN] = op_begin,
 	[PROTO_WRITE] = op_write,
 	[PROTO_COMMIT] = op_commit,
@@ -53,6 +59,14 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_COMMIT_NAME] = op_commit_name,
 	[PROTO_DRAIN] = op_drain,
 	[PROTO_DRAIN_NOW] = op_drain_now,
+	[PROTO_RELEASE] = lease_op_release,
+};
+
+/* Connections per uid (struct ckptd.uids); an entry lives while n > 0. */
+struct uid_conns {
+	struct list link;
+	uid_t uid;
+	uint32_t n;
 };
 
 /* The per-connection list of its waiters lives beside the conn. */
@@ -72,7 +86,7 @@ void conn_put(struct conn *c)
 		return;
 	if (c->lease) {
 		staging_put(&c->d->staging, c->lease);
-		ops_staging_freed(c->d);
+		lease_freed(c->d);
 	}
 	close(c->fd);
 	free(c->rbuf);
@@ -114,6 +128,13 @@ static void send_kick(struct conn *c)
 	if (c->sending || c->closed)
 		return;
 	if (c->soff == c->slen) {
+		/* The HELLO reply carries a memfd and goes by itself, at a
+		 * frame boundary: now, with nothing left in flight. */
+		if (c->hello_ready) {
+			lease_send_hello(c);
+			if (c->sending || c->closed)
+				return;
+		}
 		if (!c->wlen)
 			return;
 		tmp = c->sbuf;
@@ -264,30 +285,25 @@ void session_notify(struct ckptd *d, struct version *v)
 /* ---- receiving ---------------------------------------------------------- */
 
 /*
- * A hostile local client can send bad frames as fast as it can connect:
- * log at most BAD_LOG_MAX of them a second, and say how many were not.
+ * A hostile local client can send bad frames, or open connections, as fast
+ * as it can: log at most LOG_RL_MAX of each a second, and say how many were
+ * not.  Loop thread only.
  */
-#define BAD_LOG_MAX 10
+#define LOG_RL_MAX 10
 
 static int bad_log_ok(void)
 {
-	static uint64_t window;
-	static unsigned n, dropped;
-	uint64_t now = ckptd_now_ms() / 1000;
+	static struct log_rl rl;
 
-	if (now != window) {
-		if (dropped)
-			log_printf(LOG_WARNING, "session: %u more bad frames not logged",
-				   dropped);
-		window = now;
-		n = dropped = 0;
-	}
-	if (n < BAD_LOG_MAX) {
-		n++;
-		return 1;
-	}
-	dropped++;
-	return 0;
+	return log_rl_ok(&rl, LOG_RL_MAX, ckptd_now_ms(), "session: bad frames");
+}
+
+static int refuse_log_ok(void)
+{
+	static struct log_rl rl;
+
+	return log_rl_ok(&rl, LOG_RL_MAX, ckptd_now_ms(),
+			 "session: refused connections");
 }
 
 /* Decode and dispatch one whole frame.  -1 if the stream is broken. */
@@ -379,6 +395,78 @@ static void recv_arm(struct conn *c)
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+static struct uid_conns *uid_conns_find(struct ckptd *d, uid_t uid)
+{
+	struct list *pos;
+
+	for (pos = d->uids.next; pos != &d->uids; pos = pos->next) {
+		struct uid_conns *u = list_entry(pos, struct uid_conns, link);
+
+		if (u->uid == uid)
+			return u;
+	}
+	return NULL;
+}
+
+/* Count one more connection of uid.  0, -EUSERS over the limit, or
+ * -ENOMEM. */
+static int uid_conns_get(struct ckptd *d, uid_t uid)
+{
+	uint32_t max = d->conf->max_conns_per_uid;
+	struct uid_conns *u = uid_conns_find(d, uid);
+
+	if (u && uid != 0 && max && u->n >= max)
+		return -EUSERS;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->uid = uid;
+		list_add_tail(&d->uids, &u->link);
+	}
+	u->n++;
+	return 0;
+}
+
+static void uid_conns_put(struct ckptd *d, uid_t uid)
+{
+	struct uid_conns *u = uid_conns_find(d, uid);
+
+	if (u && --u->n == 0) {
+		list_del(&u->link);
+		free(u);
+	}
+}
+
+void session_refuse(int fd, int err)
+{
+	uint8_t frame[PROTO_HDR_LEN + 64];
+	struct proto_msg r;
+	int len;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_HELLO | PROTO_REPLY;
+	r.status = err;
+	len = proto_encode(frame, sizeof(frame), &r);
+	/* Best effort: a full socket buffer just means a plain close. */
+	if (len > 0 && send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		len = 0;
+	close(fd);
+}
+
+int session_busy(struct conn *c)
+{
+	uint32_t known = 2;     /* the list's, and the receive's running now */
+	struct list *pos;
+
+	if (c->sending)
+		known++;
+	for (pos = conn_waiters(c)->next; pos != conn_waiters(c);
+	     pos = pos->next)
+		known++;
+	return c->refs > known;
+}
+
 static void conn_close(struct conn *c)
 {
 	struct list *pos, *tmp;
@@ -391,6 +479,7 @@ static void conn_close(struct conn *c)
 	list_del(&c->link);
 	list_del(&c->hello_link);
 	c->d->nconns--;
+	uid_conns_put(c->d, c->uid);
 	for (i = 0; i < c->nw; i++) {
 		struct version *v = c->w[i].v;
 
@@ -416,6 +505,7 @@ void session_start(struct ckptd *d, int fd)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct conn *c;
+	int ret;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		log_printf(LOG_WARNING, "session: SO_PEERCRED: %s",
@@ -423,9 +513,18 @@ void session_start(struct ckptd *d, int fd)
 		close(fd);
 		return;
 	}
+	ret = uid_conns_get(d, cred.uid);
+	if (ret < 0) {
+		if (refuse_log_ok())
+			log_printf(LOG_WARNING, "session: pid %d uid %u refused: %s (max_conns_per_uid %u)",
+				   (int)cred.pid, (unsigned)cred.uid,
+				   strerror(-ret), d->conf->max_conns_per_uid);
+		session_refuse(fd, ret);
+		return;
+	}
 	x = calloc(1, sizeof(*x));
 	if (!x)
-		goto out_close;
+		goto out_uid;
 	c = &x->c;
 	c->rbuf = malloc(RBUF_CAP);
 	if (!c->rbuf)
@@ -446,7 +545,8 @@ void session_start(struct ckptd *d, int fd)
 
 out_free:
 	free(x);
-out_close:
+out_uid:
+	uid_conns_put(d, cred.uid);
 	close(fd);
 }
 

@@ -53,6 +53,9 @@ struct conn {
 	struct list hello_link;   /* in ckptd.hello_wait while waiting */
 	uint32_t hello_seq;
 	uint64_t hello_want;
+	uint64_t hello_since;     /* ckptd_now_ms() when it began to wait */
+	int hello_ready;          /* lease lent, HELLO reply not yet sent: it
+				   * waits for the replies ahead of it */
 };
 
 /* A WAIT that is not yet answered. */
@@ -63,8 +66,16 @@ struct waiter {
 	uint32_t level;
 };
 
-/* Start serving an accepted socket. */
+/* Start serving an accepted socket (or refuse it: a uid over [ckptd]
+ * max_conns_per_uid). */
 void session_start(struct ckptd *d, int fd);
+/* Send a client that will not be served a reply frame (HELLO, seq 0) with
+ * status err, so that its first call reports why, then close fd. */
+void session_refuse(int fd, int err);
+/* 1 while something other than the connection itself, its receive, its
+ * send and its WAITs holds c: a disk write, a read or a drain read that may
+ * still use c's lease. */
+int session_busy(struct conn *c);
 /* Close every connection (shutdown). */
 void session_close_all(struct ckptd *d);
 
@@ -90,7 +101,26 @@ void session_notify(struct ckptd *d, struct version *v);
 int session_wait(struct conn *c, struct version *v,
 		 const struct proto_msg *req);
 
-/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself. */
+/*
+ * Staging for connections (lease.c).  HELLO asks for a lease and waits, in
+ * order, while the budget or the uid's share ([ckptd] staging_per_uid) has
+ * none to spare, at most [ckptd] staging_wait seconds (then -ENOBUFS, and
+ * ckptd logs who holds the staging).  RELEASE gives the lease back, or
+ * cancels a HELLO still waiting (which gets -ECANCELED).
+ */
+void lease_op_hello(struct conn *c, const struct proto_msg *req);
+void lease_op_release(struct conn *c, const struct proto_msg *req);
+/* Staging was returned: lend it to the clients waiting in HELLO. */
+void lease_freed(struct ckptd *d);
+/* Fail the HELLOs that waited longer than staging_wait (from the tick). */
+void lease_tick(struct ckptd *d);
+/* c's send queue is empty and c->hello_ready: send the HELLO reply (with
+ * the memfd) now.  Called by the sender. */
+void lease_send_hello(struct conn *c);
+
+/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself.
+ * op_hello() and ops_staging_freed() are superseded by lease.c and no
+ * longer called (ops.c still defines them). */
 void op_hello(struct conn *c, const struct proto_msg *req);
 void op_begin(struct conn *c, const struct proto_msg *req);
 void op_commit(struct conn *c, const struct proto_msg *req);
@@ -116,7 +146,6 @@ struct writer *writer_of(struct conn *c, const struct proto_msg *req);
 void reader_kick(struct ckptd *d, struct version *v);
 /* Free the reader's buffer pool (shutdown). */
 void reader_release(void);
-/* Staging was returned: lend it to clients waiting in HELLO, in order. */
 void ops_staging_freed(struct ckptd *d);
 /* A writer of c leaves without committing (disconnect or ABORT). */
 void ingest_abandon(struct ckptd *d, struct version *v, int err);

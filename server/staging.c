@@ -4,8 +4,12 @@
  * A lease is a memfd sized with fallocate(), which allocates and zeroes its
  * pages once, then mapped MAP_POPULATE so that neither ckptd nor the client
  * takes page faults on the data path.  mlock is tried and not required.
+ *
+ * Lent leases are kept on a list too, so that what a uid holds is a walk of
+ * it: there are at most budget / STAGING_MIN leases, a few hundred.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -73,6 +77,7 @@ void staging_init(struct staging *s, uint64_t budget, int mlock)
 	s->lent = 0;
 	s->mlock = mlock;
 	list_init(&s->free);
+	list_init(&s->lent_leases);
 }
 
 void staging_release(struct staging *s)
@@ -112,9 +117,24 @@ static void reclaim(struct staging *s, size_t size)
 	}
 }
 
-int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
+uint64_t staging_lent_to(const struct staging *s, uid_t uid)
 {
-	uint64_t room = s->budget - s->lent;
+	const struct list *pos;
+	uint64_t n = 0;
+
+	for (pos = s->lent_leases.next; pos != &s->lent_leases; pos = pos->next) {
+		const struct lease *l = list_entry(pos, struct lease, link);
+
+		if (l->uid == uid)
+			n += l->size;
+	}
+	return n;
+}
+
+int staging_get_share(struct staging *s, uid_t uid, size_t want,
+		      uint64_t share, struct lease **out)
+{
+	uint64_t room = s->budget - s->lent, mine;
 	size_t size;
 	struct lease *l;
 	int ret;
@@ -122,6 +142,14 @@ int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
 	size = (want + LEASE_ALIGN - 1) & ~(size_t)(LEASE_ALIGN - 1);
 	if (size < STAGING_MIN)
 		size = STAGING_MIN;
+	if (share) {
+		mine = staging_lent_to(s, uid);
+		mine = mine < share ? share - mine : 0;
+		if (size > mine)
+			size = mine & ~(uint64_t)(LEASE_ALIGN - 1);
+		if (size < STAGING_MIN)
+			return -EDQUOT;
+	}
 	if (size > room)
 		size = room & ~(uint64_t)(LEASE_ALIGN - 1);
 	if (size < STAGING_MIN)
@@ -138,8 +166,14 @@ int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
 		return ret;
 out_lend:
 	s->lent += l->size;
+	list_add_tail(&s->lent_leases, &l->link);
 	*out = l;
 	return 0;
+}
+
+int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
+{
+	return staging_get_share(s, uid, want, 0, out);
 }
 
 int staging_prefault(struct staging *s, size_t lease_size)
@@ -160,5 +194,58 @@ int staging_prefault(struct staging *s, size_t lease_size)
 void staging_put(struct staging *s, struct lease *l)
 {
 	s->lent -= l->size;
+	list_del(&l->link);
 	list_add_tail(&s->free, &l->link);
+}
+
+#define HOLDERS_MAX 8
+
+struct holder {
+	uid_t uid;
+	uint64_t bytes;
+	unsigned leases;
+};
+
+/* Add l to the tally h[0..*n) (at most HOLDERS_MAX uids). */
+static void tally(struct holder *h, unsigned *n, const struct lease *l)
+{
+	unsigned i;
+
+	for (i = 0; i < *n && h[i].uid != l->uid; i++)
+		;
+	if (i == *n) {
+		if (*n == HOLDERS_MAX)
+			return;
+		h[(*n)++] = (struct holder){ .uid = l->uid };
+	}
+	h[i].bytes += l->size;
+	h[i].leases++;
+}
+
+void staging_holders(const struct staging *s, char *buf, size_t len)
+{
+	struct holder h[HOLDERS_MAX], t;
+	const struct list *pos;
+	unsigned n = 0, i, j;
+	size_t off = 0;
+	int w;
+
+	for (pos = s->lent_leases.next; pos != &s->lent_leases; pos = pos->next)
+		tally(h, &n, list_entry(pos, struct lease, link));
+	for (i = 1; i < n; i++)         /* largest first; n is small */
+		for (j = i; j > 0 && h[j].bytes > h[j - 1].bytes; j--) {
+			t = h[j];
+			h[j] = h[j - 1];
+			h[j - 1] = t;
+		}
+	snprintf(buf, len, "nobody");
+	for (i = 0; i < n && off < len; i++) {
+		w = snprintf(buf + off, len - off, "%suid %u: %llu MiB in %u lease%s",
+			     i ? ", " : "", (unsigned)h[i].uid,
+			     (unsigned long long)(h[i].bytes >> 20), h[i].leases,
+			     h[i].leases == 1 ? "" : "s");
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
 }

@@ -10,6 +10,10 @@
  * could still have the old one mapped: for another uid the memfd is replaced
  * by a fresh one.
  *
+ * One uid may hold at most a share of the budget (the caller passes it to
+ * staging_get(); 0 = no share, as for root), so that one user cannot take
+ * the staging every other user needs.
+ *
  * Ownership: struct staging owns every lease.  staging_get() lends one to a
  * connection until staging_put().  Single-threaded (the loop thread).
  */
@@ -23,7 +27,7 @@
 #include "list.h"
 
 struct lease {
-	struct list link;   /* on staging.free while not lent */
+	struct list link;   /* on staging.free, or staging.lent_leases while lent */
 	int fd;             /* memfd */
 	uint8_t *map;       /* ckptd's mapping, size bytes */
 	size_t size;
@@ -36,22 +40,33 @@ struct staging {
 	uint64_t lent;      /* bytes of lent leases */
 	int mlock;
 	struct list free;
+	struct list lent_leases;  /* lent, in the order lent */
 };
 
 void staging_init(struct staging *s, uint64_t budget, int mlock);
 void staging_release(struct staging *s);
 /*
- * Lend a lease of want bytes (rounded up to 2 MiB) to uid.  When the budget
- * has not that much left, a smaller one down to STAGING_MIN.  -EAGAIN when
- * even that is not free now (the caller waits for staging_put), -ENOMEM or
- * another -errno if memory cannot be made.
+ * Lend a lease of want bytes (rounded up to 2 MiB) to uid.  When the budget,
+ * or uid's share (bytes; 0 = none), has not that much left, a smaller one
+ * down to STAGING_MIN.  -EAGAIN when the budget has not even that free now,
+ * -EDQUOT when uid's share has not (either way the caller may wait for
+ * staging_put), -ENOMEM or another -errno if memory cannot be made.
  */
 #define STAGING_MIN (4u << 20)
+int staging_get_share(struct staging *s, uid_t uid, size_t want,
+		      uint64_t share, struct lease **out);
+/* staging_get_share() without a share. */
 int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out);
 void staging_put(struct staging *s, struct lease *l);
 /* Make the whole budget into free leases of lease_size now, so that no
  * client pays for first touches (start-up cost: ~1 s per GiB).  0 or
  * -errno. */
 int staging_prefault(struct staging *s, size_t lease_size);
+/* Bytes lent to uid now. */
+uint64_t staging_lent_to(const struct staging *s, uid_t uid);
+/* Who holds the lent staging, for a log line: "uid 1001: 12 MiB in 3
+ * leases, uid 0: 8 MiB in 1 lease" (the largest holders first, as many as
+ * fit in len bytes), or "nobody". */
+void staging_holders(const struct staging *s, char *buf, size_t len);
 
 #endif

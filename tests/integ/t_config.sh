@@ -9,7 +9,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-KEYS=(dir socket store staging staging_client capacity reserve keep segment
+KEYS=(dir socket store staging staging_client staging_per_uid staging_wait
+      max_conns_per_uid capacity reserve keep segment
       chunk queue_depth direct mlock log_level log)
 
 # ckptd_section OUTPUT: the [ckptd] section of --print-config output (the

@@ -55,6 +55,9 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	return !strcmp(a->dir, b->dir) && !strcmp(a->socket, b->socket) &&
 	       !strcmp(a->store, b->store) && a->staging == b->staging &&
 	       a->staging_client == b->staging_client &&
+	       a->staging_per_uid == b->staging_per_uid &&
+	       a->staging_wait == b->staging_wait &&
+	       a->max_conns_per_uid == b->max_conns_per_uid &&
 	       a->capacity == b->capacity && a->reserve == b->reserve &&
 	       a->keep == b->keep && a->segment == b->segment &&
 	       a->chunk == b->chunk && a->queue_depth == b->queue_depth &&
@@ -133,6 +136,9 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(c.store, "");
 	CU_ASSERT_EQUAL(c.staging, 2 * GiB);
 	CU_ASSERT_EQUAL(c.staging_client, 256 * MiB);
+	CU_ASSERT_EQUAL(c.staging_per_uid, 0);
+	CU_ASSERT_EQUAL(c.staging_wait, 30);
+	CU_ASSERT_EQUAL(c.max_conns_per_uid, 256);
 	CU_ASSERT_EQUAL(c.capacity, 0);
 	CU_ASSERT_EQUAL(c.reserve, 256 * MiB);
 	CU_ASSERT_EQUAL(c.keep, 3);
@@ -169,6 +175,9 @@ static void test_full_file(void)
 		"  store = /srv/ckpt/chunks   ; inline comment\n"
 		"staging = 8G\r\n"
 		"staging_client = 512m\n"
+		"staging_per_uid = 2G\n"
+		"staging_wait = 120\n"
+		"max_conns_per_uid = 1000\n"
 		"capacity = 1T\n"
 		"reserve = 0\n"
 		"keep = 10\n"
@@ -201,6 +210,9 @@ static void test_full_file(void)
 	CU_ASSERT_STRING_EQUAL(c.store, "/srv/ckpt/chunks");
 	CU_ASSERT_EQUAL(c.staging, 8 * GiB);
 	CU_ASSERT_EQUAL(c.staging_client, 512 * MiB);
+	CU_ASSERT_EQUAL(c.staging_per_uid, 2 * GiB);
+	CU_ASSERT_EQUAL(c.staging_wait, 120);
+	CU_ASSERT_EQUAL(c.max_conns_per_uid, 1000);
 	CU_ASSERT_EQUAL(c.capacity, 1024 * GiB);
 	CU_ASSERT_EQUAL(c.reserve, 0);
 	CU_ASSERT_EQUAL(c.keep, 10);
@@ -494,6 +506,7 @@ static void test_round_trip(void)
 	static const char *const sets[] = {
 		"dir=/data/ckpt dir with spaces", "socket=/run/c.sock",
 		"store=", "staging=3G", "staging_client=4100K",
+		"staging_per_uid=1G", "staging_wait=0", "max_conns_per_uid=0",
 		"capacity=1234567", "reserve=0", "keep=100000",
 		"segment=4G", "chunk=64K", "queue_depth=8", "direct=no",
 		"mlock=yes", "log_level=err", "log=syslog",
@@ -766,6 +779,19 @@ static void test_finish(void)
 			       "staging_client: 32M is larger than staging (16M)");
 	CU_ASSERT(conf_equal(&c, &before));
 	CU_ASSERT_EQUAL(conf_set(&c, "staging_client=16M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+
+	/* staging_per_uid: 0, or 4M..staging */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging=16M", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_client=4M", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_per_uid=32M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "staging_per_uid: 32M must be 0 (half of staging) or between 4M and staging (16M)");
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_per_uid=1M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "staging_per_uid=8M", &err), 0);
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
 
 	/* segment >= chunk + 4K */

@@ -183,6 +183,30 @@ static void test_stderr_sink(void)
 	CU_ASSERT_EQUAL(rmdir(dir), 0);
 }
 
+/* At most max messages a second; the next second first says how many
+ * were dropped. */
+static void test_rate_limit(void)
+{
+	struct log_rl rl = { 0 };
+	int i, ok = 0;
+
+	capture_reset();
+	log_set_sink(capture_sink, NULL);
+	log_set_level(LOG_INFO);
+	for (i = 0; i < 100; i++)
+		ok += log_rl_ok(&rl, 10, 5000 + i, "session: bad frames");
+	CU_ASSERT_EQUAL(ok, 10);
+	CU_ASSERT_EQUAL(cap.calls, 0);
+	CU_ASSERT_EQUAL(log_rl_ok(&rl, 10, 6000, "session: bad frames"), 1);
+	CU_ASSERT_EQUAL(cap.calls, 1);
+	CU_ASSERT_EQUAL(cap.level, LOG_WARNING);
+	CU_ASSERT_STRING_EQUAL(cap.msg, "session: bad frames: 90 more not logged");
+	/* A quiet second says nothing. */
+	CU_ASSERT_EQUAL(log_rl_ok(&rl, 10, 9000, "x"), 1);
+	CU_ASSERT_EQUAL(cap.calls, 1);
+	log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -193,6 +217,7 @@ int main(void)
 		{ "errno preserved", test_errno_preserved },
 		{ "level names", test_level_names },
 		{ "stderr sink", test_stderr_sink },
+		{ "rate limit", test_rate_limit },
 		{ NULL, NULL }
 	};
 

@@ -55,6 +55,7 @@ static const struct spec specs[] = {
 	{ PROTO_COMMIT_NAME, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_DRAIN, 1, 1, 0, { F_LEVEL }, { 0 } },
 	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
+	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
