@@ -1,6 +1,6 @@
 /*
- * ops.c - handlers of the control requests: HELLO (staging lease), BEGIN,
- * COMMIT, ABORT, WAIT, LATEST, the listings, REMOVE and STATUS.
+ * ops.c - handlers of the control requests: BEGIN, COMMIT, ABORT, WAIT,
+ * LATEST, the listings, REMOVE and STATUS (HELLO and RELEASE: lease.c).
  *
  * Each handler validates what it was sent against the catalog and the
  * caller's uid, answers exactly once, and never trusts a handle, a name or a
@@ -18,112 +18,6 @@
 #include "pfs.h"
 #include "recover.h"
 #include "session.h"
-
-/* ---- HELLO: lend staging, pass its memfd ------------------------------ */
-
-static int hello_send(struct conn *c, uint32_t seq)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	uint8_t frame[PROTO_HDR_LEN + 64];
-	struct proto_msg r;
-	struct msghdr mh;
-	struct cmsghdr *cm;
-	struct iovec iov;
-	int len;
-
-	memset(&r, 0, sizeof(r));
-	r.type = PROTO_HELLO | PROTO_REPLY;
-	r.seq = seq;
-	r.size = c->lease->size;
-	r.aux = c->d->conf->chunk;
-	len = proto_encode(frame, sizeof(frame), &r);
-	if (len < 0)
-		return len;
-	memset(&mh, 0, sizeof(mh));
-	memset(&u, 0, sizeof(u));
-	iov.iov_base = frame;
-	iov.iov_len = len;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = sizeof(u.buf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &c->lease->fd, sizeof(int));
-	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
-		return -EIO;
-	return 0;
-}
-
-/* Lend c a lease now if staging allows.  1 if done, 0 if it must wait. */
-static int hello_try(struct conn *c)
-{
-	int ret;
-
-	ret = staging_get(&c->d->staging, c->uid, c->hello_want, &c->lease);
-	if (ret == -EAGAIN)
-		return 0;
-	if (ret == 0 && hello_send(c, c->hello_seq) == 0) {
-		log_printf(LOG_DEBUG, "staging: lent %zu bytes to pid %d",
-			   c->lease->size, c->pid);
-		return 1;
-	}
-	if (ret == 0) {
-		staging_put(&c->d->staging, c->lease);
-		c->lease = NULL;
-		ret = -EIO;
-	}
-	log_printf(LOG_WARNING, "staging: cannot lend to pid %d: %s", c->pid,
-		   strerror(-ret));
-	{
-		struct proto_msg req = { .type = PROTO_HELLO,
-					 .seq = c->hello_seq };
-
-		conn_reply_status(c, &req, ret);
-	}
-	return 1;
-}
-
-void op_hello(struct conn *c, const struct proto_msg *req)
-{
-	const struct conf *conf = c->d->conf;
-
-	if (c->lease || !list_empty(&c->hello_link)) {
-		conn_reply_status(c, req, -EALREADY);
-		return;
-	}
-	/* The memfd goes in its own sendmsg: nothing may be queued before it. */
-	if (c->wlen || c->sending) {
-		conn_reply_status(c, req, -EAGAIN);
-		return;
-	}
-	c->hello_want = req->size ? req->size : conf->staging_client;
-	if (c->hello_want > conf->staging)
-		c->hello_want = conf->staging;
-	c->hello_seq = req->seq;
-	if (!hello_try(c)) {
-		log_printf(LOG_INFO, "staging: full; pid %d waits", c->pid);
-		list_add_tail(&c->d->hello_wait, &c->hello_link);
-	}
-}
-
-void ops_staging_freed(struct ckptd *d)
-{
-	struct list *pos, *tmp;
-
-	list_for_each_safe(pos, tmp, &d->hello_wait) {
-		struct conn *c = list_entry(pos, struct conn, hello_link);
-
-		if (!hello_try(c))
-			return;
-		list_del(&c->hello_link);
-	}
-}
 
 /* ---- writers ------------------------------------------------------------ */
 

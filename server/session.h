@@ -118,10 +118,7 @@ void lease_tick(struct ckptd *d);
  * the memfd) now.  Called by the sender. */
 void lease_send_hello(struct conn *c);
 
-/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself.
- * op_hello() and ops_staging_freed() are superseded by lease.c and no
- * longer called (ops.c still defines them). */
-void op_hello(struct conn *c, const struct proto_msg *req);
+/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself. */
 void op_begin(struct conn *c, const struct proto_msg *req);
 void op_commit(struct conn *c, const struct proto_msg *req);
 void op_commit_name(struct conn *c, const struct proto_msg *req);
@@ -146,7 +143,6 @@ struct writer *writer_of(struct conn *c, const struct proto_msg *req);
 void reader_kick(struct ckptd *d, struct version *v);
 /* Free the reader's buffer pool (shutdown). */
 void reader_release(void);
-void ops_staging_freed(struct ckptd *d);
 /* A writer of c leaves without committing (disconnect or ABORT). */
 void ingest_abandon(struct ckptd *d, struct version *v, int err);
 /* Every writer committed: start sealing v. */

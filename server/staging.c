@@ -171,11 +171,6 @@ out_lend:
 	return 0;
 }
 
-int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out)
-{
-	return staging_get_share(s, uid, want, 0, out);
-}
-
 int staging_prefault(struct staging *s, size_t lease_size)
 {
 	size_t size = (lease_size + LEASE_ALIGN - 1) & ~(size_t)(LEASE_ALIGN - 1);

@@ -11,10 +11,10 @@
  * by a fresh one.
  *
  * One uid may hold at most a share of the budget (the caller passes it to
- * staging_get(); 0 = no share, as for root), so that one user cannot take
+ * staging_get_share(); 0 = no share, as for root), so that one user cannot take
  * the staging every other user needs.
  *
- * Ownership: struct staging owns every lease.  staging_get() lends one to a
+ * Ownership: struct staging owns every lease.  staging_get_share() lends one to a
  * connection until staging_put().  Single-threaded (the loop thread).
  */
 #ifndef CKPTD_STAGING_H
@@ -55,8 +55,6 @@ void staging_release(struct staging *s);
 #define STAGING_MIN (4u << 20)
 int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		      uint64_t share, struct lease **out);
-/* staging_get_share() without a share. */
-int staging_get(struct staging *s, uid_t uid, size_t want, struct lease **out);
 void staging_put(struct staging *s, struct lease *l);
 /* Make the whole budget into free leases of lease_size now, so that no
  * client pays for first touches (start-up cost: ~1 s per GiB).  0 or
