@@ -674,7 +674,7 @@ static int a_badhandle(struct rc *r)
 static int a_ring(struct rc *r)
 {
 	struct proto_msg m, rep;
-	uint64_t lease, huge_off = UINT64_MAX - 4096;
+	uint64_t lease, huge_off = CKPT_FILE_MAX - 4096;
 	char what[128];
 	uint32_t h;
 	int st;
@@ -720,8 +720,19 @@ static int a_ring(struct rc *r)
 	if (expect_error(r, &m, 0, 0, "READ ring_off = lease size"))
 		return 1;
 
-	/* The writer is still usable: a good write, one at the very end of
-	 * the file space, commit, LOCAL, and read both back. */
+	/* A refused write fails its version: it can never be committed
+	 * without the bytes that write carried. */
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_COMMIT;
+	m.handle = h;
+	if (rpc(r, &m, &rep) < 0)
+		return bad("COMMIT after refused writes: no answer");
+	if (rep.status == 0)
+		return bad("COMMIT of a version whose writes were refused succeeded");
+	/* The connection is still usable: a new version, a good write, one at
+	 * the very end of the file space, commit, LOCAL, read both back. */
+	if (begin(r, "hostile/ring", "v2", &h))
+		return 1;
 	for (int i = 0; i < 4096; i++)
 		r->map[i] = (uint8_t)(i * 7 + 3);
 	for (int k = 0; k < 2; k++) {
@@ -746,7 +757,7 @@ static int a_ring(struct rc *r)
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_WAIT;
 	strcpy(m.job, "hostile/ring");
-	strcpy(m.version, "v1");
+	strcpy(m.version, "v2");
 	m.level = CKPT_LOCAL;
 	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
 		return bad("WAIT local: %s", ckpt_strerror(rep.status));
@@ -754,7 +765,7 @@ static int a_ring(struct rc *r)
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_READ;
 		strcpy(m.job, "hostile/ring");
-		strcpy(m.version, "v1");
+		strcpy(m.version, "v2");
 		strcpy(m.path, k ? "end" : "f");
 		m.off = k ? huge_off : 0;
 		m.len = 8192;           /* past EOF: must stop at 4096 */

@@ -40,9 +40,11 @@ done
 info "$(cat "$T/raw.out")"
 victim_ok "10k garbage frames"
 
-# Nothing outside the store: only segments, manifests and the lock.
+# Nothing outside the store: only segments, manifests, the lock, the
+# removal log and an empty quarantine.
 stray=$(cd "$T/d" && find . -mindepth 1 \
 	! -path ./store ! -path ./store/seg ! -path ./store/man \
+	! -path ./store/quarantine ! -path ./store/removed \
 	! -path './store/seg/[0-9]*' ! -path './store/man/*.man' \
 	! -path ./store/lock ! -name ckptd.sock ! -name ckptd.log ! -name ckptd.conf)
 [ -z "$stray" ] || fail "files outside the store layout: $stray"
