@@ -227,6 +227,12 @@ struct fs_handle {
 	int writable;
 	struct fs_version *ver;   /* H_NODE: counted */
 	struct fs_node *node;     /* H_NODE: node->nopen counts us */
+	/* The last close (FLUSH) of this open file was by a task dying
+	 * (closer_died): if no other close follows before the RELEASE, the
+	 * writer died with the file open.  A child that inherited the fd and
+	 * exits non-zero is followed by its parent's own close. */
+	pid_t died_pid;           /* 0: the last close was a normal one */
+	char died_why[48];
 	/* H_READ */
 	pthread_mutex_t mu;       /* the read window */
 	uint8_t *win;             /* FS_READ_WINDOW bytes once used */

@@ -453,28 +453,28 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 /* ---- flush, fsync, release ----------------------------------------------- */
 
-/* A writer that dies with a file open may have cut it short: its version
- * fails rather than be committed (by autocommit, say) without the rest. */
-static int writer_died(struct ckptfs *fs, struct fs_handle *h)
+/* Note at each close whether the closing task is dying (closer.c); the
+ * verdict waits for the RELEASE, when the last close is known. */
+static void note_closer(struct fs_handle *h)
 {
 	pid_t pid = fuse_get_context()->pid;
-	char why[64];
-	int failed;
 
-	if (!closer_died(pid, why, sizeof(why)))
+	h->died_pid = closer_died(pid, h->died_why, sizeof(h->died_why)) ?
+		      pid : 0;
+}
+
+/* At the RELEASE of a file open for writing whose last close was a dying
+ * writer's: the file may be cut short, so its version fails rather than be
+ * committed (by autocommit, say) without the rest; fs->mu held. */
+static int writer_died_locked(struct fs_handle *h)
+{
+	if (!h->writable || !h->died_pid || h->ver->state != V_OPEN)
 		return 0;
-	pthread_mutex_lock(&fs->mu);
-	failed = h->ver->state == V_OPEN;
-	if (failed)
-		ver_fail_locked(h->ver, -CKPT_EABORTED);
-	pthread_mutex_unlock(&fs->mu);
-	if (!failed)
-		return 0;
-	fs_log(FUSE_LOG_ERR, "version %s/%s failed: its writer pid %d %s with a file open for writing",
-	       h->ver->job, h->ver->name, (int)pid, why);
-	/* ckptd fails it too, so that no commit by name can seal it. */
-	ckpt_abort(h->ver->v);
-	return -CKPT_EABORTED;
+	ver_fail_locked(h->ver, -CKPT_EABORTED);
+	fs_log(FUSE_LOG_ERR, "version %s/%s failed: its writer pid %d %s with %s open for writing",
+	       h->ver->job, h->ver->name, (int)h->died_pid, h->died_why,
+	       h->node->name);
+	return 1;
 }
 
 /* close(): report an error of the version's background writes. */
@@ -496,8 +496,7 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0)
 		ret = ver_failed(fs, h->ver, ckpt_flush(h->ver->v));
-	if (ret == 0)
-		ret = writer_died(fs, h);
+	note_closer(h);
 	return fs_errno(ret);
 }
 
@@ -573,16 +572,20 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver = h->ver;
+	int died;
 
 	(void)path;
 	if (h->kind == H_NODE) {
 		pthread_mutex_lock(&fs->mu);
+		died = writer_died_locked(h);
 		h->node->nopen--;
 		tree_release(h->node);
 		ver->nopen--;
 		ver->nwopen -= h->writable;
 		ver_touch_locked(ver);   /* autocommit counts from the close */
 		pthread_mutex_unlock(&fs->mu);
+		if (died)       /* ckptd fails it too: no commit by name */
+			ckpt_abort(ver->v);
 		ver_put(fs, ver);
 	}
 	handle_free(h);

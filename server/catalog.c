@@ -495,18 +495,21 @@ out_files:
 
 /* ---- the removal log ---------------------------------------------------- */
 
-void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id)
+void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id, uint64_t seq)
 {
 	put_le64(rec, open_id);
-	put_le32(rec + 8, crc32c(rec, 8));
-	put_le32(rec + 12, 0);
+	put_le64(rec + 8, seq);
+	put_le32(rec + 16, crc32c(rec, 16));
+	put_le32(rec + 20, 0);
 }
 
-int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id)
+int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id,
+		 uint64_t *seq)
 {
-	if (get_le32(rec + 8) != crc32c(rec, 8) || get_le32(rec + 12))
+	if (get_le32(rec + 16) != crc32c(rec, 16) || get_le32(rec + 20))
 		return -CKPT_ECORRUPT;
 	*open_id = get_le64(rec);
+	*seq = get_le64(rec + 8);
 	return 0;
 }
 
@@ -523,7 +526,7 @@ static int manifest_drop(struct catalog *cat, struct version *v)
 	fd = sys_open(cat->rmlog, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
-	rmlog_encode(rec, v->open_id);
+	rmlog_encode(rec, v->open_id, v->seq);
 	ret = fstat(fd, &st) < 0 ? -errno : 0;
 	if (ret == 0)   /* whole records only, after a torn one */
 		ret = sys_pwrite_all(fd, rec, RMLOG_REC,
@@ -729,8 +732,7 @@ int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
 	ret = version_new_in(cat, head->job, head->version, head->uid, &j, &v);
 	if (ret < 0)
 		return ret;
-	v->qdir = strdup(qdir);
-	if (!v->qdir) {
+	if (qdir && !(v->qdir = strdup(qdir))) {
 		version_abandon(cat, j, v);
 		return -ENOMEM;
 	}

@@ -45,6 +45,9 @@ struct read_task {
 	uint32_t fi;
 	uint8_t *dst;             /* in c's lease */
 	long got;
+	uint64_t seq;             /* fallback: the local copy's seq */
+	int fallback;             /* a local version whose copy failed its
+				   * CRC: load its PFS manifest here */
 };
 
 struct drain {
@@ -52,6 +55,7 @@ struct drain {
 	struct pfs_opts opts;
 	struct bwlimit bw;
 	volatile int paused;
+	int scanned;              /* the start-up scan of the PFS succeeded */
 	volatile int cancel;      /* shutting down: copies give up */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -436,8 +440,7 @@ static void local_retain(struct ckptd *d, struct job *j)
 	}
 }
 
-/* Is name the incremental base of a drained version of j other than skip? */
-static int is_base(struct job *j, const char *name)
+int drain_is_base(const struct job *j, const char *name)
 {
 	struct list *pos;
 
@@ -457,7 +460,9 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 	struct list *pos, *tmp;
 	struct pfsman m;
 
-	if (!keep)
+	/* Until a scan of the PFS succeeded, the bases of versions drained
+	 * before this start are unknown: remove nothing. */
+	if (!keep || !drain_of(d)->scanned)
 		return;
 	list_for_each_safe(pos, tmp, &j->versions)
 		drained += list_entry(pos, struct version, link)->level >=
@@ -467,7 +472,7 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 
 		if (drained <= keep || drained <= 1)
 			return;
-		if (v->level < CKPT_DRAINED || is_base(j, v->name))
+		if (v->level < CKPT_DRAINED || drain_is_base(j, v->name))
 			continue;
 		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) == 0) {
 			pfs_remove(d->conf->drain_target, &m);
@@ -501,10 +506,30 @@ void drain_sealed(struct ckptd *d, struct version *v)
 static int read_run(struct drain *dr, struct task *t)
 {
 	struct read_task *rt = (struct read_task *)t;
+	struct pfsman own;
+	uint32_t fi = rt->fi;
+	int ret;
 
-	rt->got = pfs_read(dr->opts.target, t->v->pfs, rt->fi, rt->req.off,
-			   rt->req.len, rt->dst);
-	return rt->got < 0 ? (int)rt->got : 0;
+	if (!rt->fallback) {
+		rt->got = pfs_read(dr->opts.target, t->v->pfs, fi, rt->req.off,
+				   rt->req.len, rt->dst);
+		return rt->got < 0 ? (int)rt->got : 0;
+	}
+	ret = pfs_load(dr->opts.target, rt->req.job, rt->req.version, &own);
+	if (ret < 0)
+		return ret;
+	for (fi = 0; fi < own.nfiles; fi++)
+		if (!strcmp(own.files[fi].path, rt->req.path))
+			break;
+	if (own.seq != rt->seq)
+		ret = -CKPT_ECORRUPT;   /* another incarnation of the name */
+	else if (fi == own.nfiles)
+		ret = -ENOENT;
+	else
+		rt->got = pfs_read(dr->opts.target, &own, fi, rt->req.off,
+				   rt->req.len, rt->dst);
+	pfsman_release(&own);
+	return ret < 0 ? ret : rt->got < 0 ? (int)rt->got : 0;
 }
 
 static void read_done(struct ckptd *d, struct task *t)
@@ -529,7 +554,7 @@ void drain_read(struct conn *c, struct version *v, int fi,
 	struct drain *dr = drain_of(c->d);
 	struct read_task *rt;
 
-	if (!dr || !v->pfs) {
+	if (!dr || (!v->pfs && v->level < CKPT_DRAINED)) {
 		conn_reply_status(c, req, -EIO);
 		return;
 	}
@@ -544,6 +569,8 @@ void drain_read(struct conn *c, struct version *v, int fi,
 	rt->c = c;
 	rt->req = *req;
 	rt->fi = fi;
+	rt->fallback = !v->pfs;
+	rt->seq = v->seq;
 	rt->dst = c->lease->map + req->ring_off;
 	version_get(v);
 	conn_get(c);
@@ -648,12 +675,15 @@ static int found(void *arg, struct pfsman *m)
 		return 0;
 	}
 	if (v) {
+		/* The incremental base lives only in the PFS manifest: without
+		 * it, [drain] keep and rm could remove a base still needed. */
+		if (v->state == CKPT_ST_SEALED && !v->remote)
+			snprintf(v->base, sizeof(v->base), "%s", m->base);
 		/* Drained before a crash that lost the local record of it. */
 		if (v->state == CKPT_ST_SEALED && !v->remote &&
 		    v->level < CKPT_DRAINED) {
 			v->level = CKPT_DRAINED;
 			v->drain = DR_DONE;
-			snprintf(v->base, sizeof(v->base), "%s", m->base);
 			catalog_write_manifest(&d->cat, v);
 		}
 		pfsman_release(m);
@@ -720,8 +750,12 @@ int drain_open(struct ckptd *d)
 	}
 	d->drain = dr;
 	ret = pfs_scan(conf->drain_target, found, d);
-	if (ret < 0)
-		log_printf(LOG_WARNING, "drain: scanning %s: %s (will retry as versions drain)",
+	dr->scanned = ret == 0;
+	if (ret == -ENOENT)
+		log_printf(LOG_WARNING, "drain: target %s does not exist (is the PFS mounted?); drains wait for it, PFS retention is off until the next start",
+			   conf->drain_target);
+	else if (ret < 0)
+		log_printf(LOG_WARNING, "drain: scanning %s: %s (PFS versions not listed, PFS retention off until the next start)",
 			   conf->drain_target, strerror(-ret));
 	/* Resume: every sealed local version not yet drained.  Ordinals
 	 * ([drain] every) follow the commit order, which the list keeps. */

@@ -26,6 +26,7 @@
 #include "proto.h"
 
 struct ckptd;
+struct job;
 struct conn;
 struct version;
 struct drain;
@@ -43,6 +44,9 @@ enum drain_state {
 int drain_open(struct ckptd *d);
 void drain_close(struct ckptd *d);
 int drain_enabled(const struct ckptd *d);
+/* Is name the incremental base of a drained version of j?  Then its PFS
+ * copy holds chunks that version reads, and must stay. */
+int drain_is_base(const struct job *j, const char *name);
 /* v was just sealed: queue it, and apply local retention to its job. */
 void drain_sealed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */
@@ -50,7 +54,9 @@ void drain_tick(struct ckptd *d);
 /* PROTO_DRAIN: pause or resume; PROTO_DRAIN_NOW: drain job/version next. */
 void op_drain(struct conn *c, const struct proto_msg *req);
 void op_drain_now(struct conn *c, const struct proto_msg *req);
-/* READ of a remote version, answered when its thread is done. */
+/* READ of a remote version, answered when its thread is done; or of a
+ * DRAINED local version whose local copy failed its CRC (the thread loads
+ * its PFS manifest and finds the file by req->path; fi is unused). */
 void drain_read(struct conn *c, struct version *v, int fi,
 		const struct proto_msg *req);
 /* Figures for STATUS. */

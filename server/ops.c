@@ -453,7 +453,14 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		conn_reply_status(c, req, 0);
 		return;
 	}
-	/* A version only on the PFS is removed there: nothing else holds it. */
+	/* A version only on the PFS is removed there, unless a newer drained
+	 * version refers to its chunks (incremental). */
+	if (v->remote && v->pfs && drain_is_base(v->job, v->name)) {
+		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
+			   req->job, req->version);
+		conn_reply_status(c, req, -EBUSY);
+		return;
+	}
 	if (v->remote && v->pfs) {
 		ret = pfs_remove(c->d->conf->drain_target, v->pfs);
 		if (ret < 0) {

@@ -552,7 +552,7 @@ static int copy_begin(struct copy *c)
 	ret = pfs_owner_of(job->uid, &c->owner);
 	if (ret < 0)
 		return ret;
-	c->tfd = pfs_target_open(c->o->target, 1);
+	c->tfd = pfs_target_open(c->o->target);
 	if (c->tfd < 0)
 		return c->tfd;
 	ret = pfs_path(dir, sizeof(dir), PFS_N_VERSION, job->job, job->version,
@@ -680,7 +680,7 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 	struct stat st;
 	int tfd, fd, ret;
 
-	tfd = pfs_target_open(target, 0);
+	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
 	fd = pfs_open(tfd, rel, O_RDONLY, 0);
@@ -821,7 +821,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	buf = malloc(m->chunk);
 	if (!buf)
 		return -ENOMEM;
-	tfd = pfs_target_open(target, 0);
+	tfd = pfs_target_open(target);
 	if (tfd < 0) {
 		free(buf);
 		return tfd;
@@ -877,7 +877,7 @@ int pfs_remove(const char *target, const struct pfsman *m)
 			       m->version, NULL, 0);
 	if (ret < 0)
 		return ret;
-	tfd = pfs_target_open(target, 0);
+	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
 	ret = sys_inject(SYS_UNLINK);

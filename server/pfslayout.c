@@ -179,12 +179,10 @@ int pfs_own(int fd, const struct pfs_owner *o, mode_t mode)
 
 /* ---- opens --------------------------------------------------------------- */
 
-int pfs_target_open(const char *target, int create)
+int pfs_target_open(const char *target)
 {
 	int fd;
 
-	if (create && mkdir(target, 0711) < 0 && errno != EEXIST)
-		return -errno;
 	fd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

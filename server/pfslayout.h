@@ -94,9 +94,10 @@ int pfs_owner_of(uint32_t uid, struct pfs_owner *o);
 /* Just the uid of that owner; never blocks. */
 uid_t pfs_owner_uid(uint32_t uid);
 
-/* An O_PATH fd of the target directory (made 0711 first when create and it
- * is missing).  The caller closes it. */
-int pfs_target_open(const char *target, int create);
+/* An fd of the target directory, which the operator makes: ckptd never
+ * creates it, so that a PFS that is not mounted is an error (-ENOENT), not
+ * a drain onto the local mount point.  The caller closes it. */
+int pfs_target_open(const char *target);
 /* openat(tfd, rel, flags, mode) refusing symbolic links at every level of
  * rel (ELOOP or ENOTDIR).  Counts as an "open" for sys_inject(). */
 int pfs_open(int tfd, const char *rel, int flags, mode_t mode);

@@ -158,12 +158,25 @@ static void rreq_finish(struct rreq *r)
 {
 	struct proto_msg m;
 
+	/* A drained version whose local copy is damaged: the PFS copy was
+	 * verified when it drained; read from it (checked again there). */
+	if (r->err == -CKPT_ECORRUPT && !r->v->remote &&
+	    r->v->level >= CKPT_DRAINED && drain_enabled(r->d) &&
+	    !r->c->closed) {
+		log_printf(LOG_WARNING, "read: %s/%s: local copy damaged; reading %s from the PFS",
+			   r->v->job ? r->v->job->name : "?", r->v->name,
+			   r->req.path);
+		drain_read(r->c, r->v, -1, &r->req);
+		goto out_free;
+	}
+
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_READ;
 	m.seq = r->req.seq;
 	m.status = r->err;
 	m.size = r->err ? 0 : r->size;
 	conn_reply(r->c, &m);
+out_free:
 	version_put(&r->d->cat, r->v);
 	conn_put(r->c);
 	free(r->pieces);

@@ -60,6 +60,9 @@ struct rstate {
 	uint64_t *gone;         /* open_ids in the removal log, sorted */
 	uint32_t ngone;
 	uint32_t ncleared;      /* headers of removed versions cleared */
+	uint64_t max_seq;       /* highest seq the removal log names */
+	int unnamed_used;       /* an unreadable manifest's quarantine was
+				 * given a name from a segment header */
 };
 
 /* ---- reading ------------------------------------------------------------ */
@@ -161,6 +164,7 @@ static int read_rmlog(struct rstate *st)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0, i;
+	uint64_t seq;
 	int ret;
 
 	ret = read_whole(st->cat->rmlog, (void **)&buf, &len);
@@ -173,9 +177,13 @@ static int read_rmlog(struct rstate *st)
 		free(buf);
 		return -ENOMEM;
 	}
-	for (i = 0; i + RMLOG_REC <= len; i += RMLOG_REC)
-		if (rmlog_decode(buf + i, &st->gone[st->ngone]) == 0)
-			st->ngone++;
+	for (i = 0; i + RMLOG_REC <= len; i += RMLOG_REC) {
+		if (rmlog_decode(buf + i, &st->gone[st->ngone], &seq) < 0)
+			continue;
+		st->ngone++;
+		if (seq > st->max_seq)
+			st->max_seq = seq;
+	}
 	free(buf);
 	qsort(st->gone, st->ngone, sizeof(*st->gone), cmp_u64);
 	return 0;
@@ -244,9 +252,15 @@ static int add_found(struct rstate *st, const char *name)
 			 name, ckpt_strerror(ret));
 	}
 	/* The file name is the seq: it orders and names an unreadable one, and
-	 * no later version may take it. */
+	 * no later version may take it.  A manifest under another seq's name
+	 * is a copy (rm would unlink by seq and leave it behind). */
 	if (!f->named)
 		f->m.seq = strtoull(name, NULL, 16);
+	else if (f->ok && f->m.seq != strtoull(name, NULL, 16)) {
+		f->damaged = 1;
+		snprintf(f->reason, sizeof(f->reason), "manifest %s holds seq %llx",
+			 name, (unsigned long long)f->m.seq);
+	}
 	if (f->m.seq >= st->cat->next_seq)
 		st->cat->next_seq = f->m.seq + 1;
 	if (f->named && f->m.open_id > st->max_open_id)
@@ -426,6 +440,13 @@ static int write_reason(struct rstate *st, const char *qname,
 	return sys_write_file(path, line, n, 0600);
 }
 
+/* Evidence that could not be moved: claimed where it is, never recycled. */
+static void keep_segment(struct rstate *st, uint32_t id)
+{
+	segs_claim(st->cat->segs, id);
+	st->hdr[id].taken = 1;
+}
+
 static int move_segment(struct rstate *st, const char *qname, uint32_t id)
 {
 	char path[1000];
@@ -434,8 +455,9 @@ static int move_segment(struct rstate *st, const char *qname, uint32_t id)
 	snprintf(path, sizeof(path), "%s/%s/seg-%08u", st->cat->qdir, qname, id);
 	ret = segs_move(st->cat->segs, id, path);
 	if (ret < 0) {
-		log_printf(LOG_ERR, "recovery: cannot move segment %u to quarantine: %s",
+		log_printf(LOG_ERR, "recovery: cannot move segment %u to quarantine (%s); kept in place",
 			   id, strerror(-ret));
+		keep_segment(st, id);
 		return ret;
 	}
 	st->hdr[id].taken = 1;
@@ -486,18 +508,43 @@ static int quarantine_one(struct rstate *st, struct found *f)
 	return ret;
 }
 
+/* Is f a byte-for-byte copy of the manifest of a version that loaded?
+ * Then it explains nothing new: remove it. */
+static int stray_copy(struct rstate *st, const struct found *f)
+{
+	struct version *v = f->named ? catalog_version(st->cat, f->m.job,
+						       f->m.version) : NULL;
+	char a[1000], b[1000];
+	void *x = NULL, *y = NULL;
+	size_t nx = 0, ny = 0;
+	int same;
+
+	if (!v || v->state != CKPT_ST_SEALED || v->remote ||
+	    v->open_id != f->m.open_id)
+		return 0;
+	snprintf(a, sizeof(a), "%s/%s", st->cat->mandir, f->file);
+	snprintf(b, sizeof(b), "%s/%016llx.man", st->cat->mandir,
+		 (unsigned long long)v->seq);
+	same = read_whole(a, &x, &nx) == 0 && read_whole(b, &y, &ny) == 0 &&
+	       nx == ny && !memcmp(x, y, nx);
+	free(x);
+	free(y);
+	if (!same || sys_unlink(a) < 0)
+		return 0;
+	log_printf(LOG_WARNING, "recovery: removed %s, a stray copy of the manifest of %s/%s",
+		   a, v->job->name, v->name);
+	return 1;
+}
+
 /* A quarantine that failed (a full disk, say): what would have moved stays
  * where it is, claimed, so that nothing recycles it. */
 static void keep_in_place(struct rstate *st, const struct found *f)
 {
 	uint32_t id;
 
-	for (id = 0; id < st->nhdr; id++) {
-		if (!belongs(st, f, id))
-			continue;
-		segs_claim(st->cat->segs, id);
-		st->hdr[id].taken = 1;
-	}
+	for (id = 0; id < st->nhdr; id++)
+		if (belongs(st, f, id))
+			keep_segment(st, id);
 }
 
 /* Move every damaged manifest, and what it names, aside; list them. */
@@ -511,14 +558,19 @@ static int quarantine_all(struct rstate *st)
 
 		if (!f->damaged || f->qname[0])
 			continue;       /* sound, or quarantined before */
+		if (stray_copy(st, f))
+			continue;
 		ret = quarantine_one(st, f);
 		if (ret < 0) {
 			/* Left where it is, untouched: the next start tries
 			 * again.  Its segments stay claimed meanwhile. */
 			keep_in_place(st, f);
-			log_printf(LOG_ERR, "recovery: CORRUPTION: manifest %s/%s (%s) could not be quarantined: %s",
+			log_printf(LOG_ERR, "recovery: CORRUPTION: manifest %s/%s (%s) could not be quarantined: %s; left in place",
 				   st->cat->mandir, f->file, f->reason,
 				   strerror(-ret));
+			if (f->named)
+				catalog_add_damaged(st->cat, &f->m, NULL,
+						    f->reason);
 			continue;
 		}
 		log_printf(LOG_ERR, "recovery: CORRUPTION: version %s%s%s (manifest %s): %s; moved to %s/%s",
@@ -533,16 +585,54 @@ static int quarantine_all(struct rstate *st)
 	return 0;
 }
 
-/* A manifest recovery could not name: segments nobody can explain go
- * with it rather than be recycled. */
-static const struct found *unnamed_damaged(const struct rstate *st)
+/* The index of a quarantined manifest recovery could not name, or -1:
+ * segments nobody can explain go with it rather than be recycled. */
+static int unnamed_damaged(const struct rstate *st)
 {
 	uint32_t i;
 
 	for (i = 0; i < st->nf; i++)
 		if (st->f[i].damaged && !st->f[i].named && st->f[i].qname[0])
-			return &st->f[i];
-	return NULL;
+			return (int)i;
+	return -1;
+}
+
+/* Segment id has a valid header and an unreadable manifest is in
+ * quarantine (entry ui): its version may be that manifest's.  List it as
+ * damaged under the name its header gives, in a quarantine of its own (the
+ * unreadable manifest's, for the first such version). */
+static void name_group(struct rstate *st, int ui, uint32_t id)
+{
+	const struct seghdr *h = &st->hdr[id].h;
+	struct found *g = found_new(st);
+	struct found *u = &st->f[ui];
+
+	if (!g) {
+		keep_segment(st, id);
+		return;
+	}
+	snprintf(g->m.job, sizeof(g->m.job), "%s", h->job);
+	snprintf(g->m.version, sizeof(g->m.version), "%s", h->version);
+	g->m.uid = h->uid;
+	g->m.open_id = h->open_id;
+	g->named = g->damaged = 1;
+	snprintf(g->reason, sizeof(g->reason), "manifest unreadable (%.40s), or it never committed",
+		 u->file);
+	if (!st->unnamed_used) {
+		st->unnamed_used = 1;
+		g->m.seq = u->m.seq;
+		snprintf(g->qname, sizeof(g->qname), "%s", u->qname);
+	} else if (make_qdir(st, "unnamed", g->qname, sizeof(g->qname)) < 0) {
+		keep_segment(st, id);
+		return;
+	}
+	write_reason(st, g->qname, g->reason);
+	st->nf++;
+	if (catalog_add_damaged(st->cat, &g->m, g->qname, g->reason) == 0)
+		log_printf(LOG_ERR, "recovery: CORRUPTION: version %s/%s: %s; moved to %s/%s",
+			   g->m.job, g->m.version, g->reason, st->cat->qdir,
+			   g->qname);
+	move_segment(st, g->qname, id);
 }
 
 /* An unclaimed segment with a valid header: its version never committed. */
@@ -590,19 +680,26 @@ static uint32_t count_removed(const struct rstate *st)
 	return n;
 }
 
-/* Every header the removal log explains is cleared and durable: empty it
- * (only then, or a crash in between would lose the explanation). */
+/* Every header the removal log explains is cleared and durable: rewrite it
+ * as its highest seq alone (only then, or a crash in between would lose the
+ * explanation). */
 static void reset_rmlog(struct rstate *st, int all_synced)
 {
-	int fd;
+	char tmp[700], dir[700];
+	uint8_t rec[RMLOG_REC];
 
-	if (!all_synced)
+	if (!all_synced || !st->ngone)
 		return;
-	fd = sys_open(st->cat->rmlog, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
-	if (fd >= 0) {
-		sys_fsync(fd);
-		close(fd);
+	snprintf(dir, sizeof(dir), "%s", st->cat->rmlog);
+	*strrchr(dir, '/') = 0;
+	rmlog_encode(rec, 0, st->max_seq);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", st->cat->rmlog);
+	if (sys_write_file(tmp, rec, sizeof(rec), 0600) < 0 ||
+	    sys_rename(tmp, st->cat->rmlog) < 0) {
+		unlink(tmp);
+		return;
 	}
+	sys_fsync_dir(dir);
 }
 
 /* The quarantined version whose head segment id's header names, or NULL. */
@@ -619,7 +716,8 @@ static const struct found *quarantine_of(const struct rstate *st, uint32_t id)
 
 static void sweep_segments(struct rstate *st)
 {
-	const struct found *u = unnamed_damaged(st), *q;
+	int ui = unnamed_damaged(st);
+	const struct found *q;
 	char qname[64];
 	uint32_t id;
 
@@ -636,26 +734,68 @@ static void sweep_segments(struct rstate *st)
 			sync_cleared(st, id);
 			continue;
 		}
-		if ((q = quarantine_of(st, id)) || (q = u)) {
+		if ((q = quarantine_of(st, id))) {
 			move_segment(st, q->qname, id);
-			continue;
-		}
-		if (s->kind == HK_VALID) {
+		} else if (ui >= 0 && s->kind == HK_VALID) {
+			name_group(st, ui, id);
+		} else if (ui >= 0) {
+			move_segment(st, st->f[ui].qname, id);
+		} else if (s->kind == HK_VALID) {
 			report_incomplete(st, id);
-			continue;
+		} else {
+			/* A corrupt header nobody claims: owner unknown. */
+			snprintf(qname, sizeof(qname), "seg%08u", id);
+			if (make_qdir(st, qname, qname, sizeof(qname)) < 0) {
+				keep_segment(st, id);
+				continue;
+			}
+			if (move_segment(st, qname, id) < 0)
+				continue;
+			write_reason(st, qname, "segment header corrupt; owner unknown");
+			log_printf(LOG_ERR, "recovery: CORRUPTION: segment %u: header %s, owner unknown; moved to %s/%s",
+				   id, ckpt_strerror(s->err), st->cat->qdir, qname);
 		}
-		/* A corrupt header nobody claims: whose it was is unknown. */
-		snprintf(qname, sizeof(qname), "seg%08u", id);
-		if (make_qdir(st, qname, qname, sizeof(qname)) < 0 ||
-		    move_segment(st, qname, id) < 0)
-			continue;
-		write_reason(st, qname, "segment header corrupt; owner unknown");
-		log_printf(LOG_ERR, "recovery: CORRUPTION: segment %u: header %s, owner unknown; moved to %s/%s",
-			   id, ckpt_strerror(s->err), st->cat->qdir, qname);
 	}
 }
 
 /* ---- quarantine of earlier starts --------------------------------------- */
+
+/* The head of a quarantined version whose manifest is unreadable, from the
+ * header of a segment kept with it.  0 or -errno. */
+static int name_from_segment(const char *dir, struct manifest *head)
+{
+	uint8_t buf[SEGHDR_SIZE];
+	char path[1300];
+	struct dirent *de;
+	struct seghdr h;
+	DIR *d;
+	int fd, ret = -ENOENT;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (ret < 0 && (de = readdir(d))) {
+		if (strncmp(de->d_name, "seg-", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		ret = sys_pread_all(fd, buf, SEGHDR_SIZE, 0);
+		close(fd);
+		if (ret == 0)
+			ret = seghdr_decode(buf, &h);
+	}
+	closedir(d);
+	if (ret < 0)
+		return ret;
+	memset(head, 0, sizeof(*head));
+	snprintf(head->job, sizeof(head->job), "%s", h.job);
+	snprintf(head->version, sizeof(head->version), "%s", h.version);
+	head->uid = h.uid;
+	head->open_id = h.open_id;
+	return 0;
+}
 
 /* List quarantine directory name (from an earlier start) as DAMAGED, by
  * the head of the manifest it holds, and keep it as an entry so that
@@ -681,13 +821,15 @@ static void relist_one(struct rstate *st, const char *name)
 	if (de)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 	closedir(d);
-	if (!de || read_whole(path, &buf, &len) < 0)
-		return;
 	f = found_new(st);
-	if (!f || manifest_peek(buf, len, &f->m) < 0 ||
-	    strlen(name) >= sizeof(f->qname)) {
-		free(buf);
+	if (!f || strlen(name) >= sizeof(f->qname))
 		return;
+	buf = NULL;
+	if ((!de || read_whole(path, &buf, &len) < 0 ||
+	     manifest_peek(buf, len, &f->m) < 0) &&
+	    name_from_segment(dir, &f->m) < 0) {
+		free(buf);
+		return;         /* nothing in it says whose it is */
 	}
 	free(buf);
 	snprintf(path, sizeof(path), "%s/reason", dir);
@@ -752,6 +894,8 @@ int recover_store(struct catalog *cat)
 	quarantine_all(&st);
 	sweep_segments(&st);
 	reset_rmlog(&st, st.ncleared == count_removed(&st));
+	if (st.max_seq >= cat->next_seq)
+		cat->next_seq = st.max_seq + 1;
 	/* Ids never repeat, whatever the clock did since. */
 	if (st.max_open_id >= cat->next_open_id)
 		cat->next_open_id = st.max_open_id + 1;
@@ -779,7 +923,7 @@ void recover_discard(struct catalog *cat, const char *name)
 		return;
 	dfd = dirfd(d);
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			unlinkat(dfd, de->d_name, 0);
 	closedir(d);
 	if (rmdir(dir) < 0)

@@ -99,6 +99,11 @@ static int segs_scan(struct segs *s)
 
 		if (de->d_name[0] == '.' || *end || end - de->d_name != 8)
 			continue;
+		if (id >= SEGS_MAX_ID) {
+			log_printf(LOG_WARNING, "store: %s/%s is not a segment of ours (id too large); ignored",
+				   s->dir, de->d_name);
+			continue;
+		}
 		ret = seg_path(s, id, path, sizeof(path));
 		if (ret == 0)
 			ret = segs_add(s, id, path);
@@ -196,19 +201,24 @@ out_unlink:
 
 int segs_alloc(struct segs *s, uint32_t *id)
 {
-	uint32_t i, hole = s->n;
+	uint32_t i;
 	int ret;
 
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->n; i++)
 		if (s->v[i].fd >= 0 && !s->v[i].used)
 			goto out_claim;
-		if (s->v[i].fd < 0 && hole == s->n)
-			hole = i;
-	}
 	if (s->bytes + s->seg_size > s->capacity)
 		return -ENOSPC;
-	i = hole;
-	ret = segs_create(s, i);
+	/* The first id with no file of ours.  A name that exists but is not
+	 * a usable segment (too small: a crash between create and fallocate,
+	 * or damage) is left alone as evidence. */
+	for (i = 0; i < SEGS_MAX_ID; i++) {
+		if (i < s->n && s->v[i].fd >= 0)
+			continue;
+		ret = segs_create(s, i);
+		if (ret != -EEXIST)
+			break;
+	}
 	if (ret < 0)
 		return ret;
 out_claim:

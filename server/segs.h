@@ -19,6 +19,10 @@
 
 #include <stdint.h>
 
+/* Segment ids are below this (64 TiB of 64 MiB segments); a larger name in
+ * <store>/seg is not ours. */
+#define SEGS_MAX_ID (1u << 20)
+
 struct seg {
 	int fd;             /* -1 for an id that has no file */
 	uint64_t size;      /* file size */

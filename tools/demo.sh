@@ -52,6 +52,7 @@ JOB=demo
 V1=step-$(date +%s)-a
 V2=step-$(date +%s)-b
 echo "== ckptd with built-in defaults (state in $DIR, drain to $PFS)"
+mkdir -p "$PFS" && chmod 711 "$PFS"   # the administrator makes the target
 start PID "${ARGS[@]}"
 
 echo "== 1. four trainer processes write $JOB/$V1 through the C API"

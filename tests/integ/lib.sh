@@ -663,6 +663,7 @@ drain_conf() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do dkeys+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
 	ckptd_conf "$name" "$@"
+	mkdir -p "$PFS"     # the administrator makes the target; ckptd never does
 	{
 		echo "[drain]"
 		echo "target = $PFS"

@@ -11,6 +11,8 @@
 #  - mv VER.tmp OTHER is refused (EPERM), never a silent non-commit; the
 #    version stays open and mv VER.tmp VER then commits it
 #  - truncate -s 1E through the mount is EFBIG; ckptd stays up and small
+#  - a child that inherited the writer's fd and exits non-zero (a shell's
+#    failing command) does not fail the version: only the last close counts
 # TIMEOUT: 180
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -129,6 +131,26 @@ rename_cases() {
 	stop_ckptd a
 }
 
+child_case() {
+	start_ckptd a
+	mount_ckptfs a "$M"
+	mkdir -p "$M/$J/c1.tmp"
+	(
+		exec 3>"$M/$J/c1.tmp/f"
+		echo part1 >&3
+		/bin/false       # a child holding fd 3 exits 1
+		x=$(grep -q nosuchthing /etc/hostname)
+		echo part2 >&3
+		exec 3>&-
+	)
+	mv "$M/$J/c1.tmp" "$M/$J/c1" || fail "commit after a failing child: $(tail -n 3 "$T/a/ckptfs.log")"
+	poll_until 20 state_is c1 sealed || fail "c1 is '$(state_of c1)'"
+	[ "$(cat "$M/$J/c1/f")" = "$(printf 'part1\npart2')" ] || fail "c1/f: $(cat "$M/$J/c1/f")"
+	umount_ckptfs "$M"
+	stop_ckptd a
+}
+
 subtest autocommit autocommit_cases
+subtest child child_case
 subtest rename rename_cases
 finish

@@ -222,7 +222,7 @@ static void test_tree(void)
 	int tfd, fd;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(unit_mkdtemp(dir, sizeof(dir), "pfslayout"));
-	tfd = pfs_target_open(dir, 0);
+	tfd = pfs_target_open(dir);
 	CU_ASSERT_FATAL(tfd >= 0);
 	CU_ASSERT_EQUAL(pfs_mkdirs(tfd, "p.dir/q.job/v.ver/files/d", 1, &me), 0);
 	CU_ASSERT_EQUAL(mode_of(dir, "p.dir", &uid), 0711);
