@@ -339,7 +339,7 @@ static void test_big_take(void)
 }
 
 /* The real clock: two threads taking 1 MiB at a time for about 0.5 s at
- * 200 MB/s move 100 MB, within 10%. */
+ * 200 MB/s move at most 100 MB (+10%), and not far less. */
 static struct {
 	struct bwlimit b;
 	pthread_mutex_t mu;
@@ -390,8 +390,11 @@ static void test_real_time(void)
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	want = (double)rate * (double)(rt.last - rt.start) / NS;
-	CU_ASSERT(rt.total >= 0.9 * want && rt.total <= 1.1 * want);
-	if (rt.total < 0.9 * want || rt.total > 1.1 * want)
+	/* The cap is the property: never more than the rate (plus its one
+	 * burst).  Less only means the threads did not get the CPU (a loaded
+	 * machine, a sanitizer), so the floor is loose. */
+	CU_ASSERT(rt.total >= 0.5 * want && rt.total <= 1.1 * want + MiB);
+	if (rt.total < 0.5 * want || rt.total > 1.1 * want + MiB)
 		fprintf(stderr, "real time: %llu bytes in %.3f s, want %.0f\n",
 			(unsigned long long)rt.total,
 			(double)(rt.last - rt.start) / NS, want);
