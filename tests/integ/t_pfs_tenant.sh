@@ -67,8 +67,9 @@ chmod 755 "$T"               # the test's uids must reach the sockets
 as "$UIDA" test -x "$TW" -a -x "$T" ||
 	skip "uid $UIDA cannot run $TW (a build directory others cannot reach)"
 
-# The daemon makes the target itself: 0711, ckptd's.
+# The administrator makes the target (ckptd never does): 0711, root's.
 PFS=$T/pfs
+mkdir -p "$PFS" && chmod 711 "$PFS"
 
 # A private, empty directory of uid UID: $T/home-UID.
 home() {
