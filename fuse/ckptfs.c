@@ -298,10 +298,15 @@ static void syslog_sink(enum fuse_log_level level, const char *fmt,
 static struct ckptfs *fs_new(void)
 {
 	struct ckptfs *fs = calloc(1, sizeof(*fs));
+	pthread_condattr_t attr;
 
 	if (!fs)
 		return NULL;
 	pthread_mutex_init(&fs->mu, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&fs->closed_cv, &attr);
+	pthread_condattr_destroy(&attr);
 	pthread_mutex_init(&fs->connect_mu, NULL);
 	pthread_mutex_init(&fs->begin_mu, NULL);
 	fs_list_init(&fs->versions);

@@ -254,6 +254,8 @@ static inline struct fs_handle *fs_handle(const struct fuse_file_info *fi)
 
 struct ckptfs {
 	pthread_mutex_t mu;
+	pthread_cond_t closed_cv;     /* a handle open for writing went
+				       * (RELEASE); CLOCK_MONOTONIC */
 	struct fs_conn *conn[CONN_NKINDS];
 	pthread_mutex_t connect_mu;   /* one (re)connect at a time */
 	pthread_mutex_t begin_mu;     /* one version begin at a time */

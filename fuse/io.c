@@ -582,6 +582,8 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 		tree_release(h->node);
 		ver->nopen--;
 		ver->nwopen -= h->writable;
+		if (h->writable)
+			pthread_cond_broadcast(&fs->closed_cv);
 		ver_touch_locked(ver);   /* autocommit counts from the close */
 		pthread_mutex_unlock(&fs->mu);
 		if (died)       /* ckptd fails it too: no commit by name */

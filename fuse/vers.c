@@ -367,6 +367,22 @@ static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
 	}
 }
 
+/* The kernel sends RELEASE after close() returns: a program that closes a
+ * file and then commits may be ahead of it.  Wait a little (2 s) for the
+ * files of ver open for writing to be released; fs->mu held.  Returns how
+ * many are still open. */
+static unsigned wait_closed_locked(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	while (ver->nwopen &&
+	       pthread_cond_timedwait(&fs->closed_cv, &fs->mu, &until) == 0)
+		;
+	return ver->nwopen;
+}
+
 int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed)
 {
@@ -375,7 +391,7 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
-	nw = ver->nwopen;
+	nw = ret == 0 ? wait_closed_locked(fs, ver) : 0;
 	if (ret == 0 && nw)
 		ret = -EBUSY;   /* a file may still grow: never seal it short */
 	if (ret == 0)

@@ -19,7 +19,10 @@
  * later write, close, fsync, the commit) and fails the version like any
  * write error.  Waiting for staging is the exception: a signal to the
  * program (EINTR) or ckptd's staging_wait (ENOBUFS) ends the wait and fails
- * nothing; the buffered bytes stay buffered.
+ * nothing; the buffered bytes stay buffered (a write whose own bytes could
+ * not be sent returns the error without keeping them).  Only when a buffer
+ * must go (the file's close, a namespace change, the commit) with bytes
+ * still in it does its version fail.
  *
  * A buffer lives from a file's first small write to its close (flush) or to
  * the next change of the namespace: those hold the version's ns lock for
@@ -69,6 +72,22 @@ static void free_locked(struct fs_wbuf *wb)
 	wb->node->wb = NULL;
 	free(wb->data);
 	free(wb);
+}
+
+/* Free wb.  Bytes still in it (their send failed with err: no staging, a
+ * signal) are lost with it, so the version fails: a file that misses
+ * them must never be committed. */
+static void drop_locked(struct ckptfs *fs, struct fs_version *ver,
+			struct fs_wbuf *wb, int err)
+{
+	if (wb->len) {
+		pthread_mutex_lock(&fs->mu);
+		ver_fail_locked(ver, err < 0 ? err : -EIO);
+		pthread_mutex_unlock(&fs->mu);
+		fs_log(FUSE_LOG_ERR, "version %s/%s: %zu buffered bytes could not be sent (%s); the version fails",
+		       ver->job, ver->name, wb->len, strerror(err < 0 ? -err : EIO));
+	}
+	free_locked(wb);
 }
 
 /* Make room for len more bytes in node's buffer (allocating it). */
@@ -130,8 +149,14 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 		wb->off = off;
 	memcpy(wb->data + wb->len, buf, size);
 	wb->len += size;
-	if (wb->len == FS_MAX_WRITE)
+	if (wb->len == FS_MAX_WRITE) {
 		ret = send_locked(fs, ver, wb);
+		/* Kept buffered (no staging): this write's bytes were not
+		 * taken, as its error says; the program may write them
+		 * again. */
+		if (ret < 0 && wb->len == FS_MAX_WRITE)
+			wb->len -= size;
+	}
 out_unlock:
 	pthread_mutex_unlock(&ver->wb_mu);
 	return ret;
@@ -146,7 +171,7 @@ int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 	if (node->wb) {
 		ret = send_locked(fs, ver, node->wb);
 		if (release)
-			free_locked(node->wb);
+			drop_locked(fs, ver, node->wb, ret);
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
 	return ret;
@@ -163,7 +188,7 @@ int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
 		err = send_locked(fs, ver, wb);
 		if (err < 0 && ret == 0)
 			ret = err;
-		free_locked(wb);
+		drop_locked(fs, ver, wb, err);
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
 	return ret;

@@ -302,7 +302,8 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 		goto out_catalog;
 	}
-	staging_init(&d->staging, conf->staging, conf->mlock);
+	staging_init(&d->staging, conf->staging, conf->staging_client,
+		     conf->mlock);
 	ret = staging_prefault(&d->staging, conf->staging_client);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",

@@ -449,6 +449,10 @@ int drain_is_base(const struct job *j, const char *name)
 
 		if (o->level >= CKPT_DRAINED && !strcmp(o->base, name))
 			return 1;
+		/* A copy running now may have taken any drained version of
+		 * the job as its base; its own base is known when it ends. */
+		if (o->drain == DR_RUNNING)
+			return 1;
 	}
 	return 0;
 }

@@ -44,8 +44,9 @@ enum drain_state {
 int drain_open(struct ckptd *d);
 void drain_close(struct ckptd *d);
 int drain_enabled(const struct ckptd *d);
-/* Is name the incremental base of a drained version of j?  Then its PFS
- * copy holds chunks that version reads, and must stay. */
+/* Is name the incremental base of a drained version of j (or may it be, as
+ * a copy of j is running)?  Then its PFS copy holds chunks another version
+ * reads, and must stay. */
 int drain_is_base(const struct job *j, const char *name);
 /* v was just sealed: queue it, and apply local retention to its job. */
 void drain_sealed(struct ckptd *d, struct version *v);

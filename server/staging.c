@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,12 +31,14 @@ static int lease_new(struct staging *s, uid_t uid, size_t size,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->fd = memfd_create("ckpt-staging", MFD_CLOEXEC);
+	l->fd = memfd_create("ckpt-staging", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (l->fd < 0) {
 		ret = -errno;
 		goto out_free;
 	}
-	if (fallocate(l->fd, 0, 0, size) < 0) {
+	/* Sealed at its size: a client holding the fd cannot grow it. */
+	if (fallocate(l->fd, 0, 0, size) < 0 ||
+	    fcntl(l->fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
 		ret = -errno;
 		goto out_close;
 	}
@@ -64,15 +67,24 @@ out_free:
 
 static void lease_free(struct staging *s, struct lease *l)
 {
+	/* Free the pages now: a client that mapped the lease keeps the file
+	 * alive, and without this its pages would stay ckptd's, past the
+	 * budget (a client taking lease after lease). */
+	if (fallocate(l->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		      l->size) < 0)
+		log_printf(LOG_DEBUG, "staging: punching a freed lease: %s",
+			   strerror(errno));
 	s->total -= l->size;
 	munmap(l->map, l->size);
 	close(l->fd);
 	free(l);
 }
 
-void staging_init(struct staging *s, uint64_t budget, int mlock)
+void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
+		  int mlock)
 {
 	s->budget = budget;
+	s->reserve = reserve < budget / 2 ? reserve : budget / 2;
 	s->total = 0;
 	s->lent = 0;
 	s->mlock = mlock;
@@ -143,6 +155,9 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 	if (size < STAGING_MIN)
 		size = STAGING_MIN;
 	if (share) {
+		/* Uids with a share never take root's reserve. */
+		room = s->lent + s->reserve < s->budget ?
+		       s->budget - s->lent - s->reserve : 0;
 		mine = staging_lent_to(s, uid);
 		mine = mine < share ? share - mine : 0;
 		if (size > mine)

@@ -38,12 +38,17 @@ struct staging {
 	uint64_t budget;    /* [ckptd] staging */
 	uint64_t total;     /* bytes of all leases, lent or free */
 	uint64_t lent;      /* bytes of lent leases */
+	uint64_t reserve;   /* kept from uids with a share (not root): root
+			     * (ckptfs, which serves every user of a mount, and
+			     * the administrator) always finds this much */
 	int mlock;
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
 
-void staging_init(struct staging *s, uint64_t budget, int mlock);
+/* reserve: see struct staging (at most half of budget is kept). */
+void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
+		  int mlock);
 void staging_release(struct staging *s);
 /*
  * Lend a lease of want bytes (rounded up to 2 MiB) to uid.  When the budget,

@@ -129,8 +129,8 @@ junk() {
 	done
 	ok v1 1
 	local peak
-	peak=$(awk '/VmPeak/ { print $2 }' "/proc/$(ckptd_pid a)/status")
-	[ "$peak" -lt 1000000 ] || fail "ckptd peaked at $peak KiB"
+	peak=$(awk '/VmHWM/ { print $2 }' "/proc/$(ckptd_pid a)/status")
+	[ "$peak" -lt 1000000 ] || fail "ckptd resident peak $peak KiB"
 	stop_ckptd a
 }
 
