@@ -21,6 +21,7 @@
 
 #include "ckptd.h"
 #include "drain.h"
+#include "journal.h"
 #include "log.h"
 #include "pfs.h"
 #include "session.h"
@@ -198,8 +199,9 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 	j->uid = v->job->uid;
 	j->seq = v->seq;
 	j->sealed_ns = v->sealed_ns;
-	snprintf(j->journal, sizeof(j->journal), "%s/drain/%016llx.journal",
-		 d->conf->store, (unsigned long long)v->seq);
+	if (journal_path(j->journal, sizeof(j->journal), d->conf->store,
+			 v->seq) < 0)
+		goto out_free;
 	j->files = calloc(v->nlive + 1, sizeof(*j->files));
 	j->recs = calloc(v->nrecs + 1, sizeof(*j->recs));
 	j->fds = calloc(d->segs.n + 1, sizeof(*j->fds));

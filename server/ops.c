@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "journal.h"
 #include "log.h"
 #include "pfs.h"
 #include "recover.h"
@@ -474,9 +475,9 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
 
-		snprintf(journal, sizeof(journal), "%s/drain/%016llx.journal",
-			 c->d->conf->store, (unsigned long long)v->seq);
-		unlink(journal);
+		if (journal_path(journal, sizeof(journal), c->d->conf->store,
+				 v->seq) == 0)
+			unlink(journal);
 	}
 	ret = catalog_remove(&c->d->cat, v);
 	conn_reply_status(c, req, ret);

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codec.h"
 #include "crc32c.h"
+#include "journal.h"
 #include "log.h"
 #include "names.h"
 #include "pfs.h"
@@ -33,105 +33,24 @@
 #include "sys.h"
 #include "zip.h"
 
-#define JOURNAL_MAGIC 0x4c4e4a44u   /* "DJNL" */
-#define CHUNK_ENC     (8 + 4 + 4 + 4 + 1 + 1)
-
 /* ---- the journal of files already published ------------------------------ */
 
-static void enc_chunk(struct enc *e, const struct pfs_chunk *c)
+struct journal_ctx {
+	struct pfsman *m;         /* files[].first/count already laid out */
+	uint8_t *done;            /* done[fi] set for each file journaled */
+};
+
+/* A record that does not fit the version stops the load: the files from
+ * there on are copied again. */
+static int journal_take(void *arg, const struct journal_rec *r)
 {
-	enc_u64(e, c->file_off);
-	enc_u32(e, c->len);
-	enc_u32(e, c->crc);
-	enc_u32(e, c->stored);
-	enc_u8(e, c->kind);
-	enc_u8(e, c->kind2);
-}
+	struct journal_ctx *jc = arg;
 
-static void dec_chunk(struct dec *d, struct pfs_chunk *c)
-{
-	c->file_off = dec_u64(d);
-	c->len = dec_u32(d);
-	c->crc = dec_u32(d);
-	c->stored = dec_u32(d);
-	c->kind = dec_u8(d);
-	c->kind2 = dec_u8(d);
-}
-
-/* Append file fi's chunks to the journal, durably. */
-static int journal_add(const char *path, uint32_t fi,
-		       const struct pfs_chunk *c, uint32_t n)
-{
-	size_t cap = 16 + (size_t)n * CHUNK_ENC;
-	struct enc e;
-	uint8_t *buf;
-	uint32_t i;
-	int fd, ret;
-
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	enc_init(&e, buf, cap);
-	enc_u32(&e, JOURNAL_MAGIC);
-	enc_u32(&e, fi);
-	enc_u32(&e, n);
-	for (i = 0; i < n; i++)
-		enc_chunk(&e, &c[i]);
-	enc_u32(&e, crc32c(buf, e.len));
-	fd = sys_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	ret = fd;
-	if (fd >= 0) {
-		ret = write(fd, buf, e.len) == (ssize_t)e.len ? 0 : -EIO;
-		if (ret == 0)
-			ret = sys_fsync(fd);
-		close(fd);
-	}
-	free(buf);
-	return ret;
-}
-
-/*
- * Load the journal: for each file published, its chunks go into m (whose
- * files[].first/count are already laid out) and done[fi] is set.  A torn or
- * damaged tail is ignored: those files are simply copied again.
- */
-static void journal_load(const char *path, struct pfsman *m, uint8_t *done)
-{
-	uint8_t *buf = NULL;
-	struct stat st;
-	struct dec d;
-	uint32_t fi, n, i;
-	size_t start;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !st.st_size || !(buf = malloc(st.st_size)) ||
-	    sys_pread_all(fd, buf, st.st_size, 0) < 0)
-		goto out;
-	dec_init(&d, buf, st.st_size);
-	while (dec_left(&d) >= 16) {
-		start = d.pos;
-		if (dec_u32(&d) != JOURNAL_MAGIC)
-			break;
-		fi = dec_u32(&d);
-		n = dec_u32(&d);
-		if (fi >= m->nfiles || n != m->files[fi].count ||
-		    dec_left(&d) < (size_t)n * CHUNK_ENC + 4)
-			break;
-		d.pos += (size_t)n * CHUNK_ENC;
-		if (crc32c(buf + start, d.pos - start) != dec_u32(&d))
-			break;
-		d.pos = start + 12;
-		for (i = 0; i < n; i++)
-			dec_chunk(&d, &m->chunks[m->files[fi].first + i]);
-		dec_u32(&d);
-		done[fi] = 1;
-	}
-out:
-	free(buf);
-	close(fd);
+	if (r->file >= jc->m->nfiles || r->n != jc->m->files[r->file].count)
+		return 1;
+	journal_rec_chunks(r, &jc->m->chunks[jc->m->files[r->file].first]);
+	jc->done[r->file] = 1;
+	return 0;
 }
 
 /* ---- building a chunk from records --------------------------------------- */
@@ -631,15 +550,17 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 		ret = -ENOMEM;
 		goto out;
 	}
-	journal_load(job->journal, &c.m, done);
+	/* No journal, or an unreadable one: every file is copied. */
+	(void)journal_load(job->journal, journal_take,
+			   &(struct journal_ctx){ .m = &c.m, .done = done });
 	for (fi = 0; fi < job->nfiles; fi++) {
 		if (done[fi])
 			continue;      /* published before an interruption */
 		ret = copy_file(&c, fi);
 		if (ret == 0)
-			ret = journal_add(job->journal, fi,
-					  &c.m.chunks[c.m.files[fi].first],
-					  c.m.files[fi].count);
+			ret = journal_append(job->journal, fi,
+					     &c.m.chunks[c.m.files[fi].first],
+					     c.m.files[fi].count);
 		if (ret < 0) {
 			snprintf(job->failed_path, sizeof(job->failed_path),
 				 "%s", job->files[fi].path);
