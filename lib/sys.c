@@ -9,10 +9,15 @@
  * under test.
  *
  * The plan is a short list of rules (operation, call number, once or from then
- * on, errno) plus a call counter per operation.  Installing a plan resets the
+ * on, errno or delay) plus a call counter per operation.  Installing a plan resets the
  * counters, so call numbers count from the moment the plan is set.  A mutex
  * guards the plan and the counters; the common case, no plan at all, is one
  * relaxed atomic load and takes no lock.
+ *
+ * A delay rule makes the call late, not wrong: the wrappers sleep (outside
+ * the lock, on CLOCK_MONOTONIC) and then make the real call.  sys_inject()
+ * never sleeps, because the io_uring paths call it on the loop thread; it
+ * reports the delay only to callers that ask (sys_inject_delay()).
  *
  * All wrappers return >= 0 or -errno and never leave a result in errno alone.
  */
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sys.h"
@@ -31,12 +37,15 @@
 #define SYS_MAX_RULES 16
 /* Longest call number accepted; 18 decimal digits cannot overflow 64 bits. */
 #define SYS_NTH_DIGITS 18
+/* Longest delay accepted, in ms: a test that wants more wants a hang. */
+#define SYS_DELAY_MAX 600000u
 
 struct sys_rule {
 	enum sys_op op;
 	uint64_t nth;          /* 1-based call number that fails first */
 	int repeat;            /* 1: nth and every later call fail */
-	int err;               /* positive errno returned (negated) */
+	int err;               /* positive errno returned (negated), or 0 */
+	unsigned delay_ms;     /* err == 0: the call is this late, then runs */
 };
 
 struct sys_plan {
@@ -101,6 +110,26 @@ static int sys_parse_errno(const char *s, size_t len)
 	return -EINVAL;
 }
 
+/* "delay=MS" in the len bytes at s, 1 <= MS <= SYS_DELAY_MAX, plain
+ * decimal; the delay in ms, or -EINVAL. */
+static int sys_parse_delay(const char *s, size_t len)
+{
+	static const char pfx[] = "delay=";
+	unsigned ms = 0;
+	size_t i;
+
+	if (len <= sizeof(pfx) - 1 || memcmp(s, pfx, sizeof(pfx) - 1))
+		return -EINVAL;
+	for (i = sizeof(pfx) - 1; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		ms = ms * 10 + (unsigned)(s[i] - '0');
+		if (ms > SYS_DELAY_MAX)
+			return -EINVAL;
+	}
+	return ms ? (int)ms : -EINVAL;
+}
+
 /*
  * "N" or "N+" in the len bytes at s, N >= 1 in plain decimal.  Digits are
  * checked by hand because strtoul() accepts signs and leading blanks.
@@ -126,7 +155,7 @@ static int sys_parse_nth(const char *s, size_t len, struct sys_rule *r)
 	return 0;
 }
 
-/* One "op:N[+]:ERRNO" rule in the len bytes at s. */
+/* One "op:N[+]:ERRNO" or "op:N[+]:delay=MS" rule in the len bytes at s. */
 static int sys_parse_rule(const char *s, size_t len, struct sys_rule *r)
 {
 	const char *end = s + len;
@@ -147,10 +176,17 @@ static int sys_parse_rule(const char *s, size_t len, struct sys_rule *r)
 	ret = sys_parse_nth(c1 + 1, (size_t)(c2 - c1 - 1), r);
 	if (ret < 0)
 		return ret;
+	r->err = 0;
+	r->delay_ms = 0;
 	ret = sys_parse_errno(c2 + 1, (size_t)(end - c2 - 1));
+	if (ret > 0) {
+		r->err = ret;
+		return 0;
+	}
+	ret = sys_parse_delay(c2 + 1, (size_t)(end - c2 - 1));
 	if (ret < 0)
 		return ret;
-	r->err = ret;
+	r->delay_ms = (unsigned)ret;
 	return 0;
 }
 
@@ -207,12 +243,15 @@ int sys_fault_init(void)
 }
 
 /* Count one call of op and apply the first rule that matches it. */
-int sys_inject(enum sys_op op)
+int sys_inject_delay(enum sys_op op, unsigned *delay_ms)
 {
+	unsigned delay = 0;
 	uint64_t n;
 	int ret = 0;
 	int i;
 
+	if (delay_ms)
+		*delay_ms = 0;
 	if ((unsigned)op >= SYS_NOPS)
 		return -EINVAL;
 	if (!atomic_load_explicit(&sys_armed, memory_order_relaxed))
@@ -227,16 +266,53 @@ int sys_inject(enum sys_op op)
 			continue;
 		if (n == r->nth || (r->repeat && n > r->nth)) {
 			ret = -r->err;
+			delay = r->delay_ms;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&sys_lock);
+	if (delay_ms)
+		*delay_ms = delay;
+	return ret;
+}
+
+int sys_inject(enum sys_op op)
+{
+	return sys_inject_delay(op, NULL);
+}
+
+/* Sleep ms on CLOCK_MONOTONIC, to the end even if signals interrupt it. */
+static void sys_sleep_ms(unsigned ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) ==
+	       EINTR)
+		;
+}
+
+/* What the wrappers ask: sys_inject(), sleeping out a delay rule. */
+static int sys_check(enum sys_op op)
+{
+	unsigned ms;
+	int ret;
+
+	ret = sys_inject_delay(op, &ms);
+	if (ret == 0 && ms)
+		sys_sleep_ms(ms);
 	return ret;
 }
 
 int sys_open(const char *path, int flags, mode_t mode)
 {
-	int ret = sys_inject(SYS_OPEN);
+	int ret = sys_check(SYS_OPEN);
 	int fd;
 
 	if (ret < 0)
@@ -249,7 +325,7 @@ int sys_open(const char *path, int flags, mode_t mode)
 
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
-	int ret = sys_inject(SYS_PWRITE);
+	int ret = sys_check(SYS_PWRITE);
 	ssize_t n;
 
 	if (ret < 0)
@@ -262,7 +338,7 @@ ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
 {
-	int ret = sys_inject(SYS_PREAD);
+	int ret = sys_check(SYS_PREAD);
 	ssize_t n;
 
 	if (ret < 0)
@@ -275,7 +351,7 @@ ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
 
 int sys_fsync(int fd)
 {
-	int ret = sys_inject(SYS_FSYNC);
+	int ret = sys_check(SYS_FSYNC);
 
 	if (ret < 0)
 		return ret;
@@ -287,7 +363,7 @@ int sys_fsync(int fd)
 
 int sys_rename(const char *from, const char *to)
 {
-	int ret = sys_inject(SYS_RENAME);
+	int ret = sys_check(SYS_RENAME);
 
 	if (ret < 0)
 		return ret;
@@ -296,7 +372,7 @@ int sys_rename(const char *from, const char *to)
 
 int sys_fallocate(int fd, off_t off, off_t len)
 {
-	int ret = sys_inject(SYS_FALLOCATE);
+	int ret = sys_check(SYS_FALLOCATE);
 
 	if (ret < 0)
 		return ret;
@@ -308,7 +384,7 @@ int sys_fallocate(int fd, off_t off, off_t len)
 
 int sys_unlink(const char *path)
 {
-	int ret = sys_inject(SYS_UNLINK);
+	int ret = sys_check(SYS_UNLINK);
 
 	if (ret < 0)
 		return ret;

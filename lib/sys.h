@@ -4,7 +4,8 @@
  * The store reaches open, pwrite, fsync, rename, fallocate and unlink through
  * these wrappers, and the io_uring paths ask sys_inject() before submitting
  * the equivalent operation.  Tests make the Nth call of an operation fail with
- * a chosen errno, once or from then on, without touching the code under test.
+ * a chosen errno, or take longer, once or from then on, without touching the
+ * code under test.
  *
  * The plan comes from the environment variable CKPT_FAULT (read by
  * sys_fault_init()) or from sys_fault_set():
@@ -12,11 +13,23 @@
  *     CKPT_FAULT="pwrite:3:EIO"            3rd pwrite fails with EIO, once
  *     CKPT_FAULT="fsync:2+:EIO"            2nd fsync and all later ones fail
  *     CKPT_FAULT="pwrite:5:ENOSPC,rename:1:EIO"
+ *     CKPT_FAULT="fsync:1+:delay=300"      every fsync is 300 ms late, then
+ *                                          proceeds (and succeeds as normal)
  *
  * Operations: open, pwrite, pread, fsync, rename, fallocate, unlink.  Errno
- * names accepted: EIO, ENOSPC, EROFS, EDQUOT, ENOMEM, EACCES, EPERM.
- * Counting is per operation and thread-safe.  All wrappers return >= 0 or
- * -errno.
+ * names accepted: EIO, ENOSPC, EROFS, EDQUOT, ENOMEM, EACCES, EPERM.  In
+ * place of the errno, "delay=MS" (1 <= MS <= 600000, decimal) delays the call
+ * by MS milliseconds.  When several rules match a call, the first one listed
+ * applies.  Counting is per operation and thread-safe.  All wrappers return
+ * >= 0 or -errno.
+ *
+ * Delays: the sys_* wrappers below sleep the delay (CLOCK_MONOTONIC, in the
+ * calling thread, holding no lock) and then make the real call.
+ * sys_inject() never sleeps: it counts the call and returns 0 or -errno, and
+ * a delay rule reads as 0.  A caller that can be late without blocking (the
+ * io_uring paths, on the loop thread) asks sys_inject_delay() instead and
+ * applies the delay itself; for now none does, so operations submitted
+ * through io_uring (ingest's pwrite and fsync, reader's pread) ignore delays.
  */
 #ifndef CKPT_SYS_H
 #define CKPT_SYS_H
@@ -41,8 +54,13 @@ enum sys_op {
 int sys_fault_set(const char *spec);
 /* sys_fault_set(getenv("CKPT_FAULT")). */
 int sys_fault_init(void);
-/* Count one call of op; 0 to proceed, or -errno if the plan fails it. */
+/* Count one call of op; 0 to proceed (now: a delay rule is ignored), or
+ * -errno if the plan fails it.  Never sleeps. */
 int sys_inject(enum sys_op op);
+/* sys_inject(), also storing in *delay_ms (if not NULL) the milliseconds
+ * the call is to be late before it proceeds: 0 unless a delay rule matched
+ * and the result is 0.  Never sleeps; delaying is the caller's business. */
+int sys_inject_delay(enum sys_op op, unsigned *delay_ms);
 const char *sys_op_name(enum sys_op op);
 
 int sys_open(const char *path, int flags, mode_t mode);

@@ -5,7 +5,10 @@
  * bad specs rejected without disturbing the plan in force), counting from
  * several threads at once, and real file I/O through the wrappers in a
  * private mkdtemp directory: write, fsync, rename, directory fsync, read back,
- * fallocate, unlink, and the same calls failing on cue.
+ * fallocate, unlink, and the same calls failing on cue; and "delay=MS" rules,
+ * which make a wrapped call late (measured on CLOCK_MONOTONIC with a lower
+ * bound only: a loaded machine may be slower, never faster) and then let it
+ * succeed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -86,6 +90,10 @@ static void test_bad_specs(void)
 		"pwrite:1+x:EIO", "pwrite:+:EIO", "pwrite:-1:EIO", "pwrite:+1:EIO",
 		"pwrite: 1:EIO", "pwrite:1:eio", "PWRITE:1:EIO", "pwrite:1:EIO:x",
 		"pwrite:1++:EIO", "pwrite:9999999999999999999:EIO",
+		"fsync:1:delay=", "fsync:1:delay=0", "fsync:1:delay=-5",
+		"fsync:1:delay=1x", "fsync:1:delay=600001", "fsync:1:delay",
+		"fsync:1:DELAY=5", "fsync:1:delay= 5", "fsync:1:delay=+5",
+		"fsync:1:delay=99999999999999999999", "fsync:1:delay=5:EIO",
 	};
 	char many[512] = "";
 	size_t i;
@@ -256,6 +264,94 @@ static void test_real_file_faults(void)
 	CU_ASSERT_EQUAL(sys_unlink(a), 0);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Delay rules parse beside errno rules; sys_inject() neither sleeps nor
+ * fails for them, and sys_inject_delay() reports them from the Nth call. */
+static void test_delay_parse(void)
+{
+	unsigned ms = 99;
+
+	CU_ASSERT_EQUAL(sys_fault_set("fsync:1+:delay=300"), 0);
+	CU_ASSERT_EQUAL(sys_fault_set("fsync:2:delay=1,pwrite:1:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_fault_set("open:1:delay=600000"), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		sys_fault_set("pread:2+:delay=250,pread:4:EIO,unlink:1:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_PREAD, &ms), 0);
+	CU_ASSERT_EQUAL(ms, 0);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_PREAD, &ms), 0);
+	CU_ASSERT_EQUAL(ms, 250);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_PREAD, &ms), 0);
+	CU_ASSERT_EQUAL(ms, 250);
+	/* The first matching rule applies: the delay, not the EIO. */
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_PREAD, &ms), 0);
+	CU_ASSERT_EQUAL(ms, 250);
+	CU_ASSERT_EQUAL(sys_inject(SYS_PREAD), 0);
+	/* Errno forms are unchanged, and report no delay. */
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_UNLINK, &ms), -EIO);
+	CU_ASSERT_EQUAL(ms, 0);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_UNLINK, NULL), 0);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_NOPS, &ms), -EINVAL);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+	CU_ASSERT_EQUAL(sys_inject_delay(SYS_PREAD, &ms), 0);
+	CU_ASSERT_EQUAL(ms, 0);
+}
+
+/* fsync:2+:delay=200: the 1st fsync is prompt (not measured: no upper
+ * bound), the 2nd and 3rd take at least 200 ms each and succeed; a
+ * sys_inject() of the same op never sleeps (not measured either). */
+static void test_delay_applies(void)
+{
+	char p[PATH_MAX];
+	uint64_t t0;
+	int fd;
+
+	path_in_tmp(p, sizeof(p), "delay");
+	fd = sys_open(p, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("fsync:2+:delay=200"), 0);
+	CU_ASSERT_EQUAL(sys_fsync(fd), 0);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(sys_fsync(fd), 0);
+	CU_ASSERT(now_ms() - t0 >= 190);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(sys_pwrite_all(fd, "x", 1, 0), 0);
+	CU_ASSERT_EQUAL(sys_fsync(fd), 0);
+	CU_ASSERT(now_ms() - t0 >= 190);
+	/* Every wrapper sleeps: one of each, 50 ms apiece. */
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("open:1:delay=50,pwrite:1:delay=50,"
+		"pread:1:delay=50,rename:1:delay=50,fallocate:1:delay=50,"
+		"unlink:1:delay=50"), 0);
+	t0 = now_ms();
+	close(fd);
+	fd = sys_open(p, O_RDWR | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(sys_pwrite(fd, "y", 1, 0), 1);
+	{
+		char c = 0;
+
+		CU_ASSERT_EQUAL(sys_pread(fd, &c, 1, 0), 1);
+		CU_ASSERT_EQUAL(c, 'y');
+	}
+	CU_ASSERT_EQUAL(sys_fallocate(fd, 0, 4096), 0);
+	close(fd);
+	{
+		char q[PATH_MAX];
+
+		path_in_tmp(q, sizeof(q), "delay2");
+		CU_ASSERT_EQUAL(sys_rename(p, q), 0);
+		CU_ASSERT_EQUAL(sys_unlink(q), 0);
+	}
+	CU_ASSERT(now_ms() - t0 >= 6 * 50 - 10);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
 static int suite_init(void)
 {
 	return unit_mkdtemp(tmpdir, sizeof(tmpdir), "test_sys") ? 0 : -1;
@@ -280,6 +376,8 @@ int main(void)
 		{ "threads count exactly", test_threads },
 		{ "real file I/O", test_real_file },
 		{ "real file I/O with faults", test_real_file_faults },
+		{ "delay rules parse", test_delay_parse },
+		{ "delays apply from the Nth call", test_delay_applies },
 		{ NULL, NULL }
 	};
 
