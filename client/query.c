@@ -2,6 +2,11 @@
  * query.c - the reader's side of libckpt: latest, read, listings, status,
  * remove.
  *
+ * The calls that fill a caller's struct (status, stat) follow ckpt.h's
+ * growth rule: the *2 variants take the size the caller was compiled with and
+ * copy_sized() writes exactly that many bytes; the original calls are
+ * wrappers that pass the size of the structs' first release.
+ *
  * ckpt_read() asks ckptd to place verified bytes into a reservation of the
  * staging lease and copies them out: bulk bytes never cross the socket.
  */
@@ -37,6 +42,28 @@ static int named_req(struct proto_msg *req, uint16_t type, const char *job,
 	if (version)
 		strcpy(req->version, version);
 	return 0;
+}
+
+/* The structs' first releases end where these fields end (see ckpt.h). */
+_Static_assert(CKPT_STATUS_SIZE_VER0 <= sizeof(struct ckpt_status),
+	       "ckpt_status only grows");
+_Static_assert(CKPT_VERSION_INFO_SIZE_VER0 <= sizeof(struct ckpt_version_info),
+	       "ckpt_version_info only grows");
+_Static_assert(CKPT_FILE_INFO_SIZE_VER0 <= sizeof(struct ckpt_file_info),
+	       "ckpt_file_info only grows");
+
+/*
+ * The growth rule of ckpt.h: copy the first size bytes of the library's full
+ * struct (known bytes) to the caller's out, zero the caller's bytes this
+ * library does not know (a newer header's fields), and write nothing past
+ * size.  Returns known, which fits an int.
+ */
+static int copy_sized(void *out, size_t size, const void *full, size_t known)
+{
+	memcpy(out, full, size < known ? size : known);
+	if (size > known)
+		memset((uint8_t *)out + known, 0, size - known);
+	return (int)known;
 }
 
 int ckpt_latest(struct ckpt_client *c, const char *job,
@@ -242,36 +269,55 @@ int ckpt_list_files(struct ckpt_client *c, const char *job,
 					 (void **)out);
 }
 
-int ckpt_stat_version(struct ckpt_client *c, const char *job,
-		      const char *version, struct ckpt_version_info *out)
+int ckpt_stat_version2(struct ckpt_client *c, const char *job,
+		       const char *version, struct ckpt_version_info *out,
+		       size_t size)
 {
+	struct ckpt_version_info full;
 	struct proto_msg req;
 	struct dec d;
 	int ret;
 
-	if (!c || !out || !version)
+	if (!c || (!out && size) || !version || size > INT32_MAX)
 		return -EINVAL;
 	ret = named_req(&req, PROTO_STAT, job, version);
 	if (ret < 0)
 		return ret;
+	memset(&full, 0, sizeof(full));
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_version_entry(&d, out);
+		proto_dec_version_entry(&d, &full);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
 }
 
-int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
-		   const char *path, struct ckpt_file_info *out)
+int ckpt_stat_version(struct ckpt_client *c, const char *job,
+		      const char *version, struct ckpt_version_info *out)
 {
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = ckpt_stat_version2(c, job, version, out,
+				 CKPT_VERSION_INFO_SIZE_VER0);
+	return ret < 0 ? ret : 0;
+}
+
+int ckpt_stat_file2(struct ckpt_client *c, const char *job,
+		    const char *version, const char *path,
+		    struct ckpt_file_info *out, size_t size)
+{
+	struct ckpt_file_info full;
 	struct proto_msg req;
 	struct dec d;
 	int ret;
 
-	if (!c || !out || !version || !path)
+	if (!c || (!out && size) || !version || !path || size > INT32_MAX)
 		return -EINVAL;
 	ret = named_req(&req, PROTO_STAT_FILE, job, version);
 	if (ret == 0 && name_check_path(path))
@@ -279,34 +325,64 @@ int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
 	if (ret < 0)
 		return ret;
 	strcpy(req.path, path);
+	memset(&full, 0, sizeof(full));
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_file_entry(&d, out);
+		proto_dec_file_entry(&d, &full);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
 }
 
-int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
+int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, struct ckpt_file_info *out)
 {
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = ckpt_stat_file2(c, job, version, path, out,
+			      CKPT_FILE_INFO_SIZE_VER0);
+	return ret < 0 ? ret : 0;
+}
+
+int ckpt_status2(struct ckpt_client *c, struct ckpt_status *out, size_t size)
+{
+	struct ckpt_status full;
 	struct proto_msg req;
 	struct dec d;
 	int ret;
 
-	if (!c || !out)
+	if (!c || (!out && size) || size > INT32_MAX)
 		return -EINVAL;
+	if (size == 0)
+		return (int)sizeof(full);
 	memset(&req, 0, sizeof(req));
+	memset(&full, 0, sizeof(full));
 	req.type = PROTO_STATUS;
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_status(&d, out);
+		proto_dec_status(&d, &full);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
+}
+
+/* The first release's call: it fills the fields of that release only, so a
+ * program built then never has bytes written past its struct. */
+int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
+{
+	int ret = ckpt_status2(c, out, CKPT_STATUS_SIZE_VER0);
+
+	return ret < 0 ? ret : 0;
 }
 
 /* A request naming job and version, with no reply fields. */
