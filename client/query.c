@@ -169,13 +169,14 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	return 0;
 }
 
-/* Decodes entry i of a listing into the array at out. */
-typedef void (*entry_fn)(struct dec *d, void *out, uint32_t i);
+/* Decodes one entry of a listing into dst, an element of elem bytes. */
+typedef void (*entry_fn)(struct dec *d, void *dst, size_t elem);
 
 /*
  * The common body of the list calls: send req, and decode the count and
- * entries of its reply into a malloc'd array of elem-byte entries.  Returns
- * the count, or a negative error (nothing allocated).
+ * entries of its reply into a malloc'd array of elem-byte entries (one more,
+ * zeroed, ends it).  Returns the count, or a negative error (nothing
+ * allocated).
  */
 static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		     size_t elem, entry_fn fn, void **out)
@@ -183,10 +184,11 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 	uint8_t *arr = NULL, *grown;
 	uint64_t total = 0;
 	uint32_t n, i, have = 0;
+	size_t bytes;
 	struct dec d;
 	int ret;
 
-	if (!c || !out)
+	if (!c || !out || !elem)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
 	do {
@@ -198,7 +200,11 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 			ret = -CKPT_EPROTO;
 			goto out_unlock;
 		}
-		grown = realloc(arr, ((size_t)have + n + 1) * elem);
+		if (__builtin_mul_overflow((size_t)have + n + 1, elem, &bytes)) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		grown = realloc(arr, bytes);
 		if (!grown) {
 			ret = -ENOMEM;
 			goto out_unlock;
@@ -206,7 +212,7 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		arr = grown;
 		memset(arr + (size_t)have * elem, 0, ((size_t)n + 1) * elem);
 		for (i = 0; i < n; i++)
-			fn(&d, arr, have + i);
+			fn(&d, arr + (size_t)(have + i) * elem, elem);
 		if (d.err) {
 			ret = -CKPT_EPROTO;
 			goto out_unlock;
@@ -224,20 +230,38 @@ out_unlock:
 	return ret;
 }
 
-static void job_entry(struct dec *d, void *out, uint32_t i)
+static void job_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_job_entry(d, ((char (*)[CKPT_JOB_MAX + 1])out)[i]);
+	proto_dec_job_entry(d, dst);
 }
 
-static void version_entry(struct dec *d, void *out, uint32_t i)
+/* Entries of the growing structs go through a full struct and
+ * copy_sized(), so an element gets exactly elem bytes. */
+static void version_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_version_entry(d, (struct ckpt_version_info *)out + i);
+	struct ckpt_version_info full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_version_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
 }
 
-static void file_entry(struct dec *d, void *out, uint32_t i)
+static void file_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_file_entry(d, (struct ckpt_file_info *)out + i);
+	struct ckpt_file_info full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_file_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
 }
+
+/*
+ * The element stride of the first release's arrays: its bytes rounded up to
+ * the struct's alignment, which is what sizeof was then.  Appending a field
+ * of wider alignment than the struct's would change it: don't.
+ */
+#define STRIDE_VER0(ver0, type) \
+	(((ver0) + _Alignof(type) - 1) / _Alignof(type) * _Alignof(type))
 
 int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 {
@@ -248,25 +272,42 @@ int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 	return list_call(c, &req, CKPT_JOB_MAX + 1, job_entry, (void **)out);
 }
 
-int ckpt_list_versions(struct ckpt_client *c, const char *job,
-		       struct ckpt_version_info **out)
+int ckpt_list_versions2(struct ckpt_client *c, const char *job,
+			struct ckpt_version_info **out, size_t size)
 {
 	struct proto_msg req;
 	int ret = named_req(&req, PROTO_LIST_VERSIONS, job, NULL);
 
-	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), version_entry,
+	return ret < 0 ? ret : list_call(c, &req, size, version_entry,
+					 (void **)out);
+}
+
+int ckpt_list_versions(struct ckpt_client *c, const char *job,
+		       struct ckpt_version_info **out)
+{
+	return ckpt_list_versions2(c, job, out,
+				   STRIDE_VER0(CKPT_VERSION_INFO_SIZE_VER0,
+					       struct ckpt_version_info));
+}
+
+int ckpt_list_files2(struct ckpt_client *c, const char *job,
+		     const char *version, struct ckpt_file_info **out,
+		     size_t size)
+{
+	struct proto_msg req;
+	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
+			  : -EINVAL;
+
+	return ret < 0 ? ret : list_call(c, &req, size, file_entry,
 					 (void **)out);
 }
 
 int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out)
 {
-	struct proto_msg req;
-	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
-			  : -EINVAL;
-
-	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), file_entry,
-					 (void **)out);
+	return ckpt_list_files2(c, job, version, out,
+				STRIDE_VER0(CKPT_FILE_INFO_SIZE_VER0,
+					    struct ckpt_file_info));
 }
 
 int ckpt_stat_version2(struct ckpt_client *c, const char *job,

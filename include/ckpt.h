@@ -37,9 +37,10 @@
  * newer library, and the reverse.  The original calls (ckpt_status(),
  * ckpt_stat_version(), ckpt_stat_file()) fill exactly the fields of the
  * structs' first release, CKPT_*_SIZE_VER0 bytes, forever; new fields are
- * read through the *2 calls.  The arrays of the list calls have
- * sizeof-of-the-first-release elements; when one of those structs grows, a
- * list call taking the element size comes with it.
+ * read through the *2 calls.  The list calls return arrays: the *2 ones
+ * (ckpt_list_versions2(), ckpt_list_files2()) make each element size bytes
+ * filled by the same rule, so a caller passing sizeof indexes the array as
+ * usual; the original ones keep the first release's element size.
  *
  * Threads.  One client may be used from several threads; calls on it are
  * serialised internally.  Callbacks of ckpt_write_async() run on a library
@@ -323,6 +324,13 @@ int ckpt_list_versions(struct ckpt_client *c, const char *job,
 		       struct ckpt_version_info **out);
 int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out);
+/* The same with elements of size bytes (> 0, else -EINVAL), each filled as
+ * ckpt_stat_version2() fills its struct: pass sizeof(**out). */
+int ckpt_list_versions2(struct ckpt_client *c, const char *job,
+			struct ckpt_version_info **out, size_t size);
+int ckpt_list_files2(struct ckpt_client *c, const char *job,
+		     const char *version, struct ckpt_file_info **out,
+		     size_t size);
 /* One version (any state).  Fills the first CKPT_VERSION_INFO_SIZE_VER0
  * bytes of *out; ckpt_stat_version2() fills size bytes and returns the
  * library's sizeof (see "Growing structs" above). */

@@ -37,7 +37,7 @@ CKPT_SOCKET=$(sock d) "$T/example" || fail "README example failed against ckptd"
 [ "$(vstate d llama70b/run3 step-001200)" = sealed ] || fail "README example's version is not sealed"
 cc $SAN -Wall -Wextra -Werror -I"$ROOT/include" -o "$T/grow" "$ROOT/tests/integ/abi/grow.c" \
 	-L"$BUILD" -lckpt -Wl,-rpath,"$BUILD" || fail "abi/grow.c does not build"
-CKPT_SOCKET=$(sock d) "$T/grow" llama70b/run3 step-001200 model/rank01.pt ||
+CKPT_SOCKET=$(sock d) "$T/grow" abi/grow v1 a ||
 	fail "a sized call wrote outside the caller's struct (abi/grow.c)"
 stop_ckptd d
 finish
