@@ -2,6 +2,11 @@
  * query.c - the reader's side of libckpt: latest, read, listings, status,
  * remove.
  *
+ * The calls that fill a caller's struct (status, stat) follow ckpt.h's
+ * growth rule: the *2 variants take the size the caller was compiled with and
+ * copy_sized() writes exactly that many bytes; the original calls are
+ * wrappers that pass the size of the structs' first release.
+ *
  * ckpt_read() asks ckptd to place verified bytes into a reservation of the
  * staging lease and copies them out: bulk bytes never cross the socket.
  */
@@ -37,6 +42,28 @@ static int named_req(struct proto_msg *req, uint16_t type, const char *job,
 	if (version)
 		strcpy(req->version, version);
 	return 0;
+}
+
+/* The structs' first releases end where these fields end (see ckpt.h). */
+_Static_assert(CKPT_STATUS_SIZE_VER0 <= sizeof(struct ckpt_status),
+	       "ckpt_status only grows");
+_Static_assert(CKPT_VERSION_INFO_SIZE_VER0 <= sizeof(struct ckpt_version_info),
+	       "ckpt_version_info only grows");
+_Static_assert(CKPT_FILE_INFO_SIZE_VER0 <= sizeof(struct ckpt_file_info),
+	       "ckpt_file_info only grows");
+
+/*
+ * The growth rule of ckpt.h: copy the first size bytes of the library's full
+ * struct (known bytes) to the caller's out, zero the caller's bytes this
+ * library does not know (a newer header's fields), and write nothing past
+ * size.  Returns known, which fits an int.
+ */
+static int copy_sized(void *out, size_t size, const void *full, size_t known)
+{
+	memcpy(out, full, size < known ? size : known);
+	if (size > known)
+		memset((uint8_t *)out + known, 0, size - known);
+	return (int)known;
 }
 
 int ckpt_latest(struct ckpt_client *c, const char *job,
@@ -142,13 +169,14 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	return 0;
 }
 
-/* Decodes entry i of a listing into the array at out. */
-typedef void (*entry_fn)(struct dec *d, void *out, uint32_t i);
+/* Decodes one entry of a listing into dst, an element of elem bytes. */
+typedef void (*entry_fn)(struct dec *d, void *dst, size_t elem);
 
 /*
  * The common body of the list calls: send req, and decode the count and
- * entries of its reply into a malloc'd array of elem-byte entries.  Returns
- * the count, or a negative error (nothing allocated).
+ * entries of its reply into a malloc'd array of elem-byte entries (one more,
+ * zeroed, ends it).  Returns the count, or a negative error (nothing
+ * allocated).
  */
 static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		     size_t elem, entry_fn fn, void **out)
@@ -156,10 +184,11 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 	uint8_t *arr = NULL, *grown;
 	uint64_t total = 0;
 	uint32_t n, i, have = 0;
+	size_t bytes;
 	struct dec d;
 	int ret;
 
-	if (!c || !out)
+	if (!c || !out || !elem)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
 	do {
@@ -171,7 +200,11 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 			ret = -CKPT_EPROTO;
 			goto out_unlock;
 		}
-		grown = realloc(arr, ((size_t)have + n + 1) * elem);
+		if (__builtin_mul_overflow((size_t)have + n + 1, elem, &bytes)) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		grown = realloc(arr, bytes);
 		if (!grown) {
 			ret = -ENOMEM;
 			goto out_unlock;
@@ -179,7 +212,7 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		arr = grown;
 		memset(arr + (size_t)have * elem, 0, ((size_t)n + 1) * elem);
 		for (i = 0; i < n; i++)
-			fn(&d, arr, have + i);
+			fn(&d, arr + (size_t)(have + i) * elem, elem);
 		if (d.err) {
 			ret = -CKPT_EPROTO;
 			goto out_unlock;
@@ -197,20 +230,38 @@ out_unlock:
 	return ret;
 }
 
-static void job_entry(struct dec *d, void *out, uint32_t i)
+static void job_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_job_entry(d, ((char (*)[CKPT_JOB_MAX + 1])out)[i]);
+	proto_dec_job_entry(d, dst);
 }
 
-static void version_entry(struct dec *d, void *out, uint32_t i)
+/* Entries of the growing structs go through a full struct and
+ * copy_sized(), so an element gets exactly elem bytes. */
+static void version_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_version_entry(d, (struct ckpt_version_info *)out + i);
+	struct ckpt_version_info full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_version_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
 }
 
-static void file_entry(struct dec *d, void *out, uint32_t i)
+static void file_entry(struct dec *d, void *dst, size_t elem)
 {
-	proto_dec_file_entry(d, (struct ckpt_file_info *)out + i);
+	struct ckpt_file_info full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_file_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
 }
+
+/*
+ * The element stride of the first release's arrays: its bytes rounded up to
+ * the struct's alignment, which is what sizeof was then.  Appending a field
+ * of wider alignment than the struct's would change it: don't.
+ */
+#define STRIDE_VER0(ver0, type) \
+	(((ver0) + _Alignof(type) - 1) / _Alignof(type) * _Alignof(type))
 
 int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 {
@@ -221,57 +272,93 @@ int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 	return list_call(c, &req, CKPT_JOB_MAX + 1, job_entry, (void **)out);
 }
 
-int ckpt_list_versions(struct ckpt_client *c, const char *job,
-		       struct ckpt_version_info **out)
+int ckpt_list_versions2(struct ckpt_client *c, const char *job,
+			struct ckpt_version_info **out, size_t size)
 {
 	struct proto_msg req;
 	int ret = named_req(&req, PROTO_LIST_VERSIONS, job, NULL);
 
-	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), version_entry,
+	return ret < 0 ? ret : list_call(c, &req, size, version_entry,
+					 (void **)out);
+}
+
+int ckpt_list_versions(struct ckpt_client *c, const char *job,
+		       struct ckpt_version_info **out)
+{
+	return ckpt_list_versions2(c, job, out,
+				   STRIDE_VER0(CKPT_VERSION_INFO_SIZE_VER0,
+					       struct ckpt_version_info));
+}
+
+int ckpt_list_files2(struct ckpt_client *c, const char *job,
+		     const char *version, struct ckpt_file_info **out,
+		     size_t size)
+{
+	struct proto_msg req;
+	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
+			  : -EINVAL;
+
+	return ret < 0 ? ret : list_call(c, &req, size, file_entry,
 					 (void **)out);
 }
 
 int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out)
 {
-	struct proto_msg req;
-	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
-			  : -EINVAL;
+	return ckpt_list_files2(c, job, version, out,
+				STRIDE_VER0(CKPT_FILE_INFO_SIZE_VER0,
+					    struct ckpt_file_info));
+}
 
-	return ret < 0 ? ret : list_call(c, &req, sizeof(**out), file_entry,
-					 (void **)out);
+int ckpt_stat_version2(struct ckpt_client *c, const char *job,
+		       const char *version, struct ckpt_version_info *out,
+		       size_t size)
+{
+	struct ckpt_version_info full;
+	struct proto_msg req;
+	struct dec d;
+	int ret;
+
+	if (!c || (!out && size) || !version || size > INT32_MAX)
+		return -EINVAL;
+	ret = named_req(&req, PROTO_STAT, job, version);
+	if (ret < 0)
+		return ret;
+	memset(&full, 0, sizeof(full));
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, NULL, NULL);
+	if (ret == 0) {
+		proto_dec_version_entry(&d, &full);
+		ret = d.err ? -CKPT_EPROTO : 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
 }
 
 int ckpt_stat_version(struct ckpt_client *c, const char *job,
 		      const char *version, struct ckpt_version_info *out)
 {
-	struct proto_msg req;
-	struct dec d;
 	int ret;
 
-	if (!c || !out || !version)
+	if (!out)
 		return -EINVAL;
-	ret = named_req(&req, PROTO_STAT, job, version);
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&c->mu);
-	ret = list_rpc(c, &req, &d, NULL, NULL);
-	if (ret == 0) {
-		proto_dec_version_entry(&d, out);
-		ret = d.err ? -CKPT_EPROTO : 0;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return ret;
+	ret = ckpt_stat_version2(c, job, version, out,
+				 CKPT_VERSION_INFO_SIZE_VER0);
+	return ret < 0 ? ret : 0;
 }
 
-int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
-		   const char *path, struct ckpt_file_info *out)
+int ckpt_stat_file2(struct ckpt_client *c, const char *job,
+		    const char *version, const char *path,
+		    struct ckpt_file_info *out, size_t size)
 {
+	struct ckpt_file_info full;
 	struct proto_msg req;
 	struct dec d;
 	int ret;
 
-	if (!c || !out || !version || !path)
+	if (!c || (!out && size) || !version || !path || size > INT32_MAX)
 		return -EINVAL;
 	ret = named_req(&req, PROTO_STAT_FILE, job, version);
 	if (ret == 0 && name_check_path(path))
@@ -279,34 +366,64 @@ int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
 	if (ret < 0)
 		return ret;
 	strcpy(req.path, path);
+	memset(&full, 0, sizeof(full));
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_file_entry(&d, out);
+		proto_dec_file_entry(&d, &full);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
 }
 
-int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
+int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, struct ckpt_file_info *out)
 {
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = ckpt_stat_file2(c, job, version, path, out,
+			      CKPT_FILE_INFO_SIZE_VER0);
+	return ret < 0 ? ret : 0;
+}
+
+int ckpt_status2(struct ckpt_client *c, struct ckpt_status *out, size_t size)
+{
+	struct ckpt_status full;
 	struct proto_msg req;
 	struct dec d;
 	int ret;
 
-	if (!c || !out)
+	if (!c || (!out && size) || size > INT32_MAX)
 		return -EINVAL;
+	if (size == 0)
+		return (int)sizeof(full);
 	memset(&req, 0, sizeof(req));
+	memset(&full, 0, sizeof(full));
 	req.type = PROTO_STATUS;
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_status(&d, out);
+		proto_dec_status(&d, &full);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return copy_sized(out, size, &full, sizeof(full));
+}
+
+/* The first release's call: it fills the fields of that release only, so a
+ * program built then never has bytes written past its struct. */
+int ckpt_status(struct ckpt_client *c, struct ckpt_status *out)
+{
+	int ret = ckpt_status2(c, out, CKPT_STATUS_SIZE_VER0);
+
+	return ret < 0 ? ret : 0;
 }
 
 /* A request naming job and version, with no reply fields. */

@@ -19,6 +19,29 @@
  * is disconnected.  Arrays returned by the list functions are owned by the
  * caller and released with free().
  *
+ * Growing structs.  The structs this header lets the library fill
+ * (struct ckpt_status, struct ckpt_version_info, struct ckpt_file_info) only
+ * ever grow at the end: a field is never removed, moved or retyped, and a new
+ * one is appended.  Each has a call that takes the size the caller was
+ * compiled with, in the manner of openat2(2) and sched_getattr(2):
+ *
+ *	struct ckpt_status s;
+ *	int known = ckpt_status2(c, &s, sizeof(s));
+ *
+ * The library writes exactly size bytes at out and nothing past them: the
+ * first min(size, its own sizeof) bytes of its struct, then zeros for any
+ * bytes it does not know (fields a newer header added).  It returns its own
+ * sizeof (> 0), so a field is known to this library when it ends at or below
+ * both size and the return value.  size 0 writes nothing (out may be NULL).
+ * A program built against an older header therefore keeps working with a
+ * newer library, and the reverse.  The original calls (ckpt_status(),
+ * ckpt_stat_version(), ckpt_stat_file()) fill exactly the fields of the
+ * structs' first release, CKPT_*_SIZE_VER0 bytes, forever; new fields are
+ * read through the *2 calls.  The list calls return arrays: the *2 ones
+ * (ckpt_list_versions2(), ckpt_list_files2()) make each element size bytes
+ * filled by the same rule, so a caller passing sizeof indexes the array as
+ * usual; the original ones keep the first release's element size.
+ *
  * Threads.  One client may be used from several threads; calls on it are
  * serialised internally.  Callbacks of ckpt_write_async() run on a library
  * thread and must not call back into the same client.
@@ -116,14 +139,17 @@ struct ckpt_version_info {
 	int32_t error;     /* why it failed, when state is FAILED */
 	uint32_t copies;   /* CKPT_COPY_* */
 	char reason[CKPT_REASON_MAX + 1]; /* DAMAGED: what failed, else "" */
+	/* end of the first release (CKPT_VERSION_INFO_SIZE_VER0); append below */
 };
 
 struct ckpt_file_info {
 	char path[CKPT_PATH_MAX + 1];
 	uint64_t size;
 	uint32_t extents;  /* stored records (a record is checksummed whole) */
+	/* end of the first release (CKPT_FILE_INFO_SIZE_VER0); append below */
 };
 
+/* Grows at the end only: see "Growing structs" at the top. */
 struct ckpt_status {
 	uint32_t proto_version;
 	uint32_t clients;        /* connected clients */
@@ -151,7 +177,17 @@ struct ckpt_status {
 	int32_t drain_last_error;/* of the last failed attempt, or 0 */
 	char drain_target[256];  /* "" when there is no drain */
 	char drain_last_path[256];/* the file the last failure named */
+	/* end of the first release (CKPT_STATUS_SIZE_VER0); append below */
 };
+
+/* Bytes of each struct's first release (LIBCKPT_1): the end of its last
+ * field then.  The growth rule above; never changes. */
+#define CKPT_STATUS_SIZE_VER0 \
+	(offsetof(struct ckpt_status, drain_last_path) + 256)
+#define CKPT_VERSION_INFO_SIZE_VER0 \
+	(offsetof(struct ckpt_version_info, reason) + CKPT_REASON_MAX + 1)
+#define CKPT_FILE_INFO_SIZE_VER0 \
+	(offsetof(struct ckpt_file_info, extents) + sizeof(uint32_t))
 
 /* Connect to ckptd.  socket_path NULL: $CKPT_SOCKET, else CKPT_DEFAULT_SOCKET.
  * The staging lease is taken on the first write or read: $CKPT_STAGING bytes
@@ -288,12 +324,35 @@ int ckpt_list_versions(struct ckpt_client *c, const char *job,
 		       struct ckpt_version_info **out);
 int ckpt_list_files(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_file_info **out);
+/* The same with elements of size bytes (> 0, else -EINVAL), each filled as
+ * ckpt_stat_version2() fills its struct: pass sizeof(**out). */
+int ckpt_list_versions2(struct ckpt_client *c, const char *job,
+			struct ckpt_version_info **out, size_t size);
+int ckpt_list_files2(struct ckpt_client *c, const char *job,
+		     const char *version, struct ckpt_file_info **out,
+		     size_t size);
+/* One version (any state).  Fills the first CKPT_VERSION_INFO_SIZE_VER0
+ * bytes of *out; ckpt_stat_version2() fills size bytes and returns the
+ * library's sizeof (see "Growing structs" above). */
 int ckpt_stat_version(struct ckpt_client *c, const char *job,
 		      const char *version, struct ckpt_version_info *out);
-/* One file of a version (any state).  -ENOENT if there is none. */
+int ckpt_stat_version2(struct ckpt_client *c, const char *job,
+		       const char *version, struct ckpt_version_info *out,
+		       size_t size);
+/* One file of a version (any state).  -ENOENT if there is none.  Sizes as
+ * for ckpt_stat_version() and ckpt_stat_version2(). */
 int ckpt_stat_file(struct ckpt_client *c, const char *job, const char *version,
 		   const char *path, struct ckpt_file_info *out);
+int ckpt_stat_file2(struct ckpt_client *c, const char *job,
+		    const char *version, const char *path,
+		    struct ckpt_file_info *out, size_t size);
+/* ckptd's state.  ckpt_status2(c, &s, sizeof(s)) fills size bytes of *out
+ * and returns the library's sizeof(struct ckpt_status) (size 0: returns it
+ * without asking ckptd); -EINVAL if size > INT32_MAX.  ckpt_status() fills
+ * the first CKPT_STATUS_SIZE_VER0 bytes and returns 0.  New code calls
+ * ckpt_status2(): only it fills fields appended after the first release. */
 int ckpt_status(struct ckpt_client *c, struct ckpt_status *out);
+int ckpt_status2(struct ckpt_client *c, struct ckpt_status *out, size_t size);
 
 /* Drain control (root, or the daemon's uid): pause or resume every copy to
  * the PFS, or drain job/version next, before anything older and even if

@@ -23,6 +23,11 @@
  * none, else the level).  Numeric fields are uint64_t or uint32_t; the row
  * says which by the field's size, and the bounds keep a value in it.
  *
+ * A list (CONF_LIST) is kept as a struct conf_list of fixed arrays, so a
+ * struct conf still owns nothing.  conf_parse_list() splits on commas and
+ * blanks and checks each item; conf_print() writes the items back joined by
+ * ", ", which is why a list must fit one printed line to be accepted.
+ *
  * conf_finish() runs after all values are in: it checks rules that involve
  * more than one key and fills paths derived from dir.  conf_print() writes
  * every key back as INI that conf_load() reads to the same struct.
@@ -57,6 +62,7 @@ enum conf_type {
 	CONF_BOOL,      /* int, 0 or 1 */
 	CONF_ENUM,      /* char[size], one of choices[] */
 	CONF_COMPRESS,  /* int: "none" 0, "zstd" 1, "zstd:N" N in min..max */
+	CONF_LIST,      /* struct conf_list; min..max items */
 };
 
 struct conf_key {
@@ -64,7 +70,8 @@ struct conf_key {
 	const char *name;
 	enum conf_type type;
 	uint64_t min, max;              /* SIZE, U32: inclusive bounds;
-					 * COMPRESS: of the level */
+					 * COMPRESS: of the level; LIST: of
+					 * the count (max <= CONF_LIST_MAX) */
 	uint64_t align;                 /* SIZE: must be a multiple; 0 = any */
 	const char *const *choices;     /* ENUM: NULL-terminated; U32: if
 					 * set, the only values allowed */
@@ -84,6 +91,10 @@ struct conf_key {
 	{ sec, #key, CONF_BOOL, 0, 1, 0, NULL, def, CONF_FIELD(key) }
 #define C_ENUM(sec, key, choices, def) \
 	{ sec, #key, CONF_ENUM, 0, 0, 0, choices, def, CONF_FIELD(key) }
+/* A list key "x" of section "sec" is field sec_x. */
+#define C_LIST(sec, key, lo, hi, def) \
+	{ #sec, #key, CONF_LIST, lo, hi, 0, NULL, def, \
+	  CONF_FIELD(sec##_##key) }
 
 /* [drain] keys: key "x" is field drain_x. */
 #define D_STR(key, def) \
@@ -145,12 +156,21 @@ static const struct conf_key conf_keys[] = {
 	D_SIZE(chunk, 64 * KiB, 64 * MiB, 4 * KiB, "4M"),
 	D_U32(retry_max, 1, UINT32_MAX, "60"),
 	D_U32(deadline, 0, UINT32_MAX, "0"),
+
+	C_LIST(cluster, nodes, 0, CONF_LIST_MAX, ""),
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)
 
 /* Longest value quoted back in an error message. */
 #define CONF_QUOTE_MAX 64
+
+/* The longest line libinih reads (its INI_MAX_LINE, 200, less the NUL). */
+#define CONF_LINE_MAX 199
+
+/* Bytes of an item besides [A-Za-z0-9]: enough for host names, host:port and
+ * [v6]:port, and nothing INI or the list syntax gives a meaning to. */
+#define CONF_ITEM_PUNCT "._:@+/[]-"
 
 static const struct {
 	const char *name;
@@ -448,6 +468,112 @@ static int conf_parse_compress(const struct conf_key *k, const char *value,
 	return 0;
 }
 
+/* The item at s ends before the next blank, ',' or NUL; 0 or -EINVAL. */
+static int conf_list_item(const struct conf_key *k, const char *s, size_t *n,
+			  char *msg, size_t len)
+{
+	size_t i;
+
+	*n = strcspn(s, " \t,");
+	for (i = 0; i < *n; i++) {
+		if (!isalnum((unsigned char)s[i]) &&
+		    !strchr(CONF_ITEM_PUNCT, s[i])) {
+			snprintf(msg, len, "%s: item '%.*s' holds '%c'; items are letters, digits and %s",
+				 k->name, (int)(*n < CONF_QUOTE_MAX ? *n : CONF_QUOTE_MAX),
+				 s, isprint((unsigned char)s[i]) ? s[i] : '?',
+				 CONF_ITEM_PUNCT);
+			return -EINVAL;
+		}
+	}
+	if (*n >= CONF_ITEM_MAX) {
+		snprintf(msg, len, "%s: item '%.*s...' is longer than %d bytes",
+			 k->name, 16, s, CONF_ITEM_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Append the n-byte item at s to l unless it is there already. */
+static int conf_list_add(const struct conf_key *k, struct conf_list *l,
+			 const char *s, size_t n, char *msg, size_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strlen(l->item[i]) == n && !memcmp(l->item[i], s, n)) {
+			snprintf(msg, len, "%s: item '%.*s' is listed twice",
+				 k->name, (int)n, s);
+			return -EINVAL;
+		}
+	}
+	if (l->n >= k->max) {
+		snprintf(msg, len, "%s: more than %llu items", k->name,
+			 (unsigned long long)k->max);
+		return -EINVAL;
+	}
+	memcpy(l->item[l->n++], s, n);
+	return 0;
+}
+
+/* Bytes of "a, b, c", the spelling conf_print() writes. */
+static size_t conf_list_width(const struct conf_list *l)
+{
+	size_t w = 0;
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		w += strlen(l->item[i]) + (i ? 2 : 0);
+	return w;
+}
+
+/*
+ * Parse "a, b c" into *out (zeroed first): items separated by blanks and at
+ * most one comma; "" is the empty list.  Then check the count against k's
+ * bounds and that conf_print() can write the list on one line.
+ */
+static int conf_parse_list(const struct conf_key *k, const char *value,
+			   struct conf_list *out, char *msg, size_t len)
+{
+	const char *p = value + strspn(value, " \t");
+	size_t n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	while (*p) {
+		if (*p == ',') {
+			snprintf(msg, len, "%s: empty item in '%.*s'", k->name,
+				 CONF_QUOTE_MAX, value);
+			return -EINVAL;
+		}
+		ret = conf_list_item(k, p, &n, msg, len);
+		if (ret == 0)
+			ret = conf_list_add(k, out, p, n, msg, len);
+		if (ret < 0)
+			return ret;
+		p += n;
+		p += strspn(p, " \t");
+		if (*p != ',')
+			continue;
+		p += 1 + strspn(p + 1, " \t");
+		if (!*p) {
+			snprintf(msg, len, "%s: '%.*s' ends with ','", k->name,
+				 CONF_QUOTE_MAX, value);
+			return -EINVAL;
+		}
+	}
+	if (out->n < k->min) {
+		snprintf(msg, len, "%s: fewer than %llu items", k->name,
+			 (unsigned long long)k->min);
+		return -EINVAL;
+	}
+	if (strlen(k->name) + 3 + conf_list_width(out) > CONF_LINE_MAX) {
+		snprintf(msg, len, "%s: the list is longer than %zu characters once printed as 'a, b'",
+			 k->name, CONF_LINE_MAX - 3 - strlen(k->name));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Numeric fields are uint32_t or uint64_t, as the row's size says. */
 static void conf_store_num(char *field, size_t size, uint64_t v)
 {
@@ -482,6 +608,7 @@ static int conf_apply(struct conf *c, const struct conf_key *k,
 		      const char *value, char *msg, size_t len)
 {
 	char *field = (char *)c + k->off;
+	struct conf_list l;
 	const char *choice;
 	char list[128];
 	uint64_t v;
@@ -525,6 +652,12 @@ static int conf_apply(struct conf *c, const struct conf_key *k,
 		if (ret < 0)
 			return ret;
 		*(int *)field = b;
+		return 0;
+	case CONF_LIST:
+		ret = conf_parse_list(k, value, &l, msg, len);
+		if (ret < 0)
+			return ret;
+		memcpy(field, &l, sizeof(l));
 		return 0;
 	}
 	snprintf(msg, len, "%s: bad key type", k->name);
@@ -579,9 +712,6 @@ void conf_defaults(struct conf *c)
 		conf_apply(c, &conf_keys[i], conf_keys[i].def, msg,
 			   sizeof(msg));
 }
-
-/* The longest line libinih reads (its INI_MAX_LINE, 200, less the NUL). */
-#define CONF_LINE_MAX 199
 
 /*
  * libinih line reader: one line per call, so p->lineno is the line whose
@@ -850,6 +980,18 @@ int conf_finish(struct conf *c, struct conf_err *err)
 	return 0;
 }
 
+/* "key = a, b, c", or "key =" for the empty list. */
+static void conf_print_list(const struct conf_key *k,
+			    const struct conf_list *l, FILE *out)
+{
+	uint32_t i;
+
+	fprintf(out, "%s =", k->name);
+	for (i = 0; i < l->n; i++)
+		fprintf(out, "%s%s", i ? ", " : " ", l->item[i]);
+	fputc('\n', out);
+}
+
 /* One "key = value" line in the spelling conf_apply() reads back. */
 static void conf_print_key(const struct conf *c, const struct conf_key *k,
 			   FILE *out)
@@ -891,6 +1033,9 @@ static void conf_print_key(const struct conf *c, const struct conf_key *k,
 		else
 			fprintf(out, "%s = zstd:%d\n", k->name,
 				*(const int *)field);
+		return;
+	case CONF_LIST:
+		conf_print_list(k, (const struct conf_list *)field, out);
 		return;
 	}
 }

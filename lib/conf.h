@@ -6,10 +6,16 @@
  * the manner of Redis's config.c.  conf_defaults() fills a struct conf;
  * conf_load() parses a whole file into a copy, validates it, and only then
  * replaces *c.  There is no global config: main() owns the struct and passes
- * it down.  Strings are fixed arrays, so a struct conf owns nothing.
+ * it down.  Strings and lists are fixed arrays, so a struct conf owns
+ * nothing: it is copied with '=' and never freed.
  *
  * Value syntax: sizes take an optional K, M, G or T suffix (powers of 1024,
  * "2G"); booleans are yes/no/true/false/on/off/1/0; durations are seconds.
+ * A list is items separated by commas and/or blanks ("a, b c"), "" being
+ * the empty list; an item is 1 to CONF_ITEM_MAX - 1 bytes of
+ * [A-Za-z0-9._:@+/[]-], no item appears twice, the row bounds the count (at
+ * most CONF_LIST_MAX), and the whole list must fit one printed line
+ * ("key = a, b, c" within libinih's 199 characters).
  */
 #ifndef CKPT_CONF_H
 #define CKPT_CONF_H
@@ -18,6 +24,15 @@
 #include <stdio.h>
 
 #define CONF_PATH_MAX 512
+#define CONF_LIST_MAX 16               /* items of a list key, at most */
+#define CONF_ITEM_MAX 64               /* bytes of an item, NUL included */
+
+/* A list value, in the order written.  Unused bytes are zero, so two lists
+ * holding the same items compare equal with memcmp(). */
+struct conf_list {
+	uint32_t n;                    /* items in use, 0..CONF_LIST_MAX */
+	char item[CONF_LIST_MAX][CONF_ITEM_MAX]; /* NUL-terminated */
+};
 
 struct conf {
 	/* [ckptd] */
@@ -60,6 +75,9 @@ struct conf {
 	uint32_t drain_deadline;       /* seconds from commit to DRAINED a
 					* version should take; late ones go
 					* first and are logged.  0 = none */
+
+	/* [cluster] */
+	struct conf_list cluster_nodes; /* peer nodes: not used yet */
 };
 
 struct conf_err {

@@ -6,8 +6,10 @@
  * a value can be bad (with the line and message the user would see, and the
  * caller's struct left untouched), unknown keys and sections, libinih syntax
  * errors, a conf_print -> conf_load round trip, conf_set overrides, the
- * cross-key rules of conf_finish, and conf_parse_size on its own; for both
- * sections, [ckptd] and [drain].
+ * cross-key rules of conf_finish, and conf_parse_size on its own; for the
+ * sections [ckptd] and [drain].  The list type is tested through its one
+ * key, [cluster] nodes: parsing, empty lists, the bounds on the count, an
+ * item's length and the printed line, and the print round trip.
  */
 #include <errno.h>
 #include <limits.h>
@@ -73,7 +75,9 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       a->drain_threads == b->drain_threads &&
 	       a->drain_chunk == b->drain_chunk &&
 	       a->drain_retry_max == b->drain_retry_max &&
-	       a->drain_deadline == b->drain_deadline;
+	       a->drain_deadline == b->drain_deadline &&
+	       !memcmp(&a->cluster_nodes, &b->cluster_nodes,
+		       sizeof(a->cluster_nodes));
 }
 
 /* Found by fuzz_conf: values that load must print back to themselves. */
@@ -372,6 +376,19 @@ static const struct bad_case bad_drain_values[] = {
 	{ "[ckptd]\ntarget = /x", "line 5: target: unknown key in [ckptd]" },
 };
 
+static const struct bad_case bad_cluster_values[] = {
+	{ "nodes = a,,b", "line 4: nodes: empty item in 'a,,b'" },
+	{ "nodes = , a", "line 4: nodes: empty item in ', a'" },
+	{ "nodes = a, b,", "line 4: nodes: 'a, b,' ends with ','" },
+	{ "nodes = ,", "line 4: nodes: empty item in ','" },
+	{ "nodes = a b a", "line 4: nodes: item 'a' is listed twice" },
+	{ "nodes = a=b",
+	  "line 4: nodes: item 'a=b' holds '='; items are letters, digits and ._:@+/[]-" },
+	{ "nodes = a \"b\"",
+	  "line 4: nodes: item '\"b\"' holds '\"'; items are letters, digits and ._:@+/[]-" },
+	{ "nodes = a\nnodes = b", "line 5: nodes: set twice (first on line 4)" },
+};
+
 /* Each case on line 4 of a file whose line 1 opens section. */
 static void check_bad(const char *section, const struct bad_case *cases,
 		      size_t ncases)
@@ -401,6 +418,34 @@ static void check_bad(const char *section, const struct bad_case *cases,
 			fprintf(stderr, "case '%s': ret %d msg '%s'\n", b->line,
 				ret, err.msg);
 	}
+}
+
+static void test_list_bad(void)
+{
+	struct bad_case cases[sizeof(bad_cluster_values) /
+			      sizeof(bad_cluster_values[0]) + 3];
+	char many[200], longer[200], wide[200];
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(bad_cluster_values) /
+			sizeof(bad_cluster_values[0]); i++)
+		cases[n++] = bad_cluster_values[i];
+	/* 17 items, one more than CONF_LIST_MAX. */
+	strcpy(many, "nodes =");
+	for (i = 0; i <= CONF_LIST_MAX; i++)
+		sprintf(many + strlen(many), " n%zu", i);
+	cases[n++] = (struct bad_case){ many, "line 4: nodes: more than 16 items" };
+	/* An item of CONF_ITEM_MAX bytes, one too many. */
+	snprintf(longer, sizeof(longer), "nodes = a, %0*d", CONF_ITEM_MAX, 0);
+	cases[n++] = (struct bad_case){
+		longer, "line 4: nodes: item '0000000000000000...' is longer than 63 bytes" };
+	/* Items that fit, and a line that fits (197 characters), but not
+	 * once printed with ", ": 8 + 63 * 3 + 2 * 2 > 199. */
+	snprintf(wide, sizeof(wide), "nodes=%0*d,%0*d,%0*d", 63, 1, 63, 2,
+		 63, 3);
+	cases[n++] = (struct bad_case){
+		wide, "line 4: nodes: the list is longer than 191 characters once printed as 'a, b'" };
+	check_bad("cluster", cases, n);
 }
 
 static void test_bad_values(void)
@@ -514,7 +559,7 @@ static void test_round_trip(void)
 		"drain.every=4294967295", "drain.keep=5",
 		"drain.compress=zstd:7", "drain.shuffle=4",
 		"drain.incremental=on", "drain.threads=1", "drain.chunk=64M",
-		"drain.retry_max=3600",
+		"drain.retry_max=3600", "cluster.nodes=n1 n2,n3, [::1]:7",
 	};
 	/* Every spelling of compress, and shuffle without it (a struct
 	 * conf_finish would refuse still prints and loads). */
@@ -545,6 +590,79 @@ static void test_round_trip(void)
 		CU_ASSERT_EQUAL(conf_set(&c, "drain.shuffle=2", &err), 0);
 		round_trip(&c);
 	}
+}
+
+/* The list type, through [cluster] nodes: what parses, and how it prints. */
+static void test_list(void)
+{
+	char buf[4096], text[512], item[CONF_ITEM_MAX];
+	struct conf_err err;
+	struct conf c;
+	uint32_t i;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, 0);
+	/* Commas, blanks, or both; order kept. */
+	CU_ASSERT_EQUAL(load_str(&c, "[cluster]\nnodes = a, b c,d ,\te\n", &err),
+			0);
+	CU_ASSERT_EQUAL_FATAL(c.cluster_nodes.n, 5);
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[0], "a");
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[2], "c");
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[4], "e");
+	CU_ASSERT_EQUAL(c.cluster_nodes.item[5][0], '\0');
+	round_trip(&c);
+	/* The empty list, written either way. */
+	CU_ASSERT_EQUAL(load_str(&c, "[cluster]\nnodes =\n", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, 0);
+	round_trip(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=x", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=  ", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, 0);
+	/* A new value replaces the old one whole: no item left behind. */
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=long-name-1,b", &err), 0);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=s", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, 1);
+	for (i = 1; i < CONF_ITEM_MAX; i++)
+		CU_ASSERT_EQUAL(c.cluster_nodes.item[0][i], '\0');
+	/* Host names, host:port, [v6]:port, user@host, paths. */
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=node-01.cluster.local:7400 [fe80::1]:7400 u@h /a/b+c_d",
+				 &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, 4);
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[1], "[fe80::1]:7400");
+	round_trip(&c);
+
+	/* The bounds, at the edge: 16 items, an item of 63 bytes. */
+	strcpy(text, "cluster.nodes=");
+	for (i = 0; i < CONF_LIST_MAX; i++)
+		sprintf(text + strlen(text), "%sn%u", i ? "," : "", i);
+	CU_ASSERT_EQUAL(conf_set(&c, text, &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_nodes.n, CONF_LIST_MAX);
+	round_trip(&c);
+	memset(item, 'x', CONF_ITEM_MAX - 1);
+	item[CONF_ITEM_MAX - 1] = '\0';
+	snprintf(text, sizeof(text), "cluster.nodes=%s", item);
+	CU_ASSERT_EQUAL(conf_set(&c, text, &err), 0);
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[0], item);
+	round_trip(&c);
+	/* A failed set leaves the list alone. */
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=a,,b", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "nodes: empty item in 'a,,b'");
+	CU_ASSERT_STRING_EQUAL(c.cluster_nodes.item[0], item);
+
+	/* Printed back exactly, in the canonical spelling. */
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes= b ,a   c", &err), 0);
+	{
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		size_t n;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		conf_print(&c, f);
+		n = (size_t)ftell(f);
+		fclose(f);
+		buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
+	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n\n[cluster]\nnodes = b, a, c\n"));
+	round_trip(&c);
 }
 
 static void test_print_format(void)
@@ -946,6 +1064,8 @@ int main(void)
 		{ "open errors", test_open_errors },
 		{ "print/load round trip", test_round_trip },
 		{ "print format", test_print_format },
+		{ "list type", test_list },
+		{ "list type: bad values", test_list_bad },
 		{ "conf_set", test_set },
 		{ "conf_set long values", test_set_long },
 		{ "conf_set [drain]", test_set_drain },
