@@ -610,12 +610,59 @@ finish() {
 	[ ${#SUBFAILS[@]} = 0 ] || { CKPTD_LAST=; fail "failed: ${SUBFAILS[*]}"; }
 }
 
+# ---- real uids ----------------------------------------------------------------
+
+# test_users NAME...: make each NAME a real user for the test (useradd, no
+# home); they are removed (userdel -r) in the cleanup, whatever happens.
+# Skips the test where that cannot be done.
+TEST_USERS=()
+test_users() {
+	local u
+	[ "$(id -u)" = 0 ] || skip "needs root (useradd)"
+	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
+		skip "needs useradd and setpriv"
+	for u in "$@"; do
+		useradd -M -s /usr/sbin/nologin "$u" || fail "useradd $u failed"
+		TEST_USERS+=("$u")
+	done
+}
+_del_users() {
+	local u
+	for u in "${TEST_USERS[@]}"; do
+		userdel -r "$u" >/dev/null 2>&1 || userdel "$u" >/dev/null 2>&1
+	done
+	TEST_USERS=()
+}
+# as USER CMD...: run CMD as USER (uid and its group, no other groups).
+as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+
+# ---- the local store on disk ------------------------------------------------
+
+# store_seg_of STORE VERSION: the segment file whose header names VERSION.
+store_seg_of() {
+	local f
+	for f in "$1"/seg/*; do
+		head -c 4096 "$f" | grep -aq "$2" && { echo "$f"; return 0; }
+	done
+	return 1
+}
+# store_man_of STORE VERSION: the manifest that names VERSION.
+store_man_of() { grep -al "$2" "$1"/man/*.man | head -1; }
+# flip_byte FILE OFFSET: change one byte of FILE in place.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "$(printf '\\%03o' $(((b ^ 0x5a) & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 _cleanup() {
 	local st=$? log
 	trap - EXIT INT TERM
 	_unmount_ckptfs_all
 	_stop_daemons
 	_kill_jobs
+	_del_users
 	if [ "$st" = 0 ]; then
 		for log in "$T"/*/ckptd.log "$T"/*/ckptfs*.log; do
 			if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' \

@@ -16,23 +16,8 @@ PFS=$T/pfs
 mkdir -p "$PFS"
 STORE=$T/a/store
 
-# seg_of VERSION: the segment file whose header names VERSION.
-seg_of() {
-	local f
-	for f in "$STORE"/seg/*; do
-		head -c 4096 "$f" | grep -aq "$1" && { echo "$f"; return 0; }
-	done
-	return 1
-}
-# man_of VERSION: the manifest that names VERSION.
-man_of() { grep -al "$1" "$STORE"/man/*.man | head -1; }
-
-flip_byte() { # FILE OFFSET
-	local b
-	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-	printf "$(printf '\\%03o' $(((b ^ 0x5a) & 255)))" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
+seg_of() { store_seg_of "$STORE" "$1"; }
+man_of() { store_man_of "$STORE" "$1"; }
 
 check_state() {
 	local out

@@ -5,13 +5,8 @@
 # TIMEOUT: 60
 set -u
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || skip "needs root"
 UA=ck2a$$ UB=ck2b$$
-USERS=()
-del_users() { local u; for u in "${USERS[@]}"; do userdel -r "$u" >/dev/null 2>&1 || userdel "$u" >/dev/null 2>&1; done; }
-trap 'rc=$?; _kill_jobs; del_users; (exit $rc); _cleanup' EXIT
-for u in "$UA" "$UB"; do useradd -M -s /usr/sbin/nologin "$u" || fail "useradd"; USERS+=("$u"); done
-as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+test_users "$UA" "$UB"
 chmod 755 "$T"
 ckptd_conf d staging=32M staging_client=8M staging_wait=3
 start_ckptd d

@@ -18,17 +18,7 @@ command -v useradd >/dev/null && command -v setpriv >/dev/null ||
 [ "$(id -u)" = 0 ] || skip "needs root (useradd)"
 
 UA=ckta$$ UB=cktb$$
-USERS=()
-del_users() {
-	local u
-	for u in "${USERS[@]}"; do userdel -r "$u" >/dev/null 2>&1 || userdel "$u" >/dev/null 2>&1; done
-}
-trap 'rc=$?; _kill_jobs; del_users; (exit $rc); _cleanup' EXIT
-for u in "$UA" "$UB"; do
-	useradd -M -s /usr/sbin/nologin "$u" || fail "useradd $u failed"
-	USERS+=("$u")
-done
-as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+test_users "$UA" "$UB"
 chmod 755 "$T"
 MB=$((1 << 20))
 
