@@ -60,7 +60,8 @@ _Static_assert(CKPT_FILE_INFO_SIZE_VER0 <= sizeof(struct ckpt_file_info),
  */
 static int copy_sized(void *out, size_t size, const void *full, size_t known)
 {
-	memcpy(out, full, size < known ? size : known);
+	if (size)       /* size 0 writes nothing; out may be NULL */
+		memcpy(out, full, size < known ? size : known);
 	if (size > known)
 		memset((uint8_t *)out + known, 0, size - known);
 	return (int)known;

@@ -81,7 +81,9 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -O1 -D_GNU_SOURCE -I"$ROOT/lib" -I"$ROOT/include" -o "$T/keep" "$T/keep.c" "$BUILD/libckpt.a" -luring -lzstd -lisal -linih -lpthread 2>"$T/cc.err" ||
+SAN=
+nm "$BUILD/libckpt.a" 2>/dev/null | grep -q __asan_init && SAN=-fsanitize=address,undefined
+cc $SAN -O1 -D_GNU_SOURCE -I"$ROOT/lib" -I"$ROOT/include" -o "$T/keep" "$T/keep.c" "$BUILD/libckpt.a" -luring -lzstd -lisal -linih -lpthread 2>"$T/cc.err" ||
 	fail "cc: $(cat "$T/cc.err")"
 chmod 755 "$T" "$T/keep"
 ckptd_conf a staging=64M staging_client=16M
