@@ -94,13 +94,19 @@ static void store_done(struct pool_task *pt)
 }
 
 /* Shutting down: the write never ran or its result is lost; the manifest
- * on disk is the old one or the new one, both whole. */
+ * on disk is the old one or the new one, both whole.  The references go
+ * with the catalog (catalog_close frees every version). */
 static void store_drop(struct pool_task *pt)
 {
 	struct level_req *r = req_of(pt);
+	struct version *v = r->v;
+	struct list *pos, *tmp;
 
-	list_del(&r->link);
-	req_free(r);
+	/* The head of v->levelq is the one in the pool: the rest go too. */
+	list_for_each_safe(pos, tmp, &v->levelq) {
+		list_del(pos);
+		req_free(list_entry(pos, struct level_req, link));
+	}
 }
 
 /* Encode r's manifest now (the version as it is) and hand it to a worker. */
