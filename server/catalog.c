@@ -122,6 +122,7 @@ static struct version *version_alloc(const char *name, uid_t uid)
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	list_init(&v->waiters);
 	list_init(&v->deferred);
+	list_init(&v->levelq);
 	list_init(&v->link);
 	v->refs = 1;            /* the catalog's */
 	(void)uid;
@@ -392,7 +393,8 @@ static void man_path(const struct catalog *cat, uint64_t seq, const char *ext,
 
 /* Build a struct manifest of v's live files: the paths point into v; the
  * file and record arrays are the caller's to free. */
-static int version_manifest(const struct version *v, struct manifest *m)
+static int version_manifest(const struct version *v, uint32_t level,
+			    struct manifest *m)
 {
 	uint32_t i, n = 0, *map;
 
@@ -401,7 +403,7 @@ static int version_manifest(const struct version *v, struct manifest *m)
 	m->sealed_ns = v->sealed_ns;
 	m->open_id = v->open_id;
 	m->uid = v->job->uid;
-	m->level = v->level >= CKPT_LOCAL ? v->level : CKPT_LOCAL;
+	m->level = level >= CKPT_LOCAL ? level : CKPT_LOCAL;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);
 	map = calloc(v->nfiles ? v->nfiles : 1, sizeof(*map));
@@ -459,38 +461,45 @@ out_unlink:
 	return ret;
 }
 
-int catalog_write_manifest(struct catalog *cat, struct version *v)
+int catalog_manifest_encode(const struct version *v, uint32_t level,
+			    void **buf, size_t *len)
 {
-	char tmp[700], dst[700];
 	struct manifest m;
 	size_t size;
-	void *buf;
-	long len;
+	long n;
 	int ret;
 
-	ret = version_manifest(v, &m);
+	ret = version_manifest(v, level, &m);
 	if (ret < 0)
 		return ret;
 	size = manifest_size(&m);
-	buf = malloc(size);
-	if (!buf) {
+	*buf = malloc(size);
+	if (!*buf) {
 		ret = -ENOMEM;
 		goto out_files;
 	}
-	len = manifest_encode(&m, buf, size);
-	if (len < 0) {
-		ret = (int)len;
-		goto out_buf;
+	n = manifest_encode(&m, *buf, size);
+	if (n < 0) {
+		ret = (int)n;
+		free(*buf);
+		*buf = NULL;
+		goto out_files;
 	}
-	man_path(cat, v->seq, "tmp", tmp, sizeof(tmp));
-	man_path(cat, v->seq, "man", dst, sizeof(dst));
-	ret = write_file_durably(tmp, dst, cat->mandir, buf, len);
-out_buf:
-	free(buf);
+	*len = (size_t)n;
 out_files:
 	free(m.files);
 	free(m.recs);
 	return ret;
+}
+
+int catalog_manifest_store(const struct catalog *cat, uint64_t seq,
+			   const void *buf, size_t len)
+{
+	char tmp[700], dst[700];
+
+	man_path(cat, seq, "tmp", tmp, sizeof(tmp));
+	man_path(cat, seq, "man", dst, sizeof(dst));
+	return write_file_durably(tmp, dst, cat->mandir, buf, len);
 }
 
 /* ---- the removal log ---------------------------------------------------- */
@@ -567,6 +576,9 @@ void catalog_settle(struct catalog *cat, struct version *v)
 int catalog_remove(struct catalog *cat, struct version *v)
 {
 	int ret;
+
+	if (version_level_busy(v))
+		return -EBUSY;
 
 	if (v->state == CKPT_ST_SEALED && !v->remote) {
 		ret = manifest_drop(cat, v);
@@ -822,6 +834,9 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
 {
 	int ret;
+
+	if (version_level_busy(v))
+		return -EBUSY;
 
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)

@@ -15,7 +15,8 @@
  * what fails a check to quarantine (listed DAMAGED), and lists versions that
  * provably never committed as INCOMPLETE.
  *
- * Single-threaded (the loop thread).
+ * Threads: the loop thread only, except catalog_manifest_store(), which a
+ * pool worker runs (it reads nothing but the store's paths, fixed at open).
  */
 #ifndef CKPTD_CATALOG_H
 #define CKPTD_CATALOG_H
@@ -70,6 +71,9 @@ struct version {
 	struct list waiters;      /* owned by session.c: struct waiter */
 	struct list deferred;     /* owned by reader.c: reads waiting for
 				   * the writes in flight (open versions) */
+	struct list levelq;       /* owned by level.c: level changes whose
+				   * manifest write is in flight (the first)
+				   * or waits behind it */
 
 	/* drain.c's state; a remote version is on the PFS only */
 	uint32_t ordinal;         /* 1.. in its job's seal order ([drain] every) */
@@ -172,8 +176,22 @@ void version_unlink_file(struct version *v, uint32_t fi);
  * -ENOMEM. */
 int version_rename_file(struct version *v, uint32_t fi, const char *to);
 
-/* Write v's manifest durably (sealing it at LOCAL).  0 or -errno. */
-int catalog_write_manifest(struct catalog *cat, struct version *v);
+/* Is a manifest write of v in flight or queued (level.h)?  Then v may not be
+ * removed or evicted (-EBUSY): the write would bring its manifest back. */
+static inline int version_level_busy(const struct version *v)
+{
+	return !list_empty(&v->levelq);
+}
+/* Encode v's manifest (its live files) as it would be at level: *buf
+ * (malloc'd, the caller's) of *len bytes.  CPU only.  0 or -ENOMEM. */
+int catalog_manifest_encode(const struct version *v, uint32_t level,
+			    void **buf, size_t *len);
+/* Write the encoded manifest of the version sealed as seq durably: to
+ * <seq>.tmp, fsync, rename to <seq>.man, fsync the directory.  Blocking; safe
+ * on any thread as long as no two calls for one seq overlap (level.c
+ * serializes them).  0 or -errno (nothing left behind). */
+int catalog_manifest_store(const struct catalog *cat, uint64_t seq,
+			   const void *buf, size_t len);
 /* Mark v FAILED with err and give its segments back.  */
 void catalog_fail(struct catalog *cat, struct version *v, int err);
 /* Give back the segments of a FAILED version once no write is in flight. */

@@ -25,6 +25,8 @@
 
 #include "drain.h"
 #include "log.h"
+#include "pfs.h"
+#include "pool.h"
 #include "session.h"
 
 uint64_t ckptd_now_ms(void)
@@ -327,11 +329,20 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 					      : strerror(-ret));
 		goto out_signals;
 	}
+	/* The drain copies on [drain] threads of them; the rest stay free
+	 * for short blocking work (manifest writes). */
+	ret = pool_open(&d->pool, &d->loop, POOL_SPARE_THREADS +
+			(conf->drain_target[0] ? conf->drain_threads : 0),
+			pfs_thread_exit);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "worker threads: %s", strerror(-ret));
+		goto out_listen;
+	}
 	ret = drain_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,
 			   strerror(-ret));
-		goto out_listen;
+		goto out_pool;
 	}
 	arm_accept(d);
 	arm_signal(d);
@@ -342,6 +353,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		   d->segs.direct ? "direct" : "buffered");
 	return 0;
 
+out_pool:
+	pool_close(d->pool);
+	d->pool = NULL;
 out_listen:
 	close(d->listen_fd);
 	unlink(conf->socket);
@@ -369,6 +383,9 @@ int ckptd_run(struct ckptd *d)
 void ckptd_close(struct ckptd *d)
 {
 	session_close_all(d);
+	drain_cancel(d);
+	pool_close(d->pool);     /* tasks hold the drain: before drain_close */
+	d->pool = NULL;
 	drain_close(d);
 	loop_release(&d->loop);
 	close(d->listen_fd);

@@ -3,7 +3,8 @@
  *
  * main() owns one struct ckptd; there is no global server object.  Modules
  * reach the parts they need through it: the loop, staging, the store
- * (segments and catalog) and the connection list.  Single-threaded.
+ * (segments and catalog) and the connection list.  Used on the loop thread
+ * only: worker threads (pool.h) see nothing of it but what a task carries.
  */
 #ifndef CKPTD_CKPTD_H
 #define CKPTD_CKPTD_H
@@ -37,6 +38,7 @@ struct ckptd {
 	struct list uids;          /* struct uid_conns: connections per uid */
 	uint32_t nconns;
 	struct stats st;
+	struct pool *pool;         /* worker threads (pool.h), always */
 	struct drain *drain;       /* NULL without [drain] target */
 
 	int listen_fd;

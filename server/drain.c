@@ -3,34 +3,35 @@
  * the threads that copy, and what their results mean for levels, retention
  * and readers.
  *
- * A task is made on the loop thread and handed to the threads through a
- * mutex-protected list; a thread runs it and puts it on the done list, then
- * bumps an eventfd whose read the loop keeps armed in io_uring, and the loop
- * finishes the task.  Only the loop touches the catalog, references and
- * connections; a copy task carries a snapshot of the version (pfs.h) and a
- * reference that keeps its segments from being recycled meanwhile.
+ * A task is made on the loop thread and run on the daemon's worker pool
+ * (pool.h), which hands it back to the loop to finish.  At most `[drain]
+ * threads` copies run at once; the pool has threads to spare for other
+ * work.  Only the loop touches the catalog, references and connections; a
+ * copy task carries a snapshot of the version (pfs.h) and a reference that
+ * keeps its segments from being recycled meanwhile.  Level changes (DRAINED,
+ * and back to LOCAL) go through version_reach() (level.h).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ckptd.h"
 #include "drain.h"
 #include "journal.h"
+#include "level.h"
 #include "log.h"
 #include "pfs.h"
+#include "pool.h"
 #include "session.h"
 
+/* A drain task: the pool's task, the drain it is for, and the version it
+ * holds a reference on. */
 struct task {
-	struct list link;
-	int (*run)(struct drain *dr, struct task *t);   /* on a thread */
-	void (*done)(struct ckptd *d, struct task *t);  /* on the loop */
-	int result;
+	struct pool_task pt;
+	struct drain *dr;
 	struct version *v;        /* holds a reference */
 };
 
@@ -58,16 +59,7 @@ struct drain {
 	volatile int paused;
 	int scanned;              /* the start-up scan of the PFS succeeded */
 	volatile int cancel;      /* shutting down: copies give up */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct list todo;         /* under mu */
-	struct list done;         /* under mu */
-	int stop;                 /* under mu */
-	pthread_t *thr;
-	unsigned nthr;
-	int efd;
-	uint64_t efd_val;
-	struct loop_op efd_op;
+	unsigned nthr;            /* [drain] threads: copies at once */
 	unsigned copying;         /* copy tasks handed out (loop) */
 	/* figures for status (loop) */
 	uint64_t bytes, rate, mark;
@@ -86,85 +78,35 @@ int drain_enabled(const struct ckptd *d)
 	return d->drain != NULL;
 }
 
-/* ---- threads ---------------------------------------------------------- */
+/* ---- tasks ------------------------------------------------------------ */
 
-static void *worker(void *arg)
+static struct task *task_of(struct pool_task *pt)
 {
-	struct drain *dr = arg;
-	struct task *t;
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&dr->mu);
-	for (;;) {
-		while (list_empty(&dr->todo) && !dr->stop)
-			pthread_cond_wait(&dr->cv, &dr->mu);
-		if (dr->stop)
-			break;
-		t = list_entry(dr->todo.next, struct task, link);
-		list_del(&t->link);
-		pthread_mutex_unlock(&dr->mu);
-		t->result = t->run(dr, t);
-		pthread_mutex_lock(&dr->mu);
-		list_add_tail(&dr->done, &t->link);
-		if (write(dr->efd, &one, sizeof(one)) < 0)
-			log_printf(LOG_ERR, "drain: eventfd: %s", strerror(errno));
-	}
-	pthread_mutex_unlock(&dr->mu);
-	pfs_thread_exit();
-	return NULL;
+	return (struct task *)((char *)pt - offsetof(struct task, pt));
 }
 
 static void submit(struct drain *dr, struct task *t)
 {
-	pthread_mutex_lock(&dr->mu);
-	list_add_tail(&dr->todo, &t->link);
-	pthread_cond_signal(&dr->cv);
-	pthread_mutex_unlock(&dr->mu);
-}
-
-static void arm_efd(struct ckptd *d);
-
-static void on_efd(struct loop_op *op, int res)
-{
-	struct drain *dr = (struct drain *)((char *)op - offsetof(struct drain, efd_op));
-	struct ckptd *d = dr->d;
-	struct list done, *pos, *tmp;
-
-	(void)res;
-	loop_mark_defined(&dr->efd_val, sizeof(dr->efd_val));
-	list_init(&done);
-	pthread_mutex_lock(&dr->mu);
-	list_for_each_safe(pos, tmp, &dr->done) {
-		list_del(pos);
-		list_add_tail(&done, pos);
-	}
-	pthread_mutex_unlock(&dr->mu);
-	list_for_each_safe(pos, tmp, &done) {
-		struct task *t = list_entry(pos, struct task, link);
-
-		list_del(pos);
-		t->done(d, t);
-	}
-	if (!d->stopping || dr->copying)
-		arm_efd(d);
-	drain_tick(d);
-}
-
-static void arm_efd(struct ckptd *d)
-{
-	struct drain *dr = drain_of(d);
-	struct io_uring_sqe *sqe;
-
-	dr->efd_op.fn = on_efd;
-	sqe = loop_sqe(&d->loop, &dr->efd_op);
-	io_uring_prep_read(sqe, dr->efd, &dr->efd_val, sizeof(dr->efd_val), 0);
+	t->dr = dr;
+	pool_submit(dr->d->pool, &t->pt, 0);
 }
 
 /* ---- copying ------------------------------------------------------------ */
 
-static int copy_run(struct drain *dr, struct task *t)
+static int copy_run(struct pool_task *pt)
 {
-	return pfs_copy(&dr->opts, ((struct copy_task *)t)->job);
+	struct task *t = task_of(pt);
+
+	return pfs_copy(&t->dr->opts, ((struct copy_task *)t)->job);
+}
+
+/* Shutting down: the copy resumes from its journal at the next start. */
+static void copy_drop(struct pool_task *pt)
+{
+	struct copy_task *ct = (struct copy_task *)task_of(pt);
+
+	pfs_job_free(ct->job);
+	free(ct);
 }
 
 /* The newest version of v's job drained (or draining), for incremental. */
@@ -253,13 +195,25 @@ static int late(const struct ckptd *d, const struct version *v)
 static void local_retain(struct ckptd *d, struct job *j);
 static void pfs_retain(struct ckptd *d, struct job *j);
 
-static void copy_done(struct ckptd *d, struct task *t)
+/* The DRAINED level is recorded (or could not be: the PFS copy is complete
+ * all the same, and the next start finds it there). */
+static void drained(struct ckptd *d, struct version *v, int err)
 {
+	if (v->removed)
+		return;
+	pfs_retain(d, v->job);
+	if (!v->removed)
+		local_retain(d, v->job);
+}
+
+static void copy_done(struct pool_task *pt)
+{
+	struct task *t = task_of(pt);
 	struct copy_task *ct = (struct copy_task *)t;
-	struct drain *dr = drain_of(d);
+	struct drain *dr = t->dr;
+	struct ckptd *d = dr->d;
 	struct version *v = t->v;
 	uint64_t wait;
-	int ret;
 
 	dr->copying--;
 	dr->bytes += ct->job->bytes_out;
@@ -267,12 +221,12 @@ static void copy_done(struct ckptd *d, struct task *t)
 		/* Removed while copying: the copy is an orphan on the PFS. */
 		goto out_free;
 	}
-	if (t->result < 0) {
+	if (pt->result < 0) {
 		dr->errors++;
-		dr->last_err = t->result;
+		dr->last_err = pt->result;
 		snprintf(dr->last_path, sizeof(dr->last_path), "%.255s",
 			 ct->job->failed_path);
-		v->drain_err = t->result;
+		v->drain_err = pt->result;
 		wait = 1000ull << (v->drain_tries < 16 ? v->drain_tries : 16);
 		if (wait > d->conf->drain_retry_max * 1000ull)
 			wait = d->conf->drain_retry_max * 1000ull;
@@ -280,7 +234,7 @@ static void copy_done(struct ckptd *d, struct task *t)
 		v->drain = DR_QUEUED;
 		v->drain_due_ms = ckptd_now_ms() + wait;
 		log_printf(LOG_ERR, "drain: %s/%s: %s%s%s; retry %u in %llu s",
-			   v->job->name, v->name, ckpt_strerror(t->result),
+			   v->job->name, v->name, ckpt_strerror(pt->result),
 			   ct->job->failed_path[0] ? " at " : "",
 			   ct->job->failed_path, v->drain_tries,
 			   (unsigned long long)(wait / 1000));
@@ -291,24 +245,18 @@ static void copy_done(struct ckptd *d, struct task *t)
 			   v->job->name, v->name, d->conf->drain_deadline);
 	v->drain = DR_DONE;
 	v->drain_err = 0;
-	v->level = CKPT_DRAINED;
 	snprintf(v->base, sizeof(v->base), "%s", ct->job->base);
-	ret = catalog_write_manifest(&d->cat, v);
-	if (ret < 0)
-		log_printf(LOG_WARNING, "drain: %s/%s: recording DRAINED locally: %s (the PFS copy is complete)",
-			   v->job->name, v->name, strerror(-ret));
 	log_printf(LOG_INFO, "drain: %s/%s drained (%llu bytes, %llu written, %llu referenced)",
 		   v->job->name, v->name,
 		   (unsigned long long)ct->job->bytes_in,
 		   (unsigned long long)ct->job->bytes_out,
 		   (unsigned long long)ct->job->bytes_ref);
-	session_notify(d, v);
-	pfs_retain(d, v->job);
-	local_retain(d, v->job);
+	version_reach(d, v, CKPT_DRAINED, 0, drained);
 out_free:
 	pfs_job_free(ct->job);
 	version_put(&d->cat, v);
 	free(ct);
+	drain_tick(d);
 }
 
 static int start_copy(struct ckptd *d, struct version *v)
@@ -323,8 +271,9 @@ static int start_copy(struct ckptd *d, struct version *v)
 		free(ct);
 		return -ENOMEM;
 	}
-	ct->t.run = copy_run;
-	ct->t.done = copy_done;
+	ct->t.pt.run = copy_run;
+	ct->t.pt.done = copy_done;
+	ct->t.pt.drop = copy_drop;
 	ct->t.v = v;
 	version_get(v);
 	v->drain = DR_RUNNING;
@@ -492,9 +441,8 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 			if (!j->nversions)
 				return;
 		} else {
-			v->level = CKPT_LOCAL;
 			v->drain = DR_DONE;
-			catalog_write_manifest(&d->cat, v);
+			version_reach(d, v, CKPT_LOCAL, 0, NULL);
 		}
 	}
 }
@@ -509,9 +457,11 @@ void drain_sealed(struct ckptd *d, struct version *v)
 
 /* ---- reads of remote versions ------------------------------------------- */
 
-static int read_run(struct drain *dr, struct task *t)
+static int read_run(struct pool_task *pt)
 {
+	struct task *t = task_of(pt);
 	struct read_task *rt = (struct read_task *)t;
+	struct drain *dr = t->dr;
 	struct pfsman own;
 	uint32_t fi = rt->fi;
 	int ret;
@@ -538,19 +488,29 @@ static int read_run(struct drain *dr, struct task *t)
 	return ret < 0 ? ret : rt->got < 0 ? (int)rt->got : 0;
 }
 
-static void read_done(struct ckptd *d, struct task *t)
+static void read_done(struct pool_task *pt)
 {
+	struct task *t = task_of(pt);
 	struct read_task *rt = (struct read_task *)t;
 	struct proto_msg r;
 
 	memset(&r, 0, sizeof(r));
 	r.type = PROTO_READ;
 	r.seq = rt->req.seq;
-	r.status = t->result;
-	r.size = t->result ? 0 : (uint64_t)rt->got;
+	r.status = pt->result;
+	r.size = pt->result ? 0 : (uint64_t)rt->got;
 	conn_reply(rt->c, &r);
 	conn_put(rt->c);
-	version_put(&d->cat, t->v);
+	version_put(&t->dr->d->cat, t->v);
+	free(rt);
+}
+
+/* Shutting down: the client is gone with the daemon. */
+static void read_drop(struct pool_task *pt)
+{
+	struct read_task *rt = (struct read_task *)task_of(pt);
+
+	conn_put(rt->c);
 	free(rt);
 }
 
@@ -569,8 +529,9 @@ void drain_read(struct conn *c, struct version *v, int fi,
 		conn_reply_status(c, req, -ENOMEM);
 		return;
 	}
-	rt->t.run = read_run;
-	rt->t.done = read_done;
+	rt->t.pt.run = read_run;
+	rt->t.pt.done = read_done;
+	rt->t.pt.drop = read_drop;
 	rt->t.v = v;
 	rt->c = c;
 	rt->req = *req;
@@ -688,9 +649,8 @@ static int found(void *arg, struct pfsman *m)
 		/* Drained before a crash that lost the local record of it. */
 		if (v->state == CKPT_ST_SEALED && !v->remote &&
 		    v->level < CKPT_DRAINED) {
-			v->level = CKPT_DRAINED;
 			v->drain = DR_DONE;
-			catalog_write_manifest(&d->cat, v);
+			version_reach(d, v, CKPT_DRAINED, 0, NULL);
 		}
 		pfsman_release(m);
 		return 0;
@@ -700,21 +660,6 @@ static int found(void *arg, struct pfsman *m)
 		return 0;
 	}
 	v->drain = DR_DONE;
-	return 0;
-}
-
-static int start_threads(struct drain *dr, unsigned n)
-{
-	int ret;
-
-	dr->thr = calloc(n, sizeof(*dr->thr));
-	if (!dr->thr)
-		return -ENOMEM;
-	for (dr->nthr = 0; dr->nthr < n; dr->nthr++) {
-		ret = -pthread_create(&dr->thr[dr->nthr], NULL, worker, dr);
-		if (ret < 0)
-			return ret;
-	}
 	return 0;
 }
 
@@ -732,10 +677,7 @@ int drain_open(struct ckptd *d)
 	if (!dr)
 		return -ENOMEM;
 	dr->d = d;
-	pthread_mutex_init(&dr->mu, NULL);
-	pthread_cond_init(&dr->cv, NULL);
-	list_init(&dr->todo);
-	list_init(&dr->done);
+	dr->nthr = conf->drain_threads ? conf->drain_threads : 1;
 	bwlimit_init(&dr->bw, conf->drain_bandwidth, 0);
 	dr->opts = (struct pfs_opts){
 		.target = conf->drain_target, .chunk = conf->drain_chunk,
@@ -746,11 +688,6 @@ int drain_open(struct ckptd *d)
 	};
 	snprintf(dir, sizeof(dir), "%s/drain", conf->store);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		ret = -errno;
-		goto out_free;
-	}
-	dr->efd = eventfd(0, EFD_CLOEXEC);
-	if (dr->efd < 0) {
 		ret = -errno;
 		goto out_free;
 	}
@@ -775,61 +712,38 @@ int drain_open(struct ckptd *d)
 			if (v->state != CKPT_ST_SEALED)
 				continue;
 			v->ordinal = ++j->nsealed;
-			if (v->level < CKPT_DRAINED)
+			/* found() recorded it DRAINED (the level follows
+			 * once its manifest is written) */
+			if (v->level < CKPT_DRAINED && v->drain != DR_DONE)
 				v->drain = DR_QUEUED;
 		}
 	}
-	ret = start_threads(dr, conf->drain_threads);
-	if (ret < 0)
-		goto out_stop;
-	arm_efd(d);
 	log_printf(LOG_NOTICE, "drain: to %s, %u threads, cap %llu B/s",
 		   conf->drain_target, dr->nthr,
 		   (unsigned long long)conf->drain_bandwidth);
 	return 0;
 
-out_stop:
-	drain_close(d);
-	return ret;
 out_free:
+	bwlimit_release(&dr->bw);
 	free(dr);
 	return ret;
+}
+
+void drain_cancel(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+
+	if (dr)
+		dr->cancel = 1;
 }
 
 void drain_close(struct ckptd *d)
 {
 	struct drain *dr = drain_of(d);
-	struct list *pos, *tmp;
-	unsigned i;
 
 	if (!dr)
 		return;
-	pthread_mutex_lock(&dr->mu);
-	dr->stop = 1;
-	dr->cancel = 1;
-	pthread_cond_broadcast(&dr->cv);
-	pthread_mutex_unlock(&dr->mu);
-	for (i = 0; i < dr->nthr; i++)
-		pthread_join(dr->thr[i], NULL);
-	/* Tasks never run, or run and not finished: drop them.  An unfinished
-	 * copy resumes from its journal at the next start. */
-	list_for_each_safe(pos, tmp, &dr->todo)
-		list_add_tail(&dr->done, (list_del(pos), pos));
-	list_for_each_safe(pos, tmp, &dr->done) {
-		struct task *t = list_entry(pos, struct task, link);
-
-		list_del(pos);
-		if (t->run == copy_run)
-			pfs_job_free(((struct copy_task *)t)->job);
-		else
-			conn_put(((struct read_task *)t)->c);
-		free(t);
-	}
-	free(dr->thr);
-	close(dr->efd);
 	bwlimit_release(&dr->bw);
-	pthread_cond_destroy(&dr->cv);
-	pthread_mutex_destroy(&dr->mu);
 	free(dr);
 	d->drain = NULL;
 }

@@ -3,9 +3,9 @@
  * system, and the service of reads of versions that live only there.
  *
  * The loop thread decides (what to drain, in which order, what to skip,
- * retries, levels, retention); a small pool of threads does the blocking PFS
- * work (pfs.h) and reports back through an eventfd the loop reads with
- * io_uring.  Versions drain oldest committed first; `[drain] every = N`
+ * retries, levels, retention); the daemon's worker pool (pool.h) does the
+ * blocking PFS work (pfs.h), at most `[drain] threads` copies at a time, and
+ * hands results back to the loop.  Versions drain oldest committed first; `[drain] every = N`
  * drains every Nth committed version of a job and may skip the others once a
  * newer one exists (the newest is always drained); `ckptctl drain --now`
  * puts one first.  A failed copy is retried with exponential backoff up to
@@ -42,6 +42,10 @@ enum drain_state {
 /* Start the threads and find what is left to drain or only on the PFS.
  * No-op (0) without a target.  0 or -errno. */
 int drain_open(struct ckptd *d);
+/* Shutting down: copies running give up at their next chunk.  Then close
+ * the pool (which drops the drain's tasks), then drain_close(). */
+void drain_cancel(struct ckptd *d);
+/* After the pool is closed: no task of the drain may be left. */
 void drain_close(struct ckptd *d);
 int drain_enabled(const struct ckptd *d);
 /* Is name the incremental base of a drained version of j (or may it be, as

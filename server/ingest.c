@@ -12,8 +12,8 @@
  *
  * SEAL: when every writer has committed, the version is STAGED.  Once its
  * writes have completed, every segment it used is fdatasync'd (io_uring), and
- * then its manifest is written durably (catalog_write_manifest): from then on
- * it is LOCAL and immutable.  Any failed step fails the version, clearly,
+ * then its manifest is written durably by a worker thread (version_reach,
+ * level.h): from then on it is LOCAL and immutable.  Any failed step fails the version, clearly,
  * and gives its segments back; other versions are untouched.
  */
 #include <errno.h>
@@ -23,6 +23,7 @@
 
 #include "crc32c.h"
 #include "drain.h"
+#include "level.h"
 #include "log.h"
 #include "session.h"
 #include "sys.h"
@@ -246,30 +247,35 @@ struct fop {
 	struct version *v;
 };
 
-static void seal_finish(struct ckptd *d, struct version *v)
+/* The manifest is durable (v is LOCAL, its waiters told), or not: v fails. */
+static void sealed(struct ckptd *d, struct version *v, int err)
 {
-	struct timespec ts;
-	int ret;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v->sealed_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	ret = catalog_write_manifest(&d->cat, v);
-	if (ret < 0) {
-		fail(d, v, ret);
+	if (err < 0) {
+		fail(d, v, err);
 		return;
 	}
 	v->state = CKPT_ST_SEALED;
-	v->level = CKPT_LOCAL;
 	d->cat.nopen--;
 	log_printf(LOG_INFO, "version %s/%s: local (%u files, %llu bytes stored)",
 		   v->job->name, v->name, v->nfiles,
 		   (unsigned long long)v->stored);
-	session_notify(d, v);
 	v->ordinal = ++v->job->nsealed;
 	if (drain_enabled(d))
 		drain_sealed(d, v);
 	else
 		catalog_retain(&d->cat, v->job, d->conf->keep);
+}
+
+/* Segments synced: write the manifest (on a worker) at LOCAL.  The version
+ * stays SEALING (and open, for shutdown) until the write is durable; then it
+ * is SEALED and LOCAL. */
+static void seal_finish(struct ckptd *d, struct version *v)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v->sealed_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	version_reach(d, v, CKPT_LOCAL, LEVEL_DURABLE, sealed);
 }
 
 static void on_fsync(struct loop_op *op, int res)

@@ -2,8 +2,9 @@
  * loop.h - ckptd's event loop: one io_uring, completions dispatched to the
  * struct loop_op that each submission carries as its user data.
  *
- * Everything in ckptd runs on this one thread: socket receives and sends,
- * disk writes and reads, fsyncs and the periodic tick.  An operation's owner
+ * Everything in ckptd runs on this one thread (socket receives and sends,
+ * disk writes and reads, fsyncs and the periodic tick) except the blocking
+ * work handed to the worker pool (pool.h).  An operation's owner
  * embeds a struct loop_op, sets ->fn, and keeps the op (and the buffers it
  * names) alive until fn has run.  fn receives cqe->res: >= 0 or -errno.
  */

@@ -419,7 +419,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	if (!v)
 		return;
 	if (v->state == CKPT_ST_SEALING || v->inflight ||
-	    v->drain == DR_RUNNING ||
+	    v->drain == DR_RUNNING || version_level_busy(v) ||
 	    (v->state == CKPT_ST_OPEN && v->writers != v->committed)) {
 		conn_reply_status(c, req, -EBUSY);
 		return;
