@@ -422,12 +422,17 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 	list_for_each_safe(pos, tmp, &j->versions)
 		drained += list_entry(pos, struct version, link)->level >=
 			   CKPT_DRAINED;
+	/* Only the drained versions older than the newest `keep` ones may go
+	 * (oldest first; bases stay): never a newer one in place of a base. */
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
 		if (drained <= keep || drained <= 1)
 			return;
-		if (v->level < CKPT_DRAINED || drain_is_base(j, v->name))
+		if (v->level < CKPT_DRAINED)
+			continue;
+		drained--;      /* v is past the newest `keep` from here on */
+		if (drain_is_base(j, v->name))
 			continue;
 		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) == 0) {
 			pfs_remove(d->conf->drain_target, &m);
@@ -435,7 +440,6 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 		}
 		log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
 			   j->name, v->name, keep);
-		drained--;
 		if (v->remote) {
 			catalog_remove(&d->cat, v);
 			if (!j->nversions)
