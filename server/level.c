@@ -24,6 +24,7 @@ struct level_req {
 	size_t len;
 	uint64_t seq;
 	const struct catalog *cat;
+	int started;              /* handed to the pool (or settled) */
 };
 
 static struct level_req *req_of(struct pool_task *pt)
@@ -72,8 +73,15 @@ static void start(struct level_req *r);
 /* The next queued change of v, if any, starts once one is over. */
 static void next(struct version *v)
 {
-	if (!list_empty(&v->levelq))
-		start(list_entry(v->levelq.next, struct level_req, link));
+	struct level_req *r;
+
+	if (list_empty(&v->levelq))
+		return;
+	/* A done callback may have asked for a change meanwhile, which found
+	 * the queue empty and started at once: never start it twice. */
+	r = list_entry(v->levelq.next, struct level_req, link);
+	if (!r->started)
+		start(r);
 }
 
 /* r is over with err: settle it and start the next change of its version. */
@@ -115,6 +123,7 @@ static void start(struct level_req *r)
 	struct version *v = r->v;
 	int ret;
 
+	r->started = 1;
 	ret = catalog_manifest_encode(v, r->level, &r->buf, &r->len);
 	if (ret < 0) {
 		complete(r, ret);
