@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "crc32c.h"
 #include "recover.h"
 #include "log.h"
+#include "pool.h"
 #include "sys.h"
 
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -522,20 +524,26 @@ int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id,
 	return 0;
 }
 
-/* Unlink v's manifest on purpose: log its open_id durably first, so that a
- * crash before its segment headers are cleared is not taken for a version
- * that never committed. */
-static int manifest_drop(struct catalog *cat, struct version *v)
+/* Unlink the manifest of the version sealed as seq on purpose: log its
+ * open_id durably first, so that a crash before its segment headers are
+ * cleared is not taken for a version that never committed.  Blocking; safe
+ * on any thread (appends to the removal log are serialized). */
+static int manifest_drop_at(const struct catalog *cat, uint64_t open_id,
+			    uint64_t seq)
 {
+	static pthread_mutex_t rmlog_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint8_t rec[RMLOG_REC];
 	char path[700];
 	struct stat st;
 	int fd, ret;
 
+	rmlog_encode(rec, open_id, seq);
+	pthread_mutex_lock(&rmlog_lock);
 	fd = sys_open(cat->rmlog, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (fd < 0) {
+		pthread_mutex_unlock(&rmlog_lock);
 		return fd;
-	rmlog_encode(rec, v->open_id, v->seq);
+	}
 	ret = fstat(fd, &st) < 0 ? -errno : 0;
 	if (ret == 0)   /* whole records only, after a torn one */
 		ret = sys_pwrite_all(fd, rec, RMLOG_REC,
@@ -543,9 +551,10 @@ static int manifest_drop(struct catalog *cat, struct version *v)
 	if (ret == 0)
 		ret = sys_fsync(fd);
 	close(fd);
+	pthread_mutex_unlock(&rmlog_lock);
 	if (ret < 0)
 		return ret;
-	man_path(cat, v->seq, "man", path, sizeof(path));
+	man_path(cat, seq, "man", path, sizeof(path));
 	ret = sys_unlink(path);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
@@ -553,6 +562,77 @@ static int manifest_drop(struct catalog *cat, struct version *v)
 	if (ret < 0)
 		log_printf(LOG_WARNING, "store: fsync of %s: %s", cat->mandir,
 			   strerror(-ret));
+	return 0;
+}
+
+static int manifest_drop(struct catalog *cat, struct version *v)
+{
+	return manifest_drop_at(cat, v->open_id, v->seq);
+}
+
+/* A manifest drop on a worker (retention, eviction).  The task holds a
+ * reference on the version, so that its segments are not recycled before
+ * the manifest naming them is gone. */
+struct drop_task {
+	struct pool_task t;
+	struct catalog *cat;
+	struct version *v;
+	uint64_t open_id, seq;
+};
+
+static int drop_run(struct pool_task *t)
+{
+	struct drop_task *dt = (struct drop_task *)t;
+
+	return manifest_drop_at(dt->cat, dt->open_id, dt->seq);
+}
+
+static void drop_done(struct pool_task *t)
+{
+	struct drop_task *dt = (struct drop_task *)t;
+
+	if (t->result < 0) {
+		/* The manifest may still name the segments: keep them (and
+		 * the version's memory) until the next start. */
+		log_printf(LOG_WARNING, "store: removing the manifest of seq %llu: %s; its segments are kept until restart",
+			   (unsigned long long)dt->seq, strerror(-t->result));
+		dt->v->nsegs = 0;
+	}
+	version_put(dt->cat, dt->v);
+	free(dt);
+}
+
+/* Shutdown: the manifest may still be there; forget the segments without
+ * clearing their headers (the next start sorts them out). */
+static void drop_drop(struct pool_task *t)
+{
+	struct drop_task *dt = (struct drop_task *)t;
+
+	dt->v->nsegs = 0;
+	version_put(dt->cat, dt->v);
+	free(dt);
+}
+
+/* manifest_drop() on the pool when there is one; v keeps its segments until
+ * it is done.  0 or -errno (nothing was started). */
+static int manifest_drop_bg(struct catalog *cat, struct version *v)
+{
+	struct drop_task *dt;
+
+	if (!cat->pool)
+		return manifest_drop(cat, v);
+	dt = calloc(1, sizeof(*dt));
+	if (!dt)
+		return -ENOMEM;
+	dt->t.run = drop_run;
+	dt->t.done = drop_done;
+	dt->t.drop = drop_drop;
+	dt->cat = cat;
+	dt->v = v;
+	dt->open_id = v->open_id;
+	dt->seq = v->seq;
+	v->refs++;
+	pool_submit(cat->pool, &dt->t, 0);
 	return 0;
 }
 
@@ -573,7 +653,7 @@ void catalog_settle(struct catalog *cat, struct version *v)
 		version_free_segs(cat, v);
 }
 
-int catalog_remove(struct catalog *cat, struct version *v)
+static int version_remove(struct catalog *cat, struct version *v, int bg)
 {
 	int ret;
 
@@ -581,7 +661,7 @@ int catalog_remove(struct catalog *cat, struct version *v)
 		return -EBUSY;
 
 	if (v->state == CKPT_ST_SEALED && !v->remote) {
-		ret = manifest_drop(cat, v);
+		ret = bg ? manifest_drop_bg(cat, v) : manifest_drop(cat, v);
 		if (ret < 0)
 			return ret;
 	}
@@ -590,6 +670,11 @@ int catalog_remove(struct catalog *cat, struct version *v)
 	version_unlink(cat, v);
 	version_put(cat, v);
 	return 0;
+}
+
+int catalog_remove(struct catalog *cat, struct version *v)
+{
+	return version_remove(cat, v, 0);
 }
 
 void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
@@ -613,7 +698,7 @@ void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 		log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u)",
 			   j->name, v->name, keep);
 		sealed--;
-		ret = catalog_remove(cat, v);
+		ret = version_remove(cat, v, 1);
 		if (ret < 0)
 			log_printf(LOG_WARNING, "retention: %s: %s", v->name,
 				   strerror(-ret));
@@ -831,7 +916,8 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 	return 0;
 }
 
-int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
+static int version_evict(struct catalog *cat, struct version *v,
+			 struct pfsman *m, int bg)
 {
 	int ret;
 
@@ -841,7 +927,7 @@ int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)
 		return -ENOMEM;
-	ret = manifest_drop(cat, v);
+	ret = bg ? manifest_drop_bg(cat, v) : manifest_drop(cat, v);
 	if (ret < 0) {
 		free(v->pfs);
 		v->pfs = NULL;
@@ -856,6 +942,16 @@ int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
 		version_free_segs(cat, v);
 	v->nrecs = 0;
 	return 0;
+}
+
+int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
+{
+	return version_evict(cat, v, m, 0);
+}
+
+int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m)
+{
+	return version_evict(cat, v, m, 1);
 }
 
 void version_info(const struct version *v, struct ckpt_version_info *out)

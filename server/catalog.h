@@ -101,6 +101,8 @@ struct job {
 	uint32_t nsealed;         /* versions sealed so far (ordinals) */
 };
 
+struct pool;
+
 struct catalog {
 	struct list jobs;
 	struct segs *segs;
@@ -112,6 +114,9 @@ struct catalog {
 	uint64_t next_open_id;
 	uint32_t nversions;
 	uint32_t nopen;
+	/* Worker threads for manifest drops by retention and eviction (set
+	 * once the pool is up, cleared before it closes); NULL: on the loop. */
+	struct pool *pool;
 };
 
 /*
@@ -200,7 +205,8 @@ void catalog_settle(struct catalog *cat, struct version *v);
  * last reference is gone.  0 or -errno (the manifest could not be removed). */
 int catalog_remove(struct catalog *cat, struct version *v);
 /* Apply retention to job: keep its newest `keep` sealed versions.  The
- * newest sealed version is never removed. */
+ * newest sealed version is never removed.  Manifests are dropped on the
+ * pool (catalog_evict_bg). */
 void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
 
 /* Turn a decoded, checked manifest into a SEALED version, claiming the
@@ -226,6 +232,10 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 /* Drop v's local copy (its manifest and segments); it stays listed as a
  * remote version reading from m (ownership taken).  0 or -errno. */
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m);
+/* The same for retention: the manifest is dropped on the pool (when there
+ * is one) and the segments go back once that is durable; a failure there is
+ * logged and the segments are kept until the next start. */
+int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m);
 
 /* Fill the public description of v. */
 void version_info(const struct version *v, struct ckpt_version_info *out);

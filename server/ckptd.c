@@ -338,6 +338,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		log_printf(LOG_ERR, "worker threads: %s", strerror(-ret));
 		goto out_listen;
 	}
+	d->cat.pool = d->pool;
+	d->segs.pool = d->pool;
+	segs_refill(&d->segs);
 	ret = drain_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,
@@ -354,6 +357,8 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	return 0;
 
 out_pool:
+	d->cat.pool = NULL;
+	d->segs.pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
 out_listen:
@@ -384,6 +389,8 @@ void ckptd_close(struct ckptd *d)
 {
 	session_close_all(d);
 	drain_cancel(d);
+	d->cat.pool = NULL;
+	d->segs.pool = NULL;
 	pool_close(d->pool);     /* tasks hold the drain: before drain_close */
 	d->pool = NULL;
 	drain_close(d);

@@ -381,7 +381,7 @@ static void local_retain(struct ckptd *d, struct job *j)
 			continue;   /* never evict what the PFS lacks */
 		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) < 0)
 			continue;
-		if (catalog_evict(&d->cat, v, &m) < 0) {
+		if (catalog_evict_bg(&d->cat, v, &m) < 0) {
 			pfsman_release(&m);
 			continue;
 		}

@@ -31,9 +31,9 @@ struct pool_task {
 	int result;
 };
 
-/* Threads for the daemon's own blocking work (manifest writes), on top of
- * the drain's copy threads. */
-#define POOL_SPARE_THREADS 2
+/* Threads for the daemon's own blocking work (manifest writes and drops,
+ * spare segments), on top of the drain's copy threads. */
+#define POOL_SPARE_THREADS 3
 
 /* Start nthreads workers completing through loop; thread_exit (may be
  * NULL) runs on each worker as it leaves.  0 or -errno. */

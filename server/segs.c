@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "manifest.h"
+#include "pool.h"
 #include "segs.h"
 #include "sys.h"
 
@@ -199,6 +200,110 @@ out_unlink:
 	return ret == -EDQUOT ? -ENOSPC : ret;
 }
 
+/* ---- spare segments, made on the pool ---------------------------------- */
+
+struct mk_task {
+	struct pool_task t;
+	struct segs *s;           /* loop only: ->done, ->drop */
+	uint32_t id;
+	char path[700];
+	uint64_t size;
+	int direct;               /* in: try O_DIRECT; out: it worked */
+	int fd;                   /* out */
+};
+
+/* Worker: create and fallocate the file; touches only the task. */
+static int mk_run(struct pool_task *t)
+{
+	struct mk_task *mk = (struct mk_task *)t;
+	int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, fd, ret;
+
+	fd = -EINVAL;
+	if (mk->direct)
+		fd = sys_open(mk->path, flags | O_DIRECT, 0600);
+	if (fd == -EINVAL) {
+		mk->direct = 0;
+		fd = sys_open(mk->path, flags, 0600);
+	}
+	if (fd < 0)
+		return fd;
+	ret = sys_fallocate(fd, 0, mk->size);
+	if (ret < 0) {
+		close(fd);
+		unlink(mk->path);
+		return ret == -EDQUOT ? -ENOSPC : ret;
+	}
+	mk->fd = fd;
+	return 0;
+}
+
+static void mk_done(struct pool_task *t)
+{
+	struct mk_task *mk = (struct mk_task *)t;
+	struct segs *s = mk->s;
+
+	s->refilling--;
+	s->v[mk->id].creating = 0;
+	if (t->result < 0) {
+		s->bytes -= mk->size;
+		log_printf(LOG_INFO, "store: making spare segment %u: %s",
+			   mk->id, strerror(-t->result));
+		free(mk);
+		return;    /* the next segs_alloc tries again */
+	}
+	if (s->direct && !mk->direct)
+		s->direct = 0;
+	s->v[mk->id].fd = mk->fd;
+	s->v[mk->id].size = mk->size;
+	free(mk);
+	segs_refill(s);
+}
+
+/* Shutdown: a file made but never installed is a free segment next start. */
+static void mk_drop(struct pool_task *t)
+{
+	struct mk_task *mk = (struct mk_task *)t;
+
+	if (mk->fd >= 0)
+		close(mk->fd);
+	free(mk);
+}
+
+void segs_refill(struct segs *s)
+{
+	struct mk_task *mk;
+	uint32_t i, nfree = 0;
+
+	if (!s->pool || s->refilling >= SEGS_REFILL_MAX)
+		return;
+	for (i = 0; i < s->n; i++)
+		nfree += s->v[i].fd >= 0 && !s->v[i].used;
+	if (nfree + s->refilling >= SEGS_SPARE || s->bytes + s->seg_size > s->capacity)
+		return;
+	for (i = 0; i < SEGS_MAX_ID; i++)
+		if (i >= s->n || (s->v[i].fd < 0 && !s->v[i].creating))
+			break;
+	mk = calloc(1, sizeof(*mk));
+	if (!mk || i == SEGS_MAX_ID || segs_grow(s, i) < 0 ||
+	    seg_path(s, i, mk->path, sizeof(mk->path)) < 0) {
+		free(mk);
+		return;
+	}
+	mk->t.run = mk_run;
+	mk->t.done = mk_done;
+	mk->t.drop = mk_drop;
+	mk->s = s;
+	mk->id = i;
+	mk->size = s->seg_size;
+	mk->direct = s->direct;
+	mk->fd = -1;
+	s->v[i].creating = 1;
+	s->bytes += s->seg_size;  /* counted against the capacity from now */
+	s->refilling++;
+	pool_submit(s->pool, &mk->t, 1);   /* a writer may soon wait on it */
+	segs_refill(s);
+}
+
 int segs_alloc(struct segs *s, uint32_t *id)
 {
 	uint32_t i;
@@ -209,11 +314,15 @@ int segs_alloc(struct segs *s, uint32_t *id)
 			goto out_claim;
 	if (s->bytes + s->seg_size > s->capacity)
 		return -ENOSPC;
-	/* The first id with no file of ours.  A name that exists but is not
-	 * a usable segment (too small: a crash between create and fallocate,
-	 * or damage) is left alone as evidence. */
+	/* None ready: create one here, on the loop.  The first id with no
+	 * file of ours.  A name that exists but is not a usable segment (too
+	 * small: a crash between create and fallocate, or damage) is left
+	 * alone as evidence. */
+	if (s->pool)
+		log_printf(LOG_INFO, "store: no spare segment ready; creating one on the loop");
+	s->nsync++;
 	for (i = 0; i < SEGS_MAX_ID; i++) {
-		if (i < s->n && s->v[i].fd >= 0)
+		if (i < s->n && (s->v[i].fd >= 0 || s->v[i].creating))
 			continue;
 		ret = segs_create(s, i);
 		if (ret != -EEXIST)
@@ -225,6 +334,7 @@ out_claim:
 	s->v[i].used = 1;
 	s->nused++;
 	*id = i;
+	segs_refill(s);
 	return 0;
 }
 

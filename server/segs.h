@@ -12,7 +12,11 @@
  * it was given to (manifest.h); data starts after it.
  *
  * Single-threaded (the loop thread), except that fds may be used by the
- * kernel through io_uring.
+ * kernel through io_uring, and that new segments are made ahead on the
+ * worker pool (segs->pool): SEGS_SPARE free segments are kept ready so that
+ * a version that needs one does not wait on fallocate on the loop.  A
+ * worker only creates and fallocates a file under an id the loop reserved
+ * for it (seg.creating); the loop installs it when the task completes.
  */
 #ifndef CKPTD_SEGS_H
 #define CKPTD_SEGS_H
@@ -23,10 +27,19 @@
  * <store>/seg is not ours. */
 #define SEGS_MAX_ID (1u << 20)
 
+/* Free segments made ahead by the pool, so that segs_alloc need not create
+ * one on the loop. */
+#define SEGS_SPARE 4
+/* Spare segments being made at once. */
+#define SEGS_REFILL_MAX 2
+
+struct pool;
+
 struct seg {
 	int fd;             /* -1 for an id that has no file */
 	uint64_t size;      /* file size */
 	int used;           /* given to a version */
+	int creating;       /* fd -1: a pool task is making this file */
 };
 
 struct segs {
@@ -38,6 +51,9 @@ struct segs {
 	uint64_t capacity;  /* bytes all segments may take */
 	uint64_t bytes;     /* bytes of all segment files */
 	int direct;         /* segments opened with O_DIRECT */
+	struct pool *pool;  /* makes spare segments; NULL: none made ahead */
+	unsigned refilling; /* pool tasks making spare segments */
+	uint32_t nsync;     /* segments created on the loop (none was ready) */
 };
 
 /*
@@ -53,6 +69,10 @@ int segs_claim(struct segs *s, uint32_t id);
 /* A free segment, recycled or new.  -ENOSPC when the capacity is reached
  * or the file system is full, or another -errno. */
 int segs_alloc(struct segs *s, uint32_t *id);
+/* Keep SEGS_SPARE free segments ready: start making one on the pool if
+ * fewer are free and the capacity allows (one at a time).  No-op without a
+ * pool. */
+void segs_refill(struct segs *s);
 /* Return id to the free list.  Its header is zeroed so that a crash cannot
  * later report the old owner as incomplete. */
 void segs_free(struct segs *s, uint32_t id);
