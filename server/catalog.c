@@ -624,9 +624,7 @@ static int manifest_drop_bg(struct catalog *cat, struct version *v)
 	dt = calloc(1, sizeof(*dt));
 	if (!dt)
 		return -ENOMEM;
-	dt->t.run = drop_run;
-	dt->t.done = drop_done;
-	dt->t.drop = drop_drop;
+	pool_task_init(&dt->t, drop_run, drop_done, drop_drop);
 	dt->cat = cat;
 	dt->v = v;
 	dt->open_id = v->open_id;

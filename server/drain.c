@@ -271,9 +271,7 @@ static int start_copy(struct ckptd *d, struct version *v)
 		free(ct);
 		return -ENOMEM;
 	}
-	ct->t.pt.run = copy_run;
-	ct->t.pt.done = copy_done;
-	ct->t.pt.drop = copy_drop;
+	pool_task_init(&ct->t.pt, copy_run, copy_done, copy_drop);
 	ct->t.v = v;
 	version_get(v);
 	v->drain = DR_RUNNING;
@@ -533,9 +531,7 @@ void drain_read(struct conn *c, struct version *v, int fi,
 		conn_reply_status(c, req, -ENOMEM);
 		return;
 	}
-	rt->t.pt.run = read_run;
-	rt->t.pt.done = read_done;
-	rt->t.pt.drop = read_drop;
+	pool_task_init(&rt->t.pt, read_run, read_done, read_drop);
 	rt->t.v = v;
 	rt->c = c;
 	rt->req = *req;

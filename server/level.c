@@ -149,9 +149,7 @@ void version_reach(struct ckptd *d, struct version *v, enum ckpt_level level,
 			done(d, v, -ENOMEM);
 		return;
 	}
-	r->pt.run = store_run;
-	r->pt.done = store_done;
-	r->pt.drop = store_drop;
+	pool_task_init(&r->pt, store_run, store_done, store_drop);
 	r->d = d;
 	r->v = v;
 	r->level = level;

@@ -31,6 +31,17 @@ struct pool_task {
 	int result;
 };
 
+/* Give t its three functions (the rest of t is the pool's). */
+static inline void pool_task_init(struct pool_task *t,
+				  int (*run)(struct pool_task *),
+				  void (*done)(struct pool_task *),
+				  void (*drop)(struct pool_task *))
+{
+	t->run = run;
+	t->done = done;
+	t->drop = drop;
+}
+
 /* Threads for the daemon's own blocking work (manifest writes and drops,
  * spare segments), on top of the drain's copy threads. */
 #define POOL_SPARE_THREADS 3

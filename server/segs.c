@@ -289,9 +289,7 @@ void segs_refill(struct segs *s)
 		free(mk);
 		return;
 	}
-	mk->t.run = mk_run;
-	mk->t.done = mk_done;
-	mk->t.drop = mk_drop;
+	pool_task_init(&mk->t, mk_run, mk_done, mk_drop);
 	mk->s = s;
 	mk->id = i;
 	mk->size = s->seg_size;
