@@ -14,7 +14,9 @@ start_ckptd a
 tw a write j v1 -n 1 -z $((4 * MB)) -S 1 -w local || fail "v1"
 poll_until 30 level_is a j v1 drained || fail "v1 did not drain"
 tw a write j v2 -n 1 -z $((32 * MB)) -S 1 -w local || fail "v2"
-sleep 1   # v2's copy has started and loaded v1's manifest (not a poll: a window)
+# v2's copy has started (it takes its base when it starts): 1 copying.
+copying() { ctl a status 2>/dev/null | grep -q "[1-9] copying"; }
+poll_until 30 copying || fail "v2's copy did not start"
 r1=$(ctl a rm j v1 2>&1); r2=$(ctl a rm j v1 2>&1)
 info "rm v1 while v2 drains: [$r1] [$r2]"
 poll_until 60 level_is a j v2 drained || fail "v2 did not drain"
