@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,9 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "codec.h"
 #include "crc32c.h"
 #include "recover.h"
+#include "rmlog.h"
 #include "log.h"
 #include "pool.h"
 #include "sys.h"
@@ -504,25 +503,7 @@ int catalog_manifest_store(const struct catalog *cat, uint64_t seq,
 	return write_file_durably(tmp, dst, cat->mandir, buf, len);
 }
 
-/* ---- the removal log ---------------------------------------------------- */
-
-void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id, uint64_t seq)
-{
-	put_le64(rec, open_id);
-	put_le64(rec + 8, seq);
-	put_le32(rec + 16, crc32c(rec, 16));
-	put_le32(rec + 20, 0);
-}
-
-int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id,
-		 uint64_t *seq)
-{
-	if (get_le32(rec + 16) != crc32c(rec, 16) || get_le32(rec + 20))
-		return -CKPT_ECORRUPT;
-	*open_id = get_le64(rec);
-	*seq = get_le64(rec + 8);
-	return 0;
-}
+/* ---- removing a manifest on purpose -------------------------------------- */
 
 /* Unlink the manifest of the version sealed as seq on purpose: log its
  * open_id durably first, so that a crash before its segment headers are
@@ -531,27 +512,10 @@ int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id,
 static int manifest_drop_at(const struct catalog *cat, uint64_t open_id,
 			    uint64_t seq)
 {
-	static pthread_mutex_t rmlog_lock = PTHREAD_MUTEX_INITIALIZER;
-	uint8_t rec[RMLOG_REC];
 	char path[700];
-	struct stat st;
-	int fd, ret;
+	int ret;
 
-	rmlog_encode(rec, open_id, seq);
-	pthread_mutex_lock(&rmlog_lock);
-	fd = sys_open(cat->rmlog, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		pthread_mutex_unlock(&rmlog_lock);
-		return fd;
-	}
-	ret = fstat(fd, &st) < 0 ? -errno : 0;
-	if (ret == 0)   /* whole records only, after a torn one */
-		ret = sys_pwrite_all(fd, rec, RMLOG_REC,
-				     st.st_size - st.st_size % RMLOG_REC);
-	if (ret == 0)
-		ret = sys_fsync(fd);
-	close(fd);
-	pthread_mutex_unlock(&rmlog_lock);
+	ret = rmlog_append(cat->rmlog, open_id, seq);
 	if (ret < 0)
 		return ret;
 	man_path(cat, seq, "man", path, sizeof(path));

@@ -119,23 +119,6 @@ struct catalog {
 	struct pool *pool;
 };
 
-/*
- * The removal log, <store>/removed: one 24-byte record per local copy given
- * up on purpose (rm, retention, eviction), appended and fsync'd before its
- * manifest is unlinked: u64 open_id, u64 seq, u32 CRC32C of those 16 bytes,
- * u32 0.  Segment headers are cleared lazily after that; a header that
- * survives a crash and names a logged open_id is recycled quietly, not
- * reported as an uncommitted version.  The seqs keep commit order across
- * restarts when no manifest is left to say how far it went (every local copy
- * evicted, and the PFS not reachable at start).  Recovery rewrites the log
- * as one record {0, highest seq} once it has cleared those headers.
- */
-#define RMLOG_REC 24
-void rmlog_encode(uint8_t rec[RMLOG_REC], uint64_t open_id, uint64_t seq);
-/* 0, or -CKPT_ECORRUPT for a torn or foreign record. */
-int rmlog_decode(const uint8_t rec[RMLOG_REC], uint64_t *open_id,
-		 uint64_t *seq);
-
 /* Load the store at store (creating <store>/man and <store>/quarantine)
  * over segs, through recover_store().  0 or -errno. */
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs);

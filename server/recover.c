@@ -22,6 +22,7 @@
 #include "catalog.h"
 #include "log.h"
 #include "recover.h"
+#include "rmlog.h"
 #include "sys.h"
 
 enum hdr_kind {
@@ -685,21 +686,14 @@ static uint32_t count_removed(const struct rstate *st)
  * explanation). */
 static void reset_rmlog(struct rstate *st, int all_synced)
 {
-	char tmp[700], dir[700];
-	uint8_t rec[RMLOG_REC];
+	int ret;
 
 	if (!all_synced || !st->ngone)
 		return;
-	snprintf(dir, sizeof(dir), "%s", st->cat->rmlog);
-	*strrchr(dir, '/') = 0;
-	rmlog_encode(rec, 0, st->max_seq);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", st->cat->rmlog);
-	if (sys_write_file(tmp, rec, sizeof(rec), 0600) < 0 ||
-	    sys_rename(tmp, st->cat->rmlog) < 0) {
-		unlink(tmp);
-		return;
-	}
-	sys_fsync_dir(dir);
+	ret = rmlog_reset(st->cat->rmlog, st->max_seq);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "recovery: rewriting %s: %s (it is read again at the next start)",
+			   st->cat->rmlog, strerror(-ret));
 }
 
 /* The quarantined version whose head segment id's header names, or NULL. */
