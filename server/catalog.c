@@ -385,8 +385,8 @@ int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 
 /* ---- manifests ---------------------------------------------------------- */
 
-static void man_path(const struct catalog *cat, uint64_t seq, const char *ext,
-		     char *buf, size_t cap)
+void catalog_man_path(const struct catalog *cat, uint64_t seq,
+		      const char *ext, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s/%016llx.%s", cat->mandir,
 		 (unsigned long long)seq, ext);
@@ -498,8 +498,8 @@ int catalog_manifest_store(const struct catalog *cat, uint64_t seq,
 {
 	char tmp[700], dst[700];
 
-	man_path(cat, seq, "tmp", tmp, sizeof(tmp));
-	man_path(cat, seq, "man", dst, sizeof(dst));
+	catalog_man_path(cat, seq, "tmp", tmp, sizeof(tmp));
+	catalog_man_path(cat, seq, "man", dst, sizeof(dst));
 	return write_file_durably(tmp, dst, cat->mandir, buf, len);
 }
 
@@ -518,7 +518,7 @@ static int manifest_drop_at(const struct catalog *cat, uint64_t open_id,
 	ret = rmlog_append(cat->rmlog, open_id, seq);
 	if (ret < 0)
 		return ret;
-	man_path(cat, seq, "man", path, sizeof(path));
+	catalog_man_path(cat, seq, "man", path, sizeof(path));
 	ret = sys_unlink(path);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;

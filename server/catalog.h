@@ -119,6 +119,11 @@ struct catalog {
 	struct pool *pool;
 };
 
+/* <store>/man/<seq in hex>.<ext>: the manifest ("man") of the version
+ * sealed as seq, or its temporary ("tmp"). */
+void catalog_man_path(const struct catalog *cat, uint64_t seq,
+		      const char *ext, char *buf, size_t cap);
+
 /* Load the store at store (creating <store>/man and <store>/quarantine)
  * over segs, through recover_store().  0 or -errno. */
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs);

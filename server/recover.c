@@ -524,8 +524,7 @@ static int stray_copy(struct rstate *st, const struct found *f)
 	    v->open_id != f->m.open_id)
 		return 0;
 	snprintf(a, sizeof(a), "%s/%s", st->cat->mandir, f->file);
-	snprintf(b, sizeof(b), "%s/%016llx.man", st->cat->mandir,
-		 (unsigned long long)v->seq);
+	catalog_man_path(st->cat, v->seq, "man", b, sizeof(b));
 	same = read_whole(a, &x, &nx) == 0 && read_whole(b, &y, &ny) == 0 &&
 	       nx == ny && !memcmp(x, y, nx);
 	free(x);
