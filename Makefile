@@ -16,7 +16,7 @@ CC       ?= cc
 PREFIX   ?= /usr/local
 WERROR   ?= -Werror
 SANITIZE ?=
-PKGS     := liburing fuse3 libzstd libisal cunit inih
+PKGS     := liburing fuse3 libzstd libisal cunit inih libmicrohttpd
 
 ifeq ($(SANITIZE),)
 BUILD    ?= build
@@ -30,6 +30,8 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs liburing libzstd libisal inih 2>/dev/null)
 CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
 FUSE_LIBS  := $(shell pkg-config --libs fuse3 2>/dev/null)
+# ckptd only: the /metrics endpoint (server/metrics.c).
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -94,7 +96,7 @@ $(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC)) client/libckpt.map
 	@ln -sf libckpt.so $@.1
 
 $(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(LDLIBS)
 
 $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
@@ -121,12 +123,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 # python3-numpy, python3-h5py and rsync are real clients the FUSE tests use;
 # bc is for the benchmark scripts.  (python3-torch is used when present.)
 DEB_PKGS := build-essential pkg-config liburing-dev libfuse3-dev fuse3 \
-	    libzstd-dev libisal-dev libcunit1-dev libinih-dev fio bc rsync \
+	    libzstd-dev libisal-dev libcunit1-dev libinih-dev libmicrohttpd-dev \
+	    curl fio bc rsync \
 	    python3-numpy python3-h5py
 deps:
 	@if pkg-config --exists $(PKGS) && command -v fio >/dev/null && \
 	    command -v fusermount3 >/dev/null && command -v rsync >/dev/null && \
-	    command -v bc >/dev/null && \
+	    command -v bc >/dev/null && command -v curl >/dev/null && \
 	    /usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null; then \
 		echo "deps: all present"; \
 	else \

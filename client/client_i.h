@@ -83,6 +83,9 @@ struct ckpt_version {
 	int err;                  /* first error of a background write */
 	uint32_t async_pending;
 	int async_err;
+	uint64_t stall_ns;        /* its writes were blocked, in all (sent
+				   * with the COMMIT) */
+	uint64_t stall_staging_ns;/* of which waiting for the lease */
 	char job[CKPT_JOB_MAX + 1];
 	char name[CKPT_VERSION_MAX + 1];
 };

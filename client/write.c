@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client_i.h"
@@ -95,6 +96,66 @@ static int write_check(struct ckpt_version *v, const char *path)
 	return v->err;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The waits a writer's stall is made of (see struct ckpt_version): for the
+ * staging lease, and for ring space that only WACKs free.  Called with
+ * c->mu held.
+ */
+static int lease_timed(struct ckpt_version *v)
+{
+	uint64_t t0 = mono_ns(), t;
+	int ret;
+
+	ret = cl_ensure_lease(v->c);
+	t = mono_ns() - t0;
+	v->stall_ns += t;
+	v->stall_staging_ns += t;
+	return ret;
+}
+
+static int reserve_timed(struct ckpt_version *v, size_t len, uint64_t *off)
+{
+	uint64_t t0 = mono_ns();
+	int ret;
+
+	ret = ring_reserve(v->c, len, v->serial, off);
+	v->stall_ns += mono_ns() - t0;
+	return ret;
+}
+
+/* The writer's rank, from the environment of the usual launchers, or
+ * PROTO_RANK_NONE. */
+static uint32_t env_rank(void)
+{
+	static const char *const vars[] = {
+		"SLURM_PROCID", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+		"PMIX_RANK",
+	};
+	unsigned long r;
+	unsigned i;
+	char *end;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *s = getenv(vars[i]);
+
+		if (!s || !*s)
+			continue;
+		errno = 0;
+		r = strtoul(s, &end, 10);
+		if (!*end && !errno && r < PROTO_RANK_NONE)
+			return (uint32_t)r;
+	}
+	return PROTO_RANK_NONE;
+}
+
 /* Copy and send [buf, buf+len) in pieces.  Called with c->mu held. */
 static int write_locked(struct ckpt_version *v, const char *path,
 			const uint8_t *buf, size_t len, uint64_t offset)
@@ -104,12 +165,12 @@ static int write_locked(struct ckpt_version *v, const char *path,
 	size_t n;
 	int ret;
 
-	ret = cl_ensure_lease(c);
+	ret = lease_timed(v);
 	if (ret < 0)
 		return ret;
 	while (len) {
 		n = len < c->piece ? len : c->piece;
-		ret = ring_reserve(c, n, v->serial, &ring_off);
+		ret = reserve_timed(v, n, &ring_off);
 		if (ret < 0)
 			return ret;
 		cl_copy(c->map + ring_off, buf, n);
@@ -260,11 +321,11 @@ int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf)
 		return -CKPT_ESEALED;
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
-	ret = cl_ensure_lease(c);
+	ret = lease_timed(v);
 	if (ret == 0 && len > c->piece)
 		ret = -EMSGSIZE;
 	if (ret == 0)
-		ret = ring_reserve(c, len, v->serial, &off);
+		ret = reserve_timed(v, len, &off);
 	if (ret == 0)
 		*buf = c->map + off;
 	pthread_mutex_unlock(&c->mu);
@@ -409,6 +470,11 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 	memset(&req, 0, sizeof(req));
 	req.type = failed ? PROTO_ABORT : type;
 	req.handle = v->handle;
+	if (req.type == PROTO_COMMIT) {
+		req.stall = v->stall_ns;
+		req.stall_staging = v->stall_staging_ns;
+		req.rank = env_rank();
+	}
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	v->committed = 1;       /* the handle is gone either way */
 	if (failed)

@@ -119,6 +119,7 @@ enum ckpt_state {
 				    * in <store>/quarantine for inspection */
 
 #define CKPT_REASON_MAX 127
+#define CKPT_HOST_MAX 63     /* host names in ckpt_version_info */
 
 struct ckpt_client;
 struct ckpt_version;
@@ -140,6 +141,16 @@ struct ckpt_version_info {
 	uint32_t copies;   /* CKPT_COPY_* */
 	char reason[CKPT_REASON_MAX + 1]; /* DAMAGED: what failed, else "" */
 	/* end of the first release (CKPT_VERSION_INFO_SIZE_VER0); append below */
+	/* Writer stalls: the time each writer's writes were blocked (waiting
+	 * for staging or for ring space), as its libckpt measured it and sent
+	 * with its commit.  Kept in ckptd's memory only: 0 after a restart. */
+	uint32_t stall_writers;  /* writers that reported one */
+	int32_t slow_rank;       /* the slowest writer's rank, -1 if unknown */
+	uint64_t stall_p50_ns;   /* median over the writers */
+	uint64_t stall_p99_ns;
+	uint64_t stall_max_ns;   /* the slowest writer's */
+	uint32_t slow_pid;       /* the slowest writer's pid (0: none) */
+	char slow_host[CKPT_HOST_MAX + 1]; /* and its host */
 };
 
 struct ckpt_file_info {

@@ -38,6 +38,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,8 @@ static const struct conf_key conf_keys[] = {
 	C_BOOL("ckptd", mlock, "yes"),
 	C_ENUM("ckptd", log_level, conf_log_levels, "info"),
 	C_ENUM("ckptd", log, conf_log_sinks, "stderr"),
+	C_STR("ckptd", metrics, ""),
+	C_U32("ckptd", straggler_factor, 0, 1000000, "4"),
 
 	D_STR(target, ""),
 	D_SIZE(bandwidth, 0, UINT64_MAX, 0, "0"),
@@ -925,6 +928,27 @@ static int conf_derive(struct conf *c, char *field, const char *key,
 	return 0;
 }
 
+/* "HOST:PORT": a non-empty host of address characters, a port 0..65535.
+ * (ckptd resolves the host itself, as an IPv4 address.) */
+static bool conf_hostport_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	const char *p;
+	unsigned long port = 0;
+
+	if (!colon || colon == s || !colon[1] || strlen(colon + 1) > 5)
+		return false;
+	for (p = s; p < colon; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
+			return false;
+	for (p = colon + 1; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	return port <= 65535;
+}
+
 int conf_finish(struct conf *c, struct conf_err *err)
 {
 	const size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
@@ -965,6 +989,11 @@ int conf_finish(struct conf *c, struct conf_err *err)
 	if (tmp.drain_shuffle && !tmp.drain_compress) {
 		conf_err_set(err, 0, "shuffle: %u needs compress = zstd (the byte shuffle only prepares chunks for zstd)",
 			     tmp.drain_shuffle);
+		return -EINVAL;
+	}
+	if (tmp.metrics[0] && !conf_hostport_ok(tmp.metrics)) {
+		conf_err_set(err, 0, "metrics: '%.*s' is not HOST:PORT (e.g. 127.0.0.1:9464; \"\" turns it off)",
+			     CONF_QUOTE_MAX, tmp.metrics);
 		return -EINVAL;
 	}
 	if (conf_derive(&tmp, tmp.socket, "socket", "ckptd.sock", err) < 0 ||

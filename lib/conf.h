@@ -57,6 +57,10 @@ struct conf {
 	int mlock;                     /* 1: try to mlock staging */
 	char log_level[16];            /* err|warning|notice|info|debug */
 	char log[16];                  /* stderr|syslog */
+	char metrics[64];              /* "HOST:PORT" of the Prometheus
+					* endpoint (IPv4); "" = off */
+	uint32_t straggler_factor;     /* log a writer stalled over this
+					* times the median; 0 = never */
 
 	/* [drain] */
 	char drain_target[CONF_PATH_MAX]; /* PFS directory; "" = no drain */

@@ -47,6 +47,9 @@ enum pfield {
 	PF_PATH,
 	PF_UID,
 	PF_PATH2,
+	PF_STALL,
+	PF_STALL_STAGING,
+	PF_RANK,
 	PF_NFIELDS
 };
 
@@ -77,6 +80,9 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
 	[PF_UID]      = U32F(uid),
 	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
+	[PF_STALL]    = U64F(stall),
+	[PF_STALL_STAGING] = U64F(stall_staging),
+	[PF_RANK]     = U32F(rank),
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -101,7 +107,9 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			  { PF_HANDLE, PF_PATH, PF_OFF, PF_LEN, PF_RING_OFF,
 			    PF_ID }, { 0 } },
 	[PROTO_WACK] = { "WACK", PT_NO_REQ | PT_ERR_BODY, { 0 }, { PF_ID } },
-	[PROTO_COMMIT] = { "COMMIT", 0, { PF_HANDLE }, { 0 } },
+	[PROTO_COMMIT] = { "COMMIT", 0,
+			   { PF_HANDLE, PF_STALL, PF_STALL_STAGING, PF_RANK },
+			   { 0 } },
 	[PROTO_ABORT] = { "ABORT", 0, { PF_HANDLE }, { 0 } },
 	[PROTO_WAIT] = { "WAIT", 0, { PF_JOB, PF_VERSION, PF_LEVEL },
 			 { PF_LEVEL } },
@@ -134,7 +142,7 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
-#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2)
+#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
@@ -381,6 +389,13 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u32(e, (uint32_t)v->error);
 	enc_u32(e, v->copies);
 	enc_strn(e, v->reason, CKPT_REASON_MAX);
+	enc_u32(e, v->stall_writers);
+	enc_u64(e, v->stall_p50_ns);
+	enc_u64(e, v->stall_p99_ns);
+	enc_u64(e, v->stall_max_ns);
+	enc_u32(e, v->slow_pid);
+	enc_u32(e, (uint32_t)v->slow_rank);
+	enc_strn(e, v->slow_host, CKPT_HOST_MAX);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -400,6 +415,13 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->error = (int32_t)dec_u32(d);
 	v->copies = dec_u32(d);
 	dec_str(d, v->reason, CKPT_REASON_MAX);
+	v->stall_writers = dec_u32(d);
+	v->stall_p50_ns = dec_u64(d);
+	v->stall_p99_ns = dec_u64(d);
+	v->stall_max_ns = dec_u64(d);
+	v->slow_pid = dec_u32(d);
+	v->slow_rank = (int32_t)dec_u32(d);
+	dec_str(d, v->slow_host, CKPT_HOST_MAX);
 	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
 	    v->level > CKPT_DRAINED)
 		dec_fail(d, -CKPT_EPROTO);

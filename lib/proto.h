@@ -44,10 +44,11 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     2
+#define PROTO_VERSION     3  /* 3: COMMIT carries the writer's stall */
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
+#define PROTO_RANK_NONE   0xffffffffu /* COMMIT: no rank in the environment */
 #define PROTO_MAX_IO      (1ull << 30) /* largest WRITE/READ len */
 /* Bytes of list entries ckptd puts in one reply: leaves room for the
  * largest single entry below PROTO_MAX_PAYLOAD. */
@@ -58,7 +59,7 @@ enum proto_type {
 	PROTO_BEGIN,         /* job, version, uid -> handle */
 	PROTO_WRITE,         /* handle, path, off, len, ring_off, id; async */
 	PROTO_WACK,          /* s->c only: id, status of one WRITE */
-	PROTO_COMMIT,        /* handle */
+	PROTO_COMMIT,        /* handle, stall, stall_staging, rank */
 	PROTO_ABORT,         /* handle */
 	PROTO_WAIT,          /* job, version, level */
 	PROTO_LATEST,        /* job, level -> version */
@@ -99,6 +100,11 @@ struct proto_msg {
 	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes read */
 	uint64_t aux;            /* HELLO reply: largest write piece */
 	uint32_t uid;            /* BEGIN: owner, CKPT_UID_SELF = the caller */
+	uint64_t stall;          /* COMMIT: ns this writer's writes were
+				  * blocked (lease wait + ring full) */
+	uint64_t stall_staging;  /* COMMIT: of which ns waiting for staging */
+	uint32_t rank;           /* COMMIT: the writer's rank, or
+				  * PROTO_RANK_NONE */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	char path[CKPT_PATH_MAX + 1];

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "pool.h"
 #include "sys.h"
+#include "vstats.h"
 
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
@@ -185,6 +186,7 @@ static void version_destroy(struct version *v)
 		free(v->pfs);
 	}
 	free(v->qdir);
+	vstats_free(v);
 	free(v);
 }
 
@@ -950,6 +952,7 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	/* What the local store holds of it, not what it once held. */
 	if (v->remote)
 		out->stored = 0;
+	vstats_info(v, out);
 }
 
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs)

@@ -90,6 +90,9 @@ struct version {
 	char *qdir;               /* its quarantine directory (a name under
 				   * <store>/quarantine), owned, or NULL */
 	char reason[CKPT_REASON_MAX + 1]; /* what failed, for listings */
+
+	struct vstats *vstats;    /* owned by vstats.c: seal time, writer
+				   * stalls; NULL until first needed */
 };
 
 struct job {

@@ -221,6 +221,7 @@ static void on_tick(struct loop_op *op, int res)
 	d->st.rate_mark = d->st.ingest_bytes;
 	drain_tick(d);
 	lease_tick(d);
+	metrics_tick(d);
 	if (d->stopping && d->cat.nopen == 0) {
 		d->loop.stop = 1;
 		return;
@@ -329,6 +330,12 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 					      : strerror(-ret));
 		goto out_signals;
 	}
+	/* The HTTP thread inherits the blocked signals (signalfd). */
+	if (conf->metrics[0]) {
+		ret = metrics_open(conf->metrics, &d->metrics);
+		if (ret < 0)
+			goto out_listen;
+	}
 	/* The drain copies on [drain] threads of them; the rest stay free
 	 * for short blocking work (manifest writes). */
 	ret = pool_open(&d->pool, &d->loop, POOL_SPARE_THREADS +
@@ -336,7 +343,7 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			pfs_thread_exit);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "worker threads: %s", strerror(-ret));
-		goto out_listen;
+		goto out_metrics;
 	}
 	d->cat.pool = d->pool;
 	d->segs.pool = d->pool;
@@ -361,6 +368,9 @@ out_pool:
 	d->segs.pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
+out_metrics:
+	metrics_close(d->metrics);
+	d->metrics = NULL;
 out_listen:
 	close(d->listen_fd);
 	unlink(conf->socket);
@@ -387,6 +397,8 @@ int ckptd_run(struct ckptd *d)
 
 void ckptd_close(struct ckptd *d)
 {
+	metrics_close(d->metrics);
+	d->metrics = NULL;
 	session_close_all(d);
 	drain_cancel(d);
 	d->cat.pool = NULL;

@@ -17,6 +17,7 @@
 #include "list.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "segs.h"
 #include "staging.h"
 
@@ -38,6 +39,9 @@ struct ckptd {
 	struct list uids;          /* struct uid_conns: connections per uid */
 	uint32_t nconns;
 	struct stats st;
+	struct mstats ms;          /* counted here, published by metrics.c */
+	struct metrics *metrics;   /* the HTTP side; NULL without [ckptd]
+				    * metrics */
 	struct pool *pool;         /* worker threads (pool.h), always */
 	struct drain *drain;       /* NULL without [drain] target */
 

@@ -60,6 +60,7 @@ static void fail(struct ckptd *d, struct version *v, int err)
 	log_printf(LOG_ERR, "version %s/%s: failed: %s",
 		   v->job ? v->job->name : "?", v->name, ckpt_strerror(err));
 	catalog_fail(&d->cat, v, err);
+	mstats_error(d, err == -CKPT_EABORTED ? MERR_ABORTED : MERR_WRITE);
 	session_notify(d, v);
 }
 
@@ -345,6 +346,7 @@ void ingest_seal(struct ckptd *d, struct version *v)
 	v->state = CKPT_ST_SEALING;
 	v->level = CKPT_STAGED;
 	v->seq = d->cat.next_seq++;
+	mstats_sealing(d, v);
 	log_printf(LOG_DEBUG, "version %s/%s: staged, sealing as #%llu",
 		   v->job->name, v->name, (unsigned long long)v->seq);
 	session_notify(d, v);

@@ -53,8 +53,12 @@ static void finish(struct level_req *r, int err)
 	struct version *v = r->v;
 
 	list_del(&r->link);
-	if (!err || !(r->flags & LEVEL_DURABLE))
+	if (err)
+		mstats_error(d, MERR_MANIFEST);
+	if (!err || !(r->flags & LEVEL_DURABLE)) {
+		mstats_level(d, v, v->level, r->level);
 		v->level = r->level;
+	}
 	if (err && !(r->flags & LEVEL_DURABLE))
 		log_printf(LOG_WARNING, "version %s/%s: recording %s locally: %s",
 			   v->job ? v->job->name : "?", v->name,

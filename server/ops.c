@@ -19,6 +19,7 @@
 #include "pfs.h"
 #include "recover.h"
 #include "session.h"
+#include "vstats.h"
 
 /* ---- writers ------------------------------------------------------------ */
 
@@ -141,6 +142,10 @@ void op_commit(struct conn *c, const struct proto_msg *req)
 	}
 	w->committed = 1;
 	v->committed++;
+	mstats_stall(c->d, v, &(struct vstall){
+		.stall_ns = req->stall, .staging_ns = req->stall_staging,
+		.pid = c->pid,
+		.rank = req->rank == PROTO_RANK_NONE ? -1 : (int32_t)req->rank });
 	if (v->committed == v->writers)
 		ingest_seal(c->d, v);
 out_release:

@@ -21,7 +21,8 @@
 #define FRAME_MAX 4096
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
-       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2 };
+       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_STALL, F_STALL_STAGING,
+       F_RANK };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -36,7 +37,8 @@ static const struct spec specs[] = {
 	{ PROTO_WRITE, 1, 0, 0,
 	  { F_HANDLE, F_PATH, F_OFF, F_LEN, F_RING, F_ID }, { 0 } },
 	{ PROTO_WACK, 0, 1, 0, { 0 }, { F_ID } },
-	{ PROTO_COMMIT, 1, 1, 0, { F_HANDLE }, { 0 } },
+	{ PROTO_COMMIT, 1, 1, 0, { F_HANDLE, F_STALL, F_STALL_STAGING, F_RANK },
+	  { 0 } },
 	{ PROTO_ABORT, 1, 1, 0, { F_HANDLE }, { 0 } },
 	{ PROTO_WAIT, 1, 1, 0, { F_JOB, F_VERSION, F_LEVEL }, { F_LEVEL } },
 	{ PROTO_LATEST, 1, 1, 0, { F_JOB, F_LEVEL }, { F_VERSION } },
@@ -77,6 +79,9 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_PATH: strcpy(m->path, "model/rank03.pt"); return 2 + 15;
 	case F_UID: m->uid = 1000 + salt; return 4;
 	case F_PATH2: strcpy(m->path2, "model/rank04.pt"); return 2 + 15;
+	case F_STALL: m->stall = 1234567890123ull + salt; return 8;
+	case F_STALL_STAGING: m->stall_staging = 98765ull + salt; return 8;
+	case F_RANK: m->rank = 4095 + salt; return 4;
 	}
 	return 0;
 }
@@ -147,7 +152,7 @@ static void test_header_layout(void)
 	int n;
 
 	memset(&m, 0, sizeof(m));
-	m.type = PROTO_COMMIT;
+	m.type = PROTO_ABORT;
 	m.seq = 0x01020304;
 	m.handle = 0xa1b2c3d4;
 	n = proto_encode(frame, sizeof(frame), &m);
@@ -155,7 +160,7 @@ static void test_header_layout(void)
 	CU_ASSERT(memcmp(frame, "CKP1", 4) == 0);
 	CU_ASSERT_EQUAL(frame[4], PROTO_VERSION);
 	CU_ASSERT_EQUAL(frame[5], 0);
-	CU_ASSERT_EQUAL(frame[6], PROTO_COMMIT);
+	CU_ASSERT_EQUAL(frame[6], PROTO_ABORT);
 	CU_ASSERT_EQUAL(frame[7], 0);
 	CU_ASSERT_EQUAL(get_le32(frame + 8), 4);
 	CU_ASSERT_EQUAL(get_le32(frame + 12), 0x01020304u);
