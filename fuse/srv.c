@@ -58,12 +58,16 @@ static int op_jobs(struct ckpt_client *c, struct srv_args *a)
 
 static int op_versions(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_list_versions(c, a->job, a->out);
+	return ckpt_list_versions2(c, a->job, a->out,
+				   sizeof(struct ckpt_version_info));
 }
 
 static int op_stat(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_stat_version(c, a->job, a->version, a->out);
+	int ret = ckpt_stat_version2(c, a->job, a->version, a->out,
+				     sizeof(struct ckpt_version_info));
+
+	return ret < 0 ? ret : 0;
 }
 
 static int op_files(struct ckpt_client *c, struct srv_args *a)

@@ -95,4 +95,14 @@ static inline uint64_t ctl_wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ckpt_stat_version2() with this header's whole struct: 0 or -errno. */
+static inline int ctl_stat_version(struct ckpt_client *c, const char *job,
+				   const char *version,
+				   struct ckpt_version_info *vi)
+{
+	int ret = ckpt_stat_version2(c, job, version, vi, sizeof(*vi));
+
+	return ret < 0 ? ret : 0;
+}
+
 #endif

@@ -169,6 +169,22 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 	jw_arr_end(w);
 	if (v->reason[0])
 		jw_kstr(w, "reason", v->reason);
+	if (v->stall_writers) {
+		jw_key(w, "stall");
+		jw_obj(w);
+		jw_ku64(w, "writers", v->stall_writers);
+		jw_ku64(w, "p50_ns", v->stall_p50_ns);
+		jw_ku64(w, "p99_ns", v->stall_p99_ns);
+		jw_ku64(w, "max_ns", v->stall_max_ns);
+		jw_key(w, "slowest");
+		jw_obj(w);
+		jw_ku64(w, "pid", v->slow_pid);
+		jw_kstr(w, "host", v->slow_host);
+		if (v->slow_rank >= 0)
+			jw_ku64(w, "rank", (uint64_t)v->slow_rank);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
 	if (v->error) {
 		jw_ki64(w, "error_code", v->error);
 		jw_kstr(w, "error", ckpt_strerror(v->error));
@@ -188,7 +204,7 @@ static int collect_versions(struct ckpt_client *c,
 	if (njobs < 0)
 		return njobs;
 	for (i = 0; i < njobs; i++) {
-		n = ckpt_list_versions(c, jobs[i], &v);
+		n = ckpt_list_versions2(c, jobs[i], &v, sizeof(*v));
 		if (n == -CKPT_ENOJOB || n == -CKPT_ENOVERSION || n == -EACCES)
 			continue; /* removed since listed, or another user's */
 		if (n < 0) {
@@ -412,7 +428,7 @@ static int ls_jobs(struct ctl *ctl)
 	tbl_init(&t, 5, heads, "lrllr");
 	for (i = 0; i < njobs; i++) {
 		v = NULL;
-		n = ckpt_list_versions(ctl->c, jobs[i], &v);
+		n = ckpt_list_versions2(ctl->c, jobs[i], &v, sizeof(*v));
 		if (n == -CKPT_ENOJOB || n == -CKPT_ENOVERSION || n == -EACCES)
 			continue; /* removed since listed, or another user's */
 		if (n < 0) {
@@ -441,7 +457,7 @@ static int ls_versions(struct ctl *ctl, const char *job)
 	struct jw w;
 	int n, i;
 
-	n = ckpt_list_versions(ctl->c, job, &v);
+	n = ckpt_list_versions2(ctl->c, job, &v, sizeof(*v));
 	if (n < 0)
 		return ctl_fail(n, "ls %s", job);
 	if (n)
@@ -464,6 +480,21 @@ static int ls_versions(struct ctl *ctl, const char *job)
 	return CTL_EXIT_OK;
 }
 
+/* The writers' stall line of `ls JOB VERSION`, when any reported one. */
+static void print_stall(const struct ckpt_version_info *vi)
+{
+	char p50[FMT_LEN], p99[FMT_LEN], max[FMT_LEN], rank[32] = "";
+
+	if (!vi->stall_writers)
+		return;
+	if (vi->slow_rank >= 0)
+		snprintf(rank, sizeof(rank), ", rank %d", (int)vi->slow_rank);
+	printf("writer stall over %u writers: p50 %s, p99 %s, max %s (slowest: pid %u on %s%s)\n",
+	       vi->stall_writers, fmt_dur(p50, vi->stall_p50_ns),
+	       fmt_dur(p99, vi->stall_p99_ns), fmt_dur(max, vi->stall_max_ns),
+	       vi->slow_pid, vi->slow_host[0] ? vi->slow_host : "?", rank);
+}
+
 static int ls_files(struct ctl *ctl, const char *job, const char *version)
 {
 	static const char *const heads[] = { "PATH", "SIZE", "BYTES",
@@ -475,7 +506,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 	struct tbl t;
 	int n, i, err;
 
-	err = ckpt_stat_version(ctl->c, job, version, &vi);
+	err = ctl_stat_version(ctl->c, job, version, &vi);
 	if (err)
 		return ctl_fail(err, "ls %s/%s", job, version);
 	n = ckpt_list_files(ctl->c, job, version, &f);
@@ -504,6 +535,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 	printf("%s/%s: %s, level %s, %d files, %s\n", job, version,
 	       ckpt_state_name(vi.state), ckpt_level_name(vi.level), n,
 	       fmt_size(size, vi.bytes));
+	print_stall(&vi);
 	if (n) {
 		tbl_init(&t, 4, heads, "lrrr");
 		for (i = 0; i < n; i++) {

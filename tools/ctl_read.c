@@ -61,7 +61,7 @@ static int rd_open(struct rd *r, const char *label)
 	struct ckpt_version_info vi;
 	int n, i, err;
 
-	err = ckpt_stat_version(r->c, r->job, r->version, &vi);
+	err = ctl_stat_version(r->c, r->job, r->version, &vi);
 	if (err)
 		return ctl_fail(err, "%s %s/%s", label, r->job, r->version);
 	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)

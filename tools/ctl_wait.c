@@ -59,7 +59,7 @@ static int wait_loop(struct ckpt_client *c, const char *job,
 		err = ckpt_wait_name(c, job, version, level, slice);
 		if (err != -ETIMEDOUT || (deadline && ctl_now_ns() >= deadline))
 			break;
-		if (ckpt_stat_version(c, job, version, &vi))
+		if (ctl_stat_version(c, job, version, &vi))
 			continue;
 		/* What matters most goes first: the line may be cut. */
 		snprintf(label, sizeof(label), "wait %s: %s/%s",
@@ -141,13 +141,13 @@ int cmd_wait(struct ctl *ctl, int argc, char **argv)
 	t0 = ctl_now_ns();
 	err = wait_loop(ctl->c, job, version, level, timeout_ms);
 	if (ctl->json) {
-		have_vi = !ckpt_stat_version(ctl->c, job, version, &vi);
+		have_vi = !ctl_stat_version(ctl->c, job, version, &vi);
 		wait_json(job, version, level, err, ctl_now_ns() - t0,
 			  have_vi ? &vi : NULL);
 	} else if (!err) {
 		printf("%s/%s reached %s\n", job, version, ckpt_level_name(level));
 	}
-	if (err == -ETIMEDOUT && !ckpt_stat_version(ctl->c, job, version, &vi))
+	if (err == -ETIMEDOUT && !ctl_stat_version(ctl->c, job, version, &vi))
 		return ctl_failx("wait %s/%s: timed out waiting for %s (now %s, level %s)",
 				 job, version, ckpt_level_name(level),
 				 ckpt_state_name(vi.state),
