@@ -11,7 +11,9 @@ set -u
 
 KEYS=(dir socket store staging staging_client staging_per_uid staging_wait
       max_conns_per_uid capacity reserve keep segment
-      chunk queue_depth direct mlock log_level log)
+      chunk queue_depth direct mlock log_level log straggler_factor)
+# Keys whose default is empty ("key =").
+EMPTY_KEYS=(metrics)
 
 # ckptd_section OUTPUT: the [ckptd] section of --print-config output (the
 # [drain] section has keys of the same names).
@@ -25,6 +27,9 @@ out=$("$CKPTD" --print-config 2>"$T/err") || fail "--print-config failed: $(cat 
 head -1 <<<"$out" | grep -qx '\[ckptd\]' || fail "--print-config does not start with [ckptd]: $out"
 for k in "${KEYS[@]}"; do
 	[ "$(ckptd_section "$out" | grep -c "^$k = .")" = 1 ] || fail "--print-config: key '$k' missing or repeated: $out"
+done
+for k in "${EMPTY_KEYS[@]}"; do
+	[ "$(ckptd_section "$out" | grep -c "^$k =\$")" = 1 ] || fail "--print-config: key '$k' missing, repeated or not empty: $out"
 done
 n=$(ckptd_section "$out" | grep -c ' = ')
 [ "$n" = ${#KEYS[@]} ] || fail "--print-config prints $n keys, want ${#KEYS[@]}: $out"
