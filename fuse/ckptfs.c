@@ -131,7 +131,11 @@ static const char usage_text[] =
 "    -d, -o debug              FUSE debug output (implies -f)\n"
 "    -o max_threads=N          most FUSE worker threads (libfuse default)\n"
 "    -V, --version             print the version\n"
-"\n";
+"    -o allow_other, -o default_permissions, ... the kernel's FUSE mount\n"
+"                              options (see fuse(8))\n"
+"\n"
+"Through mount(8) and /etc/fstab: mount -t fuse.ckptfs SOCKET MOUNTPOINT\n"
+"(see mount.ckptfs).\n";
 
 struct fs_cli {
 	char *config;
@@ -385,9 +389,10 @@ int main(int argc, char **argv)
 	if (!fs || fuse_opt_parse(&args, &cli, cli_opts, NULL))
 		goto out_free;
 	if (cli.help) {
-		/* Not fuse_cmdline_help(): its -s is our socket. */
+		/* Not fuse_cmdline_help(): its -s is our socket.  Nor
+		 * fuse_lib_help(): it lists the high-level API's modules
+		 * (subdir, iconv), which a low-level file system has not. */
 		fputs(usage_text, stdout);
-		fuse_lib_help(&args);
 		ret = 0;
 		goto out_free;
 	}

@@ -25,6 +25,7 @@
 
 #include "drain.h"
 #include "log.h"
+#include "notify.h"
 #include "pfs.h"
 #include "pool.h"
 #include "session.h"
@@ -361,6 +362,10 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		   (int)getpid(), conf->socket, conf->store, d->cat.nversions,
 		   (unsigned long long)(d->segs.capacity >> 20),
 		   d->segs.direct ? "direct" : "buffered");
+	ret = notify_send("READY=1\nSTATUS=serving");
+	if (ret < 0)
+		log_printf(LOG_WARNING, "systemd notification: %s",
+			   strerror(-ret));
 	return 0;
 
 out_pool:
@@ -397,6 +402,7 @@ int ckptd_run(struct ckptd *d)
 
 void ckptd_close(struct ckptd *d)
 {
+	notify_send("STOPPING=1");
 	metrics_close(d->metrics);
 	d->metrics = NULL;
 	session_close_all(d);
