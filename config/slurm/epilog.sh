@@ -1,0 +1,52 @@
+#!/bin/bash
+# epilog.sh - ckpt's Slurm epilog (slurm.conf: Epilog=/path/to/epilog.sh;
+# runs as root on each node after the job ends, before the node is given
+# to the next job).
+#
+# Like SCR's scavenge: waits (at most CKPT_EPILOG_TIMEOUT s) until the job's
+# newest committed version is DRAINED to the parallel file system, so that
+# it survives the node.  What it could not drain is logged (syslog, tag
+# ckpt-slurm, and CKPT_SLURM_LOG) with the version's state and level.  With
+# CKPT_EPILOG_STRICT=yes that also fails the epilog (Slurm drains the node);
+# by default the node is released anyway.
+set -u
+ME=epilog
+. "$(dirname "$0")/ckpt-slurm-common.sh"
+
+PY=/usr/bin/python3
+job=$(ckpt_job)
+
+fail() {
+	log err "$*"
+	[ "$CKPT_EPILOG_STRICT" = yes ] && exit 1
+	exit 0
+}
+
+if ! out=$(ctl --json ls "$job" 2>&1); then
+	case $out in
+	*"no such job"*) log info "no checkpoints of job $job on this node"; exit 0 ;;
+	esac
+	fail "cannot list job $job: $out"
+fi
+# The newest committed version: the sealed one with the highest seq.
+newest=$($PY -c '
+import json, sys
+vs = [v for v in json.load(sys.stdin)["versions"] if v["state"] == "sealed"]
+if vs:
+    v = max(vs, key=lambda v: v["seq"])
+    print(v["version"], v["level"])
+' <<<"$out") || fail "cannot read the listing of $job"
+if [ -z "$newest" ]; then
+	log info "job $job has no committed version on this node"
+	exit 0
+fi
+read -r ver level <<<"$newest"
+if [ "$level" = drained ]; then
+	log info "$job/$ver is already drained"
+	exit 0
+fi
+if ! err=$(ctl wait "$job" "$ver" drained --timeout "$CKPT_EPILOG_TIMEOUT" 2>&1); then
+	fail "$job/$ver did not drain within ${CKPT_EPILOG_TIMEOUT}s (it stays on this node's store): $err"
+fi
+log info "$job/$ver drained"
+exit 0
