@@ -120,17 +120,20 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 
 # deps: install what is missing from Debian, once.  Skipped when every
 # pkg-config module and tool is already present.
-# python3-numpy, python3-h5py and rsync are real clients the FUSE tests use;
-# bc is for the benchmark scripts.  (python3-torch is used when present.)
+# python3-numpy, python3-h5py, python3-torch and rsync are real clients the
+# FUSE and Python tests use; bc is for the benchmark scripts; curl scrapes the
+# metrics; slurmctld, slurmd, slurm-client and munge run t_slurm.
 DEB_PKGS := build-essential pkg-config liburing-dev libfuse3-dev fuse3 \
 	    libzstd-dev libisal-dev libcunit1-dev libinih-dev libmicrohttpd-dev \
 	    curl fio bc rsync \
-	    python3-numpy python3-h5py
+	    python3-numpy python3-h5py python3-torch \
+	    slurmctld slurmd slurm-client munge
 deps:
 	@if pkg-config --exists $(PKGS) && command -v fio >/dev/null && \
 	    command -v fusermount3 >/dev/null && command -v rsync >/dev/null && \
 	    command -v bc >/dev/null && command -v curl >/dev/null && \
-	    /usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null; then \
+	    command -v slurmd >/dev/null && command -v munged >/dev/null && \
+	    /usr/bin/python3 -c 'import numpy, h5py, torch' 2>/dev/null; then \
 		echo "deps: all present"; \
 	else \
 		echo "deps: installing $(DEB_PKGS)"; \
