@@ -605,9 +605,77 @@ static int version_cmd(struct ctl *ctl, int argc, char **argv,
 	return CTL_EXIT_OK;
 }
 
+/*
+ * Which copy `rm` removed, from the version's copies before and whether it
+ * is still listed after: ckptd drops a drained version's local copy first
+ * (or its quarantined one) and keeps it listed on the PFS; a second rm
+ * removes the PFS copy.
+ */
+enum rm_kind { RM_UNKNOWN, RM_LOCAL_KEEP_PFS, RM_QUARANTINE, RM_PFS, RM_LOCAL };
+
+static enum rm_kind rm_kind(const struct ckpt_version_info *before, int had,
+			    int still)
+{
+	if (!had)
+		return RM_UNKNOWN;
+	if (still)
+		return (before->copies & CKPT_COPY_LOCAL) ? RM_LOCAL_KEEP_PFS
+							  : RM_QUARANTINE;
+	if ((before->copies & CKPT_COPY_PFS) &&
+	    !(before->copies & CKPT_COPY_LOCAL))
+		return RM_PFS;
+	return RM_LOCAL;
+}
+
+static const char *const rm_text[] = {
+	[RM_UNKNOWN] = "",
+	[RM_LOCAL_KEEP_PFS] = ": local copy removed; the PFS copy stays (rm again to remove it)",
+	[RM_QUARANTINE] = ": quarantined local copy removed; the PFS copy stays",
+	[RM_PFS] = ": removed from the PFS",
+	[RM_LOCAL] = ": local copy removed",
+};
+
+static const char *const rm_json[] = {
+	[RM_UNKNOWN] = NULL, [RM_LOCAL_KEEP_PFS] = "local",
+	[RM_QUARANTINE] = "quarantine", [RM_PFS] = "pfs", [RM_LOCAL] = "local",
+};
+
 int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
-	return version_cmd(ctl, argc, argv, "rm", "removed", ckpt_remove);
+	struct ckpt_version_info before, after;
+	const char *job, *version;
+	int rc = plain_args(ctl, argc, argv), err, had;
+	enum rm_kind k;
+	struct jw w;
+
+	if (rc >= 0)
+		return rc;
+	if (argc - optind != 2)
+		return ctl_usage("rm: expected JOB VERSION");
+	job = argv[optind];
+	version = argv[optind + 1];
+	if (ctl_connect(ctl))
+		return CTL_EXIT_FAIL;
+	had = !ctl_stat_version(ctl->c, job, version, &before);
+	err = ckpt_remove(ctl->c, job, version);
+	if (err)
+		return ctl_fail(err, "rm %s/%s", job, version);
+	k = rm_kind(&before, had,
+		    !ctl_stat_version(ctl->c, job, version, &after));
+	if (!ctl->json) {
+		printf("removed %s/%s%s\n", job, version, rm_text[k]);
+		return CTL_EXIT_OK;
+	}
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "job", job);
+	jw_kstr(&w, "version", version);
+	jw_kbool(&w, "removed", 1);
+	if (rm_json[k])
+		jw_kstr(&w, "copy", rm_json[k]);
+	jw_obj_end(&w);
+	jw_done(&w);
+	return CTL_EXIT_OK;
 }
 
 static int drain_now(struct ckpt_client *c, const char *job,

@@ -140,7 +140,8 @@ ctl_err 2 rm "$JOB"
 [ ! -e "$T/rx" ] || [ -z "$(ls -A "$T/rx")" ] || fail "a failed restore left files in $T/rx"
 
 # ---- rm ----------------------------------------------------------------------------
-ctl d rm "$JOB" v1 >/dev/null || fail "ckptctl rm v1 failed"
+out=$(ctl d rm "$JOB" v1) || fail "ckptctl rm v1 failed"
+[ "$out" = "removed $JOB/v1: local copy removed" ] || fail "ckptctl rm says: $out"
 [ "$(vstate d "$JOB" v1)" = absent ] || fail "v1 is still listed after rm"
 ctl d ls "$JOB" | grep -q '^v1 ' && fail "ckptctl ls still shows v1"
 tw d verify "$JOB" v1 "${A1[@]}" 2>/dev/null && fail "v1 can be read after rm"

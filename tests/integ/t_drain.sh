@@ -40,10 +40,13 @@ plain() {
 	# written again, and the new bytes are what the PFS holds.
 	tw a rm pl/job again >/dev/null 2>&1
 	tw a write pl/job again -n 1 -z 1000000 -S 13 -w drained || fail "again/1 not drained"
-	tw a rm pl/job again || fail "rm of a drained version failed"
+	out=$(ctl a rm pl/job again) || fail "rm of a drained version failed"
+	[ "$out" = "removed pl/job/again: local copy removed; the PFS copy stays (rm again to remove it)" ] ||
+		fail "ckptctl rm of a drained version says: $out"
 	[ "$(vlevel a pl/job again)" = drained ] ||
 		fail "rm of a drained version removed more than the local copy"
-	tw a rm pl/job again || fail "rm of a PFS-only version failed"
+	out=$(ctl a --json rm pl/job again) || fail "rm of a PFS-only version failed"
+	grep -q '"copy": *"pfs"' <<<"$out" || fail "ckptctl --json rm of a PFS-only version: $out"
 	[ "$(vlevel a pl/job again)" = absent ] || fail "second rm left the version listed"
 	tw a write pl/job again -n 1 -z 1500000 -S 14 -w drained || fail "again/2 not drained"
 	expect_tree "$T/exp-again" pl/job again 14 1 1500000
