@@ -6,7 +6,7 @@
 #   make demo               single-node end-to-end run with built-in defaults
 #   make bench              benchmark (not a test)
 #   make soak               the crash-loop test at length (SOAK_ROUNDS kills)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local DESTDIR=   (every path below honours both)
 #   make deps               install the Debian packages we build with
 #
 # With SANITIZE set, everything builds into build/san so that the plain and
@@ -14,6 +14,20 @@
 
 CC       ?= cc
 PREFIX   ?= /usr/local
+VERSION  := 1.0
+# Install locations.  mount(8) looks for its helpers in /sbin only, so an
+# install outside /usr (PREFIX=/usr/local) puts mount.ckptfs in
+# $(PREFIX)/sbin, where mount(8) will not find it: link it into /sbin, or set
+# SBINDIR=/sbin.  (On Debian /sbin is /usr/sbin, so PREFIX=/usr just works.)
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+DOCDIR     ?= $(DATADIR)/doc/ckpt
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
 WERROR   ?= -Werror
 SANITIZE ?=
 PKGS     := liburing fuse3 libzstd libisal cunit inih libmicrohttpd
@@ -172,19 +186,44 @@ soak: all $(INTEG_BIN)
 fuzz: $(CORE_A)
 	@tests/fuzz/run.sh $(BUILD)
 
+# Rewrites the paths the installed files name (/usr/local, /etc/ckpt) to
+# the ones this install uses.
+INSTALL_SED := sed -e 's|/usr/local/bin|$(BINDIR)|g' \
+	-e 's|/usr/local/share/doc/ckpt|$(DOCDIR)|g' \
+	-e 's|/etc/ckpt/|$(SYSCONFDIR)/ckpt/|g'
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(CKPTD) $(CKPTCTL) $(CKPTFS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(CKPT_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(CKPT_SO) $(DESTDIR)$(PREFIX)/lib/libckpt.so.1
-	ln -sf libckpt.so.1 $(DESTDIR)$(PREFIX)/lib/libckpt.so
-	install -m 644 include/ckpt.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/ckpt $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DATADIR)/ckpt/slurm $(DESTDIR)$(DATADIR)/ckpt/grafana \
+		$(DESTDIR)$(PYTHONDIR)/ckpt
+	install -m 755 $(CKPTD) $(CKPTCTL) $(CKPTFS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(CKPT_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(CKPT_SO) $(DESTDIR)$(LIBDIR)/libckpt.so.1
+	ln -sf libckpt.so.1 $(DESTDIR)$(LIBDIR)/libckpt.so
+	install -m 644 include/ckpt.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+		config/ckpt.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/ckpt.pc
+	install -m 644 config/ckptd.conf.example README.md docs/design.md $(DESTDIR)$(DOCDIR)/
+	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/ckpt/ckptd.conf ]; then \
+		echo "install config/ckptd.conf.example -> $(SYSCONFDIR)/ckpt/ckptd.conf"; \
+		install -m 644 config/ckptd.conf.example $(DESTDIR)$(SYSCONFDIR)/ckpt/ckptd.conf; \
+	fi
+	for u in ckptd.service ckptfs@.service ckpt.mount; do \
+		$(INSTALL_SED) config/$$u >$(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 755 config/slurm/prolog.sh config/slurm/epilog.sh $(DESTDIR)$(DATADIR)/ckpt/slurm/
+	$(INSTALL_SED) config/slurm/ckpt-slurm-common.sh >$(DESTDIR)$(DATADIR)/ckpt/slurm/ckpt-slurm-common.sh
+	$(INSTALL_SED) config/slurm/ckpt-slurm.conf >$(DESTDIR)$(DATADIR)/ckpt/slurm/ckpt-slurm.conf
+	install -m 644 config/grafana-ckpt.json $(DESTDIR)$(DATADIR)/ckpt/grafana/
+	install -m 644 python/ckpt/*.py $(DESTDIR)$(PYTHONDIR)/ckpt/
 	@if [ -n "$(CKPTFS)" ]; then \
-		install -d $(DESTDIR)/sbin && \
-		sed 's|^installed=.*|installed=$(PREFIX)/bin/ckptfs|' fuse/mount.ckptfs \
-			>$(DESTDIR)/sbin/mount.fuse.ckptfs && \
-		chmod 755 $(DESTDIR)/sbin/mount.fuse.ckptfs && \
-		ln -sf mount.fuse.ckptfs $(DESTDIR)/sbin/mount.ckptfs; \
+		install -d $(DESTDIR)$(SBINDIR) && \
+		sed 's|^installed=.*|installed=$(BINDIR)/ckptfs|' fuse/mount.ckptfs \
+			>$(DESTDIR)$(SBINDIR)/mount.fuse.ckptfs && \
+		chmod 755 $(DESTDIR)$(SBINDIR)/mount.fuse.ckptfs && \
+		ln -sf mount.fuse.ckptfs $(DESTDIR)$(SBINDIR)/mount.ckptfs; \
 	fi
 
 clean:

@@ -13,7 +13,9 @@
 #     gives back the newest checkpoint, compared byte for byte;
 #  5. a second ckptd with an empty store (a replacement node) restores the
 #     first checkpoint from the PFS alone, byte for byte;
-# and shows `ckptctl status`.
+# and shows `ckptctl status`.  Afterwards it removes what it wrote: the whole
+# state directory if the demo made it, else its two versions (local and PFS
+# copies), saying what is left and how large.
 set -u
 B=${CKPT_BUILD:-build}
 DIR=${CKPT_DEMO_DIR:-/var/lib/ckpt}
@@ -24,11 +26,19 @@ MNT=$OUT/ckpt
 ARGS=(-o "dir=$DIR" -o "drain.target=$PFS")
 export CKPT_SOCKET=$DIR/ckptd.sock
 PID= PID2= FPID=
+MADE_DIR=0
+[ -e "$DIR" ] || MADE_DIR=1
 
 cleanup() {
 	[ -n "$FPID" ] && { fusermount3 -u "$MNT" 2>/dev/null; wait "$FPID" 2>/dev/null; }
 	for p in $PID $PID2; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$OUT"
+	if [ "$MADE_DIR" = 1 ] && [ -d "$DIR" ]; then
+		rm -rf "$DIR"
+		echo "demo: removed $DIR (the demo made it)"
+	elif [ -d "$DIR" ]; then
+		echo "demo: left $DIR as it was before, less the demo's versions ($(du -sh "$DIR" 2>/dev/null | cut -f1) now)"
+	fi
 }
 trap cleanup EXIT
 die() { echo "demo: $*" >&2; echo "--- ckptd log:" >&2; tail -20 "$LOG" >&2; exit 1; }
@@ -116,4 +126,10 @@ echo "restored $JOB/$V1 from the PFS alone: byte for byte ($(du -sh "$OUT/from-p
 
 echo "== ckptctl status"
 "$B/ckptctl" status
+
+echo "== removing the demo's versions"
+# Each rm twice: the first drops the local copy, the second the PFS copy.
+for v in "$V1" "$V2"; do
+	"$B/ckptctl" rm $JOB "$v" && "$B/ckptctl" rm $JOB "$v"
+done
 echo "demo: OK"

@@ -96,6 +96,21 @@ metric_ge 'ckpt_last_version_writer_stall_seconds{quantile="1"}' 0.01 ||
 scrape | awk '/^ckpt_writer_stall_seconds_bucket/ { v = $2; if (v < last) bad = 1; last = v }
 	END { exit bad || last != 2 }' || fail "stall buckets not cumulative: $(scrape | grep stall_seconds_bucket)"
 
+# The Grafana dashboard (config/grafana-ckpt.json) is JSON and asks only for
+# metrics ckptd serves.
+scrape >"$T/scrape.txt"
+$PY - "$ROOT/config/grafana-ckpt.json" "$T/scrape.txt" <<'PYEOF' || fail "the Grafana dashboard does not match the metrics"
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+served = {l.split("{")[0].split()[0] for l in open(sys.argv[2]) if l[0] != "#"}
+asked = set()
+for p in dash["panels"]:
+    for t in p["targets"]:
+        asked |= set(re.findall(r"\bckpt_[a-z0-9_]+", t["expr"]))
+missing = sorted(asked - served)
+assert asked and not missing, "not served: %s" % missing
+PYEOF
+
 # ---- hostile HTTP ---------------------------------------------------------------
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
 [ "$(code -X POST -d x "$URL")" = 405 ] || fail "POST /metrics: $(code -X POST -d x "$URL")"

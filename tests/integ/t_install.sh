@@ -1,0 +1,63 @@
+#!/bin/bash
+# t_install: `make install` honours PREFIX and DESTDIR for everything it
+# writes: binaries, library, header, ckpt.pc, the example config, the
+# systemd units (with their paths rewritten), the Slurm scripts, the Grafana
+# dashboard, the Python package and the mount(8) helper; nothing lands
+# outside DESTDIR.  The installed ckpt.pc builds and links a client, and the
+# installed Python package imports over the installed libckpt.
+# TIMEOUT: 120
+set -u
+. "$(dirname "$0")/lib.sh"
+
+command -v pkg-config >/dev/null || skip "pkg-config is not installed"
+D=$T/root
+P=/opt/ckpt
+touch "$T/stamp"
+make -s -C "$ROOT" BUILD="$BUILD" install PREFIX=$P DESTDIR="$D" >"$T/install.out" 2>&1 ||
+	fail "make install failed: $(tail -20 "$T/install.out")"
+
+for f in bin/ckptd bin/ckptctl bin/ckptfs lib/libckpt.so.1 lib/libckpt.so lib/libckpt.a \
+	 include/ckpt.h lib/pkgconfig/ckpt.pc etc/ckpt/ckptd.conf \
+	 share/doc/ckpt/ckptd.conf.example share/doc/ckpt/README.md \
+	 lib/systemd/system/ckptd.service lib/systemd/system/ckptfs@.service \
+	 lib/systemd/system/ckpt.mount share/ckpt/slurm/prolog.sh \
+	 share/ckpt/slurm/epilog.sh share/ckpt/slurm/ckpt-slurm-common.sh \
+	 share/ckpt/grafana/grafana-ckpt.json lib/python3/dist-packages/ckpt/__init__.py \
+	 sbin/mount.fuse.ckptfs sbin/mount.ckptfs; do
+	[ -e "$D$P/$f" ] || fail "make install did not write $P/$f"
+done
+# Nothing outside PREFIX under DESTDIR (in particular not /sbin).
+out=$(cd "$D" && find . -mindepth 1 -maxdepth 2 | grep -v "^\.$P\$" | grep -v "^\.${P%/*}\$")
+[ -z "$out" ] || fail "make install wrote outside PREFIX: $out"
+# ... and nothing outside DESTDIR: no file newer than the stamp in /sbin.
+[ -z "$(find /sbin/ -maxdepth 1 -name 'mount*ckptfs' -newer "$T/stamp" 2>/dev/null)" ] ||
+	fail "make install wrote into /sbin despite DESTDIR"
+
+grep -q "^installed=$P/bin/ckptfs\$" "$D$P/sbin/mount.fuse.ckptfs" ||
+	fail "mount.fuse.ckptfs does not name $P/bin/ckptfs"
+grep -q "^ExecStart=$P/bin/ckptd -c $P/etc/ckpt/ckptd.conf\$" "$D$P/lib/systemd/system/ckptd.service" ||
+	fail "ckptd.service: $(grep ExecStart "$D$P/lib/systemd/system/ckptd.service")"
+grep -rq /usr/local "$D$P/lib/systemd/system" "$D$P/share/ckpt/slurm" &&
+	fail "an installed unit or script still names /usr/local: $(grep -rl /usr/local "$D$P/lib/systemd/system" "$D$P/share/ckpt/slurm")"
+
+# ckpt.pc: a client builds against the installed header and library.
+sed -i "s|^prefix=.*|prefix=$D$P|; s|^libdir=.*|libdir=$D$P/lib|; s|^includedir=.*|includedir=$D$P/include|" \
+	"$D$P/lib/pkgconfig/ckpt.pc"
+cat >"$T/client.c" <<'C'
+#include <ckpt.h>
+#include <stdio.h>
+int main(void) { puts(ckpt_level_name(CKPT_LOCAL)); return 0; }
+C
+flags=$(PKG_CONFIG_PATH=$D$P/lib/pkgconfig pkg-config --cflags --libs ckpt) ||
+	fail "pkg-config does not know ckpt"
+cc -o "$T/client" "$T/client.c" $flags 2>"$T/cc.err" || fail "building with ckpt.pc: $(cat "$T/cc.err")"
+[ "$(LD_LIBRARY_PATH=$D$P/lib "$T/client")" = local ] || fail "the client built with ckpt.pc does not run"
+[ "$(PKG_CONFIG_PATH=$D$P/lib/pkgconfig pkg-config --modversion ckpt)" != "" ] || fail "ckpt.pc has no version"
+
+# The Python package, over the installed library.
+if [ -x /usr/bin/python3 ]; then
+	out=$(cd / && PYTHONPATH=$D$P/lib/python3/dist-packages CKPT_LIBRARY=$D$P/lib/libckpt.so.1 \
+		/usr/bin/python3 -c 'import ckpt; print(ckpt.Client.__name__)' 2>&1) ||
+		fail "the installed Python package does not import: $out"
+fi
+finish
