@@ -135,3 +135,15 @@ assert_up d
 tw d verify cfg/job v1 -n 1 -z 100000 || fail "the first daemon's version does not verify"
 stop_ckptd d
 info "print-config, overrides and broken configs behave"
+
+# config/ckptd.conf.example shows every section and key, at its default
+# (derived ones, socket and store, as comments).
+ex=$ROOT/config/ckptd.conf.example
+"$CKPTD" -c "$ex" --print-config >"$T/ex.out" 2>"$T/ex.err" || fail "the example config does not load: $(cat "$T/ex.err")"
+"$CKPTD" --print-config >"$T/def.out" || fail "--print-config failed"
+diff "$T/def.out" "$T/ex.out" >"$T/ex.diff" || fail "the example is not the defaults: $(cat "$T/ex.diff")"
+awk '/^\[/ { sec = $1 } / = / || / =$/ { print sec, $1 }' "$T/def.out" | while read -r sec key; do
+	awk -v s="$sec" -v k="$key" '/^\[/ { cur = $1 } cur == s && ($1 == k || ($1 == ";" && $2 == k)) { f = 1 } END { exit !f }' "$ex" ||
+		fail "config/ckptd.conf.example does not show $sec $key"
+done || exit 1
+info "the example config shows every key at its default"
