@@ -13,7 +13,8 @@ command -v pkg-config >/dev/null || skip "pkg-config is not installed"
 D=$T/root
 P=/opt/ckpt
 touch "$T/stamp"
-make -s -C "$ROOT" BUILD="$BUILD" install PREFIX=$P DESTDIR="$D" >"$T/install.out" 2>&1 ||
+# -o all: install what this run tested, whatever build (plain or sanitizer).
+make -s -C "$ROOT" BUILD="$BUILD" -o all install PREFIX=$P DESTDIR="$D" >"$T/install.out" 2>&1 ||
 	fail "make install failed: $(tail -20 "$T/install.out")"
 
 for f in bin/ckptd bin/ckptctl bin/ckptfs lib/libckpt.so.1 lib/libckpt.so lib/libckpt.a \
@@ -50,13 +51,18 @@ int main(void) { puts(ckpt_level_name(CKPT_LOCAL)); return 0; }
 C
 flags=$(PKG_CONFIG_PATH=$D$P/lib/pkgconfig pkg-config --cflags --libs ckpt) ||
 	fail "pkg-config does not know ckpt"
-cc -o "$T/client" "$T/client.c" $flags 2>"$T/cc.err" || fail "building with ckpt.pc: $(cat "$T/cc.err")"
+# A sanitizer build of libckpt needs its runtime in the program.
+san=
+ldd "$D$P/lib/libckpt.so.1" | grep -q libasan && san=-fsanitize=address,undefined
+cc $san -o "$T/client" "$T/client.c" $flags 2>"$T/cc.err" || fail "building with ckpt.pc: $(cat "$T/cc.err")"
 [ "$(LD_LIBRARY_PATH=$D$P/lib "$T/client")" = local ] || fail "the client built with ckpt.pc does not run"
 [ "$(PKG_CONFIG_PATH=$D$P/lib/pkgconfig pkg-config --modversion ckpt)" != "" ] || fail "ckpt.pc has no version"
 
 # The Python package, over the installed library.
 if [ -x /usr/bin/python3 ]; then
+	asan=$(ldd "$D$P/lib/libckpt.so.1" | awk '/libasan/ { print $3 }')
 	out=$(cd / && PYTHONPATH=$D$P/lib/python3/dist-packages CKPT_LIBRARY=$D$P/lib/libckpt.so.1 \
+		LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 \
 		/usr/bin/python3 -c 'import ckpt; print(ckpt.Client.__name__)' 2>&1) ||
 		fail "the installed Python package does not import: $out"
 fi
