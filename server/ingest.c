@@ -23,8 +23,10 @@
 
 #include "crc32c.h"
 #include "drain.h"
+#include "ingest.h"
 #include "level.h"
 #include "log.h"
+#include "reader.h"
 #include "session.h"
 #include "sys.h"
 
@@ -60,7 +62,7 @@ static void fail(struct ckptd *d, struct version *v, int err)
 	log_printf(LOG_ERR, "version %s/%s: failed: %s",
 		   v->job ? v->job->name : "?", v->name, ckpt_strerror(err));
 	catalog_fail(&d->cat, v, err);
-	session_notify(d, v);
+	ckptd_version_changed(d, v);
 }
 
 void ingest_abandon(struct ckptd *d, struct version *v, int err)
@@ -347,7 +349,7 @@ void ingest_seal(struct ckptd *d, struct version *v)
 	v->seq = d->cat.next_seq++;
 	log_printf(LOG_DEBUG, "version %s/%s: staged, sealing as #%llu",
 		   v->job->name, v->name, (unsigned long long)v->seq);
-	session_notify(d, v);
+	ckptd_version_changed(d, v);
 	if (!v->inflight)
 		seal_step(d, v);
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "lease.h"
 #include "log.h"
 #include "session.h"
 

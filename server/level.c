@@ -10,7 +10,6 @@
 #include "level.h"
 #include "log.h"
 #include "pool.h"
-#include "session.h"
 
 struct level_req {
 	struct pool_task pt;
@@ -63,7 +62,7 @@ static void finish(struct level_req *r, int err)
 	if (r->done)
 		r->done(d, v, err);
 	if (!err || !(r->flags & LEVEL_DURABLE))
-		session_notify(d, v);
+		ckptd_version_changed(d, v);
 	version_put(&d->cat, v);
 	req_free(r);
 }

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "ingest.h"
 #include "journal.h"
 #include "log.h"
+#include "ops.h"
 #include "pfs.h"
 #include "recover.h"
 #include "session.h"
@@ -470,7 +472,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		}
 	}
 	v->error = -CKPT_ENOVERSION;
-	session_notify(c->d, v);
+	ckptd_version_changed(c->d, v);
 	if (drain_enabled(c->d) && v->seq && !v->remote) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
@@ -513,4 +515,41 @@ void op_status(struct conn *c, const struct proto_msg *req)
 		return;
 	proto_enc_status(&e, &s);
 	conn_reply_end(c, &e);
+}
+
+void op_drain(struct conn *c, const struct proto_msg *req)
+{
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = -EPERM;
+	if (c->uid != 0 && c->uid != getuid())
+		goto out_reply;
+	ret = -EINVAL;
+	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME)
+		goto out_reply;
+	log_printf(LOG_NOTICE, "drain: %s by uid %u",
+		   req->level == CKPT_DRAIN_PAUSE ? "paused" : "resumed",
+		   c->uid);
+	ret = drain_pause(c->d, req->level == CKPT_DRAIN_PAUSE);
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void op_drain_now(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v;
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	ret = v ? drain_now(c->d, v) : -CKPT_ENOVERSION;
+out_reply:
+	conn_reply_status(c, req, ret);
 }

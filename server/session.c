@@ -20,7 +20,12 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "ingest.h"
+#include "lease.h"
 #include "log.h"
+#include "nsops.h"
+#include "ops.h"
+#include "reader.h"
 #include "session.h"
 
 #define REQ_MAX  (16u << 10)
