@@ -238,7 +238,7 @@ static void copy_done(struct pool_task *pt)
 		   (unsigned long long)ct->job->bytes_in,
 		   (unsigned long long)ct->job->bytes_out,
 		   (unsigned long long)ct->job->bytes_ref);
-	version_reach(d, v, CKPT_DRAINED, 0, drained);
+	version_reach(d, v, CKPT_COPY_PFS, 0, 0, drained);
 out_free:
 	pfs_job_free(ct->job);
 	version_put(&d->cat, v);
@@ -353,14 +353,14 @@ static void local_retain(struct ckptd *d, struct job *j)
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		local += v->state == CKPT_ST_SEALED && !v->remote;
+		local += v->state == CKPT_ST_SEALED && !version_remote(v);
 	}
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
 		if (local <= d->conf->keep)
 			return;
-		if (v->state != CKPT_ST_SEALED || v->remote)
+		if (v->state != CKPT_ST_SEALED || version_remote(v))
 			continue;
 		if (v->level < CKPT_DRAINED)
 			continue;   /* never evict what the PFS lacks */
@@ -425,13 +425,13 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 		}
 		log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
 			   j->name, v->name, keep);
-		if (v->remote) {
+		if (version_remote(v)) {
 			catalog_remove(&d->cat, v);
 			if (!j->nversions)
 				return;
 		} else {
 			v->drain = DR_DONE;
-			version_reach(d, v, CKPT_LOCAL, 0, NULL);
+			version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
 		}
 	}
 }
@@ -521,13 +521,13 @@ static int found(void *arg, struct pfsman *m)
 	if (v) {
 		/* The incremental base lives only in the PFS manifest: without
 		 * it, [drain] keep and rm could remove a base still needed. */
-		if (v->state == CKPT_ST_SEALED && !v->remote)
+		if (v->state == CKPT_ST_SEALED && !version_remote(v))
 			snprintf(v->base, sizeof(v->base), "%s", m->base);
 		/* Drained before a crash that lost the local record of it. */
-		if (v->state == CKPT_ST_SEALED && !v->remote &&
+		if (v->state == CKPT_ST_SEALED && !version_remote(v) &&
 		    v->level < CKPT_DRAINED) {
 			v->drain = DR_DONE;
-			version_reach(d, v, CKPT_DRAINED, 0, NULL);
+			version_reach(d, v, CKPT_COPY_PFS, 0, 0, NULL);
 		}
 		pfsman_release(m);
 		return 0;

@@ -19,7 +19,6 @@
 #include "log.h"
 #include "ops.h"
 #include "pfs.h"
-#include "recover.h"
 #include "session.h"
 
 /* ---- writers ------------------------------------------------------------ */
@@ -431,7 +430,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	/* A drained version keeps its PFS copy: rm drops the local copy and
 	 * the version stays listed, read from the PFS.  rm it again to remove
 	 * it from the PFS too. */
-	if (!v->remote && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
+	if (!version_remote(v) && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
 		struct pfsman m;
 
 		ret = pfs_load(c->d->conf->drain_target, req->job, req->version,
@@ -448,23 +447,20 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	/* Served from the PFS with a damaged local copy in quarantine: rm
 	 * discards the quarantine first, as it drops a local copy. */
-	if (v->remote && v->qdir) {
-		recover_discard(&c->d->cat, v->qdir);
-		free(v->qdir);
-		v->qdir = NULL;
-		v->reason[0] = 0;
+	if (version_remote(v) && v->qdir) {
+		catalog_discard_quarantine(&c->d->cat, v);
 		conn_reply_status(c, req, 0);
 		return;
 	}
 	/* A version only on the PFS is removed there, unless a newer drained
 	 * version refers to its chunks (incremental). */
-	if (v->remote && v->pfs && drain_is_base(v->job, v->name)) {
+	if (version_remote(v) && v->pfs && drain_is_base(v->job, v->name)) {
 		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
 			   req->job, req->version);
 		conn_reply_status(c, req, -EBUSY);
 		return;
 	}
-	if (v->remote && v->pfs) {
+	if (version_remote(v) && v->pfs) {
 		ret = pfs_remove(c->d->conf->drain_target, v->pfs);
 		if (ret < 0) {
 			conn_reply_status(c, req, ret);
@@ -473,7 +469,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	v->error = -CKPT_ENOVERSION;
 	ckptd_version_changed(c->d, v);
-	if (drain_enabled(c->d) && v->seq && !v->remote) {
+	if (drain_enabled(c->d) && v->seq && !version_remote(v)) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
 

@@ -288,7 +288,7 @@ static void rreq_finish(struct rreq *r)
 
 	/* A drained version whose local copy is damaged: the PFS copy was
 	 * verified when it drained; read from it (checked again there). */
-	if (r->err == -CKPT_ECORRUPT && !r->v->remote &&
+	if (r->err == -CKPT_ECORRUPT && !version_remote(r->v) &&
 	    r->v->level >= CKPT_DRAINED && drain_enabled(r->d) &&
 	    !r->c->closed) {
 		log_printf(LOG_WARNING, "read: %s/%s: local copy damaged; reading %s from the PFS",
@@ -458,7 +458,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		ret = fi;
 		goto out_reply;
 	}
-	if (v->remote) {
+	if (version_remote(v)) {
 		read_from_pfs(c, v, fi, req);
 		return;
 	}
