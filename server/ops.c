@@ -251,7 +251,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 		ret = -CKPT_ENOVERSION;
 		goto out_reply;
 	}
-	snprintf(r.version, sizeof(r.version), "%s", best->name);
+	r.version = best->name;
 	conn_reply(c, &r);
 	return;
 out_reply:

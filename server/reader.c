@@ -41,7 +41,10 @@ struct rreq {
 	struct ckptd *d;
 	struct conn *c;
 	struct version *v;
-	struct proto_msg req;     /* type, seq; ring_off */
+	/* the request's numbers (its strings live only while it is
+	 * dispatched: the file is fi) */
+	uint32_t seq, fi;
+	uint64_t off, len, ring_off;
 	struct piece *pieces;
 	uint32_t npieces;
 	uint32_t pending;         /* record reads in flight */
@@ -244,7 +247,7 @@ static void pfs_read_drop(struct pool_task *pt)
 
 /* Answer req (of c, on v) from v's PFS copy: file fi of v->pfs for a
  * remote version; for a local one (fi < 0) the file named req->path in the
- * PFS manifest of the same incarnation. */
+ * PFS manifest of the same incarnation.  The task copies the names. */
 static void read_from_pfs(struct conn *c, struct version *v, int fi,
 			  const struct proto_msg *req)
 {
@@ -272,8 +275,8 @@ static void read_from_pfs(struct conn *c, struct version *v, int fi,
 	pr->len = req->len;
 	pr->dst = c->lease->map + req->ring_off;
 	pr->vseq = v->seq;
-	snprintf(pr->job, sizeof(pr->job), "%s", req->job);
-	snprintf(pr->version, sizeof(pr->version), "%s", req->version);
+	snprintf(pr->job, sizeof(pr->job), "%s", v->job->name);
+	snprintf(pr->version, sizeof(pr->version), "%s", v->name);
 	snprintf(pr->path, sizeof(pr->path), "%s", req->path);
 	version_get(v);
 	conn_get(c);
@@ -291,16 +294,22 @@ static void rreq_finish(struct rreq *r)
 	if (r->err == -CKPT_ECORRUPT && !version_remote(r->v) &&
 	    r->v->level >= CKPT_DRAINED && drain_enabled(r->d) &&
 	    !r->c->closed) {
+		struct proto_msg q = {
+			.type = PROTO_READ, .seq = r->seq, .off = r->off,
+			.len = r->len, .ring_off = r->ring_off,
+			.path = r->v->files[r->fi].path,
+		};
+
 		log_printf(LOG_WARNING, "read: %s/%s: local copy damaged; reading %s from the PFS",
 			   r->v->job ? r->v->job->name : "?", r->v->name,
-			   r->req.path);
-		read_from_pfs(r->c, r->v, -1, &r->req);
+			   q.path);
+		read_from_pfs(r->c, r->v, -1, &q);
 		goto out_free;
 	}
 
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_READ;
-	m.seq = r->req.seq;
+	m.seq = r->seq;
 	m.status = r->err;
 	m.size = r->err ? 0 : r->size;
 	conn_reply(r->c, &m);
@@ -331,7 +340,7 @@ static void on_read(struct loop_op *op, int res)
 		if (!r->err)
 			r->err = -CKPT_ECORRUPT;
 	} else if (!r->c->closed) {
-		uint8_t *dst = r->c->lease->map + r->req.ring_off;
+		uint8_t *dst = r->c->lease->map + r->ring_off;
 
 		for (i = 0; i < r->npieces; i++)
 			if (r->pieces[i].rec == o->rec)
@@ -385,12 +394,16 @@ static int submit_reads(struct rreq *r)
 	return 0;
 }
 
-/* A read of an open version that waits for the writes in flight. */
+/* A read of an open version that waits for the writes in flight: the
+ * request, with its own copies of its strings. */
 struct deferred {
 	struct list link;         /* in version.deferred */
 	struct conn *c;           /* holds a reference */
 	struct version *v;        /* holds a reference */
-	struct proto_msg req;
+	struct proto_msg req;     /* strings point below */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
 };
 
 void reader_kick(struct ckptd *d, struct version *v)
@@ -419,6 +432,13 @@ static int defer(struct conn *c, struct version *v,
 	w->c = c;
 	w->v = v;
 	w->req = *req;
+	snprintf(w->job, sizeof(w->job), "%s", req->job);
+	snprintf(w->version, sizeof(w->version), "%s", req->version);
+	snprintf(w->path, sizeof(w->path), "%s", req->path);
+	w->req.job = w->job;
+	w->req.version = w->version;
+	w->req.path = w->path;
+	w->req.path2 = "";
 	conn_get(c);
 	version_get(v);
 	list_add_tail(&v->deferred, &w->link);
@@ -470,7 +490,11 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	r->d = c->d;
 	r->c = c;
 	r->v = v;
-	r->req = *req;
+	r->seq = req->seq;
+	r->fi = fi;
+	r->off = req->off;
+	r->len = req->len;
+	r->ring_off = req->ring_off;
 	end = v->files[fi].size;
 	if (req->off < end) {
 		if (end - req->off > req->len)

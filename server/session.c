@@ -311,10 +311,12 @@ static int refuse_log_ok(void)
 			 "session: refused connections");
 }
 
-/* Decode and dispatch one whole frame.  -1 if the stream is broken. */
-static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
+/* Decode and dispatch one whole frame, which decoding rewrites (proto.h):
+ * the request's strings live in c->rbuf until the handler returns.  -1 if
+ * the stream is broken. */
+static int dispatch(struct conn *c, uint8_t *frame, size_t len)
 {
-	static struct proto_msg req;   /* loop thread only; 5 KiB */
+	struct proto_msg req;
 	int ret;
 
 	ret = proto_decode(frame, len, &req, NULL);
