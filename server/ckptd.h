@@ -62,6 +62,11 @@ struct ckptd {
 	struct loop_op pause_op;   /* accept paused after EMFILE */
 	struct __kernel_timespec pause_ts;
 	struct log_rl accept_rl;
+	/* Lines any local client can cause, at most LOG_RL_MAX a second each
+	 * (session.c, lease.c). */
+	struct log_rl bad_rl;      /* bad frames */
+	struct log_rl refuse_rl;   /* refused connections */
+	struct log_rl wait_rl;     /* staging waits and give-ups */
 	int sig_fd;
 	struct loop_op sig_op;
 	struct signalfd_siginfo sig;
