@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "drain.h"
 #include "ingest.h"
 #include "lease.h"
 #include "log.h"
