@@ -136,12 +136,18 @@ uint32_t vstats_stragglers(const struct version *v, uint32_t factor)
 		if (w->stall_ns < VSTATS_STRAGGLER_MIN_NS ||
 		    w->stall_ns / factor <= sum.p50_ns)
 			continue;
+		if (++n > VSTATS_STRAGGLER_LOG_MAX)
+			continue;
 		log_printf(LOG_WARNING, "version %s/%s: straggler: pid %d rank %d stalled %.3f s, median %.3f s over %u writers; cause: %s",
 			   v->job ? v->job->name : "?", v->name, (int)w->pid,
 			   (int)w->rank, (double)w->stall_ns / 1e9,
 			   (double)sum.p50_ns / 1e9, sum.n, cause(w));
-		n++;
 	}
+	if (n > VSTATS_STRAGGLER_LOG_MAX)
+		log_printf(LOG_WARNING, "version %s/%s: %u more stragglers not logged (slowest: pid %d, %.3f s)",
+			   v->job ? v->job->name : "?", v->name,
+			   n - VSTATS_STRAGGLER_LOG_MAX, (int)sum.slowest.pid,
+			   (double)sum.max_ns / 1e9);
 	return n;
 }
 

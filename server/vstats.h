@@ -28,6 +28,8 @@
 struct version;
 
 #define VSTATS_STRAGGLER_MIN_NS 10000000ull  /* 10 ms: below it, noise */
+#define VSTATS_STRAGGLER_LOG_MAX 8           /* lines per version; then one
+					      * line counts the rest */
 
 /* One writer's report. */
 struct vstall {
@@ -61,8 +63,8 @@ void vstats_sum(const struct version *v, struct vstall_sum *out);
 /* Fill the stall fields of a listing entry (hostname: this node's). */
 void vstats_info(const struct version *v, struct ckpt_version_info *out);
 /*
- * Log each straggler of v: a writer over factor x the median (0: never).
- * Returns how many were logged.
+ * Log the stragglers of v, writers over factor x the median (0: never), at
+ * most VSTATS_STRAGGLER_LOG_MAX lines.  Returns how many there were.
  */
 uint32_t vstats_stragglers(const struct version *v, uint32_t factor);
 void vstats_free(struct version *v);

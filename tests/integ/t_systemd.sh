@@ -6,6 +6,7 @@
 #  - the units in config/ pass `systemd-analyze verify` (with the binaries
 #    they name pointed at this build), and a broken unit does not;
 #  - the ckptfs@.service ExecStart line, run as systemd would run it, mounts;
+#  - ckptfs --help lists its own options only;
 #  - mount.ckptfs, run as mount(8) runs it for an fstab line of type
 #    fuse.ckptfs, mounts in the background, and the mount works.
 # Parts whose tools are missing say so and are left out.
@@ -69,6 +70,10 @@ if ! grep -qw fuse /proc/filesystems || [ ! -c /dev/fuse ] || ! command -v fuser
 	exit 0
 fi
 [ -x "$CKPTFS" ] || fail "$CKPTFS is not built"
+# ckptfs --help: its own options, not libfuse's high-level modules.
+"$CKPTFS" --help >"$T/help.out" 2>&1 || fail "ckptfs --help failed: $(cat "$T/help.out")"
+grep -q 'autocommit=SECONDS' "$T/help.out" || fail "ckptfs --help lacks its options: $(cat "$T/help.out")"
+grep -qiE 'subdir|iconv' "$T/help.out" && fail "ckptfs --help lists libfuse's modules: $(cat "$T/help.out")"
 ckptd_conf d
 start_ckptd d
 
