@@ -140,7 +140,7 @@ waitrm() {
 	ckptd_conf n keep=1
 	start_ckptd n
 	tw n write nr/job v1 -n 1 -z 100000 -S 8 -w local || fail "n v1 not local"
-	"$RAW" -s "$(sock n)" waitrm nr/job v1 hold 20 >"$T/raw.out" 2>&1 &
+	"$RAW" -s "$(sock n)" waitrm nr/job v1 hold 5 >"$T/raw.out" 2>&1 &
 	local raw=$!
 	poll_until 10 grep -q waiting "$T/raw.out" ||
 		fail "ckpt_raw waitrm ... hold: $(cat "$T/raw.out")"
