@@ -80,6 +80,10 @@ copies() {
 	ctl c drain --pause >/dev/null || fail "drain --pause failed"
 	tw c write cp/job v4 -n 2 -z 300000 -S 4 -w local || fail "v4 not local"
 	expect_copies c cp/job v2 drained pfs "v2 after eviction"
+	# The eviction is durable once v2's manifest is gone (dropped on a
+	# worker): v3's and v4's are left.
+	poll_until 10 eval '[ "$(ls "$T/c/store/man" | grep -c "\.man$")" = 2 ]' ||
+		fail "manifests left after the eviction: $(ls "$T/c/store/man")"
 	restart c
 	expect_copies c cp/job v2 drained pfs "v2 evicted, after a restart"
 	expect_copies c cp/job v3 drained local,pfs "v3 after a restart"
