@@ -468,7 +468,6 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		}
 	}
 	v->error = -CKPT_ENOVERSION;
-	ckptd_version_changed(c->d, v);
 	if (drain_enabled(c->d) && v->seq && !version_remote(v)) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
@@ -477,7 +476,12 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 				 v->seq) == 0)
 			unlink(journal);
 	}
+	/* Its waiters hear once it is removed (v->removed): before, they
+	 * would wait on for a level it can no longer reach. */
+	version_get(v);
 	ret = catalog_remove(&c->d->cat, v);
+	ckptd_version_changed(c->d, v);
+	version_put(&c->d->cat, v);
 	conn_reply_status(c, req, ret);
 }
 
