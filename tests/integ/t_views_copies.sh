@@ -138,9 +138,9 @@ waitrm() {
 	assert_up w
 	stop_ckptd w
 
-	# No drain, keep=1: v1's WAIT for drained (which it never reaches)
-	# outlives v1, removed by retention when v2 seals; the waiter then
-	# hangs up.
+	# No drain, keep=1: a WAIT for drained is refused at once (ENOTSUP:
+	# it could never come); before that rule it outlived v1, removed by
+	# retention when v2 sealed.  Either way the daemon stays up.
 	ckptd_conf n keep=1
 	start_ckptd n
 	tw n write nr/job v1 -n 1 -z 100000 -S 8 -w local || fail "n v1 not local"
