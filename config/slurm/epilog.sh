@@ -46,6 +46,10 @@ if [ "$level" = drained ]; then
 	exit 0
 fi
 if ! err=$(ctl wait "$job" "$ver" drained --timeout "$CKPT_EPILOG_TIMEOUT" 2>&1); then
+	case $err in
+	*"not supported"*)      # ckptd has no [drain] target
+		fail "$job/$ver cannot drain: this node's ckptd has no drain target (it stays on this node's store)" ;;
+	esac
 	fail "$job/$ver did not drain within ${CKPT_EPILOG_TIMEOUT}s (it stays on this node's store): $err"
 fi
 log info "$job/$ver drained"
