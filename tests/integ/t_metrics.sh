@@ -125,6 +125,27 @@ for junk in 'GARBAGE\r\n\r\n' '\x00\x01\x02\xff\r\n\r\n' 'GET /metrics HTTP/9.9\
 done
 assert_up d
 [ "$(code "$URL")" = 200 ] || fail "no longer serving after hostile requests"
+# 100 connections that never finish their request (slowloris): the HTTP
+# thread holds them (its limits refuse the rest), the loop does not notice,
+# and once they go the endpoint serves again.
+$PY - "$port" "$(sock d)" "$CKPTCTL" <<'PYEOF' || fail "ckptd stalled while HTTP connections hung"
+import socket, subprocess, sys, time
+port, sock, ctl = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+conns = []
+for _ in range(100):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        conns.append(s)
+    except OSError:
+        pass
+t0 = time.monotonic()
+subprocess.run([ctl, "-s", sock, "status"], check=True, stdout=subprocess.DEVNULL, timeout=10)
+assert time.monotonic() - t0 < 2, "ckptctl status took %.1f s" % (time.monotonic() - t0)
+for s in conns:
+    s.close()
+PYEOF
+poll_until 15 test "$(code "$URL")" = 200 || fail "not serving after the hung connections closed"
 assert_up d
 
 # ---- bad addresses ----------------------------------------------------------------
