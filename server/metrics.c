@@ -82,6 +82,15 @@ void mstats_sealing(struct ckptd *d, struct version *v)
 		d->ms.last_p50_ns = sum.p50_ns;
 		d->ms.last_p99_ns = sum.p99_ns;
 		d->ms.last_max_ns = sum.max_ns;
+		d->ms.last_pid = sum.slowest.pid;
+		d->ms.last_rank = sum.slowest.rank;
+		snprintf(d->ms.last_job, sizeof(d->ms.last_job), "%s",
+			 v->job ? v->job->name : "");
+		snprintf(d->ms.last_version, sizeof(d->ms.last_version), "%s",
+			 v->name);
+		if (gethostname(d->ms.last_host, sizeof(d->ms.last_host)) < 0)
+			d->ms.last_host[0] = '\0';
+		d->ms.last_host[sizeof(d->ms.last_host) - 1] = '\0';
 	}
 	d->ms.stragglers += vstats_stragglers(v, d->conf->straggler_factor);
 }
@@ -188,6 +197,19 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* A label value, escaped as the text format wants (\\, \", \n). */
+static void label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
 /* One histogram's series; lbl is "" or `level="x",`. */
 static void hist(FILE *f, const char *name, const char *lbl,
 		 const struct mhist *h)
@@ -253,6 +275,18 @@ static void fmt_stalls(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_last_version_writers",
 	      "Writers that reported a stall for the newest sealed version.",
 	      s->last_writers);
+	if (!s->last_writers)
+		return;
+	head(f, "ckpt_last_version_slowest_writer_stall_seconds", "gauge",
+	     "The slowest writer of the newest sealed version, and its stall.");
+	fprintf(f, "ckpt_last_version_slowest_writer_stall_seconds{job=\"");
+	label(f, s->last_job);
+	fprintf(f, "\",version=\"");
+	label(f, s->last_version);
+	fprintf(f, "\",host=\"");
+	label(f, s->last_host);
+	fprintf(f, "\",pid=\"%d\",rank=\"%d\"} %.9g\n", (int)s->last_pid,
+		(int)s->last_rank, (double)s->last_max_ns / 1e9);
 }
 
 static void fmt_state(FILE *f, const struct mstats *s)

@@ -59,9 +59,13 @@ struct mstats {
 	struct mhist stall;             /* each writer's stall */
 	uint64_t stragglers;
 	uint64_t errors[MERR_N];
-	/* the newest sealed version's stalls */
+	/* the newest sealed version's stalls, and its slowest writer */
 	uint64_t last_p50_ns, last_p99_ns, last_max_ns;
 	uint32_t last_writers;
+	char last_job[CKPT_JOB_MAX + 1];
+	char last_version[CKPT_VERSION_MAX + 1];
+	char last_host[CKPT_HOST_MAX + 1];
+	int32_t last_pid, last_rank;
 	/* gauges, filled by metrics_tick() */
 	struct ckpt_status st;
 	uint64_t drain_lag_ms;          /* oldest sealed version not drained */

@@ -88,6 +88,8 @@ for want in 'ckpt_versions_total{level="staged"} 1' \
 	v=$(metric "${want% *}")
 	[ "$v" = "${want##* }" ] || fail "${want% *} is '$v', want ${want##* }"
 done
+k="ckpt_last_version_slowest_writer_stall_seconds{job=\"$JOB\",version=\"v1\",host=\"$(hostname)\",pid=\"$bpid\",rank=\"7\"}"
+metric_ge "$k" 0.01 || fail "no slowest writer series $k: $(scrape | grep slowest)"
 metric_ge ckpt_absorbed_bytes_total 2097152 ||
 	fail "ckpt_absorbed_bytes_total: $(metric ckpt_absorbed_bytes_total)"
 metric_ge 'ckpt_last_version_writer_stall_seconds{quantile="1"}' 0.01 ||
