@@ -44,7 +44,8 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     3  /* 3: COMMIT carries the writer's stall */
+#define PROTO_VERSION     4  /* 3: STATUS shows peers; 4: COMMIT carries
+				* the writer's stall, version entries its sum */
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000

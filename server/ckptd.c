@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "lease.h"
 #include "log.h"
@@ -197,6 +198,7 @@ static void on_signal(struct loop_op *op, int res)
 		d->stopping = 1;
 		shutdown(d->listen_fd, SHUT_RDWR);
 		session_close_all(d);
+		cluster_stop(d);
 	}
 	arm_signal(d);
 }
@@ -224,6 +226,7 @@ static void on_tick(struct loop_op *op, int res)
 	drain_tick(d);
 	lease_tick(d);
 	metrics_tick(d);
+	cluster_tick(d);
 	if (d->stopping && d->cat.nopen == 0) {
 		d->loop.stop = 1;
 		return;
@@ -358,6 +361,11 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 		goto out_pool;
 	}
+	ret = cluster_open(d);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "cluster: %s", strerror(-ret));
+		goto out_drain;
+	}
 	arm_accept(d);
 	arm_signal(d);
 	arm_tick(d);
@@ -371,11 +379,14 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 	return 0;
 
+out_drain:
+	drain_cancel(d);
 out_pool:
 	d->cat.pool = NULL;
 	d->segs.pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
+	drain_close(d);         /* no-op when drain_open failed */
 out_metrics:
 	metrics_close(d->metrics);
 	d->metrics = NULL;
@@ -409,6 +420,7 @@ void ckptd_close(struct ckptd *d)
 	metrics_close(d->metrics);
 	d->metrics = NULL;
 	session_close_all(d);
+	cluster_stop(d);
 	drain_cancel(d);
 	d->cat.pool = NULL;
 	d->segs.pool = NULL;
@@ -416,6 +428,7 @@ void ckptd_close(struct ckptd *d)
 	d->pool = NULL;
 	drain_close(d);
 	loop_release(&d->loop);
+	cluster_close(d);
 	close(d->listen_fd);
 	close(d->sig_fd);
 	if (d->spare_fd >= 0)

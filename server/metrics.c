@@ -29,6 +29,7 @@
 
 #include "catalog.h"
 #include "ckptd.h"
+#include "cluster.h"
 #include "drain.h"
 #include "log.h"
 #include "metrics.h"
@@ -163,6 +164,7 @@ static void fill_status(const struct ckptd *d, struct ckpt_status *s)
 	s->ingest_rate = d->st.ingest_rate;
 	s->uptime_ms = ckptd_now_ms() - d->st.start_ms;
 	drain_status(d, s);
+	cluster_status(d, s);
 }
 
 void metrics_tick(struct ckptd *d)
@@ -324,6 +326,10 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_drain_lag_seconds",
 	      "Age of the oldest sealed version not yet drained.",
 	      (double)s->drain_lag_ms / 1e3);
+	gauge(f, "ckpt_cluster_peers", "Peers of this node's group (0 alone).",
+	      st->peers);
+	gauge(f, "ckpt_cluster_peers_up",
+	      "Peers with an authenticated link up.", st->peers_up);
 	head(f, "ckpt_errors_total", "counter", "Errors, by kind.");
 	for (k = 0; k < MERR_N; k++)
 		fprintf(f, "ckpt_errors_total{kind=\"%s\"} %llu\n", err_label[k],

@@ -84,7 +84,8 @@ for want in 'ckpt_versions_total{level="staged"} 1' \
 	    'ckpt_writer_stall_seconds_count 2' \
 	    'ckpt_stragglers_total 1' \
 	    'ckpt_time_to_level_seconds_count{level="local"} 1' \
-	    'ckpt_last_version_writers 2'; do
+	    'ckpt_last_version_writers 2' \
+	    'ckpt_cluster_peers 0' 'ckpt_cluster_peers_up 0'; do
 	v=$(metric "${want% *}")
 	[ "$v" = "${want##* }" ] || fail "${want% *} is '$v', want ${want##* }"
 done
