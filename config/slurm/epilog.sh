@@ -28,10 +28,12 @@ if ! out=$(ctl --json ls "$job" 2>&1); then
 	esac
 	fail "cannot list job $job: $out"
 fi
-# The newest committed version: the sealed one with the highest seq.
+# The newest committed version: the highest seq of those sealed or still
+# sealing (committed a moment ago, becoming durable).
 newest=$($PY -c '
 import json, sys
-vs = [v for v in json.load(sys.stdin)["versions"] if v["state"] == "sealed"]
+vs = [v for v in json.load(sys.stdin)["versions"]
+      if v["state"] in ("sealed", "sealing")]
 if vs:
     v = max(vs, key=lambda v: v["seq"])
     print(v["version"], v["level"])
