@@ -55,6 +55,11 @@ SLURM_PROCID=7 "$TW" write -s "$(sock d)" "$JOB" v1 -r 1 -n 1 -z 1048576 -S 3 \
 bpid=$!
 poll_until 20 grep -q "pid $bpid uid [0-9]* waits" "$T/d/ckptd.log" ||
 	fail "writer B never waited for staging: $(cat "$T/b.err")"
+# The stall under test is this hold: A keeps the staging for 300 ms more
+# (well over the 10 ms a straggler needs), while B is seen still waiting.
+t0=$(now_ms)
+held() { alive "$bpid" || fail "writer B ended while A held the staging: $(cat "$T/b.err")"; (($(now_ms) - t0 >= 300)); }
+poll_until 10 held || fail "could not hold the staging for 300 ms"
 exec 9>&-                       # A commits and leaves; B gets the staging
 wait "$apid" || fail "writer A failed: $(cat "$T/a.err")"
 wait "$bpid" || fail "writer B failed: $(cat "$T/b.err")"
