@@ -49,7 +49,8 @@
  * Names.  A job is one or more '/'-separated components ("llama70b/run3"), a
  * version is one component ("step-001200"), and a file path is a relative
  * path of one or more components ("model/rank03.pt").  A component is 1 to
- * 255 bytes of [A-Za-z0-9._+-=@,] and is neither "." nor "..".  A job may be
+ * 255 bytes of anything but '/' and NUL (spaces, punctuation, UTF-8: the
+ * POSIX rule) and is neither "." nor "..".  A job may be
  * at most CKPT_JOB_MAX bytes, a version CKPT_VERSION_MAX and a path
  * CKPT_PATH_MAX.
  */

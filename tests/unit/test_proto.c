@@ -629,7 +629,9 @@ static void test_lengths(void)
 static void test_names_on_wire(void)
 {
 	static const char *const bad[] = { "", "..", "a/../b", "/abs", "a//b",
-					   "a/", "caf\xc3\xa9", "a b" };
+					   "a/", "caf\xc3\xa9/..", "a b/." };
+	static const char *const good[] = { "caf\xc3\xa9", "a b",
+					    "model (1).pt", "~#%:'()", "\x01" };
 	struct proto_msg m;
 	unsigned i;
 
@@ -649,6 +651,16 @@ static void test_names_on_wire(void)
 		fill(&m, &specs[7], 1);         /* LATEST reply */
 		strcpy(m.version, bad[i]);
 		expect_decode(&m, -CKPT_EBADNAME);
+	}
+	/* Any byte but '/' and NUL is a name byte. */
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		fill(&m, &specs[1], 0);         /* BEGIN */
+		strcpy(m.job, good[i]);
+		strcpy(m.version, good[i]);
+		expect_decode(&m, 0);
+		fill(&m, &specs[2], 0);         /* WRITE */
+		strcpy(m.path, good[i]);
+		expect_decode(&m, 0);
 	}
 	fill(&m, &specs[1], 0);
 	strcpy(m.version, "a/b");               /* a version has no '/' */
