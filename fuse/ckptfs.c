@@ -78,12 +78,12 @@
  * any client that leaves without committing (logged).
  *
  * Speed.  1 MiB FUSE writes (max_write), several worker threads, and
- * direct_io on files of versions being written: each write of 1 MiB is one
- * copy from the FUSE buffer into staging and never waits for the disk;
- * smaller contiguous writes (tar's 10 KiB) are gathered into 1 MiB first
- * (wbuf.c).  direct_io means no mmap of files still being written.
- * Committed versions are immutable, so they are read through the page cache
- * (keep_cache) and mmap works.  If ckptd restarts, ckptfs reconnects on the
+ * direct_io on files opened write-only: each write of 1 MiB is one copy
+ * from the FUSE buffer into staging and never waits for the disk; smaller
+ * contiguous writes (tar's 10 KiB) are gathered into 1 MiB first (wbuf.c).
+ * A file opened for reading uses the page cache, so mmap works (shared
+ * writable mappings too) while it is being written; committed versions are
+ * immutable and keep their cache (keep_cache).  If ckptd restarts, ckptfs reconnects on the
  * next call; the versions it had open are lost (EIO) and committed ones are
  * readable again.
  *

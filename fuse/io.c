@@ -7,10 +7,14 @@
  *   H_NODE    a file of a version this mount holds.  A write is one
  *             ckpt_write(): one copy from the FUSE buffer into staging, no
  *             wait for the disk.  The file's size is kept in the mirror, so
- *             getattr while writing is exact and free.  Opened with direct_io
- *             (checkpoints are written once and read rarely; the page cache
- *             only costs a copy).  Reads go to ckpt_read() on the same
- *             connection, which first waits for the writes already sent.
+ *             getattr while writing is exact and free.  Opened write-only
+ *             it uses direct_io (checkpoints are written once and read
+ *             rarely; the page cache only costs a copy, and a write-only
+ *             file cannot be mapped anyway); opened for reading it uses the
+ *             page cache, so that mmap works, shared writable mappings
+ *             included (the kernel writes dirty pages back through
+ *             fs_write).  Reads go to ckpt_read() on the same connection,
+ *             which first waits for the writes already sent.
  *   H_READ    a file of any other version: read-only.  A committed version
  *             is immutable, so its files use the page cache (keep_cache) and
  *             reads are served from a per-handle window of FS_READ_WINDOW
@@ -139,7 +143,12 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		handle_free(h);
 		return ret;
 	}
-	fi->direct_io = 1;
+	/* Per open file: one that cannot be mapped (mmap needs read access,
+	 * so O_WRONLY: dd, cp, np.save, torch.save) keeps the direct 1 MiB
+	 * path; one open for reading goes through the page cache, so that
+	 * shared and private mappings work (docs/design.md, ckptfs: mmap). */
+	if ((fi->flags & O_ACCMODE) == O_WRONLY)
+		fi->direct_io = 1;
 	return set_handle(fi, h);
 }
 
@@ -188,10 +197,11 @@ static int open_server(struct ckptfs *fs, const struct fs_path *p,
 	strcpy(h->job, p->job);
 	strcpy(h->version, p->vdisp);
 	strcpy(h->path, p->file);
+	/* A committed file never changes: its cache outlives the open.  One
+	 * of a version being written elsewhere is cached too (mmap works), but
+	 * dropped at each open. */
 	if (h->committed)
 		fi->keep_cache = 1;
-	else
-		fi->direct_io = 1;
 	return set_handle(fi, h);
 }
 
