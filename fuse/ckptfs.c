@@ -215,6 +215,8 @@ static const struct fuse_operations fs_oper = {
 	.fsync      = fs_fsync,
 	.fsyncdir   = fs_fsyncdir,
 	.statfs     = fs_statfs,
+	.fallocate  = fs_fallocate,
+	.mknod      = fs_mknod,
 };
 
 /* The socket: -s, else the config's (-c), else $CKPT_SOCKET, else the

@@ -506,5 +506,8 @@ int fs_flush(const char *path, struct fuse_file_info *fi);
 int fs_release(const char *path, struct fuse_file_info *fi);
 int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
 int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi);
+int fs_fallocate(const char *path, int mode, off_t off, off_t len,
+		 struct fuse_file_info *fi);
+int fs_mknod(const char *path, mode_t mode, dev_t rdev);
 
 #endif

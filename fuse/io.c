@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -399,9 +400,12 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	return ret < 0 ? fs_errno(ret) : (int)size;
 }
 
-/* Truncate node (a file of the held ver) to size. */
-static int truncate_held(struct ckptfs *fs, struct fs_version *ver,
-			 struct fs_node *node, const char *file, off_t size)
+/* Truncate node (a file of the held ver) to size; with grow, only if that
+ * makes it longer (fallocate), decided under the lock that orders it with
+ * writes. */
+static int resize_held(struct ckptfs *fs, struct fs_version *ver,
+		       struct fs_node *node, const char *file, off_t size,
+		       int grow)
 {
 	char fpath[CKPT_PATH_MAX + 1];
 	int ret, gone = 0;
@@ -416,10 +420,14 @@ static int truncate_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = !node ? -ENOENT : node->is_dir ? -EISDIR : 0;
 	if (ret == 0)
-		gone = node->detached;
+		gone = node->detached || (grow && node->size >= (uint64_t)size);
 	if (ret == 0 && !gone)
 		ret = tree_path(node, fpath, sizeof(fpath));
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && grow && gone) {
+		pthread_rwlock_unlock(&ver->ns);
+		return 0;
+	}
 	if (ret >= 0 && !gone)
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, size));
 	if (ret >= 0) {
@@ -444,7 +452,7 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (size < 0)
 		return -EINVAL;
 	if (h && h->kind == H_NODE)
-		return fs_errno(truncate_held(fs, h->ver, h->node, NULL, size));
+		return fs_errno(resize_held(fs, h->ver, h->node, NULL, size, 0));
 	if (h)
 		return h->kind == H_MARKER ? 0 : -EROFS;
 	if (!path)
@@ -455,10 +463,60 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (p.kind != P_FILE)
 		return -EISDIR;
 	ver = ver_find(fs, p.job, p.vdisp);
-	ret = ver ? truncate_held(fs, ver, NULL, p.file, size)
+	ret = ver ? resize_held(fs, ver, NULL, p.file, size, 0)
 		  : srv_not_held(fs, &p);
 	ver_put(fs, ver);
 	return fs_errno(ret);
+}
+
+/*
+ * fallocate: mode 0 makes the file at least off + len long (the new range
+ * reads as zeros, as it would from allocated blocks), FALLOC_FL_KEEP_SIZE
+ * changes nothing.  Neither reserves store space: ckptd claims space when
+ * bytes are written, and a full store fails the version then (ENOSPC), so
+ * fallocate cannot promise a later write will not.  Punching holes,
+ * collapsing, zeroing ranges: EOPNOTSUPP.
+ */
+int fs_fallocate(const char *path, int mode, off_t off, off_t len,
+		 struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+
+	(void)path;
+	if (mode & ~FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if ((uint64_t)off + (uint64_t)len > CKPT_FILE_MAX)
+		return -EFBIG;
+	if (!h || h->kind == H_READ)
+		return -EROFS;
+	if (h->kind == H_MARKER || (mode & FALLOC_FL_KEEP_SIZE))
+		return 0;
+	if (!h->writable)
+		return -EBADF;
+	return fs_errno(resize_held(fs, h->ver, h->node, NULL, off + len, 1));
+}
+
+/*
+ * mknod: a regular file is a create; FIFOs, sockets and devices are EPERM,
+ * as in other checkpoint stores: a checkpoint holds data, and a device or
+ * FIFO node in a version could not be drained to the PFS or restored
+ * faithfully (docs/design.md).
+ */
+int fs_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
+	int ret;
+
+	(void)rdev;
+	if (!S_ISREG(mode))
+		return -EPERM;
+	ret = fs_create(path, mode, &fi);
+	if (ret == 0)
+		fs_release(path, &fi);
+	return ret;
 }
 
 /* ---- flush, fsync, release ----------------------------------------------- */
