@@ -327,9 +327,10 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 
 /* ---- namespace ---------------------------------------------------------- */
 
-/* A TRUNCATE, UNLINK or RENAME on v's handle, in order with its writes. */
+/* A TRUNCATE, UNLINK, RENAME or SETATTR on v's handle, in order with its
+ * writes. */
 static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
-		   const char *path2, uint64_t size)
+		   const char *path2, uint64_t size, const struct ckpt_attr *a)
 {
 	struct proto_msg *req, *rep;
 	int ret = write_check(v, path);
@@ -348,6 +349,8 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 	strcpy(req->path, path);
 	if (path2)
 		strcpy(req->path2, path2);
+	if (a)
+		req->attr = *a;
 	pthread_mutex_lock(&v->c->mu);
 	ret = cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
@@ -357,19 +360,34 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size)
 {
-	return ns_call(v, PROTO_TRUNCATE, path, NULL, size);
+	return ns_call(v, PROTO_TRUNCATE, path, NULL, size, NULL);
 }
 
 int ckpt_unlink(struct ckpt_version *v, const char *path)
 {
-	return ns_call(v, PROTO_UNLINK, path, NULL, 0);
+	return ns_call(v, PROTO_UNLINK, path, NULL, 0, NULL);
 }
 
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to)
 {
 	if (!to)
 		return -EINVAL;
-	return ns_call(v, PROTO_RENAME, from, to, 0);
+	return ns_call(v, PROTO_RENAME, from, to, 0, NULL);
+}
+
+int ckpt_setattr(struct ckpt_version *v, const char *path,
+		 const struct ckpt_attr *a)
+{
+	struct ckpt_attr c;
+
+	if (!a || (a->set & ~CKPT_ATTR_ALL) ||
+	    ((a->set & CKPT_ATTR_MODE) && (a->mode & ~07777u)))
+		return -EINVAL;
+	c = *a;
+	if (!(c.set & CKPT_ATTR_MODE))
+		c.mode = 0;             /* not sent as a value: never refused */
+	c.ctime_ns = 0;
+	return ns_call(v, PROTO_SETATTR, path, NULL, 0, &c);
 }
 
 int ckpt_sync(struct ckpt_version *v)

@@ -143,11 +143,38 @@ struct ckpt_version_info {
 	/* end of the first release (CKPT_VERSION_INFO_SIZE_VER0); append below */
 };
 
+/*
+ * POSIX attributes of a file in a version, kept in its manifest: set with
+ * ckpt_setattr() while the version is open, reported in ckpt_file_info.
+ * Only the fields whose bit is in set mean anything; a file whose writer set
+ * none (or stored by a ckptd before attributes) has set = 0, and readers
+ * apply their defaults (ckptfs: the owner, 0600, the seal time).  ckptd
+ * keeps them as data: it never uses uid, gid or mode for access control.
+ */
+#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777) */
+#define CKPT_ATTR_UID   0x02u
+#define CKPT_ATTR_GID   0x04u
+#define CKPT_ATTR_ATIME 0x08u
+#define CKPT_ATTR_MTIME 0x10u
+#define CKPT_ATTR_ALL   0x1fu
+
+struct ckpt_attr {
+	uint32_t set;      /* CKPT_ATTR_* bits: given (setattr), or ever set */
+	uint32_t mode;     /* permission bits, at most 07777 */
+	uint32_t uid;
+	uint32_t gid;
+	uint64_t atime_ns; /* CLOCK_REALTIME nanoseconds */
+	uint64_t mtime_ns;
+	uint64_t ctime_ns; /* ckptd's clock at the last ckpt_setattr();
+			    * ignored in a setattr */
+};
+
 struct ckpt_file_info {
 	char path[CKPT_PATH_MAX + 1];
 	uint64_t size;
 	uint32_t extents;  /* stored records (a record is checksummed whole) */
 	/* end of the first release (CKPT_FILE_INFO_SIZE_VER0); append below */
+	struct ckpt_attr attr; /* ckptd before attributes: all 0 */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */
@@ -276,6 +303,13 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf);
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size);
 int ckpt_unlink(struct ckpt_version *v, const char *path);
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
+/* Set the attributes of a file of an open version: the fields whose bit is
+ * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
+ * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode or
+ * set, -EPERM if a caller other than root names a uid but the version's
+ * owner, -CKPT_ESEALED on a committed version. */
+int ckpt_setattr(struct ckpt_version *v, const char *path,
+		 const struct ckpt_attr *a);
 /* Wait until every byte this client has written to v so far is in ckptd's
  * store (written, not yet sealed: an uncommitted version never survives a
  * ckptd crash).  Returns the first write error, if any. */

@@ -30,7 +30,9 @@
 #define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4)
 #define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a record. */
-#define MAN_FILE_MIN   (2 + 1 + 8)
+#define MAN_FILE_MIN_V1 (2 + 1 + 8)
+#define MAN_ATTR_LEN    (4 * 4 + 3 * 8)
+#define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN)
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
 size_t manifest_size(const struct manifest *m)
@@ -41,7 +43,7 @@ size_t manifest_size(const struct manifest *m)
 	n += strnlen(m->job, CKPT_JOB_MAX + 1);
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
-		n += 2 + strlen(m->files[i].path) + 8;
+		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN;
 	return n + (size_t)m->nrecs * MAN_REC_LEN;
 }
 
@@ -65,8 +67,17 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	enc_u32(&e, m->nfiles);
 	enc_u32(&e, m->nrecs);
 	for (i = 0; i < m->nfiles; i++) {
+		const struct ckpt_attr *a = &m->files[i].attr;
+
 		enc_str(&e, m->files[i].path);
 		enc_u64(&e, m->files[i].size);
+		enc_u32(&e, a->set);
+		enc_u32(&e, a->mode);
+		enc_u32(&e, a->uid);
+		enc_u32(&e, a->gid);
+		enc_u64(&e, a->atime_ns);
+		enc_u64(&e, a->mtime_ns);
+		enc_u64(&e, a->ctime_ns);
 	}
 	for (i = 0; i < m->nrecs; i++) {
 		r = &m->recs[i];
@@ -84,7 +95,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 /* Everything up to and including the counts.  Fails unless the bytes left
  * can hold that many files and records, so the counts are safe to allocate
  * by. */
-static int man_dec_head(struct dec *d, struct manifest *m)
+static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 {
 	uint64_t need;
 	uint32_t flags;
@@ -111,16 +122,36 @@ static int man_dec_head(struct dec *d, struct manifest *m)
 		return -CKPT_EBADNAME;
 	if (m->nfiles > MANIFEST_MAX_FILES || m->nrecs > MANIFEST_MAX_RECORDS)
 		return -CKPT_EPROTO;
-	need = (uint64_t)m->nfiles * MAN_FILE_MIN +
+	need = (uint64_t)m->nfiles *
+	       (format == MANIFEST_FORMAT_V1 ? MAN_FILE_MIN_V1 : MAN_FILE_MIN) +
 	       (uint64_t)m->nrecs * MAN_REC_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
 	return 0;
 }
 
-/* The file table: m->nfiles validated paths, each its own allocation. */
-static int man_dec_files(struct dec *d, struct manifest *m)
+/* A file's attributes (format 2): only known bits, only permission bits. */
+static int man_dec_attr(struct dec *d, struct ckpt_attr *a)
 {
+	a->set = dec_u32(d);
+	a->mode = dec_u32(d);
+	a->uid = dec_u32(d);
+	a->gid = dec_u32(d);
+	a->atime_ns = dec_u64(d);
+	a->mtime_ns = dec_u64(d);
+	a->ctime_ns = dec_u64(d);
+	if (d->err)
+		return d->err;
+	if ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u))
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* The file table: m->nfiles validated paths, each its own allocation. */
+static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
+{
+	int ret;
+
 	char path[CKPT_PATH_MAX + 1];
 	uint32_t i;
 
@@ -136,6 +167,11 @@ static int man_dec_files(struct dec *d, struct manifest *m)
 			return d->err;
 		if (name_check_path(path))
 			return -CKPT_EBADNAME;
+		if (format != MANIFEST_FORMAT_V1) {
+			ret = man_dec_attr(d, &m->files[i].attr);
+			if (ret)
+				return ret;
+		}
 		m->files[i].path = strdup(path);
 		if (!m->files[i].path)
 			return -ENOMEM;
@@ -196,18 +232,23 @@ static int man_dec_recs(struct dec *d, struct manifest *m)
 
 int manifest_decode(const void *buf, size_t len, struct manifest *m)
 {
+	uint32_t format = MANIFEST_FORMAT;
 	struct dec d;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = image_check(buf, len, MANIFEST_MAGIC, MANIFEST_FORMAT, MAN_MIN_LEN);
+	/* Format 1 (before file attributes) is read too: stores keep
+	 * their manifests across an upgrade. */
+	if (len >= 12 && get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V1)
+		format = MANIFEST_FORMAT_V1;
+	ret = image_check(buf, len, MANIFEST_MAGIC, format, MAN_MIN_LEN);
 	if (ret)
 		return ret;
 	dec_init(&d, buf, len - 4);
-	ret = man_dec_head(&d, m);
+	ret = man_dec_head(&d, m, format);
 	if (ret)
 		goto out_clear;
-	ret = man_dec_files(&d, m);
+	ret = man_dec_files(&d, m, format);
 	if (ret)
 		goto out_release;
 	ret = man_dec_recs(&d, m);

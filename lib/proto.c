@@ -47,10 +47,12 @@ enum pfield {
 	PF_PATH,
 	PF_UID,
 	PF_PATH2,
+	PF_ATTR,
 	PF_NFIELDS
 };
 
-enum pkind { PK_U32, PK_U64, PK_STR };
+/* PK_ATTR: a struct ckpt_attr, as proto_enc_attr() writes it. */
+enum pkind { PK_U32, PK_U64, PK_STR, PK_ATTR };
 
 struct pfield_desc {
 	enum pkind kind;
@@ -77,6 +79,7 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
 	[PF_UID]      = U32F(uid),
 	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
+	[PF_ATTR]     = { PK_ATTR, offsetof(struct proto_msg, attr), 0, NULL },
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -129,13 +132,16 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_DRAIN] = { "DRAIN", 0, { PF_LEVEL }, { 0 } },
 	[PROTO_DRAIN_NOW] = { "DRAIN_NOW", 0, { PF_JOB, PF_VERSION }, { 0 } },
 	[PROTO_RELEASE] = { "RELEASE", 0, { 0 }, { 0 } },
+	[PROTO_SETATTR] = { "SETATTR", 0, { PF_HANDLE, PF_PATH, PF_ATTR },
+			    { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2)
-#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4)
+#define ATTR_LEN          (4 * 4 + 3 * 8)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_LEN)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
  * the direction its PROTO_REPLY bit says. */
@@ -228,6 +234,30 @@ int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr)
 	return 0;
 }
 
+void proto_enc_attr(struct enc *e, const struct ckpt_attr *a)
+{
+	enc_u32(e, a->set);
+	enc_u32(e, a->mode);
+	enc_u32(e, a->uid);
+	enc_u32(e, a->gid);
+	enc_u64(e, a->atime_ns);
+	enc_u64(e, a->mtime_ns);
+	enc_u64(e, a->ctime_ns);
+}
+
+void proto_dec_attr(struct dec *d, struct ckpt_attr *a)
+{
+	a->set = dec_u32(d);
+	a->mode = dec_u32(d);
+	a->uid = dec_u32(d);
+	a->gid = dec_u32(d);
+	a->atime_ns = dec_u64(d);
+	a->mtime_ns = dec_u64(d);
+	a->ctime_ns = dec_u64(d);
+	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u)))
+		dec_fail(d, -CKPT_EPROTO);
+}
+
 /* Check the value of a fixed field that has rules beyond its width. */
 static int proto_check_field(unsigned f, const struct proto_msg *m)
 {
@@ -257,6 +287,9 @@ static int proto_dec_fields(struct dec *d, const uint8_t *list,
 			break;
 		case PK_STR:
 			dec_name(d, base + f->off, f->max, f->check);
+			break;
+		case PK_ATTR:
+			proto_dec_attr(d, (struct ckpt_attr *)(base + f->off));
 			break;
 		}
 		if (d->err)
@@ -339,6 +372,9 @@ void proto_begin(struct enc *e, void *buf, size_t cap,
 		case PK_STR:
 			enc_strn(e, base + f->off, f->max);
 			break;
+		case PK_ATTR:
+			proto_enc_attr(e, (const struct ckpt_attr *)(base + f->off));
+			break;
 		}
 	}
 }
@@ -410,6 +446,7 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	enc_strn(e, f->path, CKPT_PATH_MAX);
 	enc_u64(e, f->size);
 	enc_u32(e, f->extents);
+	proto_enc_attr(e, &f->attr);
 }
 
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
@@ -417,6 +454,7 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
 	dec_name(d, f->path, CKPT_PATH_MAX, name_check_path);
 	f->size = dec_u64(d);
 	f->extents = dec_u32(d);
+	proto_dec_attr(d, &f->attr);
 }
 
 void proto_enc_status(struct enc *e, const struct ckpt_status *s)

@@ -44,7 +44,7 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     2
+#define PROTO_VERSION     3   /* 3: file attributes (SETATTR, file entries) */
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -78,6 +78,7 @@ enum proto_type {
 	PROTO_DRAIN_NOW,     /* job, version: drain it next */
 	PROTO_RELEASE,       /* give the staging lease back (or cancel a
 			      * HELLO still waiting); the connection stays */
+	PROTO_SETATTR,       /* handle, path, attr */
 	PROTO_NTYPES
 };
 
@@ -103,6 +104,7 @@ struct proto_msg {
 	char version[CKPT_VERSION_MAX + 1];
 	char path[CKPT_PATH_MAX + 1];
 	char path2[CKPT_PATH_MAX + 1];   /* RENAME: the new path */
+	struct ckpt_attr attr;   /* SETATTR: the fields attr.set names */
 };
 
 /* Fields of the header, decoded. */
@@ -148,6 +150,11 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v);
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v);
 void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
+/* A struct ckpt_attr: u32 set, mode, uid, gid; u64 atime_ns, mtime_ns,
+ * ctime_ns.  The decoder refuses unknown set bits and mode bits beyond
+ * 07777 (-CKPT_EPROTO). */
+void proto_enc_attr(struct enc *e, const struct ckpt_attr *a);
+void proto_dec_attr(struct dec *d, struct ckpt_attr *a);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */

@@ -417,6 +417,7 @@ static int version_manifest(const struct version *v, uint32_t level,
 			continue;
 		map[i] = n;
 		m->files[n].path = v->files[i].path;
+		m->files[n].attr = v->files[i].attr;
 		m->files[n++].size = v->files[i].size;
 	}
 	m->nfiles = n;
@@ -770,8 +771,10 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 		if (ret < 0)
 			goto out_destroy;
 	}
-	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
+	for (i = 0; i < m->nfiles; i++) { /* truncation-proof: trust the seal */
 		v->files[i].size = m->files[i].size;
+		v->files[i].attr = m->files[i].attr;
+	}
 	v->ordinal = ++j->nsealed;
 	catalog_insert_found(cat, j, v);
 	return 0;

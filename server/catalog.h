@@ -37,6 +37,7 @@ struct vfile {
 				   * covered by a truncate's zero record */
 	uint32_t nrecs;
 	int dead;                 /* unlinked (or renamed over): not listed */
+	struct ckpt_attr attr;    /* SETATTR, kept in the manifest */
 };
 
 struct version {

@@ -1,6 +1,7 @@
 /*
  * nsops.c - namespace changes inside an open version: TRUNCATE, UNLINK and
- * RENAME, for writers that use files the way a POSIX program does (ckptfs).
+ * RENAME, and the file attributes (SETATTR), for writers that use files the
+ * way a POSIX program does (ckptfs).
  *
  * They act on the version's index, in order with the writer's WRITEs on the
  * same connection, and touch no data: a truncate adds zero records over what
@@ -10,6 +11,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "session.h"
@@ -116,4 +118,47 @@ out_reply:
 		log_printf(LOG_ERR, "version %s/%s: out of memory renaming %s",
 			   v->job->name, v->name, req->path);
 	conn_reply_status(c, req, ret);
+}
+
+/*
+ * SETATTR: the attributes req->attr.set names, kept as data (ckptd decides
+ * nothing by them).  Only root may name a uid other than the job owner's:
+ * ckptfs (root) has had the kernel check chown's rules for its caller, and
+ * a plain writer may not make its files look like someone else's.  ctime is
+ * ckptd's clock.
+ */
+void op_setattr(struct conn *c, const struct proto_msg *req)
+{
+	const struct ckpt_attr *a = &req->attr;
+	struct version *v = open_version(c, req);
+	struct ckpt_attr *fa;
+	struct timespec now;
+	int fi;
+
+	if (!v)
+		return;
+	if ((a->set & CKPT_ATTR_UID) && c->uid != 0 && a->uid != v->job->uid) {
+		conn_reply_status(c, req, -EPERM);
+		return;
+	}
+	fi = version_file(v, req->path, 0);
+	if (fi < 0) {
+		conn_reply_status(c, req, fi);
+		return;
+	}
+	fa = &v->files[fi].attr;
+	if (a->set & CKPT_ATTR_MODE)
+		fa->mode = a->mode;
+	if (a->set & CKPT_ATTR_UID)
+		fa->uid = a->uid;
+	if (a->set & CKPT_ATTR_GID)
+		fa->gid = a->gid;
+	if (a->set & CKPT_ATTR_ATIME)
+		fa->atime_ns = a->atime_ns;
+	if (a->set & CKPT_ATTR_MTIME)
+		fa->mtime_ns = a->mtime_ns;
+	fa->set |= a->set;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fa->ctime_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+	conn_reply_status(c, req, 0);
 }

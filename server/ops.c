@@ -369,6 +369,7 @@ void op_list_files(struct conn *c, const struct proto_msg *req)
 		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
 		fi.size = v->files[i].size;
 		fi.extents = v->files[i].nrecs;
+		fi.attr = v->files[i].attr;
 		proto_enc_file_entry(&p.e, &fi);
 	}
 	page_end(c, &p);
@@ -407,6 +408,7 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 	snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
 	fi.size = v->files[i].size;
 	fi.extents = v->files[i].nrecs;
+	fi.attr = v->files[i].attr;
 	proto_enc_file_entry(&e, &fi);
 	conn_reply_end(c, &e);
 }

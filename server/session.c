@@ -55,6 +55,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_TRUNCATE] = op_truncate,
 	[PROTO_UNLINK] = op_unlink,
 	[PROTO_RENAME] = op_rename,
+	[PROTO_SETATTR] = op_setattr,
 	[PROTO_STAT_FILE] = op_stat_file,
 	[PROTO_COMMIT_NAME] = op_commit_name,
 	[PROTO_DRAIN] = op_drain,

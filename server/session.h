@@ -137,6 +137,7 @@ void op_stat_file(struct conn *c, const struct proto_msg *req);
 void op_truncate(struct conn *c, const struct proto_msg *req);
 void op_unlink(struct conn *c, const struct proto_msg *req);
 void op_rename(struct conn *c, const struct proto_msg *req);
+void op_setattr(struct conn *c, const struct proto_msg *req);
 /* The writer named by req->handle, or NULL after answering the error. */
 struct writer *writer_of(struct conn *c, const struct proto_msg *req);
 /* v has no write in flight any more: serve the reads that waited. */
