@@ -114,6 +114,8 @@ struct fs_node {
 	int detached;             /* unlinked or replaced while open */
 	uint64_t size;            /* files: max written end, or truncated size */
 	struct timespec mtime;
+	struct ckpt_attr attr;    /* what was set (attr.c); fs->mu */
+	int mtime_dirty;          /* written since mtime was last sent */
 	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
 };
 
@@ -471,6 +473,26 @@ int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 int wb_flush_all(struct ckptfs *fs, struct fs_version *ver);
 /* Drop every buffer unsent (abort, free). */
 void wb_free_all(struct fs_version *ver);
+
+/* ---- attributes (attr.c) ------------------------------------------------ */
+
+/* Overlay the fields a sets on st (filled with the defaults); rw false: a
+ * committed version, shown without write bits. */
+void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw);
+/* Set the fields a names on node n of the held ver: sent to ckptd for a
+ * file (ns held for reading), kept in the mirror for a directory.  0 or an
+ * error. */
+int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
+	      const struct ckpt_attr *a);
+/* n was written: its mtime is now, to be sent at the next flush (fs->mu). */
+void attr_written(struct fs_node *n);
+/* Send n's mtime if a write changed it since it was last sent. */
+int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n);
+/* The attributes of a new file or directory: mode, the caller's uid and
+ * gid, times now. */
+void attr_new(struct ckpt_attr *a, mode_t mode);
+uint64_t attr_ns(const struct timespec *t);
 
 /* ---- operations ---------------------------------------------------------- */
 

@@ -84,8 +84,9 @@ static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
  */
 static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p, struct fuse_file_info *fi,
-		     int create)
+		     int create, mode_t mode)
 {
+	struct ckpt_attr a;
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
 	struct fs_handle *h = handle_new(H_NODE);
@@ -127,6 +128,10 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		ret = wb_flush_node(fs, ver, n, 0);
 	if (ret == 0 && (made || trunc))
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, p->file, 0));
+	if (ret == 0 && made) {     /* its mode, owner and times */
+		attr_new(&a, mode);
+		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, p->file, &a));
+	}
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -135,6 +140,10 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	} else if (pinned) {
 		if (made || trunc)
 			n->size = 0;
+		if (made)
+			n->attr = a;
+		else if (trunc)
+			attr_written(n);
 		attach_locked(h, ver, n);
 		ver->nwopen += writable;
 	}
@@ -206,7 +215,8 @@ static int open_server(struct ckptfs *fs, const struct fs_path *p,
 	return set_handle(fi, h);
 }
 
-static int do_open(const char *path, struct fuse_file_info *fi, int create)
+static int do_open(const char *path, struct fuse_file_info *fi, int create,
+		   mode_t mode)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_version *ver;
@@ -222,7 +232,7 @@ static int do_open(const char *path, struct fuse_file_info *fi, int create)
 	if (ver && path_is_marker(&p))
 		ret = open_marker(fs, ver, &p, fi);
 	else if (ver)
-		ret = open_held(fs, ver, &p, fi, create);
+		ret = open_held(fs, ver, &p, fi, create, mode);
 	else if (create && !path_is_marker(&p))
 		ret = srv_not_held(fs, &p);
 	else
@@ -233,13 +243,12 @@ static int do_open(const char *path, struct fuse_file_info *fi, int create)
 
 int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	(void)mode;
-	return fs_errno(do_open(path, fi, 1));
+	return fs_errno(do_open(path, fi, 1, mode));
 }
 
 int fs_open(const char *path, struct fuse_file_info *fi)
 {
-	return fs_errno(do_open(path, fi, 0));
+	return fs_errno(do_open(path, fi, 0, 0));
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -392,7 +401,7 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		pthread_mutex_lock(&fs->mu);
 		if ((uint64_t)off + size > h->node->size)
 			h->node->size = off + size;
-		clock_gettime(CLOCK_REALTIME, &h->node->mtime);
+		attr_written(h->node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -433,7 +442,7 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret >= 0) {
 		pthread_mutex_lock(&fs->mu);
 		node->size = size;
-		clock_gettime(CLOCK_REALTIME, &node->mtime);
+		attr_written(node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -557,6 +566,8 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 		return 0;
 	pthread_rwlock_rdlock(&h->ver->ns);
 	ret = wb_flush_node(fs, h->ver, h->node, 1);
+	if (ret == 0)   /* before close() returns: a utimensat after wins */
+		ret = attr_flush_mtime(fs, h->ver, h->node);
 	pthread_rwlock_unlock(&h->ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0 && h->ver->state == V_FAILED)

@@ -68,12 +68,16 @@ static int op_stat(struct ckpt_client *c, struct srv_args *a)
 
 static int op_files(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_list_files(c, a->job, a->version, a->out);
+	return ckpt_list_files2(c, a->job, a->version, a->out,
+				sizeof(struct ckpt_file_info));
 }
 
 static int op_file(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_stat_file(c, a->job, a->version, a->path, a->out);
+	int ret = ckpt_stat_file2(c, a->job, a->version, a->path, a->out,
+				  sizeof(struct ckpt_file_info));
+
+	return ret < 0 ? ret : 0;
 }
 
 static int op_read(struct ckpt_client *c, struct srv_args *a)

@@ -229,7 +229,8 @@ static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 	struct ckpt_file_info *files = NULL;
 	int i, n, ret = 0;
 
-	n = ckpt_list_files(ver->conn->c, ver->job, ver->name, &files);
+	n = ckpt_list_files2(ver->conn->c, ver->job, ver->name, &files,
+			     sizeof(*files));
 	if (n < 0)
 		return n == -CKPT_ENOVERSION ? 0 : n;
 	for (i = 0; i < n && ret == 0; i++)

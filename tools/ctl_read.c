@@ -67,7 +67,8 @@ static int rd_open(struct rd *r, const char *label)
 	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)
 		return ctl_failx("%s %s/%s: version is %s, not committed", label,
 				 r->job, r->version, ckpt_state_name(vi.state));
-	n = ckpt_list_files(r->c, r->job, r->version, &r->files);
+	n = ckpt_list_files2(r->c, r->job, r->version, &r->files,
+			     sizeof(*r->files));
 	if (n < 0)
 		return ctl_fail(n, "%s %s/%s: list files", label, r->job,
 				r->version);

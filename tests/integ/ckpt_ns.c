@@ -77,7 +77,7 @@ static void check_names(struct ckpt_client *c, const char *job,
 	size_t n = 0;
 	int i, cnt, ret;
 
-	cnt = ckpt_list_files(c, job, ver, &f);
+	cnt = ckpt_list_files2(c, job, ver, &f, sizeof(*f));
 	CHECK(cnt == 2, "list: %d files, want 2 (a, out/deep/x)", cnt);
 	for (i = 0; i < cnt; i++)
 		CHECK(!strcmp(f[i].path, "a") || !strcmp(f[i].path, "out/deep/x"),
