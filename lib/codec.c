@@ -198,6 +198,30 @@ long enc_seal(struct enc *e)
 	return e->err ? -EMSGSIZE : (long)e->len;
 }
 
+void enc_attr(struct enc *e, const struct ckpt_attr *a)
+{
+	enc_u32(e, a->set);
+	enc_u32(e, a->mode);
+	enc_u32(e, a->uid);
+	enc_u32(e, a->gid);
+	enc_u64(e, a->atime_ns);
+	enc_u64(e, a->mtime_ns);
+	enc_u64(e, a->ctime_ns);
+}
+
+void dec_attr(struct dec *d, struct ckpt_attr *a)
+{
+	a->set = dec_u32(d);
+	a->mode = dec_u32(d);
+	a->uid = dec_u32(d);
+	a->gid = dec_u32(d);
+	a->atime_ns = dec_u64(d);
+	a->mtime_ns = dec_u64(d);
+	a->ctime_ns = dec_u64(d);
+	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u)))
+		d->err = -CKPT_EPROTO;
+}
+
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len)
 {

@@ -64,6 +64,17 @@ static inline size_t dec_left(const struct dec *d)
  * -CKPT_EBADMAGIC, -CKPT_EVERSION or -CKPT_ECORRUPT.
  */
 long enc_seal(struct enc *e);
+/*
+ * A file's attributes (struct ckpt_attr), the same in the wire protocol,
+ * the local manifest and the PFS manifest: u32 set, mode, uid, gid; u64
+ * atime_ns, mtime_ns, ctime_ns (ATTR_ENC_LEN bytes).  dec_attr() fails the
+ * decoder with -CKPT_EPROTO on unknown set bits or mode bits beyond 07777.
+ */
+#define ATTR_ENC_LEN (4 * 4 + 3 * 8)
+struct ckpt_attr;
+void enc_attr(struct enc *e, const struct ckpt_attr *a);
+void dec_attr(struct dec *d, struct ckpt_attr *a);
+
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len);
 

@@ -31,7 +31,7 @@
 #define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a record. */
 #define MAN_FILE_MIN_V1 (2 + 1 + 8)
-#define MAN_ATTR_LEN    (4 * 4 + 3 * 8)
+#define MAN_ATTR_LEN    ATTR_ENC_LEN
 #define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN)
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
@@ -67,17 +67,9 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	enc_u32(&e, m->nfiles);
 	enc_u32(&e, m->nrecs);
 	for (i = 0; i < m->nfiles; i++) {
-		const struct ckpt_attr *a = &m->files[i].attr;
-
 		enc_str(&e, m->files[i].path);
 		enc_u64(&e, m->files[i].size);
-		enc_u32(&e, a->set);
-		enc_u32(&e, a->mode);
-		enc_u32(&e, a->uid);
-		enc_u32(&e, a->gid);
-		enc_u64(&e, a->atime_ns);
-		enc_u64(&e, a->mtime_ns);
-		enc_u64(&e, a->ctime_ns);
+		enc_attr(&e, &m->files[i].attr);
 	}
 	for (i = 0; i < m->nrecs; i++) {
 		r = &m->recs[i];
@@ -130,28 +122,9 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 	return 0;
 }
 
-/* A file's attributes (format 2): only known bits, only permission bits. */
-static int man_dec_attr(struct dec *d, struct ckpt_attr *a)
-{
-	a->set = dec_u32(d);
-	a->mode = dec_u32(d);
-	a->uid = dec_u32(d);
-	a->gid = dec_u32(d);
-	a->atime_ns = dec_u64(d);
-	a->mtime_ns = dec_u64(d);
-	a->ctime_ns = dec_u64(d);
-	if (d->err)
-		return d->err;
-	if ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u))
-		return -CKPT_EPROTO;
-	return 0;
-}
-
 /* The file table: m->nfiles validated paths, each its own allocation. */
 static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 {
-	int ret;
-
 	char path[CKPT_PATH_MAX + 1];
 	uint32_t i;
 
@@ -168,9 +141,9 @@ static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 		if (name_check_path(path))
 			return -CKPT_EBADNAME;
 		if (format != MANIFEST_FORMAT_V1) {
-			ret = man_dec_attr(d, &m->files[i].attr);
-			if (ret)
-				return ret;
+			dec_attr(d, &m->files[i].attr);
+			if (d->err)
+				return d->err;
 		}
 		m->files[i].path = strdup(path);
 		if (!m->files[i].path)

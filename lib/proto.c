@@ -140,8 +140,7 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2)
-#define ATTR_LEN          (4 * 4 + 3 * 8)
-#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_LEN)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
  * the direction its PROTO_REPLY bit says. */
@@ -236,26 +235,12 @@ int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr)
 
 void proto_enc_attr(struct enc *e, const struct ckpt_attr *a)
 {
-	enc_u32(e, a->set);
-	enc_u32(e, a->mode);
-	enc_u32(e, a->uid);
-	enc_u32(e, a->gid);
-	enc_u64(e, a->atime_ns);
-	enc_u64(e, a->mtime_ns);
-	enc_u64(e, a->ctime_ns);
+	enc_attr(e, a);
 }
 
 void proto_dec_attr(struct dec *d, struct ckpt_attr *a)
 {
-	a->set = dec_u32(d);
-	a->mode = dec_u32(d);
-	a->uid = dec_u32(d);
-	a->gid = dec_u32(d);
-	a->atime_ns = dec_u64(d);
-	a->mtime_ns = dec_u64(d);
-	a->ctime_ns = dec_u64(d);
-	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u)))
-		dec_fail(d, -CKPT_EPROTO);
+	dec_attr(d, a);
 }
 
 /* Check the value of a fixed field that has rules beyond its width. */

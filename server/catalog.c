@@ -820,6 +820,7 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 		if (ret < 0)
 			return ret;
 		v->files[ret].size = m->files[i].size;
+		v->files[ret].attr = m->files[i].attr;
 	}
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)

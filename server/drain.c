@@ -156,6 +156,7 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 		map[i] = n;
 		j->files[n].path = strdup(v->files[i].path);
 		j->files[n].size = v->files[i].size;
+		j->files[n].attr = v->files[i].attr;
 		if (!j->files[n++].path)
 			goto out_free;
 		j->nfiles = n;

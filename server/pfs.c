@@ -305,6 +305,35 @@ static int chunk_put(struct copy *c, int fd, const char *path, uint32_t idx,
 	return ret;
 }
 
+/*
+ * Give the PFS file the mode and times its writer set (attr.set): mode
+ * without the set-id bits and always readable by its owner (ckptd reads it
+ * back: remote reads, incremental bases); times as they were.  Its owner
+ * stays the job's (pfslayout.h); the job's tree is 0700 at its .job level,
+ * so no mode opens it to others.  After the last write, which moves mtime.
+ */
+static int copy_attr(int fd, const struct ckpt_attr *a)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if ((a->set & CKPT_ATTR_MODE) &&
+	    fchmod(fd, (a->mode & 0777) | S_IRUSR) < 0)
+		return -errno;
+	if (a->set & CKPT_ATTR_ATIME) {
+		ts[0].tv_sec = a->atime_ns / 1000000000ull;
+		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
+	}
+	if (a->set & CKPT_ATTR_MTIME) {
+		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
+		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
+	}
+	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) &&
+	    futimens(fd, ts) < 0)
+		return -errno;
+	return 0;
+}
+
 static int copy_file(struct copy *c, uint32_t fi)
 {
 	const struct pfs_file *f = &c->m.files[fi];
@@ -341,7 +370,8 @@ static int copy_file(struct copy *c, uint32_t fi)
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
 	ret = ftruncate(fd, c->o->compress || c->o->incremental ? out_off
 							       : f->size);
-	ret = ret < 0 ? -errno : sys_fsync(fd);
+	ret = ret < 0 ? -errno : copy_attr(fd, &c->job->files[fi].attr);
+	ret = ret < 0 ? ret : sys_fsync(fd);
 	if (ret < 0)
 		goto out_close;
 	close(fd);
@@ -370,6 +400,7 @@ static int copy_layout(struct copy *c)
 	for (i = 0; i < job->nfiles; i++) {
 		c->m.files[i].path = job->files[i].path;   /* borrowed */
 		c->m.files[i].size = job->files[i].size;
+		c->m.files[i].attr = job->files[i].attr;
 		c->m.files[i].first = (uint32_t)n;
 		c->m.files[i].count = (uint32_t)((job->files[i].size +
 						  c->m.chunk - 1) / c->m.chunk);

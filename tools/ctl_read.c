@@ -369,7 +369,37 @@ static int write_piece(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/* Restore one file: temp name, data, fsync, rename, fsync the directory. */
+/*
+ * The attributes the file's writer set (a->set): owner and group when run as
+ * root (as tar does), then the mode (after chown, which clears set-id
+ * bits), then the times.  A file with none keeps what open() gave it.
+ */
+static int restore_attr(int fd, const struct ckpt_attr *a)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchown(fd, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		   a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1))
+		return -errno;
+	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, a->mode & 07777))
+		return -errno;
+	if (a->set & CKPT_ATTR_ATIME) {
+		ts[0].tv_sec = a->atime_ns / 1000000000ull;
+		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
+	}
+	if (a->set & CKPT_ATTR_MTIME) {
+		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
+		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
+	}
+	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) && futimens(fd, ts))
+		return -errno;
+	return 0;
+}
+
+/* Restore one file: temp name, data, attributes, fsync, rename, fsync the
+ * directory. */
 static int restore_file(struct rd *r, int rootfd, int idx)
 {
 	const struct ckpt_file_info *f = &r->files[idx];
@@ -395,6 +425,8 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	}
 	out = (struct out_file){ .fd = fd, .off = 0 };
 	err = rd_file(r, f, write_piece, &out, &got);
+	if (!err)
+		err = restore_attr(fd, &f->attr);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)

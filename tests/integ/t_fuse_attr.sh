@@ -10,7 +10,11 @@
 #    shows its owner, group and times, and its mode
 #    without any write bit; the same after ckptd is killed and restarted
 #    and the mount remounted (so from the manifest), and ckptctl ls --json
-#    has the attributes.
+#    has the attributes;
+#  - drained: the PFS copy of each file has its mode (set-id bits dropped)
+#    and times; `ckptctl restore` gives each file its owner, group, mode
+#    and times, from the local copy and again from the PFS alone (the local
+#    copy removed: the PFS manifest keeps the attributes).
 # TIMEOUT: 120
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +23,8 @@ has_ctl || skip "ckptctl is not built"
 
 M=$T/mnt
 SRC=$T/src
-ckptd_conf d
+PFS=$T/pfs
+drain_conf d
 start_ckptd d
 mount_ckptfs d "$M"
 mkdir -p "$M/at/v1.tmp" || fail "mkdir failed"
@@ -126,4 +131,39 @@ committed_ok "after a restart"
 ctl d --json ls at v1 >"$T/ls.json" || fail "ckptctl --json ls failed"
 grep -q '"mode"' "$T/ls.json" || fail "ckptctl --json ls has no modes: $(head -c 600 "$T/ls.json")"
 umount_ckptfs "$M"
+
+# ---- the PFS copy and restores -------------------------------------------------
+ctl d wait at v1 drained --timeout "$(scaled 30)" >/dev/null || fail "v1 did not drain"
+# restored DIR PFS: DIR holds SRC's files with their attributes (PFS: the
+# PFS copy, owned by the job's owner, mode without set-id bits).
+restored() {
+	/usr/bin/python3 - "$1" "$SRC" "$2" <<'PY' || fail "attributes in $1"
+import os, stat, sys
+d, src, pfs = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+st = os.stat(d + "/f")
+assert stat.S_IMODE(st.st_mode) == (0o751 | 0o400 if pfs else 0o4751), oct(st.st_mode)
+assert (st.st_atime_ns, st.st_mtime_ns) == (3_000_000_000, 2_000_000_456), st
+if not pfs:
+    assert (st.st_uid, st.st_gid) == (1234, 5678), (st.st_uid, st.st_gid)
+for root, dirs, files in os.walk(src):
+    for f in files:
+        a = os.stat(os.path.join(root, f))
+        b = os.stat(os.path.join(d, "rs", os.path.relpath(root, src), f))
+        want = stat.S_IMODE(a.st_mode)
+        if pfs:
+            want = want & 0o777 | 0o400
+        assert stat.S_IMODE(b.st_mode) == want, (f, oct(a.st_mode), oct(b.st_mode))
+        assert a.st_mtime_ns == b.st_mtime_ns, (f, a, b)
+        if not pfs:
+            assert (a.st_uid, a.st_gid) == (b.st_uid, b.st_gid), (f, a, b)
+PY
+}
+restored "$(pfs_vdir at v1)/files" 1
+ctl d restore at v1 --to "$T/r1" >/dev/null || fail "restore failed"
+restored "$T/r1" 0
+ctl d rm at v1 >/dev/null || fail "rm of the local copy failed"
+restart d
+ctl d restore at v1 --to "$T/r2" >/dev/null || fail "restore from the PFS failed"
+restored "$T/r2" 0
+info "PFS copy, restore, restore from the PFS: attributes kept"
 stop_ckptd d

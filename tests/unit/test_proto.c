@@ -21,7 +21,7 @@
 #define FRAME_MAX 4096
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
-       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2 };
+       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -56,6 +56,7 @@ static const struct spec specs[] = {
 	{ PROTO_DRAIN, 1, 1, 0, { F_LEVEL }, { 0 } },
 	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
+	{ PROTO_SETATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_ATTR }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
@@ -77,6 +78,10 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_PATH: strcpy(m->path, "model/rank03.pt"); return 2 + 15;
 	case F_UID: m->uid = 1000 + salt; return 4;
 	case F_PATH2: strcpy(m->path2, "model/rank04.pt"); return 2 + 15;
+	case F_ATTR:
+		m->attr = (struct ckpt_attr){ CKPT_ATTR_ALL, 04755, 1000 + salt,
+					      100, 1, 2, 3 };
+		return 40;
 	}
 	return 0;
 }
@@ -319,6 +324,8 @@ static void test_lists(void)
 	strcpy(f.path, "model/rank03.pt");
 	f.size = 1ull << 40;
 	f.extents = 12345;
+	f.attr = (struct ckpt_attr){ CKPT_ATTR_MODE | CKPT_ATTR_MTIME, 0640, 0,
+				     0, 0, 1700000000123456789ull, 5 };
 	proto_begin(&e, frame, sizeof(frame), &m);
 	enc_u32(&e, 1);
 	proto_enc_file_entry(&e, &f);
