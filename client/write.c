@@ -381,7 +381,8 @@ int ckpt_setattr(struct ckpt_version *v, const char *path,
 	struct ckpt_attr c;
 
 	if (!a || (a->set & ~CKPT_ATTR_ALL) ||
-	    ((a->set & CKPT_ATTR_MODE) && (a->mode & ~07777u)))
+	    ((a->set & CKPT_ATTR_MODE) && (a->mode & ~07777u) &&
+	     (a->mode & ~07777u) != CKPT_ATTR_IFLNK))
 		return -EINVAL;
 	c = *a;
 	if (!(c.set & CKPT_ATTR_MODE))

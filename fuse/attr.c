@@ -10,6 +10,9 @@
  * A committed version shows the modes minus every write bit: it is
  * read-only whatever its modes said (writes are EROFS anyway).
  *
+ * A symbolic link is a file whose bytes are its target and whose mode says
+ * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink); hard links are not kept (EPERM).
+ *
  * Directories are not manifest entries: their attributes are kept in the
  * mirror while the version is open through this mount, and shown as the
  * defaults once it is committed.
@@ -18,6 +21,8 @@
  * owner, chown of the uid by root only and of the gid by the owner to one
  * of its groups, explicit times by the owner), so ckptfs only records.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "ckptfs_i.h"
@@ -38,7 +43,10 @@ void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw)
 {
 	mode_t mode;
 
-	if (a->set & CKPT_ATTR_MODE) {
+	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFLNK)) {
+		st->st_mode = S_IFLNK | 0777;   /* a link's mode means nothing */
+		st->st_nlink = 1;
+	} else if (a->set & CKPT_ATTR_MODE) {
 		mode = a->mode & 07777;
 		st->st_mode = (st->st_mode & S_IFMT) | (rw ? mode : mode & ~0222);
 	}
@@ -61,8 +69,8 @@ static void attr_merge(struct fs_node *n, const struct ckpt_attr *a)
 {
 	struct timespec now;
 
-	if (a->set & CKPT_ATTR_MODE)
-		n->attr.mode = a->mode;
+	if (a->set & CKPT_ATTR_MODE)   /* a link stays a link */
+		n->attr.mode = a->mode | (n->attr.mode & CKPT_ATTR_IFLNK);
 	if (a->set & CKPT_ATTR_UID)
 		n->attr.uid = a->uid;
 	if (a->set & CKPT_ATTR_GID)
@@ -139,4 +147,56 @@ void attr_new(struct ckpt_attr *a, mode_t mode)
 	a->atime_ns = a->mtime_ns = attr_ns(&now);
 	a->uid = ctx->uid;
 	a->set |= CKPT_ATTR_UID;
+}
+
+/*
+ * symlink: a file of the held version holding target, then marked a link.
+ * Made through the ordinary create and write, so it is ordered with the
+ * version's other writes and committed like any file.
+ */
+int fs_symlink(const char *target, const char *path)
+{
+	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE,
+			       .mode = CKPT_ATTR_IFLNK | 0777 };
+	struct fs_handle *h;
+	size_t len = strlen(target);
+	int ret, ret2;
+
+	if (len == 0)
+		return -ENOENT;
+	if (len >= 4096)
+		return -ENAMETOOLONG;
+	ret = fs_create(path, 0777, &fi);
+	if (ret < 0)
+		return ret;
+	h = fs_handle(&fi);
+	ret = fs_write(NULL, target, len, 0, &fi);
+	if (ret >= 0 && h->kind == H_NODE) {
+		pthread_rwlock_rdlock(&h->ver->ns);
+		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
+		pthread_rwlock_unlock(&h->ver->ns);
+	}
+	ret2 = fs_flush(NULL, &fi);
+	fs_release(NULL, &fi);
+	return ret < 0 ? ret : ret2 < 0 ? ret2 : 0;
+}
+
+/* readlink: the link's bytes, NUL-terminated, cut to size as POSIX says. */
+int fs_readlink(const char *path, char *buf, size_t size)
+{
+	struct fuse_file_info fi = { .flags = O_RDONLY };
+	int ret;
+
+	if (size == 0)
+		return -EINVAL;
+	ret = fs_open(path, &fi);
+	if (ret < 0)
+		return ret;
+	ret = fs_read(NULL, buf, size - 1, 0, &fi);
+	fs_release(NULL, &fi);
+	if (ret < 0)
+		return ret;
+	buf[ret] = '\0';
+	return 0;
 }

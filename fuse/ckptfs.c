@@ -59,10 +59,10 @@
  * allow_other,default_permissions, so the kernel enforces those owners and
  * modes and another user gets EACCES (root may do anything, as in ckptd).
  * The root of the mount is mode 1777, so anyone can make a job; job names
- * are visible to all, their contents are not.  Modes, owners and times
- * cannot be stored: chmod, chown and utime succeed and do nothing where the
- * mount may write, and are EROFS in committed versions.  No symlinks, hard
- * links, devices or extended attributes.
+ * are visible to all, their contents are not.  Modes, owners and times of
+ * files and symbolic links are kept in the version (attr.c); chmod, chown
+ * and utime are EROFS in committed versions.  No hard links, devices, FIFOs
+ * (EPERM) or extended attributes.
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
  * (STAGED-like: it survives the trainer, not ckptd).  fsync (-o fsync=local,
@@ -217,6 +217,8 @@ static const struct fuse_operations fs_oper = {
 	.statfs     = fs_statfs,
 	.fallocate  = fs_fallocate,
 	.mknod      = fs_mknod,
+	.symlink    = fs_symlink,
+	.readlink   = fs_readlink,
 };
 
 /* The socket: -s, else the config's (-c), else $CKPT_SOCKET, else the

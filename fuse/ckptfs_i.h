@@ -531,5 +531,7 @@ int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi);
 int fs_fallocate(const char *path, int mode, off_t off, off_t len,
 		 struct fuse_file_info *fi);
 int fs_mknod(const char *path, mode_t mode, dev_t rdev);
+int fs_symlink(const char *target, const char *path);
+int fs_readlink(const char *path, char *buf, size_t size);
 
 #endif

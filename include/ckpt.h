@@ -151,16 +151,20 @@ struct ckpt_version_info {
  * apply their defaults (ckptfs: the owner, 0600, the seal time).  ckptd
  * keeps them as data: it never uses uid, gid or mode for access control.
  */
-#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777) */
+#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777), or
+				* CKPT_ATTR_IFLNK | 0777: a symbolic link */
 #define CKPT_ATTR_UID   0x02u
 #define CKPT_ATTR_GID   0x04u
 #define CKPT_ATTR_ATIME 0x08u
 #define CKPT_ATTR_MTIME 0x10u
 #define CKPT_ATTR_ALL   0x1fu
+/* In mode: the file is a symbolic link, its bytes are the target (at most
+ * 4095, no NUL).  Set it once the target is written. */
+#define CKPT_ATTR_IFLNK 0120000u
 
 struct ckpt_attr {
 	uint32_t set;      /* CKPT_ATTR_* bits: given (setattr), or ever set */
-	uint32_t mode;     /* permission bits, at most 07777 */
+	uint32_t mode;     /* permission bits, at most 07777; | IFLNK */
 	uint32_t uid;
 	uint32_t gid;
 	uint64_t atime_ns; /* CLOCK_REALTIME nanoseconds */
@@ -305,8 +309,8 @@ int ckpt_unlink(struct ckpt_version *v, const char *path);
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
 /* Set the attributes of a file of an open version: the fields whose bit is
  * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
- * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode or
- * set, -EPERM if a caller other than root names a uid but the version's
+ * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode (bits
+ * beyond 07777 other than CKPT_ATTR_IFLNK) or set, -EPERM if a caller other than root names a uid but the version's
  * owner, -CKPT_ESEALED on a committed version. */
 int ckpt_setattr(struct ckpt_version *v, const char *path,
 		 const struct ckpt_attr *a);

@@ -218,7 +218,8 @@ void dec_attr(struct dec *d, struct ckpt_attr *a)
 	a->atime_ns = dec_u64(d);
 	a->mtime_ns = dec_u64(d);
 	a->ctime_ns = dec_u64(d);
-	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || (a->mode & ~07777u)))
+	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) ||
+			((a->mode & ~07777u) && (a->mode & ~07777u) != CKPT_ATTR_IFLNK)))
 		d->err = -CKPT_EPROTO;
 }
 

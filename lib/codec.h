@@ -68,7 +68,8 @@ long enc_seal(struct enc *e);
  * A file's attributes (struct ckpt_attr), the same in the wire protocol,
  * the local manifest and the PFS manifest: u32 set, mode, uid, gid; u64
  * atime_ns, mtime_ns, ctime_ns (ATTR_ENC_LEN bytes).  dec_attr() fails the
- * decoder with -CKPT_EPROTO on unknown set bits or mode bits beyond 07777.
+ * decoder with -CKPT_EPROTO on unknown set bits or mode bits beyond 07777
+ * other than CKPT_ATTR_IFLNK.
  */
 #define ATTR_ENC_LEN (4 * 4 + 3 * 8)
 struct ckpt_attr;

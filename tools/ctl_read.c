@@ -398,6 +398,66 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 	return 0;
 }
 
+/* A link's target, gathered into memory (at most 4095 bytes). */
+struct link_buf {
+	char t[4096];
+	size_t len;
+};
+
+static int link_piece(void *arg, const void *buf, size_t len)
+{
+	struct link_buf *l = arg;
+
+	if (len >= sizeof(l->t) - l->len)
+		return -ENAMETOOLONG;
+	memcpy(l->t + l->len, buf, len);
+	l->len += len;
+	return 0;
+}
+
+/* Restore a symbolic link: made under the temporary name, then its owner
+ * (as root) and times, never following it; renamed into place. */
+static int restore_link(struct rd *r, const struct ckpt_file_info *f,
+			int dfd, const char *tmp, const char *base)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	const struct ckpt_attr *a = &f->attr;
+	struct link_buf l = { .len = 0 };
+	uint64_t got;
+	int err;
+
+	err = rd_file(r, f, link_piece, &l, &got);
+	if (err)
+		return err;
+	l.t[l.len] = '\0';
+	if (l.len == 0 || strlen(l.t) != l.len)
+		return -CKPT_ECORRUPT;
+	unlinkat(dfd, tmp, 0);
+	if (symlinkat(l.t, dfd, tmp))
+		return -errno;
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
+		     AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	else if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
 /* Restore one file: temp name, data, attributes, fsync, rename, fsync the
  * directory. */
 static int restore_file(struct rd *r, int rootfd, int idx)
@@ -413,6 +473,10 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+	if ((f->attr.set & CKPT_ATTR_MODE) && (f->attr.mode & CKPT_ATTR_IFLNK)) {
+		err = restore_link(r, f, dfd, tmp, base);
+		goto out_close_dir;
+	}
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
 	if (fd < 0 && errno == EEXIST && !unlinkat(dfd, tmp, 0))

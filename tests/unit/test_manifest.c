@@ -464,6 +464,9 @@ static void test_attr_rules(void)
 	sample(&m);
 	sample_files[1].attr.set = 0x20;        /* unknown bit */
 	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = CKPT_ATTR_IFLNK | 0777;  /* a symlink */
+	expect(&m, 0);
 }
 
 int main(void)
