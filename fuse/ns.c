@@ -1,6 +1,6 @@
 /*
  * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
- * the attribute changes ckpt does not store, and statfs.
+ * chmod, chown and utimensat (recorded by attr.c), and statfs.
  *
  * Each operation resolves its path (path.c) to one of: the root, a leading
  * part of job names, a job, a version, or a path inside a version.  Inside
