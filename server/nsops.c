@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "log.h"
+#include "nsops.h"
+#include "ops.h"
 #include "session.h"
 
 /* The open version of req's writer handle, or NULL after answering. */

@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "ingest.h"
 #include "journal.h"
 #include "log.h"
+#include "ops.h"
 #include "pfs.h"
-#include "recover.h"
 #include "session.h"
 
 /* ---- writers ------------------------------------------------------------ */
@@ -250,7 +251,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 		ret = -CKPT_ENOVERSION;
 		goto out_reply;
 	}
-	snprintf(r.version, sizeof(r.version), "%s", best->name);
+	r.version = best->name;
 	conn_reply(c, &r);
 	return;
 out_reply:
@@ -431,7 +432,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	/* A drained version keeps its PFS copy: rm drops the local copy and
 	 * the version stays listed, read from the PFS.  rm it again to remove
 	 * it from the PFS too. */
-	if (!v->remote && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
+	if (!version_remote(v) && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
 		struct pfsman m;
 
 		ret = pfs_load(c->d->conf->drain_target, req->job, req->version,
@@ -448,23 +449,20 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	/* Served from the PFS with a damaged local copy in quarantine: rm
 	 * discards the quarantine first, as it drops a local copy. */
-	if (v->remote && v->qdir) {
-		recover_discard(&c->d->cat, v->qdir);
-		free(v->qdir);
-		v->qdir = NULL;
-		v->reason[0] = 0;
+	if (version_remote(v) && v->qdir) {
+		catalog_discard_quarantine(&c->d->cat, v);
 		conn_reply_status(c, req, 0);
 		return;
 	}
 	/* A version only on the PFS is removed there, unless a newer drained
 	 * version refers to its chunks (incremental). */
-	if (v->remote && v->pfs && drain_is_base(v->job, v->name)) {
+	if (version_remote(v) && v->pfs && drain_is_base(v->job, v->name)) {
 		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
 			   req->job, req->version);
 		conn_reply_status(c, req, -EBUSY);
 		return;
 	}
-	if (v->remote && v->pfs) {
+	if (version_remote(v) && v->pfs) {
 		ret = pfs_remove(c->d->conf->drain_target, v->pfs);
 		if (ret < 0) {
 			conn_reply_status(c, req, ret);
@@ -472,8 +470,8 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		}
 	}
 	v->error = -CKPT_ENOVERSION;
-	session_notify(c->d, v);
-	if (drain_enabled(c->d) && v->seq && !v->remote) {
+	ckptd_version_changed(c->d, v);
+	if (drain_enabled(c->d) && v->seq && !version_remote(v)) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
 
@@ -515,4 +513,41 @@ void op_status(struct conn *c, const struct proto_msg *req)
 		return;
 	proto_enc_status(&e, &s);
 	conn_reply_end(c, &e);
+}
+
+void op_drain(struct conn *c, const struct proto_msg *req)
+{
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = -EPERM;
+	if (c->uid != 0 && c->uid != getuid())
+		goto out_reply;
+	ret = -EINVAL;
+	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME)
+		goto out_reply;
+	log_printf(LOG_NOTICE, "drain: %s by uid %u",
+		   req->level == CKPT_DRAIN_PAUSE ? "paused" : "resumed",
+		   c->uid);
+	ret = drain_pause(c->d, req->level == CKPT_DRAIN_PAUSE);
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void op_drain_now(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v;
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	ret = v ? drain_now(c->d, v) : -CKPT_ENOVERSION;
+out_reply:
+	conn_reply_status(c, req, ret);
 }
