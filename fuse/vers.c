@@ -233,8 +233,12 @@ static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 			     sizeof(*files));
 	if (n < 0)
 		return n == -CKPT_ENOVERSION ? 0 : n;
-	for (i = 0; i < n && ret == 0; i++)
+	for (i = 0; i < n && ret == 0; i++) {
 		ret = tree_add_path(&ver->tree, files[i].path, files[i].size);
+		if (ret == 0)       /* the attributes it was given elsewhere */
+			tree_lookup(&ver->tree, files[i].path)->attr =
+				files[i].attr;
+	}
 	free(files);
 	return ret;
 }
