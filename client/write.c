@@ -16,6 +16,7 @@
 
 #include "client_i.h"
 #include "names.h"
+#include "codec.h"
 
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out)
@@ -381,12 +382,13 @@ int ckpt_setattr(struct ckpt_version *v, const char *path,
 	struct ckpt_attr c;
 
 	if (!a || (a->set & ~CKPT_ATTR_ALL) ||
-	    ((a->set & CKPT_ATTR_MODE) && (a->mode & ~07777u) &&
-	     (a->mode & ~07777u) != CKPT_ATTR_IFLNK))
+	    ((a->set & CKPT_ATTR_MODE) && !attr_mode_ok(a->mode)))
 		return -EINVAL;
 	c = *a;
-	if (!(c.set & CKPT_ATTR_MODE))
+	if (!(c.set & CKPT_ATTR_MODE)) {
 		c.mode = 0;             /* not sent as a value: never refused */
+		c.rdev = 0;
+	}
 	c.ctime_ns = 0;
 	return ns_call(v, PROTO_SETATTR, path, NULL, 0, &c);
 }

@@ -11,7 +11,11 @@
  * read-only whatever its modes said (writes are EROFS anyway).
  *
  * A symbolic link is a file whose bytes are its target and whose mode says
- * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink); hard links are not kept (EPERM).
+ * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink).  FIFOs, sockets and device
+ * nodes are empty files whose mode says their type (and rdev their device):
+ * metadata only, the kernel never opens them through the mount (FIFOs are
+ * pipes of the kernel's; devices cannot be opened on a nodev mount).  Hard
+ * links are not kept (EPERM).
  *
  * Directories are not manifest entries: their attributes are kept in the
  * mirror while the version is open through this mount, and shown as the
@@ -41,14 +45,20 @@ uint64_t attr_ns(const struct timespec *t)
 
 void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw)
 {
-	mode_t mode;
+	mode_t mode, type;
 
-	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFLNK)) {
+	type = a->set & CKPT_ATTR_MODE ? a->mode & CKPT_ATTR_IFMT : 0;
+	if (type == CKPT_ATTR_IFLNK) {
 		st->st_mode = S_IFLNK | 0777;   /* a link's mode means nothing */
-		st->st_nlink = 1;
 	} else if (a->set & CKPT_ATTR_MODE) {
 		mode = a->mode & 07777;
-		st->st_mode = (st->st_mode & S_IFMT) | (rw ? mode : mode & ~0222);
+		st->st_mode = (type ? type : (st->st_mode & S_IFMT)) |
+			      (rw ? mode : mode & ~0222);
+	}
+	if (type && type != CKPT_ATTR_IFLNK) {  /* special: metadata only */
+		st->st_rdev = a->rdev;
+		st->st_size = 0;
+		st->st_blocks = 0;
 	}
 	if (a->set & CKPT_ATTR_UID)
 		st->st_uid = a->uid;
@@ -69,8 +79,12 @@ static void attr_merge(struct fs_node *n, const struct ckpt_attr *a)
 {
 	struct timespec now;
 
-	if (a->set & CKPT_ATTR_MODE)   /* a link stays a link */
-		n->attr.mode = a->mode | (n->attr.mode & CKPT_ATTR_IFLNK);
+	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT)) {
+		n->attr.mode = a->mode;         /* its type, once made */
+		n->attr.rdev = a->rdev;
+	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
+		n->attr.mode = a->mode | (n->attr.mode & CKPT_ATTR_IFMT);
+	}
 	if (a->set & CKPT_ATTR_UID)
 		n->attr.uid = a->uid;
 	if (a->set & CKPT_ATTR_GID)

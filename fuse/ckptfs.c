@@ -60,9 +60,9 @@
  * modes and another user gets EACCES (root may do anything, as in ckptd).
  * The root of the mount is mode 1777, so anyone can make a job; job names
  * are visible to all, their contents are not.  Modes, owners and times of
- * files and symbolic links are kept in the version (attr.c); chmod, chown
- * and utime are EROFS in committed versions.  No hard links, devices, FIFOs
- * (EPERM) or extended attributes.
+ * files, symbolic links, FIFOs, sockets and device nodes (metadata only) are
+ * kept in the version (attr.c); chmod, chown and utime are EROFS in
+ * committed versions.  No hard links (EPERM) or extended attributes.
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
  * (STAGED-like: it survives the trainer, not ckptd).  fsync (-o fsync=local,

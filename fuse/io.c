@@ -509,23 +509,42 @@ int fs_fallocate(const char *path, int mode, off_t off, off_t len,
 }
 
 /*
- * mknod: a regular file is a create; FIFOs, sockets and devices are EPERM,
- * as in other checkpoint stores: a checkpoint holds data, and a device or
- * FIFO node in a version could not be drained to the PFS or restored
- * faithfully (docs/design.md).
+ * mknod: a regular file is a create; a FIFO, socket or device node is an
+ * empty file whose mode says its type and rdev its device: kept as
+ * metadata (docs/design.md), never opened through the mount.
  */
 int fs_mknod(const char *path, mode_t mode, dev_t rdev)
 {
 	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
-	int ret;
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE };
+	struct fs_handle *h;
+	int ret, ret2;
 
-	(void)rdev;
-	if (!S_ISREG(mode))
-		return -EPERM;
-	ret = fs_create(path, mode, &fi);
-	if (ret == 0)
-		fs_release(path, &fi);
-	return ret;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		break;
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFCHR:
+	case S_IFBLK:
+		a.mode = (mode & S_IFMT) | (mode & 07777);
+		a.rdev = rdev;
+		break;
+	default:
+		return -EINVAL;
+	}
+	ret = fs_create(path, mode & 07777, &fi);
+	if (ret < 0)
+		return ret;
+	h = fs_handle(&fi);
+	if (a.mode && h->kind == H_NODE) {
+		pthread_rwlock_rdlock(&h->ver->ns);
+		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
+		pthread_rwlock_unlock(&h->ver->ns);
+	}
+	ret2 = fs_flush(NULL, &fi);
+	fs_release(NULL, &fi);
+	return ret < 0 ? ret : ret2;
 }
 
 /* ---- flush, fsync, release ----------------------------------------------- */

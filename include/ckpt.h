@@ -151,26 +151,39 @@ struct ckpt_version_info {
  * apply their defaults (ckptfs: the owner, 0600, the seal time).  ckptd
  * keeps them as data: it never uses uid, gid or mode for access control.
  */
-#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777), or
-				* CKPT_ATTR_IFLNK | 0777: a symbolic link */
+#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777), with
+				* a file type (CKPT_ATTR_IFMT) or none */
 #define CKPT_ATTR_UID   0x02u
 #define CKPT_ATTR_GID   0x04u
 #define CKPT_ATTR_ATIME 0x08u
 #define CKPT_ATTR_MTIME 0x10u
 #define CKPT_ATTR_ALL   0x1fu
-/* In mode: the file is a symbolic link, its bytes are the target (at most
- * 4095, no NUL).  Set it once the target is written. */
+/*
+ * File types in mode (the S_IF* values of Linux).  None: a regular file.
+ * IFLNK: a symbolic link, its bytes are the target (at most 4095, no NUL),
+ * set once the target is written.  IFIFO, IFSOCK, IFCHR, IFBLK: a special
+ * file kept as metadata only (no bytes; rdev says which device): ckptd
+ * never makes one on the PFS (an empty 0600 file stands there), and
+ * `ckptctl restore` makes it again with mknod.  A setattr whose mode has
+ * no type keeps the file's (a chmod).
+ */
+#define CKPT_ATTR_IFMT  0170000u
 #define CKPT_ATTR_IFLNK 0120000u
+#define CKPT_ATTR_IFIFO 0010000u
+#define CKPT_ATTR_IFCHR 0020000u
+#define CKPT_ATTR_IFBLK 0060000u
+#define CKPT_ATTR_IFSOCK 0140000u
 
 struct ckpt_attr {
 	uint32_t set;      /* CKPT_ATTR_* bits: given (setattr), or ever set */
-	uint32_t mode;     /* permission bits, at most 07777; | IFLNK */
+	uint32_t mode;     /* permission bits (07777) | a CKPT_ATTR_IF* type */
 	uint32_t uid;
 	uint32_t gid;
 	uint64_t atime_ns; /* CLOCK_REALTIME nanoseconds */
 	uint64_t mtime_ns;
 	uint64_t ctime_ns; /* ckptd's clock at the last ckpt_setattr();
 			    * ignored in a setattr */
+	uint64_t rdev;     /* IFCHR, IFBLK: the device (set with MODE) */
 };
 
 struct ckpt_file_info {
@@ -310,7 +323,7 @@ int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
 /* Set the attributes of a file of an open version: the fields whose bit is
  * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
  * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode (bits
- * beyond 07777 other than CKPT_ATTR_IFLNK) or set, -EPERM if a caller other than root names a uid but the version's
+ * beyond 07777 other than one CKPT_ATTR_IF* type) or set, -EPERM if a caller other than root names a uid but the version's
  * owner, -CKPT_ESEALED on a committed version. */
 int ckpt_setattr(struct ckpt_version *v, const char *path,
 		 const struct ckpt_attr *a);

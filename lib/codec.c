@@ -233,6 +233,21 @@ void enc_attr(struct enc *e, const struct ckpt_attr *a)
 	enc_u64(e, a->atime_ns);
 	enc_u64(e, a->mtime_ns);
 	enc_u64(e, a->ctime_ns);
+	enc_u64(e, a->rdev);
+}
+
+int attr_mode_ok(uint32_t mode)
+{
+	switch (mode & ~07777u) {
+	case 0:
+	case CKPT_ATTR_IFLNK:
+	case CKPT_ATTR_IFIFO:
+	case CKPT_ATTR_IFCHR:
+	case CKPT_ATTR_IFBLK:
+	case CKPT_ATTR_IFSOCK:
+		return 1;
+	}
+	return 0;
 }
 
 void dec_attr(struct dec *d, struct ckpt_attr *a)
@@ -244,8 +259,8 @@ void dec_attr(struct dec *d, struct ckpt_attr *a)
 	a->atime_ns = dec_u64(d);
 	a->mtime_ns = dec_u64(d);
 	a->ctime_ns = dec_u64(d);
-	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) ||
-			((a->mode & ~07777u) && (a->mode & ~07777u) != CKPT_ATTR_IFLNK)))
+	a->rdev = dec_u64(d);
+	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || !attr_mode_ok(a->mode)))
 		d->err = -CKPT_EPROTO;
 }
 

@@ -73,14 +73,16 @@ long enc_seal(struct enc *e);
 /*
  * A file's attributes (struct ckpt_attr), the same in the wire protocol,
  * the local manifest and the PFS manifest: u32 set, mode, uid, gid; u64
- * atime_ns, mtime_ns, ctime_ns (ATTR_ENC_LEN bytes).  dec_attr() fails the
- * decoder with -CKPT_EPROTO on unknown set bits or mode bits beyond 07777
- * other than CKPT_ATTR_IFLNK.
+ * atime_ns, mtime_ns, ctime_ns, rdev (ATTR_ENC_LEN bytes).  dec_attr() fails
+ * the decoder with -CKPT_EPROTO on unknown set bits or a mode that
+ * attr_mode_ok() refuses.
  */
-#define ATTR_ENC_LEN (4 * 4 + 3 * 8)
+#define ATTR_ENC_LEN (4 * 4 + 4 * 8)
 struct ckpt_attr;
 void enc_attr(struct enc *e, const struct ckpt_attr *a);
 void dec_attr(struct dec *d, struct ckpt_attr *a);
+/* Permission bits (07777) and at most one known CKPT_ATTR_IF* type?  1/0. */
+int attr_mode_ok(uint32_t mode);
 
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len);

@@ -149,8 +149,12 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 		return;
 	}
 	fa = &v->files[fi].attr;
-	if (a->set & CKPT_ATTR_MODE)
-		fa->mode = a->mode;
+	if (a->set & CKPT_ATTR_MODE && (a->mode & CKPT_ATTR_IFMT)) {
+		fa->mode = a->mode;             /* a type, once made */
+		fa->rdev = a->rdev;
+	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
+		fa->mode = a->mode | (fa->mode & CKPT_ATTR_IFMT);
+	}
 	if (a->set & CKPT_ATTR_UID)
 		fa->uid = a->uid;
 	if (a->set & CKPT_ATTR_GID)

@@ -219,7 +219,8 @@ struct copy {
 /* A symbolic link: its bytes are its target (ckpt.h, CKPT_ATTR_IFLNK). */
 static int is_link(const struct ckpt_attr *a)
 {
-	return (a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFLNK);
+	return (a->set & CKPT_ATTR_MODE) &&
+	       (a->mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK;
 }
 
 static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,

@@ -458,6 +458,45 @@ static int restore_link(struct rd *r, const struct ckpt_file_info *f,
 	return err;
 }
 
+/* Restore a FIFO, socket or device node (metadata only): mknod under the
+ * temporary name (a device needs root: EPERM otherwise), its attributes,
+ * rename into place. */
+static int restore_special(const struct ckpt_file_info *f, int dfd,
+			   const char *tmp, const char *base)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	const struct ckpt_attr *a = &f->attr;
+	int err = 0;
+
+	unlinkat(dfd, tmp, 0);
+	if (mknodat(dfd, tmp, (a->mode & CKPT_ATTR_IFMT) | 0600,
+		    (dev_t)a->rdev))
+		return -errno;
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
+		     AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && fchmodat(dfd, tmp, a->mode & 07777, 0))
+		err = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	else if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
 /* Restore one file: temp name, data, attributes, fsync, rename, fsync the
  * directory. */
 static int restore_file(struct rd *r, int rootfd, int idx)
@@ -473,8 +512,13 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
-	if ((f->attr.set & CKPT_ATTR_MODE) && (f->attr.mode & CKPT_ATTR_IFLNK)) {
+	if ((f->attr.set & CKPT_ATTR_MODE) &&
+	    (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK) {
 		err = restore_link(r, f, dfd, tmp, base);
+		goto out_close_dir;
+	}
+	if ((f->attr.set & CKPT_ATTR_MODE) && (f->attr.mode & CKPT_ATTR_IFMT)) {
+		err = restore_special(f, dfd, tmp, base);
 		goto out_close_dir;
 	}
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,

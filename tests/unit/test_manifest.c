@@ -50,7 +50,7 @@ static void sample(struct manifest *m)
 	sample_files[0] = (struct man_file){ .path = path0, .size = 15000 };
 	sample_files[1] = (struct man_file){ path1, 65536,
 		{ CKPT_ATTR_ALL, 04755, 1000, 100, 1700000000000000001ull,
-		  1700000000000000002ull, 1700000000000000003ull } };
+		  1700000000000000002ull, 1700000000000000003ull, 0 } };
 	sample_files[2] = (struct man_file){ .path = path2, .size = 1 };
 	memcpy(sample_recs, recs, sizeof(recs));
 	m->nfiles = 3;
@@ -459,8 +459,15 @@ static void test_attr_rules(void)
 	struct manifest m;
 
 	sample(&m);
-	sample_files[1].attr.mode = 010000;     /* a file type bit */
+	sample_files[1].attr.mode = 0170644;    /* no such type */
 	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = 0100644;    /* S_IFREG: never stored */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = CKPT_ATTR_IFCHR | 0600;  /* a device */
+	sample_files[1].attr.rdev = 0x103;
+	expect(&m, 0);
 	sample(&m);
 	sample_files[1].attr.set = 0x20;        /* unknown bit */
 	expect(&m, -CKPT_EPROTO);

@@ -57,11 +57,11 @@ static void sample(struct pfsman *m)
 	strcpy(m->version, "step-001200");
 	strcpy(m->base, "step-001100");
 	sample_files[0] = (struct pfs_file){ path0, 150000, 0, 3,
-		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33 } };
+		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33, 0 } };
 	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1, { 0 } };
 	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0, { 0 } };
 	sample_files[3] = (struct pfs_file){ path3, 10, 4, 1,
-		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0 } };
+		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 } };
 	memset(sample_chunks, 0, sizeof(sample_chunks));
 	memcpy(sample_chunks, chunks, sizeof(chunks));
 	m->nfiles = 4;

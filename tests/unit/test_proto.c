@@ -80,8 +80,8 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_PATH2: m->path2 = "model/rank04.pt"; return 2 + 15;
 	case F_ATTR:
 		m->attr = (struct ckpt_attr){ CKPT_ATTR_ALL, 04755, 1000 + salt,
-					      100, 1, 2, 3 };
-		return 40;
+					      100, 1, 2, 3, 0x801 };
+		return 48;
 	}
 	return 0;
 }
@@ -348,7 +348,7 @@ static void test_lists(void)
 	f.size = 1ull << 40;
 	f.extents = 12345;
 	f.attr = (struct ckpt_attr){ CKPT_ATTR_MODE | CKPT_ATTR_MTIME, 0640, 0,
-				     0, 0, 1700000000123456789ull, 5 };
+				     0, 0, 1700000000123456789ull, 5, 0 };
 	proto_begin(&e, frame, sizeof(frame), &m);
 	enc_u32(&e, 1);
 	proto_enc_file_entry(&e, &f);
