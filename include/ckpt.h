@@ -223,6 +223,11 @@ struct ckpt_status {
 	char drain_target[256];  /* "" when there is no drain */
 	char drain_last_path[256];/* the file the last failure named */
 	/* end of the first release (CKPT_STATUS_SIZE_VER0); append below */
+	/* the cluster: this node's name ("" alone), the peers of its group,
+	 * and how many of them have an authenticated link up */
+	char node[64];
+	uint32_t peers;
+	uint32_t peers_up;
 };
 
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last
@@ -346,7 +351,9 @@ int ckpt_commit_name(struct ckpt_client *c, const char *job,
 int ckpt_abort(struct ckpt_version *v);
 
 /* Wait until the version reaches level.  timeout_ms < 0 waits forever.
- * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot. */
+ * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot,
+ * -ENOTSUP at once for a level this node cannot give it (PROTECTED or
+ * DRAINED on a node without a [drain] target). */
 int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms);
 /* The same, by name, for a version begun elsewhere. */
 int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,

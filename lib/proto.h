@@ -44,7 +44,9 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     3   /* 3: file attributes (SETATTR, file entries) */
+/* 4: file attributes (SETATTR, attr in file entries); 3: the cluster in
+ * the status entry; 2: copies and reason in version entries */
+#define PROTO_VERSION     4
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000

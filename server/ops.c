@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "ingest.h"
 #include "journal.h"
@@ -224,6 +225,11 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 		conn_reply(c, &r);
 	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
+	} else if (req->level >= CKPT_PROTECTED && !drain_enabled(c->d)) {
+		/* No copy beyond the local one can come: without a drain
+		 * target (and, until the cluster, without peers) the wait
+		 * would never end. */
+		conn_reply_status(c, req, -ENOTSUP);
 	} else if (session_wait(c, v, req) < 0) {
 		conn_reply_status(c, req, -ENOMEM);
 	}
@@ -470,7 +476,6 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 		}
 	}
 	v->error = -CKPT_ENOVERSION;
-	ckptd_version_changed(c->d, v);
 	if (drain_enabled(c->d) && v->seq && !version_remote(v)) {
 		/* The journal of a drain it never finished goes with it. */
 		char journal[CONF_PATH_MAX + 64];
@@ -479,7 +484,12 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 				 v->seq) == 0)
 			unlink(journal);
 	}
+	/* Its waiters hear once it is removed (v->removed): before, they
+	 * would wait on for a level it can no longer reach. */
+	version_get(v);
 	ret = catalog_remove(&c->d->cat, v);
+	ckptd_version_changed(c->d, v);
+	version_put(&c->d->cat, v);
 	conn_reply_status(c, req, ret);
 }
 
@@ -509,6 +519,7 @@ void op_status(struct conn *c, const struct proto_msg *req)
 	snprintf(s.store, sizeof(s.store), "%.*s", (int)sizeof(s.store) - 1,
 		 d->conf->store);
 	drain_status(d, &s);
+	cluster_status(d, &s);
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	proto_enc_status(&e, &s);
