@@ -328,8 +328,9 @@ int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
 /* Set the attributes of a file of an open version: the fields whose bit is
  * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
  * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode (bits
- * beyond 07777 other than one CKPT_ATTR_IF* type) or set, -EPERM if a caller other than root names a uid but the version's
- * owner, -CKPT_ESEALED on a committed version. */
+ * beyond 07777 other than one CKPT_ATTR_IF* type) or set, -EPERM if a
+ * caller other than root names a uid but the version's owner or sets a
+ * set-uid or set-gid bit, -CKPT_ESEALED on a committed version. */
 int ckpt_setattr(struct ckpt_version *v, const char *path,
 		 const struct ckpt_attr *a);
 /* Wait until every byte this client has written to v so far is in ckptd's

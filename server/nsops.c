@@ -124,10 +124,11 @@ out_reply:
 
 /*
  * SETATTR: the attributes req->attr.set names, kept as data (ckptd decides
- * nothing by them).  Only root may name a uid other than the job owner's:
- * ckptfs (root) has had the kernel check chown's rules for its caller, and
- * a plain writer may not make its files look like someone else's.  ctime is
- * ckptd's clock.
+ * nothing by them).  Only root may name a uid other than the job owner's,
+ * or set-uid and set-gid bits: ckptfs (root) has had the kernel check
+ * chown's and chmod's rules for its caller, while a plain writer could name
+ * any gid (ckptd cannot ask NSS on the loop), and `ckptctl restore` run as
+ * root applies what the manifest says.  ctime is ckptd's clock.
  */
 void op_setattr(struct conn *c, const struct proto_msg *req)
 {
@@ -139,7 +140,8 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 
 	if (!v)
 		return;
-	if ((a->set & CKPT_ATTR_UID) && c->uid != 0 && a->uid != v->job->uid) {
+	if (c->uid != 0 && (((a->set & CKPT_ATTR_UID) && a->uid != v->job->uid) ||
+			    ((a->set & CKPT_ATTR_MODE) && (a->mode & 06000)))) {
 		conn_reply_status(c, req, -EPERM);
 		return;
 	}
