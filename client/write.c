@@ -17,6 +17,7 @@
 #include "client_i.h"
 #include "names.h"
 #include "codec.h"
+#include "xattr.h"
 
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out)
@@ -328,10 +329,18 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 
 /* ---- namespace ---------------------------------------------------------- */
 
-/* A TRUNCATE, UNLINK, RENAME or SETATTR on v's handle, in order with its
- * writes. */
-static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
-		   const char *path2, uint64_t size, const struct ckpt_attr *a)
+/* The blob of a SETXATTR (ns_call). */
+struct xblob {
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t remove;
+};
+
+/* A TRUNCATE, UNLINK, RENAME, SETATTR or SETXATTR on v's handle, in order
+ * with its writes. */
+static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
+		     const char *path2, uint64_t size,
+		     const struct ckpt_attr *a, const struct xblob *x)
 {
 	struct proto_msg *req, *rep;
 	int ret = write_check(v, path);
@@ -352,11 +361,22 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 		req->path2 = path2;
 	if (a)
 		req->attr = *a;
+	if (x) {
+		req->blob = x->p;
+		req->blob_len = x->len;
+		req->id = x->remove;
+	}
 	pthread_mutex_lock(&v->c->mu);
 	ret = cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
 	free(req);
 	return ret;
+}
+
+static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
+		   const char *path2, uint64_t size, const struct ckpt_attr *a)
+{
+	return ns_call_x(v, type, path, path2, size, a, NULL);
 }
 
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size)
@@ -510,4 +530,23 @@ void ckpt_version_free(struct ckpt_version *v)
 	list_del(&v->link);
 	pthread_mutex_unlock(&c->mu);
 	free(v);
+}
+
+int ckpt_setxattr(struct ckpt_version *v, const char *path, const char *name,
+		  const void *value, size_t size)
+{
+	uint8_t rec[XATTR_MAX];
+	size_t len = 0;
+	struct xblob x = { rec, 0, value == NULL };
+	int ret;
+
+	if (!name || strncmp(name, "user.", 5) || !name[5])
+		return -ENOTSUP;
+	if (strlen(name) > 255 || size > 65535)
+		return -ERANGE;
+	ret = xattr_set(rec, &len, name, value ? value : "", value ? size : 0);
+	if (ret < 0)
+		return ret;
+	x.len = (uint32_t)len;
+	return ns_call_x(v, PROTO_SETXATTR, path, NULL, 0, NULL, &x);
 }

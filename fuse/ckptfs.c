@@ -62,7 +62,8 @@
  * are visible to all, their contents are not.  Modes, owners and times of
  * files, symbolic links, FIFOs, sockets and device nodes (metadata only) are
  * kept in the version (attr.c); chmod, chown and utime are EROFS in
- * committed versions.  No hard links (EPERM) or extended attributes.
+ * committed versions; extended attributes in "user." (xattr.c).  No hard
+ * links (EPERM).
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
  * (STAGED-like: it survives the trainer, not ckptd).  fsync (-o fsync=local,
@@ -219,6 +220,10 @@ static const struct fuse_operations fs_oper = {
 	.mknod      = fs_mknod,
 	.symlink    = fs_symlink,
 	.readlink   = fs_readlink,
+	.setxattr   = fs_setxattr,
+	.getxattr   = fs_getxattr,
+	.listxattr  = fs_listxattr,
+	.removexattr = fs_removexattr,
 };
 
 /* The socket: -s, else the config's (-c), else $CKPT_SOCKET, else the

@@ -116,6 +116,9 @@ struct fs_node {
 	struct timespec mtime;
 	struct ckpt_attr attr;    /* what was set (attr.c); fs->mu */
 	int mtime_dirty;          /* written since mtime was last sent */
+	uint8_t *xattr;           /* extended attributes set through this
+				   * mount (xattr.h blob, owned; fs->mu) */
+	uint32_t xlen;
 	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
 };
 
@@ -428,6 +431,9 @@ int srv_files(struct ckptfs *fs, const char *job, const char *version,
 	      struct ckpt_file_info **out);
 int srv_file(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, struct ckpt_file_info *out);
+/* The file's extended attributes (ckpt_getxattrs()): length or error. */
+int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
+	       const char *path, void *buf, size_t cap);
 int srv_read(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, void *buf, size_t len, uint64_t off,
 	     size_t *got);
@@ -533,5 +539,10 @@ int fs_fallocate(const char *path, int mode, off_t off, off_t len,
 int fs_mknod(const char *path, mode_t mode, dev_t rdev);
 int fs_symlink(const char *target, const char *path);
 int fs_readlink(const char *path, char *buf, size_t size);
+int fs_setxattr(const char *path, const char *name, const char *value,
+		size_t size, int flags);
+int fs_getxattr(const char *path, const char *name, char *value, size_t size);
+int fs_listxattr(const char *path, char *list, size_t size);
+int fs_removexattr(const char *path, const char *name);
 
 #endif

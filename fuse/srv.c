@@ -128,6 +128,20 @@ int srv_files(struct ckptfs *fs, const char *job, const char *version,
 	return srv_call(fs, op_files, &a);
 }
 
+static int op_xattrs(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_getxattrs(c, a->job, a->version, a->path, a->buf, a->len);
+}
+
+int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
+	       const char *path, void *buf, size_t cap)
+{
+	struct srv_args a = { .job = job, .version = version, .path = path,
+			      .buf = buf, .len = cap };
+
+	return srv_call(fs, op_xattrs, &a);
+}
+
 int srv_file(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, struct ckpt_file_info *out)
 {

@@ -51,6 +51,7 @@ static struct fs_node *node_new(const char *name, int is_dir)
 static void node_free(struct fs_node *n)
 {
 	free(n->name);
+	free(n->xattr);
 	free(n);
 }
 

@@ -186,6 +186,9 @@ struct ckpt_attr {
 	uint64_t rdev;     /* IFCHR, IFBLK: the device (set with MODE) */
 };
 
+/* Bytes of a file's extended attributes in all (see ckpt_getxattrs()). */
+#define CKPT_XATTR_MAX 4096
+
 struct ckpt_file_info {
 	char path[CKPT_PATH_MAX + 1];
 	uint64_t size;
@@ -333,6 +336,20 @@ int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
  * set-uid or set-gid bit, -CKPT_ESEALED on a committed version. */
 int ckpt_setattr(struct ckpt_version *v, const char *path,
 		 const struct ckpt_attr *a);
+/* Set (value not NULL, size bytes, at most 65535) or remove (value NULL)
+ * the extended attribute name ("user." names only, 6..255 bytes) of a file
+ * of an open version.  A file's attributes take at most CKPT_XATTR_MAX
+ * bytes in all, each 3 + name + value.  -ENOENT (no file), -ENODATA
+ * (removing a name it does not have), -ENOSPC (over CKPT_XATTR_MAX),
+ * -ENOTSUP (not "user."), -ERANGE, -CKPT_ESEALED. */
+int ckpt_setxattr(struct ckpt_version *v, const char *path, const char *name,
+		  const void *value, size_t size);
+/* The extended attributes of a file of any version, packed: records of
+ * {u8 name length; name; u16 value length (little-endian); value}, into
+ * buf (cap bytes, CKPT_XATTR_MAX is always enough).  Returns the length
+ * (0: none), -ENOENT, or -ERANGE if cap is too small. */
+int ckpt_getxattrs(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, void *buf, size_t cap);
 /* Wait until every byte this client has written to v so far is in ckptd's
  * store (written, not yet sealed: an uncommitted version never survives a
  * ckptd crash).  Returns the first write error, if any. */

@@ -11,11 +11,13 @@
  * their formats from these primitives.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckpt.h"
 #include "codec.h"
 #include "crc32c.h"
+#include "xattr.h"
 
 void enc_init(struct enc *e, void *buf, size_t cap)
 {
@@ -234,6 +236,29 @@ void enc_attr(struct enc *e, const struct ckpt_attr *a)
 	enc_u64(e, a->mtime_ns);
 	enc_u64(e, a->ctime_ns);
 	enc_u64(e, a->rdev);
+}
+
+int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len)
+{
+	uint32_t n = dec_u32(d);
+
+	*out = NULL;
+	*len = 0;
+	if (d->err)
+		return d->err;
+	if (n > XATTR_MAX || n > dec_left(d))
+		return d->err = -CKPT_EPROTO;
+	if (n == 0)
+		return 0;
+	if (xattr_check(d->buf + d->pos, n))
+		return d->err = -CKPT_EPROTO;
+	*out = malloc(n);
+	if (!*out)
+		return d->err = -ENOMEM;
+	memcpy(*out, d->buf + d->pos, n);
+	d->pos += n;
+	*len = n;
+	return 0;
 }
 
 int attr_mode_ok(uint32_t mode)

@@ -81,6 +81,10 @@ long enc_seal(struct enc *e);
 struct ckpt_attr;
 void enc_attr(struct enc *e, const struct ckpt_attr *a);
 void dec_attr(struct dec *d, struct ckpt_attr *a);
+/* A u32 length and that many bytes of an xattr.h blob, checked, into a
+ * malloc'd *out (NULL when empty) the caller owns.  0, d->err, -CKPT_EPROTO,
+ * -ENOMEM. */
+int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len);
 /* Permission bits (07777) and at most one known CKPT_ATTR_IF* type?  1/0. */
 int attr_mode_ok(uint32_t mode);
 

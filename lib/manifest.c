@@ -32,7 +32,7 @@
 /* Smallest file entry (a one-byte path) and the size of a record. */
 #define MAN_FILE_MIN_V1 (2 + 1 + 8)
 #define MAN_ATTR_LEN    ATTR_ENC_LEN
-#define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN)
+#define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN + 4)
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
 size_t manifest_size(const struct manifest *m)
@@ -43,7 +43,8 @@ size_t manifest_size(const struct manifest *m)
 	n += strnlen(m->job, CKPT_JOB_MAX + 1);
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
-		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN;
+		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN + 4 +
+		     m->files[i].xlen;
 	return n + (size_t)m->nrecs * MAN_REC_LEN;
 }
 
@@ -70,6 +71,8 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 		enc_str(&e, m->files[i].path);
 		enc_u64(&e, m->files[i].size);
 		enc_attr(&e, &m->files[i].attr);
+		enc_u32(&e, m->files[i].xlen);
+		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
 	}
 	for (i = 0; i < m->nrecs; i++) {
 		r = &m->recs[i];
@@ -125,6 +128,7 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 /* The file table: m->nfiles validated paths, each its own allocation. */
 static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 {
+	int ret;
 	char path[CKPT_PATH_MAX + 1];
 	uint32_t i;
 
@@ -142,8 +146,10 @@ static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 			return -CKPT_EBADNAME;
 		if (format != MANIFEST_FORMAT_V1) {
 			dec_attr(d, &m->files[i].attr);
-			if (d->err)
-				return d->err;
+			ret = dec_xattr(d, &m->files[i].xattr,
+					&m->files[i].xlen);
+			if (ret)
+				return ret;
 		}
 		m->files[i].path = strdup(path);
 		if (!m->files[i].path)
@@ -272,8 +278,10 @@ void manifest_release(struct manifest *m)
 	uint32_t i;
 
 	if (m->files) {
-		for (i = 0; i < m->nfiles; i++)
+		for (i = 0; i < m->nfiles; i++) {
 			free(m->files[i].path);
+			free(m->files[i].xattr);
+		}
 	}
 	free(m->files);
 	free(m->recs);

@@ -26,10 +26,11 @@
  *   str version
  *   u32 nfiles
  *   u32 nrecords
- *   nfiles  x { str path; u64 size; attr }
- *            attr (format 2 only): u32 set; u32 mode; u32 uid; u32 gid;
- *                 u64 atime_ns; u64 mtime_ns; u64 ctime_ns
- *                 (struct ckpt_attr: set says which fields mean anything)
+ *   nfiles  x { str path; u64 size; attr; u32 xlen; xlen bytes }
+ *            attr (format 2 only): struct ckpt_attr as codec.h encodes it
+ *                 (set says which fields mean anything)
+ *            xlen, bytes (format 2 only): the extended attributes, a
+ *                 blob as xattr.h packs it (at most XATTR_MAX)
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
  *   u32 crc          CRC32C of every byte before it
  *
@@ -59,6 +60,9 @@ struct man_file {
 	char *path;              /* owned by the manifest when decoded */
 	uint64_t size;           /* logical size of the file */
 	struct ckpt_attr attr;   /* format 1: all 0 */
+	uint8_t *xattr;          /* xattr.h blob, xlen bytes; owned by the
+				  * manifest when decoded */
+	uint32_t xlen;
 };
 
 /* A record in no segment: its bytes are zeros (what a truncate leaves). */

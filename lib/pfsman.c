@@ -39,7 +39,7 @@
 #define PFS_MIN_LEN    (PFS_HEAD_FIXED + 2 + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a chunk entry. */
 #define PFS_FILE_MIN_V2 (2 + 1 + 8 + 4 + 4)
-#define PFS_FILE_MIN   (PFS_FILE_MIN_V2 + ATTR_ENC_LEN)
+#define PFS_FILE_MIN   (PFS_FILE_MIN_V2 + ATTR_ENC_LEN + 4)
 #define PFS_CHUNK_LEN  (8 + 4 + 4 + 4 + 1 + 1)
 
 size_t pfsman_size(const struct pfsman *m)
@@ -51,7 +51,8 @@ size_t pfsman_size(const struct pfsman *m)
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	n += strnlen(m->base, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
-		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN;
+		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN +
+		     4 + m->files[i].xlen;
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
 }
 
@@ -82,6 +83,8 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 		enc_u32(&e, m->files[i].first);
 		enc_u32(&e, m->files[i].count);
 		enc_attr(&e, &m->files[i].attr);
+		enc_u32(&e, m->files[i].xlen);
+		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
 	}
 	for (i = 0; i < m->nchunks; i++) {
 		c = &m->chunks[i];
@@ -187,8 +190,10 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 		f->size = dec_u64(d);
 		f->first = dec_u32(d);
 		f->count = dec_u32(d);
-		if (format != PFSMAN_FORMAT_V2)
+		if (format != PFSMAN_FORMAT_V2) {
 			dec_attr(d, &f->attr);
+			dec_xattr(d, &f->xattr, &f->xlen);
+		}
 		if (d->err)
 			return d->err;
 		if (name_check_path(path))
@@ -353,8 +358,10 @@ void pfsman_release(struct pfsman *m)
 	uint32_t i;
 
 	if (m->files) {
-		for (i = 0; i < m->nfiles; i++)
+		for (i = 0; i < m->nfiles; i++) {
 			free(m->files[i].path);
+			free(m->files[i].xattr);
+		}
 	}
 	free(m->files);
 	free(m->chunks);

@@ -27,9 +27,11 @@
  *   u64 seq; u64 sealed_ns; u64 drained_ns; u32 uid; u32 chunk (size);
  *   u32 shuffle (0, 2 or 4); str job; str version; str base ("" if none);
  *   u32 nfiles; u32 nchunks;
- *   nfiles x { str path; u64 size; u32 first; u32 count; attr }
- *            attr (format 3 only): struct ckpt_attr as codec.h encodes it;
- *            a format-2 manifest decodes with attr.set = 0
+ *   nfiles x { str path; u64 size; u32 first; u32 count; attr;
+ *              u32 xlen; xlen bytes }
+ *            attr, xlen and bytes (format 3 only): struct ckpt_attr as
+ *            codec.h encodes it, and the extended attributes (xattr.h);
+ *            a format-2 manifest decodes with attr.set = 0 and no xattrs
  *   nchunks x { u64 file_off; u32 len; u32 crc; u32 stored; u8 kind; u8 kind2 }
  *   u32 crc of everything before.
  *
@@ -62,6 +64,8 @@ struct pfs_file {
 	uint32_t first;          /* index of its first chunk */
 	uint32_t count;          /* chunks: ceil(size / chunk) */
 	struct ckpt_attr attr;   /* as its writer set them; format 2: 0 */
+	uint8_t *xattr;          /* xattr.h blob (owned when decoded) */
+	uint32_t xlen;
 };
 
 struct pfs_chunk {

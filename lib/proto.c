@@ -22,6 +22,7 @@
 #include "crc32c.h"
 #include "names.h"
 #include "proto.h"
+#include "xattr.h"
 
 /* Offsets in the fixed header. */
 #define HDR_MAGIC   0
@@ -48,11 +49,13 @@ enum pfield {
 	PF_UID,
 	PF_PATH2,
 	PF_ATTR,
+	PF_BLOB,
 	PF_NFIELDS
 };
 
 /* PK_ATTR: a struct ckpt_attr, as proto_enc_attr() writes it. */
-enum pkind { PK_U32, PK_U64, PK_STR, PK_ATTR };
+/* PK_BLOB: u32 length and bytes of a checked xattr.h blob (blob, blob_len). */
+enum pkind { PK_U32, PK_U64, PK_STR, PK_ATTR, PK_BLOB };
 
 struct pfield_desc {
 	enum pkind kind;
@@ -80,6 +83,7 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_UID]      = U32F(uid),
 	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
 	[PF_ATTR]     = { PK_ATTR, offsetof(struct proto_msg, attr), 0, NULL },
+	[PF_BLOB]     = { PK_BLOB, offsetof(struct proto_msg, blob), 0, NULL },
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -134,6 +138,10 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_RELEASE] = { "RELEASE", 0, { 0 }, { 0 } },
 	[PROTO_SETATTR] = { "SETATTR", 0, { PF_HANDLE, PF_PATH, PF_ATTR },
 			    { 0 } },
+	[PROTO_SETXATTR] = { "SETXATTR", 0,
+			     { PF_HANDLE, PF_PATH, PF_BLOB, PF_ID }, { 0 } },
+	[PROTO_GETXATTRS] = { "GETXATTRS", PT_LIST,
+			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
@@ -254,6 +262,28 @@ void proto_dec_attr(struct dec *d, struct ckpt_attr *a)
 	dec_attr(d, a);
 }
 
+const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len)
+{
+	uint32_t n = dec_u32(d);
+	const uint8_t *p;
+
+	*len = 0;
+	if (d->err)
+		return NULL;
+	if (n > XATTR_MAX || n > dec_left(d)) {
+		dec_fail(d, -CKPT_EPROTO);
+		return NULL;
+	}
+	p = d->buf + d->pos;
+	if (xattr_check(p, n)) {
+		dec_fail(d, -CKPT_EPROTO);
+		return NULL;
+	}
+	d->pos += n;
+	*len = n;
+	return p;
+}
+
 /* Check the value of a fixed field that has rules beyond its width. */
 static int proto_check_field(unsigned f, const struct proto_msg *m)
 {
@@ -287,6 +317,9 @@ static int proto_dec_fields(struct dec *d, const uint8_t *list,
 			break;
 		case PK_ATTR:
 			proto_dec_attr(d, (struct ckpt_attr *)(base + f->off));
+			break;
+		case PK_BLOB:
+			m->blob = proto_dec_blob(d, &m->blob_len);
 			break;
 		}
 		if (d->err)
@@ -374,6 +407,10 @@ void proto_begin(struct enc *e, void *buf, size_t cap,
 			break;
 		case PK_ATTR:
 			proto_enc_attr(e, (const struct ckpt_attr *)(base + f->off));
+			break;
+		case PK_BLOB:
+			enc_u32(e, m->blob_len);
+			enc_bytes(e, m->blob, m->blob_len);
 			break;
 		}
 		}

@@ -81,6 +81,10 @@ enum proto_type {
 	PROTO_RELEASE,       /* give the staging lease back (or cancel a
 			      * HELLO still waiting); the connection stays */
 	PROTO_SETATTR,       /* handle, path, attr */
+	PROTO_SETXATTR,      /* handle, path, blob (one xattr.h record), id
+			      * (1: remove the record's name) */
+	PROTO_GETXATTRS,     /* job, version, path -> u32 len + an xattr.h
+			      * blob after the fields */
 	PROTO_NTYPES
 };
 
@@ -115,6 +119,8 @@ struct proto_msg {
 	const char *path;
 	const char *path2;       /* RENAME: the new path */
 	struct ckpt_attr attr;   /* SETATTR: the fields attr.set names */
+	const uint8_t *blob;     /* SETXATTR: blob_len bytes, a view */
+	uint32_t blob_len;
 };
 
 /* Fields of the header, decoded. */
@@ -167,6 +173,9 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
  * 07777 (-CKPT_EPROTO). */
 void proto_enc_attr(struct enc *e, const struct ckpt_attr *a);
 void proto_dec_attr(struct dec *d, struct ckpt_attr *a);
+/* A u32 length and that many bytes of a checked xattr.h blob: a view into
+ * the decoder's buffer (-CKPT_EPROTO in d->err if bad). */
+const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */

@@ -188,8 +188,10 @@ static void version_destroy(struct version *v)
 	uint32_t i;
 
 	version_drop_index(v);
-	for (i = 0; i < v->nfiles; i++)
+	for (i = 0; i < v->nfiles; i++) {
 		free(v->files[i].path);
+		free(v->files[i].xattr);
+	}
 	free(v->files);
 	free(v->fhash);
 	free(v->recs);
@@ -432,6 +434,8 @@ static int version_manifest(const struct version *v, uint32_t level,
 		map[i] = n;
 		m->files[n].path = v->files[i].path;
 		m->files[n].attr = v->files[i].attr;
+		m->files[n].xattr = v->files[i].xattr;   /* borrowed */
+		m->files[n].xlen = v->files[i].xlen;
 		m->files[n++].size = v->files[i].size;
 	}
 	m->nfiles = n;
@@ -800,6 +804,10 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	for (i = 0; i < m->nfiles; i++) { /* truncation-proof: trust the seal */
 		v->files[i].size = m->files[i].size;
 		v->files[i].attr = m->files[i].attr;
+		v->files[i].xattr = m->files[i].xattr;   /* taken over */
+		v->files[i].xlen = m->files[i].xlen;
+		m->files[i].xattr = NULL;
+		m->files[i].xlen = 0;
 	}
 	v->ordinal = ++j->nsealed;
 	catalog_insert_found(cat, j, v);
@@ -848,6 +856,14 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 			return ret;
 		v->files[ret].size = m->files[i].size;
 		v->files[ret].attr = m->files[i].attr;
+		if (m->files[i].xlen) {
+			v->files[ret].xattr = malloc(m->files[i].xlen);
+			if (!v->files[ret].xattr)
+				return -ENOMEM;
+			memcpy(v->files[ret].xattr, m->files[i].xattr,
+			       m->files[i].xlen);
+			v->files[ret].xlen = m->files[i].xlen;
+		}
 	}
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)

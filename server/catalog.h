@@ -39,6 +39,8 @@ struct vfile {
 	uint32_t nrecs;
 	int dead;                 /* unlinked (or renamed over): not listed */
 	struct ckpt_attr attr;    /* SETATTR, kept in the manifest */
+	uint8_t *xattr;           /* SETXATTR: an xattr.h blob, owned */
+	uint32_t xlen;
 };
 
 struct version {

@@ -147,6 +147,14 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 		if (!j->files[n++].path)
 			goto out_free;
 		j->nfiles = n;
+		if (v->files[i].xlen) {
+			j->files[n - 1].xattr = malloc(v->files[i].xlen);
+			if (!j->files[n - 1].xattr)
+				goto out_free;
+			memcpy(j->files[n - 1].xattr, v->files[i].xattr,
+			       v->files[i].xlen);
+			j->files[n - 1].xlen = v->files[i].xlen;
+		}
 	}
 	for (i = 0; i < v->nrecs; i++) {
 		if (v->files[v->recs[i].file].dead)

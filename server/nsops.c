@@ -10,11 +10,13 @@
  * change; a committed one gives -CKPT_ESEALED.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "log.h"
 #include "nsops.h"
+#include "xattr.h"
 #include "ops.h"
 #include "session.h"
 
@@ -169,4 +171,58 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 	clock_gettime(CLOCK_REALTIME, &now);
 	fa->ctime_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
 	conn_reply_status(c, req, 0);
+}
+
+/*
+ * SETXATTR: set or (id 1) remove the one attribute req->blob holds, in the
+ * file's blob (xattr.h), which is copied on change: XATTR_MAX bytes at most.
+ * Names outside "user." are refused (ENOTSUP), as ckptfs refuses them.
+ */
+void op_setxattr(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = open_version(c, req);
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	const uint8_t *val = NULL;
+	char name[256];
+	struct vfile *f;
+	size_t len;
+	long vlen;
+	int fi, ret;
+
+	if (!v)
+		return;
+	ret = req->blob_len ? 0 : -EINVAL;
+	if (ret == 0) {
+		memcpy(name, req->blob + 1, req->blob[0]);
+		name[req->blob[0]] = '\0';
+		vlen = xattr_get(req->blob, req->blob_len, name, &val);
+		/* exactly one record */
+		ret = (size_t)(1 + req->blob[0] + 2 + vlen) == req->blob_len ?
+		      0 : -EINVAL;
+	}
+	if (ret == 0 && (strncmp(name, "user.", 5) || !name[5]))
+		ret = -ENOTSUP;
+	fi = ret == 0 ? version_file(v, req->path, 0) : ret;
+	if (fi < 0) {
+		conn_reply_status(c, req, fi);
+		return;
+	}
+	f = &v->files[fi];
+	len = f->xlen;
+	if (len)
+		memcpy(buf, f->xattr, len);
+	ret = req->id == 1 ? xattr_remove(buf, &len, name)
+			   : xattr_set(buf, &len, name, val, (size_t)vlen);
+	if (ret == 0 && len) {
+		copy = malloc(len);
+		ret = copy ? 0 : -ENOMEM;
+	}
+	if (ret == 0) {
+		if (len)
+			memcpy(copy, buf, len);
+		free(f->xattr);
+		f->xattr = copy;
+		f->xlen = (uint32_t)len;
+	}
+	conn_reply_status(c, req, ret);
 }

@@ -420,6 +420,27 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 	conn_reply_end(c, &e);
 }
 
+/* GETXATTRS: the file's extended attributes, a blob after the fields. */
+void op_getxattrs(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct enc e;
+	int i;
+
+	if (!v)
+		return;
+	i = version_file(v, req->path, 0);
+	if (i < 0) {
+		conn_reply_status(c, req, i);
+		return;
+	}
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	enc_u32(&e, v->files[i].xlen);
+	enc_bytes(&e, v->files[i].xattr, v->files[i].xlen);
+	conn_reply_end(c, &e);
+}
+
 void op_remove(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = lookup(c, req);

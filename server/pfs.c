@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "names.h"
 #include "pfs.h"
 #include "pfslayout.h"
+#include "xattr.h"
 #include "sys.h"
 #include "zip.h"
 
@@ -343,6 +345,27 @@ static int copy_attr(int fd, const struct ckpt_attr *a)
 	return 0;
 }
 
+/* The file's extended attributes ("user." only), each set on the PFS
+ * file; a PFS that keeps none (ENOTSUP) still has them in the PFS
+ * manifest.  Before the times: setting one changes ctime only. */
+static int copy_xattr(int fd, const uint8_t *blob, uint32_t len)
+{
+	char names[XATTR_MAX];
+	const uint8_t *val;
+	long n, vlen, off;
+
+	n = len ? xattr_list(blob, len, names, sizeof(names)) : 0;
+	for (off = 0; off < n; off += strlen(names + off) + 1) {
+		vlen = xattr_get(blob, len, names + off, &val);
+		if (fsetxattr(fd, names + off, val, (size_t)vlen, 0) < 0) {
+			if (errno == ENOTSUP)
+				return 0;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 /*
  * A symbolic link (the file's bytes are its target): a real symlink on the
  * PFS, made under the temporary name, given to the job's owner and its
@@ -437,7 +460,9 @@ static int copy_file(struct copy *c, uint32_t fi)
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
 	ret = ftruncate(fd, c->o->compress || c->o->incremental ? out_off
 							       : f->size);
-	ret = ret < 0 ? -errno : copy_attr(fd, &c->job->files[fi].attr);
+	ret = ret < 0 ? -errno : copy_xattr(fd, c->job->files[fi].xattr,
+					    c->job->files[fi].xlen);
+	ret = ret < 0 ? ret : copy_attr(fd, &c->job->files[fi].attr);
 	ret = ret < 0 ? ret : sys_fsync(fd);
 	if (ret < 0)
 		goto out_close;
@@ -468,6 +493,8 @@ static int copy_layout(struct copy *c)
 		c->m.files[i].path = job->files[i].path;   /* borrowed */
 		c->m.files[i].size = job->files[i].size;
 		c->m.files[i].attr = job->files[i].attr;
+		c->m.files[i].xattr = job->files[i].xattr; /* borrowed */
+		c->m.files[i].xlen = job->files[i].xlen;
 		c->m.files[i].first = (uint32_t)n;
 		c->m.files[i].count = (uint32_t)((job->files[i].size +
 						  c->m.chunk - 1) / c->m.chunk);
@@ -681,8 +708,10 @@ void pfs_job_free(struct pfs_job *job)
 
 	if (!job)
 		return;
-	for (i = 0; i < job->nfiles; i++)
+	for (i = 0; i < job->nfiles; i++) {
 		free(job->files[i].path);
+		free(job->files[i].xattr);
+	}
 	free(job->files);
 	free(job->recs);
 	free(job->fds);

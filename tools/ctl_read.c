@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -398,6 +399,39 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 	return 0;
 }
 
+/* The file's extended attributes, each set on fd.  The blob is ckpt.h's
+ * (ckpt_getxattrs): u8 name length, name, u16 value length, value.  A
+ * target file system that keeps none (ENOTSUP) is not an error. */
+static int restore_xattr(struct rd *r, const struct ckpt_file_info *f, int fd)
+{
+	uint8_t blob[CKPT_XATTR_MAX];
+	char name[256];
+	size_t off = 0, nl, vl;
+	int len;
+
+	len = ckpt_getxattrs(r->c, r->job, r->version, f->path, blob,
+			     sizeof(blob));
+	if (len < 0)
+		return len;
+	while (off + 3 <= (size_t)len) {
+		nl = blob[off];
+		if (off + 1 + nl + 2 > (size_t)len)
+			return -CKPT_EPROTO;
+		memcpy(name, blob + off + 1, nl);
+		name[nl] = '\0';
+		vl = blob[off + 1 + nl] | (size_t)blob[off + 2 + nl] << 8;
+		if (off + 3 + nl + vl > (size_t)len)
+			return -CKPT_EPROTO;
+		if (fsetxattr(fd, name, blob + off + 3 + nl, vl, 0)) {
+			if (errno == ENOTSUP)
+				return 0;
+			return -errno;
+		}
+		off += 3 + nl + vl;
+	}
+	return 0;
+}
+
 /* A link's target, gathered into memory (at most 4095 bytes). */
 struct link_buf {
 	char t[4096];
@@ -533,6 +567,8 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	}
 	out = (struct out_file){ .fd = fd, .off = 0 };
 	err = rd_file(r, f, write_piece, &out, &got);
+	if (!err)
+		err = restore_xattr(r, f, fd);
 	if (!err)
 		err = restore_attr(fd, &f->attr);
 	if (!err && fsync(fd))

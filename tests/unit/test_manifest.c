@@ -25,6 +25,10 @@ static char path1[] = "model/rank01.pt";
 static char path2[] = "optim/state.bin";
 
 static struct man_file sample_files[3];
+/* user.a = "1", user.long = "xyz" (xattr.h records) */
+static uint8_t sample_xattr[] = { 6, 'u', 's', 'e', 'r', '.', 'a', 1, 0, '1',
+				  9, 'u', 's', 'e', 'r', '.', 'l', 'o', 'n',
+				  'g', 3, 0, 'x', 'y', 'z' };
 static struct man_rec sample_recs[5];
 
 /* Three files, five records including an overwrite and a file with two
@@ -50,7 +54,8 @@ static void sample(struct manifest *m)
 	sample_files[0] = (struct man_file){ .path = path0, .size = 15000 };
 	sample_files[1] = (struct man_file){ path1, 65536,
 		{ CKPT_ATTR_ALL, 04755, 1000, 100, 1700000000000000001ull,
-		  1700000000000000002ull, 1700000000000000003ull, 0 } };
+		  1700000000000000002ull, 1700000000000000003ull, 0 },
+		sample_xattr, sizeof(sample_xattr) };
 	sample_files[2] = (struct man_file){ .path = path2, .size = 1 };
 	memcpy(sample_recs, recs, sizeof(recs));
 	m->nfiles = 3;
@@ -101,6 +106,10 @@ static void assert_same(const struct manifest *a, const struct manifest *b)
 		CU_ASSERT_EQUAL(a->files[i].size, b->files[i].size);
 		CU_ASSERT(memcmp(&a->files[i].attr, &b->files[i].attr,
 				 sizeof(a->files[i].attr)) == 0);
+		CU_ASSERT_EQUAL_FATAL(a->files[i].xlen, b->files[i].xlen);
+		CU_ASSERT(!a->files[i].xlen ||
+			  !memcmp(a->files[i].xattr, b->files[i].xattr,
+				  a->files[i].xlen));
 	}
 	for (i = 0; i < a->nrecs; i++)
 		CU_ASSERT(memcmp(&a->recs[i], &b->recs[i],
@@ -433,6 +442,7 @@ static void test_format1(void)
 
 	sample(&m);
 	memset(&sample_files[1].attr, 0, sizeof(sample_files[1].attr));
+	sample_files[1].xlen = 0;
 	n = encode_v1(&m, img);
 	CU_ASSERT_FATAL(n > 0);
 	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
@@ -468,6 +478,16 @@ static void test_attr_rules(void)
 	sample_files[1].attr.mode = CKPT_ATTR_IFCHR | 0600;  /* a device */
 	sample_files[1].attr.rdev = 0x103;
 	expect(&m, 0);
+	sample(&m);
+	sample_xattr[10] = 6;                   /* user.l: a bad record */
+	expect(&m, -CKPT_EPROTO);
+	sample_xattr[10] = 9;
+	sample(&m);
+	memcpy(sample_xattr + 11, "user.a", 6); /* the same name twice */
+	sample_xattr[10] = 6;
+	expect(&m, -CKPT_EPROTO);
+	memcpy(sample_xattr + 11, "user.lon", 8);
+	sample_xattr[10] = 9;
 	sample(&m);
 	sample_files[1].attr.set = 0x20;        /* unknown bit */
 	expect(&m, -CKPT_EPROTO);

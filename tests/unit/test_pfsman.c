@@ -35,6 +35,8 @@ static struct pfs_chunk sample_chunks[6];
  * chunk of the base), one of a ZERO chunk, an empty one, and a short one
  * referenced raw in the base.
  */
+static uint8_t pxattr[] = { 6, 'u', 's', 'e', 'r', '.', 'k', 2, 0, 'h', 'i' };
+
 static void sample(struct pfsman *m)
 {
 	static const struct pfs_chunk chunks[5] = {
@@ -57,11 +59,13 @@ static void sample(struct pfsman *m)
 	strcpy(m->version, "step-001200");
 	strcpy(m->base, "step-001100");
 	sample_files[0] = (struct pfs_file){ path0, 150000, 0, 3,
-		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33, 0 } };
-	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1, { 0 } };
-	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0, { 0 } };
+		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33, 0 }, pxattr,
+		sizeof(pxattr) };
+	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1, { 0 }, NULL,
+					     0 };
+	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0, { 0 }, NULL, 0 };
 	sample_files[3] = (struct pfs_file){ path3, 10, 4, 1,
-		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 } };
+		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 }, NULL, 0 };
 	memset(sample_chunks, 0, sizeof(sample_chunks));
 	memcpy(sample_chunks, chunks, sizeof(chunks));
 	m->nfiles = 4;
@@ -117,6 +121,10 @@ static void assert_same(const struct pfsman *a, const struct pfsman *b)
 		CU_ASSERT_EQUAL(a->files[i].size, b->files[i].size);
 		CU_ASSERT(memcmp(&a->files[i].attr, &b->files[i].attr,
 				 sizeof(a->files[i].attr)) == 0);
+		CU_ASSERT_EQUAL_FATAL(a->files[i].xlen, b->files[i].xlen);
+		CU_ASSERT(!a->files[i].xlen ||
+			  !memcmp(a->files[i].xattr, b->files[i].xattr,
+				  a->files[i].xlen));
 		CU_ASSERT_EQUAL(a->files[i].first, b->files[i].first);
 		CU_ASSERT_EQUAL(a->files[i].count, b->files[i].count);
 	}
@@ -618,6 +626,7 @@ static void test_format2(void)
 	sample(&m);
 	memset(&sample_files[0].attr, 0, sizeof(sample_files[0].attr));
 	memset(&sample_files[3].attr, 0, sizeof(sample_files[3].attr));
+	sample_files[0].xlen = 0;
 	n = encode_v2(&m, img);
 	CU_ASSERT_FATAL(n > 0);
 	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);

@@ -21,7 +21,7 @@
 #define FRAME_MAX 4096
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
-       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR };
+       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR, F_BLOB };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -57,6 +57,8 @@ static const struct spec specs[] = {
 	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
 	{ PROTO_SETATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_ATTR }, { 0 } },
+	{ PROTO_SETXATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_BLOB, F_ID }, { 0 } },
+	{ PROTO_GETXATTRS, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
@@ -78,6 +80,14 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_PATH: m->path = "model/rank03.pt"; return 2 + 15;
 	case F_UID: m->uid = 1000 + salt; return 4;
 	case F_PATH2: m->path2 = "model/rank04.pt"; return 2 + 15;
+	case F_BLOB: {
+		static const uint8_t rec[] = { 6, 'u', 's', 'e', 'r', '.', 'k',
+					       2, 0, 'v', 'w' };
+
+		m->blob = rec;
+		m->blob_len = sizeof(rec);
+		return 4 + sizeof(rec);
+	}
 	case F_ATTR:
 		m->attr = (struct ckpt_attr){ CKPT_ATTR_ALL, 04755, 1000 + salt,
 					      100, 1, 2, 3, 0x801 };
@@ -131,7 +141,10 @@ static int msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	       !strcmp(str_or_empty(a->job), str_or_empty(b->job)) &&
 	       !strcmp(str_or_empty(a->version), str_or_empty(b->version)) &&
 	       !strcmp(str_or_empty(a->path), str_or_empty(b->path)) &&
-	       !strcmp(str_or_empty(a->path2), str_or_empty(b->path2));
+	       !strcmp(str_or_empty(a->path2), str_or_empty(b->path2)) &&
+	       !memcmp(&a->attr, &b->attr, sizeof(a->attr)) &&
+	       a->blob_len == b->blob_len &&
+	       (!a->blob_len || !memcmp(a->blob, b->blob, a->blob_len));
 }
 
 static void test_round_trip(void)
@@ -658,6 +671,20 @@ static void test_lengths(void)
 	expect_decode(&m, -CKPT_EPROTO);
 }
 
+/* SETXATTR's blob must be a well-formed xattr.h record list. */
+static void test_blob(void)
+{
+	static const uint8_t cut[] = { 6, 'u', 's', 'e', 'r', '.', 'k', 9, 0 };
+	struct proto_msg m;
+
+	fill(&m, &specs[NSPECS - 2], 0);        /* SETXATTR */
+	CU_ASSERT_EQUAL_FATAL(m.type, PROTO_SETXATTR);
+	expect_decode(&m, 0);
+	m.blob = cut;
+	m.blob_len = sizeof(cut);
+	expect_decode(&m, -CKPT_EPROTO);
+}
+
 static void test_names_on_wire(void)
 {
 	static const char *const bad[] = { "", "..", "a/../b", "/abs", "a//b",
@@ -933,6 +960,7 @@ int main(void)
 		{ "bad_header", test_bad_header },
 		{ "lengths", test_lengths },
 		{ "names_on_wire", test_names_on_wire },
+		{ "blob", test_blob },
 		{ "strings", test_strings },
 		{ "trailing", test_trailing },
 		{ "encode_limits", test_encode_limits },
