@@ -284,6 +284,8 @@ static void park(struct ckptd *d, struct wop *w)
 	track(d, w);
 	d->segs.ready = seg_ready;
 	d->segs.ready_arg = d;
+	if (list_empty(&d->segs.waiting))   /* once while any wait */
+		log_printf(LOG_INFO, "store: no free segment; writes wait for one from the pool");
 	list_add_tail(&d->segs.waiting, &w->link);
 }
 
