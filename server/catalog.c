@@ -629,6 +629,15 @@ static void discard_free(struct pool_task *t)
 	free(dt);
 }
 
+/* Shutdown: discard it here, or the next start lists it again. */
+static void discard_drop(struct pool_task *t)
+{
+	struct discard_task *dt = (struct discard_task *)t;
+
+	recover_discard(dt->cat, dt->name);
+	discard_free(t);
+}
+
 /* recover_discard(v->qdir) on the pool when there is one (and memory for
  * the task), else here. */
 static void qdir_discard(struct catalog *cat, const struct version *v)
@@ -644,7 +653,7 @@ static void qdir_discard(struct catalog *cat, const struct version *v)
 		recover_discard(cat, v->qdir);
 		return;
 	}
-	pool_task_init(&dt->t, discard_run, discard_free, discard_free);
+	pool_task_init(&dt->t, discard_run, discard_free, discard_drop);
 	dt->cat = cat;
 	pool_submit(cat->pool, &dt->t, 0);
 }

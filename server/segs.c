@@ -211,7 +211,7 @@ static void segs_ready(struct segs *s, int err)
 }
 
 /* Free now: has a file, nobody's, header not being zeroed. */
-static int seg_free(const struct seg *g)
+static int seg_is_free(const struct seg *g)
 {
 	return g->fd >= 0 && !g->used && !g->clearing;
 }
@@ -343,7 +343,7 @@ int segs_alloc(struct segs *s, uint32_t *id)
 	int ret;
 
 	for (i = 0; i < s->n; i++)
-		if (seg_free(&s->v[i]))
+		if (seg_is_free(&s->v[i]))
 			goto out_claim;
 	if (s->pool)
 		return segs_alloc_later(s);
