@@ -143,7 +143,7 @@ static int is_refusal(const struct proto_msg *m)
  * says why may still be waiting to be read. */
 static int send_failed(struct ckpt_client *c, int ret)
 {
-	static __thread struct proto_msg m;
+	struct proto_msg m;
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 
 	if ((ret == -EPIPE || ret == -ECONNRESET) && poll(&p, 1, 0) == 1 &&
@@ -281,7 +281,7 @@ static int route(struct ckpt_client *c, const struct proto_msg *m)
 
 int cl_pump(struct ckpt_client *c)
 {
-	static __thread struct proto_msg m;
+	struct proto_msg m;
 	int ret;
 
 	ret = read_frame(c, &m, NULL);
@@ -358,7 +358,7 @@ static void hello_done(struct ckpt_client *c, const struct proto_msg *m)
 /* Ask for a lease: $CKPT_STAGING bytes, or ckptd's default. */
 static int hello_send(struct ckpt_client *c)
 {
-	static __thread struct proto_msg req;
+	struct proto_msg req;
 	const char *env = getenv("CKPT_STAGING");
 	uint64_t want = 0;
 	int ret;
@@ -395,7 +395,7 @@ static int64_t mono_ms(void)
  */
 static int lease_wait(struct ckpt_client *c, int timeout_ms)
 {
-	static __thread struct proto_msg m;
+	struct proto_msg m;
 	int64_t end = mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
 	int ret, tries = 0;
 
@@ -469,7 +469,7 @@ static int async_busy(struct ckpt_client *c)
 
 int ckpt_staging_release(struct ckpt_client *c)
 {
-	static __thread struct proto_msg req, rep;
+	struct proto_msg req, rep;
 	int ret = 0;
 
 	if (!c)

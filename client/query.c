@@ -38,9 +38,9 @@ static int named_req(struct proto_msg *req, uint16_t type, const char *job,
 	req->type = type;
 	if (ret < 0)
 		return ret;
-	strcpy(req->job, job);
+	req->job = job;
 	if (version)
-		strcpy(req->version, version);
+		req->version = version;
 	return 0;
 }
 
@@ -81,13 +81,13 @@ int ckpt_latest(struct ckpt_client *c, const char *job,
 	req.level = min_level;
 	pthread_mutex_lock(&c->mu);
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	/* rep.version lives in c's receive buffer: copy it under the lock. */
+	if (ret == 0 && strlen(rep.version) >= cap)
+		ret = -ERANGE;
+	else if (ret == 0)
+		strcpy(version, rep.version);
 	pthread_mutex_unlock(&c->mu);
-	if (ret < 0)
-		return ret;
-	if (strlen(rep.version) >= cap)
-		return -ERANGE;
-	strcpy(version, rep.version);
-	return 0;
+	return ret;
 }
 
 /* One READ of at most the piece size.  Called with c->mu held. */
@@ -117,7 +117,7 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 	      const char *path, void *buf, size_t len, uint64_t offset,
 	      size_t *nread)
 {
-	static __thread struct proto_msg req;
+	struct proto_msg req;
 	size_t done = 0, got, max;
 	int ret = check_names(job, version);
 
@@ -129,9 +129,9 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 		return -CKPT_EBADNAME;
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_READ;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
-	strcpy(req.path, path);
+	req.job = job;
+	req.version = version;
+	req.path = path;
 	pthread_mutex_lock(&c->mu);
 	ret = cl_ensure_lease(c);
 	max = c->size / 2 < READ_PIECE ? c->size / 2 : READ_PIECE;
@@ -153,7 +153,7 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 		    struct dec *rest, uint32_t *count, uint64_t *total)
 {
-	static __thread struct proto_msg rep;
+	struct proto_msg rep;
 	int ret;
 
 	ret = cl_rpc(c, req, &rep, rest, -1);
@@ -366,7 +366,7 @@ int ckpt_stat_file2(struct ckpt_client *c, const char *job,
 		ret = -CKPT_EBADNAME;
 	if (ret < 0)
 		return ret;
-	strcpy(req.path, path);
+	req.path = path;
 	memset(&full, 0, sizeof(full));
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);

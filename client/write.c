@@ -40,8 +40,8 @@ int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_BEGIN;
 	req.uid = uid;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
+	req.job = job;
+	req.version = version;
 	pthread_mutex_lock(&c->mu);
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
 	if (ret == 0) {
@@ -78,7 +78,7 @@ static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
 	m.len = len;
 	m.ring_off = ring_off;
 	m.id = ++c->next_id;
-	strcpy(m.path, path);
+	m.path = path;
 	r->id = m.id;
 	r->state = RESV_SENT;
 	return cl_send(c, &m);
@@ -345,9 +345,9 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 	req->type = type;
 	req->handle = v->handle;
 	req->size = size;
-	strcpy(req->path, path);
+	req->path = path;
 	if (path2)
-		strcpy(req->path2, path2);
+		req->path2 = path2;
 	pthread_mutex_lock(&v->c->mu);
 	ret = cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
@@ -454,8 +454,8 @@ int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_WAIT;
 	req.level = level;
-	strcpy(req.job, job);
-	strcpy(req.version, version);
+	req.job = job;
+	req.version = version;
 	ret = cl_rpc(&w, &req, &rep, NULL, timeout_ms);
 	close(w.fd);
 	if (w.passed_fd >= 0)

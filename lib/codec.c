@@ -190,6 +190,32 @@ void dec_str(struct dec *d, char *out, size_t max)
 	out[n] = '\0';
 }
 
+const char *dec_str_inplace(struct dec *d, size_t max)
+{
+	const uint8_t *p;
+	uint8_t *at;
+	uint16_t n;
+
+	at = (uint8_t *)d->buf + d->pos;  /* writable: see codec.h */
+	n = dec_u16(d);
+	if (d->err)
+		return "";
+	if (n > max) {
+		d->err = -CKPT_EPROTO;
+		return "";
+	}
+	p = dec_take(d, n);
+	if (!p)
+		return "";
+	if (memchr(p, '\0', n)) {
+		d->err = -CKPT_EPROTO;
+		return "";
+	}
+	memmove(at, p, n);
+	at[n] = '\0';            /* at + n < p + n: still the string's */
+	return (const char *)at;
+}
+
 long enc_seal(struct enc *e)
 {
 	if (e->err)

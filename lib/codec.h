@@ -50,6 +50,12 @@ uint32_t dec_u32(struct dec *d);
 uint64_t dec_u64(struct dec *d);
 /* Copy a string of at most max bytes into out (which holds max + 1). */
 void dec_str(struct dec *d, char *out, size_t max);
+/* Decode a string of at most max bytes in place and return it: its bytes
+ * move back over their u16 length (which is consumed) and a NUL follows
+ * them, inside the bytes the string occupied, so the fields after it are
+ * untouched.  The buffer given to dec_init() must be writable.  "" on
+ * error. */
+const char *dec_str_inplace(struct dec *d, size_t max);
 /* Bytes left unread. */
 static inline size_t dec_left(const struct dec *d)
 {

@@ -191,6 +191,17 @@ static void dec_name(struct dec *d, char *out, size_t max,
 		dec_fail(d, -CKPT_EBADNAME);
 }
 
+/* The same, in place (a field of struct proto_msg). */
+static const char *dec_name_inplace(struct dec *d, size_t max,
+				    int (*check)(const char *))
+{
+	const char *s = dec_str_inplace(d, max);
+
+	if (!d->err && check(s))
+		dec_fail(d, -CKPT_EBADNAME);
+	return s;
+}
+
 /* CRC32C of a frame with its crc field taken as zero. */
 static uint32_t proto_crc(const uint8_t *frame, size_t len)
 {
@@ -256,7 +267,8 @@ static int proto_dec_fields(struct dec *d, const uint8_t *list,
 			*(uint64_t *)(base + f->off) = dec_u64(d);
 			break;
 		case PK_STR:
-			dec_name(d, base + f->off, f->max, f->check);
+			*(const char **)(base + f->off) =
+				dec_name_inplace(d, f->max, f->check);
 			break;
 		}
 		if (d->err)
@@ -268,7 +280,7 @@ static int proto_dec_fields(struct dec *d, const uint8_t *list,
 	return 0;
 }
 
-int proto_decode(const void *frame, size_t len, struct proto_msg *m,
+int proto_decode(void *frame, size_t len, struct proto_msg *m,
 		 struct dec *rest)
 {
 	const uint8_t *p = frame;
@@ -286,6 +298,7 @@ int proto_decode(const void *frame, size_t len, struct proto_msg *m,
 		return -CKPT_ECORRUPT;
 
 	memset(m, 0, sizeof(*m));
+	m->job = m->version = m->path = m->path2 = "";
 	m->type = hdr.type;
 	m->seq = hdr.seq;
 	m->status = hdr.status;
@@ -336,9 +349,12 @@ void proto_begin(struct enc *e, void *buf, size_t cap,
 		case PK_U64:
 			enc_u64(e, *(const uint64_t *)(base + f->off));
 			break;
-		case PK_STR:
-			enc_strn(e, base + f->off, f->max);
+		case PK_STR: {
+			const char *s = *(const char *const *)(base + f->off);
+
+			enc_strn(e, s ? s : "", f->max);
 			break;
+		}
 		}
 	}
 }

@@ -82,9 +82,17 @@ enum proto_type {
 };
 
 /*
- * The decoded fixed fields of any message.  Which fields a type carries is
- * given by the table in proto.c; the others are left zero.  Strings are
- * NUL-terminated copies.
+ * A view of the fixed fields of any message.  Which fields a type carries
+ * is given by the table in proto.c; the others are left zero (strings
+ * "").  The struct is small (about 100 bytes), so callers keep it on the
+ * stack.
+ *
+ * Strings are NUL-terminated and are not copied: proto_decode() rewrites
+ * each one in place in the frame (over its length prefix) and points the
+ * field at it, so a decoded string lives as long as the frame's buffer is
+ * left alone.  Whoever keeps a request beyond the frame (a deferred read, a
+ * task) copies the strings it needs.  To encode, point them at the
+ * caller's strings; NULL encodes as "".
  */
 struct proto_msg {
 	uint16_t type;           /* enum proto_type, | PROTO_REPLY for replies */
@@ -99,10 +107,10 @@ struct proto_msg {
 	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes read */
 	uint64_t aux;            /* HELLO reply: largest write piece */
 	uint32_t uid;            /* BEGIN: owner, CKPT_UID_SELF = the caller */
-	char job[CKPT_JOB_MAX + 1];
-	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
-	char path2[CKPT_PATH_MAX + 1];   /* RENAME: the new path */
+	const char *job;
+	const char *version;
+	const char *path;
+	const char *path2;       /* RENAME: the new path */
 };
 
 /* Fields of the header, decoded. */
@@ -124,11 +132,13 @@ int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr);
 
 /*
  * Decode a whole frame (header and payload, hdr->len + PROTO_HDR_LEN bytes)
- * into m.  The fixed fields of the type are decoded; for list replies, *rest
- * (if not NULL) is left positioned at the list.  Returns 0 or a negative
- * CKPT_E* code; m is undefined on error.
+ * into m.  The fixed fields of the type are decoded, the strings in place
+ * (see struct proto_msg: the frame is changed, once its CRC checked, and m
+ * points into it); for list replies, *rest (if not NULL) is left positioned
+ * at the list.  Returns 0 or a negative CKPT_E* code; m is undefined on
+ * error, and the frame's header is intact either way.
  */
-int proto_decode(const void *frame, size_t len, struct proto_msg *m,
+int proto_decode(void *frame, size_t len, struct proto_msg *m,
 		 struct dec *rest);
 
 /*

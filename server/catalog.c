@@ -192,7 +192,7 @@ void version_put(struct catalog *cat, struct version *v)
 {
 	/* Evicted while a read held it: the segments go back once only the
 	 * catalog's reference is left. */
-	if (--v->refs == 1 && v->remote && !v->removed)
+	if (--v->refs == 1 && version_remote(v) && !v->removed)
 		version_free_segs(cat, v);
 	if (v->refs)
 		return;
@@ -687,7 +687,7 @@ static int version_remove(struct catalog *cat, struct version *v,
 	if (version_level_busy(v) || v->removing)
 		return -EBUSY;
 
-	if (v->state == CKPT_ST_SEALED && !v->remote && mode != DROP_DONE) {
+	if ((v->copies & CKPT_COPY_LOCAL) && mode != DROP_DONE) {
 		ret = mode == DROP_POOL ? manifest_drop_bg(cat, v)
 					: manifest_drop(cat, v);
 		if (ret < 0)
@@ -698,6 +698,17 @@ static int version_remove(struct catalog *cat, struct version *v,
 	version_unlink(cat, v);
 	version_put(cat, v);
 	return 0;
+}
+
+void catalog_discard_quarantine(struct catalog *cat, struct version *v)
+{
+	if (!v->qdir)
+		return;
+	recover_discard(cat, v->qdir);
+	free(v->qdir);
+	v->qdir = NULL;
+	v->reason[0] = 0;
+	version_set_copies(v, v->copies & ~CKPT_COPY_QUARANTINE);
 }
 
 int catalog_remove(struct catalog *cat, struct version *v)
@@ -821,7 +832,8 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	if (ret < 0)
 		return ret;
 	v->state = CKPT_ST_SEALED;
-	v->level = m->level;
+	version_set_copies(v, CKPT_COPY_LOCAL |
+			   (m->level >= CKPT_DRAINED ? CKPT_COPY_PFS : 0));
 	v->seq = m->seq;
 	v->sealed_ns = m->sealed_ns;
 	/* Carried so that a later rewrite (a level change) still names the
@@ -870,6 +882,7 @@ int catalog_add_damaged(struct catalog *cat, const struct manifest *head,
 		version_abandon(cat, j, v);
 		return -ENOMEM;
 	}
+	version_set_copies(v, qdir ? CKPT_COPY_QUARANTINE : 0);
 	v->state = CKPT_ST_DAMAGED;
 	v->error = -CKPT_ECORRUPT;
 	v->seq = head->seq;
@@ -899,8 +912,8 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 	*v->pfs = *m;          /* ownership moves */
 	memset(m, 0, sizeof(*m));
 	v->state = CKPT_ST_SEALED;
-	v->level = CKPT_DRAINED;
-	v->remote = 1;
+	version_set_copies(v, CKPT_COPY_PFS |
+			   (v->copies & CKPT_COPY_QUARANTINE));
 	v->seq = v->pfs->seq;
 	v->sealed_ns = v->pfs->sealed_ns;
 	/* Versions committed here from now on are newer than any found on
@@ -975,7 +988,7 @@ static int version_evict(struct catalog *cat, struct version *v,
 	}
 	*v->pfs = *m;
 	memset(m, 0, sizeof(*m));
-	v->remote = 1;
+	version_set_copies(v, (v->copies & ~CKPT_COPY_LOCAL) | CKPT_COPY_PFS);
 	/* Reads go to the PFS from now on; the segments go back once no
 	 * local read holds the version. */
 	if (v->refs == 1)
@@ -1024,15 +1037,10 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	out->seq = v->seq;
 	out->sealed_ns = v->sealed_ns;
 	out->error = v->error;
-	if (v->state == CKPT_ST_SEALED && !v->remote)
-		out->copies |= CKPT_COPY_LOCAL;
-	if (v->level >= CKPT_DRAINED)
-		out->copies |= CKPT_COPY_PFS;
-	if (v->qdir)
-		out->copies |= CKPT_COPY_QUARANTINE;
+	out->copies = v->copies;
 	snprintf(out->reason, sizeof(out->reason), "%s", v->reason);
 	/* What the local store holds of it, not what it once held. */
-	if (v->remote)
+	if (version_remote(v))
 		out->stored = 0;
 }
 
@@ -1074,7 +1082,7 @@ void catalog_close(struct catalog *cat)
 			/* An evicted version whose segments a read still held
 			 * when it left: clear their headers now, or the next
 			 * start would take them for an uncommitted version. */
-			if (v->remote)
+			if (version_remote(v))
 				version_free_segs(cat, v);
 			version_destroy(v);
 		}

@@ -44,7 +44,10 @@ struct version {
 	struct job *job;
 	char name[CKPT_VERSION_MAX + 1];
 	uint32_t state;           /* enum ckpt_state */
-	uint32_t level;           /* enum ckpt_level reached */
+	uint32_t level;           /* enum ckpt_level reached: STAGED while
+				   * sealing, then what its copies give */
+	uint32_t copies;          /* CKPT_COPY_*: the copies it has (set by
+				   * version_set_copies() only) */
 	int32_t error;            /* 0, or why it FAILED */
 	uint32_t writers;         /* writers that joined */
 	uint32_t committed;       /* writers that committed */
@@ -85,7 +88,6 @@ struct version {
 	uint32_t drain_tries;
 	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
 	int32_t drain_err;
-	int remote;               /* no local copy: read from the PFS */
 	struct pfsman *pfs;       /* remote: its PFS manifest, owned */
 	char base[CKPT_VERSION_MAX + 1];  /* incremental base on the PFS */
 
@@ -145,6 +147,32 @@ static inline int version_dead(const struct version *v)
 {
 	return v->state == CKPT_ST_FAILED || v->state == CKPT_ST_INCOMPLETE ||
 	       v->state == CKPT_ST_DAMAGED;
+}
+
+/* The level a sealed version's copies give it. */
+static inline uint32_t copies_level(uint32_t copies)
+{
+	if (copies & CKPT_COPY_PFS)
+		return CKPT_DRAINED;
+	if (copies & CKPT_COPY_LOCAL)
+		return CKPT_LOCAL;
+	return CKPT_NONE;
+}
+
+/* Record the copies v has and the level they give.  Changes of a sealed
+ * version go through version_reach() (level.h), which persists them first;
+ * the catalog calls this directly only for what it finds (recovery, the
+ * PFS scan) and for eviction, whose manifest drop is its own record. */
+static inline void version_set_copies(struct version *v, uint32_t copies)
+{
+	v->copies = copies;
+	v->level = copies_level(copies);
+}
+
+/* Sealed without a local copy: served from its PFS copy (v->pfs). */
+static inline int version_remote(const struct version *v)
+{
+	return v->state == CKPT_ST_SEALED && !(v->copies & CKPT_COPY_LOCAL);
 }
 
 static inline void version_get(struct version *v)
@@ -209,6 +237,9 @@ int catalog_manifest_drop(const struct catalog *cat, uint64_t open_id,
 int catalog_remove_dropped(struct catalog *cat, struct version *v);
 int catalog_evict_dropped(struct catalog *cat, struct version *v,
 			  struct pfsman *m);
+/* Discard the damaged local copy of v kept in quarantine (v->qdir), if
+ * any: its files go, the version stays (served from its PFS copy). */
+void catalog_discard_quarantine(struct catalog *cat, struct version *v);
 /* Apply retention to job: keep its newest `keep` sealed versions.  The
  * newest sealed version is never removed.  Manifests are dropped on the
  * pool (catalog_evict_bg). */

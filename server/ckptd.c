@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "lease.h"
 #include "log.h"
 #include "pfs.h"
 #include "pool.h"
@@ -272,6 +273,8 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 
 	memset(d, 0, sizeof(*d));
 	d->conf = conf;
+	d->ev.version_changed = session_notify;
+	reader_open(&d->rbufs, conf->chunk);
 	d->listen_fd = d->sig_fd = -1;
 	list_init(&d->conns);
 	list_init(&d->hello_wait);
@@ -403,6 +406,6 @@ void ckptd_close(struct ckptd *d)
 	catalog_close(&d->cat);
 	segs_close(&d->segs);
 	staging_release(&d->staging);
-	reader_release();
+	reader_close(&d->rbufs);
 	log_printf(LOG_NOTICE, "ckptd stopped");
 }

@@ -17,6 +17,7 @@
 #include "list.h"
 #include "log.h"
 #include "loop.h"
+#include "reader.h"
 #include "segs.h"
 #include "staging.h"
 
@@ -27,8 +28,20 @@ struct stats {
 	uint64_t start_ms;
 };
 
+/*
+ * Events: what lower layers (level.c, and later the cluster) raise and the
+ * client-facing layer answers, so that no lower layer calls up into
+ * sessions.  ckptd_open() wires them to session.c; a NULL one is not
+ * listened to.  Each runs on the loop thread, before the raise returns.
+ */
+struct ckptd_events {
+	/* v's level, state or error changed: answer the WAITs it settles. */
+	void (*version_changed)(struct ckptd *d, struct version *v);
+};
+
 struct ckptd {
 	const struct conf *conf;
+	struct ckptd_events ev;
 	struct loop loop;
 	struct staging staging;
 	struct segs segs;
@@ -40,6 +53,7 @@ struct ckptd {
 	struct stats st;
 	struct pool *pool;         /* worker threads (pool.h), always */
 	struct drain *drain;       /* NULL without [drain] target */
+	struct reader_bufs rbufs;  /* reader.c's record buffers */
 
 	int listen_fd;
 	struct loop_op accept_op;
@@ -48,6 +62,11 @@ struct ckptd {
 	struct loop_op pause_op;   /* accept paused after EMFILE */
 	struct __kernel_timespec pause_ts;
 	struct log_rl accept_rl;
+	/* Lines any local client can cause, at most LOG_RL_MAX a second each
+	 * (session.c, lease.c). */
+	struct log_rl bad_rl;      /* bad frames */
+	struct log_rl refuse_rl;   /* refused connections */
+	struct log_rl wait_rl;     /* staging waits and give-ups */
 	int sig_fd;
 	struct loop_op sig_op;
 	struct signalfd_siginfo sig;
@@ -62,5 +81,11 @@ int ckptd_open(struct ckptd *d, const struct conf *conf);
 int ckptd_run(struct ckptd *d);
 void ckptd_close(struct ckptd *d);
 uint64_t ckptd_now_ms(void);
+
+static inline void ckptd_version_changed(struct ckptd *d, struct version *v)
+{
+	if (d->ev.version_changed)
+		d->ev.version_changed(d, v);
+}
 
 #endif

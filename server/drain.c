@@ -25,7 +25,6 @@
 #include "log.h"
 #include "pfs.h"
 #include "pool.h"
-#include "session.h"
 
 /* A drain task: the pool's task, the drain it is for, and the version it
  * holds a reference on. */
@@ -38,18 +37,6 @@ struct task {
 struct copy_task {
 	struct task t;
 	struct pfs_job *job;
-};
-
-struct read_task {
-	struct task t;
-	struct conn *c;           /* holds a reference */
-	struct proto_msg req;
-	uint32_t fi;
-	uint8_t *dst;             /* in c's lease */
-	long got;
-	uint64_t seq;             /* fallback: the local copy's seq */
-	int fallback;             /* a local version whose copy failed its
-				   * CRC: load its PFS manifest here */
 };
 
 struct drain {
@@ -252,7 +239,7 @@ static void copy_done(struct pool_task *pt)
 		   (unsigned long long)ct->job->bytes_in,
 		   (unsigned long long)ct->job->bytes_out,
 		   (unsigned long long)ct->job->bytes_ref);
-	version_reach(d, v, CKPT_DRAINED, 0, drained);
+	version_reach(d, v, CKPT_COPY_PFS, 0, 0, drained);
 out_free:
 	pfs_job_free(ct->job);
 	version_put(&d->cat, v);
@@ -398,7 +385,7 @@ static void evict_done(struct pool_task *pt)
 	struct version *v = rt->t.v;
 
 	v->removing = 0;
-	if (pt->result < 0 || v->removed || v->remote ||
+	if (pt->result < 0 || v->removed || version_remote(v) ||
 	    v->state != CKPT_ST_SEALED || v->level < CKPT_DRAINED)
 		goto out_free;
 	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)
@@ -448,7 +435,7 @@ static void local_retain(struct ckptd *d, struct job *j)
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		local += v->state == CKPT_ST_SEALED && !v->remote &&
+		local += v->state == CKPT_ST_SEALED && !version_remote(v) &&
 			 !v->removing;
 	}
 	list_for_each_safe(pos, tmp, &j->versions) {
@@ -456,8 +443,8 @@ static void local_retain(struct ckptd *d, struct job *j)
 
 		if (local <= d->conf->keep)
 			return;
-		if (v->state != CKPT_ST_SEALED || v->remote || v->removing ||
-		    version_level_busy(v))
+		if (v->state != CKPT_ST_SEALED || version_remote(v) ||
+		    v->removing || version_level_busy(v))
 			continue;
 		if (v->level < CKPT_DRAINED)
 			continue;   /* never evict what the PFS lacks */
@@ -511,11 +498,11 @@ static void unpublish_done(struct pool_task *pt)
 		   rt->job, rt->version, d->conf->drain_keep);
 	if (v->removed)
 		goto out_free;
-	if (v->remote) {
+	if (version_remote(v)) {
 		catalog_remove(&d->cat, v);
 	} else {
 		v->drain = DR_DONE;
-		version_reach(d, v, CKPT_LOCAL, 0, NULL);
+		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
 	}
 out_free:
 	retain_free(rt);
@@ -562,142 +549,32 @@ void drain_sealed(struct ckptd *d, struct version *v)
 	drain_tick(d);
 }
 
-/* ---- reads of remote versions ------------------------------------------- */
-
-static int read_run(struct pool_task *pt)
-{
-	struct task *t = task_of(pt);
-	struct read_task *rt = (struct read_task *)t;
-	struct drain *dr = t->dr;
-	struct pfsman own;
-	uint32_t fi = rt->fi;
-	int ret;
-
-	if (!rt->fallback) {
-		rt->got = pfs_read(dr->opts.target, t->v->pfs, fi, rt->req.off,
-				   rt->req.len, rt->dst);
-		return rt->got < 0 ? (int)rt->got : 0;
-	}
-	ret = pfs_load(dr->opts.target, rt->req.job, rt->req.version, &own);
-	if (ret < 0)
-		return ret;
-	for (fi = 0; fi < own.nfiles; fi++)
-		if (!strcmp(own.files[fi].path, rt->req.path))
-			break;
-	if (own.seq != rt->seq)
-		ret = -CKPT_ECORRUPT;   /* another incarnation of the name */
-	else if (fi == own.nfiles)
-		ret = -ENOENT;
-	else
-		rt->got = pfs_read(dr->opts.target, &own, fi, rt->req.off,
-				   rt->req.len, rt->dst);
-	pfsman_release(&own);
-	return ret < 0 ? ret : rt->got < 0 ? (int)rt->got : 0;
-}
-
-static void read_done(struct pool_task *pt)
-{
-	struct task *t = task_of(pt);
-	struct read_task *rt = (struct read_task *)t;
-	struct proto_msg r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = PROTO_READ;
-	r.seq = rt->req.seq;
-	r.status = pt->result;
-	r.size = pt->result ? 0 : (uint64_t)rt->got;
-	conn_reply(rt->c, &r);
-	conn_put(rt->c);
-	version_put(&t->dr->d->cat, t->v);
-	free(rt);
-}
-
-/* Shutting down: the client is gone with the daemon. */
-static void read_drop(struct pool_task *pt)
-{
-	struct read_task *rt = (struct read_task *)task_of(pt);
-
-	conn_put(rt->c);
-	free(rt);
-}
-
-void drain_read(struct conn *c, struct version *v, int fi,
-		const struct proto_msg *req)
-{
-	struct drain *dr = drain_of(c->d);
-	struct read_task *rt;
-
-	if (!dr || (!v->pfs && v->level < CKPT_DRAINED)) {
-		conn_reply_status(c, req, -EIO);
-		return;
-	}
-	rt = calloc(1, sizeof(*rt));
-	if (!rt) {
-		conn_reply_status(c, req, -ENOMEM);
-		return;
-	}
-	pool_task_init(&rt->t.pt, read_run, read_done, read_drop);
-	rt->t.v = v;
-	rt->c = c;
-	rt->req = *req;
-	rt->fi = fi;
-	rt->fallback = !v->pfs;
-	rt->seq = v->seq;
-	rt->dst = c->lease->map + req->ring_off;
-	version_get(v);
-	conn_get(c);
-	submit(dr, &rt->t);
-}
-
 /* ---- control and status ------------------------------------------------- */
 
-void op_drain(struct conn *c, const struct proto_msg *req)
+int drain_pause(struct ckptd *d, int paused)
 {
-	struct drain *dr = drain_of(c->d);
+	struct drain *dr = drain_of(d);
 
-	if (!dr) {
-		conn_reply_status(c, req, -ENOTSUP);
-		return;
-	}
-	if (c->uid != 0 && c->uid != getuid()) {
-		conn_reply_status(c, req, -EPERM);
-		return;
-	}
-	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME) {
-		conn_reply_status(c, req, -EINVAL);
-		return;
-	}
-	dr->paused = req->level == CKPT_DRAIN_PAUSE;
-	log_printf(LOG_NOTICE, "drain: %s by uid %u",
-		   dr->paused ? "paused" : "resumed", c->uid);
-	conn_reply_status(c, req, 0);
-	drain_tick(c->d);
+	if (!dr)
+		return -ENOTSUP;
+	dr->paused = paused;
+	drain_tick(d);
+	return 0;
 }
 
-void op_drain_now(struct conn *c, const struct proto_msg *req)
+int drain_now(struct ckptd *d, struct version *v)
 {
-	struct job *j = catalog_job(&c->d->cat, req->job);
-	struct version *v;
-	int ret = -ENOTSUP;
-
-	if (!drain_of(c->d))
-		goto out_reply;
-	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
-	if (ret < 0)
-		goto out_reply;
-	v = catalog_version(&c->d->cat, req->job, req->version);
-	ret = -CKPT_ENOVERSION;
-	if (!v || v->state != CKPT_ST_SEALED)
-		goto out_reply;
-	ret = 0;
+	if (!drain_of(d))
+		return -ENOTSUP;
+	if (v->state != CKPT_ST_SEALED)
+		return -CKPT_ENOVERSION;
 	if (v->drain == DR_DONE || v->drain == DR_RUNNING)
-		goto out_reply;
+		return 0;
 	v->drain = DR_QUEUED;
 	v->drain_now = 1;
 	v->drain_due_ms = 0;
-	drain_tick(c->d);
-out_reply:
-	conn_reply_status(c, req, ret);
+	drain_tick(d);
+	return 0;
 }
 
 void drain_status(const struct ckptd *d, struct ckpt_status *s)
@@ -749,13 +626,13 @@ static int found(void *arg, struct pfsman *m)
 	if (v) {
 		/* The incremental base lives only in the PFS manifest: without
 		 * it, [drain] keep and rm could remove a base still needed. */
-		if (v->state == CKPT_ST_SEALED && !v->remote)
+		if (v->state == CKPT_ST_SEALED && !version_remote(v))
 			snprintf(v->base, sizeof(v->base), "%s", m->base);
 		/* Drained before a crash that lost the local record of it. */
-		if (v->state == CKPT_ST_SEALED && !v->remote &&
+		if (v->state == CKPT_ST_SEALED && !version_remote(v) &&
 		    v->level < CKPT_DRAINED) {
 			v->drain = DR_DONE;
-			version_reach(d, v, CKPT_DRAINED, 0, NULL);
+			version_reach(d, v, CKPT_COPY_PFS, 0, 0, NULL);
 		}
 		pfsman_release(m);
 		return 0;

@@ -1,6 +1,6 @@
 /*
  * drain.h - the background drain of committed versions to the parallel file
- * system, and the service of reads of versions that live only there.
+ * system.
  *
  * The loop thread decides (what to drain, in which order, what to skip,
  * retries, levels, retention); the daemon's worker pool (pool.h) does the
@@ -23,11 +23,10 @@
 
 #include <stdint.h>
 
-#include "proto.h"
+#include "ckpt.h"
 
 struct ckptd;
 struct job;
-struct conn;
 struct version;
 struct drain;
 
@@ -56,14 +55,13 @@ int drain_is_base(const struct job *j, const char *name);
 void drain_sealed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */
 void drain_tick(struct ckptd *d);
-/* PROTO_DRAIN: pause or resume; PROTO_DRAIN_NOW: drain job/version next. */
-void op_drain(struct conn *c, const struct proto_msg *req);
-void op_drain_now(struct conn *c, const struct proto_msg *req);
-/* READ of a remote version, answered when its thread is done; or of a
- * DRAINED local version whose local copy failed its CRC (the thread loads
- * its PFS manifest and finds the file by req->path; fi is unused). */
-void drain_read(struct conn *c, struct version *v, int fi,
-		const struct proto_msg *req);
+/* Pause (1) or resume (0) the drain: copies running wait between chunks,
+ * and none starts.  0, or -ENOTSUP without a target. */
+int drain_pause(struct ckptd *d, int paused);
+/* Drain v (sealed) next, before every other, never skipped.  0 (also when
+ * it is drained or draining already), -ENOTSUP without a target, or
+ * -CKPT_ENOVERSION if v is not sealed. */
+int drain_now(struct ckptd *d, struct version *v);
 /* Figures for STATUS. */
 void drain_status(const struct ckptd *d, struct ckpt_status *s);
 

@@ -33,8 +33,10 @@
 
 #include "crc32c.h"
 #include "drain.h"
+#include "ingest.h"
 #include "level.h"
 #include "log.h"
+#include "reader.h"
 #include "session.h"
 #include "sys.h"
 
@@ -75,7 +77,7 @@ static void fail(struct ckptd *d, struct version *v, int err)
 	log_printf(LOG_ERR, "version %s/%s: failed: %s",
 		   v->job ? v->job->name : "?", v->name, ckpt_strerror(err));
 	catalog_fail(&d->cat, v, err);
-	session_notify(d, v);
+	ckptd_version_changed(d, v);
 }
 
 void ingest_abandon(struct ckptd *d, struct version *v, int err)
@@ -389,7 +391,7 @@ static void seal_finish(struct ckptd *d, struct version *v)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	v->sealed_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	version_reach(d, v, CKPT_LOCAL, LEVEL_DURABLE, sealed);
+	version_reach(d, v, CKPT_COPY_LOCAL, 0, LEVEL_DURABLE, sealed);
 }
 
 static void on_fsync(struct loop_op *op, int res)
@@ -457,11 +459,10 @@ static void seal_step(struct ckptd *d, struct version *v)
 void ingest_seal(struct ckptd *d, struct version *v)
 {
 	v->state = CKPT_ST_SEALING;
-	v->level = CKPT_STAGED;
 	v->seq = d->cat.next_seq++;
 	log_printf(LOG_DEBUG, "version %s/%s: staged, sealing as #%llu",
 		   v->job->name, v->name, (unsigned long long)v->seq);
-	session_notify(d, v);
+	version_staged(d, v);
 	if (!v->inflight)
 		seal_step(d, v);
 }

@@ -26,17 +26,17 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "lease.h"
 #include "log.h"
 #include "session.h"
 
 #define LOG_RL_MAX 10
 
 /* "waits" and "gave up" lines: one per HELLO, which any client can send. */
-static int wait_log_ok(void)
+static int wait_log_ok(struct ckptd *d)
 {
-	static struct log_rl rl;
-
-	return log_rl_ok(&rl, LOG_RL_MAX, ckptd_now_ms(), "staging: waits");
+	return log_rl_ok(&d->wait_rl, LOG_RL_MAX, ckptd_now_ms(),
+			 "staging: waits");
 }
 
 /* The share of staging c's uid may hold; 0 = no limit (root). */
@@ -159,7 +159,7 @@ void lease_op_hello(struct conn *c, const struct proto_msg *req)
 	ret = hello_try(c);
 	if (ret == 1)
 		return;
-	if (wait_log_ok())
+	if (wait_log_ok(c->d))
 		log_printf(LOG_INFO, "staging: %s; pid %d uid %u waits",
 			   ret ? "uid at its staging_per_uid share" : "full",
 			   c->pid, c->uid);
@@ -199,7 +199,7 @@ void lease_tick(struct ckptd *d)
 		if (now - c->hello_since < limit)
 			continue;
 		list_del(&c->hello_link);
-		if (wait_log_ok()) {
+		if (wait_log_ok(c->d)) {
 			staging_holders(&d->staging, who, sizeof(who));
 			log_printf(LOG_WARNING, "staging: pid %d uid %u got none within staging_wait (%u s): %s; the uid holds %llu MiB, its share is %llu MiB; staging is held by %s",
 				   c->pid, c->uid, d->conf->staging_wait,

@@ -10,14 +10,13 @@
 #include "level.h"
 #include "log.h"
 #include "pool.h"
-#include "session.h"
 
 struct level_req {
 	struct pool_task pt;
 	struct list link;         /* in v->levelq */
 	struct ckptd *d;
 	struct version *v;        /* holds a reference */
-	uint32_t level;
+	uint32_t gain, lose;      /* CKPT_COPY_* */
 	unsigned flags;
 	level_fn done;
 	void *buf;                /* the encoded manifest, owned */
@@ -54,16 +53,16 @@ static void finish(struct level_req *r, int err)
 
 	list_del(&r->link);
 	if (!err || !(r->flags & LEVEL_DURABLE))
-		v->level = r->level;
+		version_set_copies(v, (v->copies & ~r->lose) | r->gain);
 	if (err && !(r->flags & LEVEL_DURABLE))
 		log_printf(LOG_WARNING, "version %s/%s: recording %s locally: %s",
 			   v->job ? v->job->name : "?", v->name,
-			   ckpt_level_name(r->level), ckpt_strerror(err));
+			   ckpt_level_name(v->level), ckpt_strerror(err));
 	/* done first: the seal's makes v SEALED before its waiters hear. */
 	if (r->done)
 		r->done(d, v, err);
 	if (!err || !(r->flags & LEVEL_DURABLE))
-		session_notify(d, v);
+		ckptd_version_changed(d, v);
 	version_put(&d->cat, v);
 	req_free(r);
 }
@@ -124,7 +123,9 @@ static void start(struct level_req *r)
 	int ret;
 
 	r->started = 1;
-	ret = catalog_manifest_encode(v, r->level, &r->buf, &r->len);
+	ret = catalog_manifest_encode(v, copies_level((v->copies & ~r->lose) |
+						      r->gain),
+				      &r->buf, &r->len);
 	if (ret < 0) {
 		complete(r, ret);
 		return;
@@ -134,17 +135,17 @@ static void start(struct level_req *r)
 	pool_submit(r->d->pool, &r->pt, 1);
 }
 
-void version_reach(struct ckptd *d, struct version *v, enum ckpt_level level,
-		   unsigned flags, level_fn done)
+void version_reach(struct ckptd *d, struct version *v, uint32_t gain,
+		   uint32_t lose, unsigned flags, level_fn done)
 {
 	struct level_req *r = calloc(1, sizeof(*r));
 	int first;
 
-	if (level < v->level)
-		v->level = level;     /* a lowering holds at once */
+	if (lose & v->copies)     /* a loss holds at once */
+		version_set_copies(v, v->copies & ~lose);
 	if (!r) {
 		if (!(flags & LEVEL_DURABLE))
-			v->level = level;
+			version_set_copies(v, v->copies | gain);
 		if (done)
 			done(d, v, -ENOMEM);
 		return;
@@ -152,7 +153,8 @@ void version_reach(struct ckptd *d, struct version *v, enum ckpt_level level,
 	pool_task_init(&r->pt, store_run, store_done, store_drop);
 	r->d = d;
 	r->v = v;
-	r->level = level;
+	r->gain = gain;
+	r->lose = lose;
 	r->flags = flags;
 	r->done = done;
 	version_get(v);
@@ -160,4 +162,10 @@ void version_reach(struct ckptd *d, struct version *v, enum ckpt_level level,
 	list_add_tail(&v->levelq, &r->link);
 	if (first)
 		start(r);
+}
+
+void version_staged(struct ckptd *d, struct version *v)
+{
+	v->level = CKPT_STAGED;
+	ckptd_version_changed(d, v);
 }

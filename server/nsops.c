@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "log.h"
+#include "nsops.h"
+#include "ops.h"
 #include "session.h"
 
 /* The open version of req's writer handle, or NULL after answering. */

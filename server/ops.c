@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "ingest.h"
 #include "log.h"
+#include "ops.h"
 #include "remove.h"
 #include "session.h"
 
@@ -248,7 +250,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 		ret = -CKPT_ENOVERSION;
 		goto out_reply;
 	}
-	snprintf(r.version, sizeof(r.version), "%s", best->name);
+	r.version = best->name;
 	conn_reply(c, &r);
 	return;
 out_reply:
@@ -429,11 +431,12 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	 * in quarantine: rm discards the quarantine first, as it drops a local
 	 * copy.  A version only on the PFS is removed there, unless a newer
 	 * drained version refers to its chunks (incremental). */
-	if (!v->remote && v->level >= CKPT_DRAINED && drain_enabled(c->d))
+	if (!version_remote(v) && v->level >= CKPT_DRAINED &&
+	    drain_enabled(c->d))
 		kind = RM_EVICT;
-	else if (v->remote && v->qdir)
+	else if (version_remote(v) && v->qdir)
 		kind = RM_QUARANTINE;
-	else if (v->remote && v->pfs)
+	else if (version_remote(v) && v->pfs)
 		kind = RM_PFS;
 	if (kind == RM_PFS && drain_is_base(v->job, v->name)) {
 		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
@@ -451,7 +454,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	v->error = -CKPT_ENOVERSION;
 	version_get(v);           /* across the unlisting, for its waiters */
 	ret = catalog_remove(&c->d->cat, v);
-	session_notify(c->d, v);
+	ckptd_version_changed(c->d, v);
 	version_put(&c->d->cat, v);
 	conn_reply_status(c, req, ret);
 }
@@ -486,4 +489,41 @@ void op_status(struct conn *c, const struct proto_msg *req)
 		return;
 	proto_enc_status(&e, &s);
 	conn_reply_end(c, &e);
+}
+
+void op_drain(struct conn *c, const struct proto_msg *req)
+{
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = -EPERM;
+	if (c->uid != 0 && c->uid != getuid())
+		goto out_reply;
+	ret = -EINVAL;
+	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME)
+		goto out_reply;
+	log_printf(LOG_NOTICE, "drain: %s by uid %u",
+		   req->level == CKPT_DRAIN_PAUSE ? "paused" : "resumed",
+		   c->uid);
+	ret = drain_pause(c->d, req->level == CKPT_DRAIN_PAUSE);
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
+void op_drain_now(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v;
+	int ret = -ENOTSUP;
+
+	if (!drain_enabled(c->d))
+		goto out_reply;
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret < 0)
+		goto out_reply;
+	v = catalog_version(&c->d->cat, req->job, req->version);
+	ret = v ? drain_now(c->d, v) : -CKPT_ENOVERSION;
+out_reply:
+	conn_reply_status(c, req, ret);
 }

@@ -72,7 +72,10 @@ int pfs_load(const char *target, const char *job, const char *version,
  * bytes read (short only at end of file) or -errno/-CKPT_ECORRUPT. */
 long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	      uint64_t off, uint64_t len, void *dst);
-/* Free what pfs_read() keeps per thread; call it before a thread ends. */
+/* Free what pfs_read() keeps per thread; call it before a thread ends.
+ * Process-wide state: pfs_read() keeps, per worker thread (thread-local,
+ * so never shared), one zstd context and one frame buffer, reused from read
+ * to read because a chunk's buffers are large and readers are many. */
 void pfs_thread_exit(void);
 /* Remove a drained version from the PFS: the manifest first, then files,
  * then the directories left empty up to the version's.  0 or -errno. */

@@ -40,6 +40,10 @@
  * existing directory is used only if it belongs to whom it should (pfs_mkdirs).
  *
  * All functions return >= 0 or -errno and never print.  Thread-safe.
+ *
+ * Process-wide state: one mutex (pfslayout.c's mkdir_lock) under which the
+ * shared levels are made and re-checked, since the drain's workers are
+ * threads of one process that would otherwise race to make one level.
  */
 #ifndef CKPTD_PFSLAYOUT_H
 #define CKPTD_PFSLAYOUT_H

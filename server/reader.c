@@ -15,17 +15,20 @@
  * those writes have no data on disk (and no checksum) yet.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crc32c.h"
 #include "drain.h"
 #include "log.h"
+#include "pfs.h"
+#include "pool.h"
+#include "reader.h"
 #include "session.h"
 #include "sys.h"
 
 #define READ_MAX   (64u << 20)  /* bytes one READ may ask for */
-#define POOL_MAX   16           /* record buffers kept for reuse */
 
 struct piece {
 	uint64_t dst;             /* offset in the read range */
@@ -38,7 +41,10 @@ struct rreq {
 	struct ckptd *d;
 	struct conn *c;
 	struct version *v;
-	struct proto_msg req;     /* type, seq; ring_off */
+	/* the request's numbers (its strings live only while it is
+	 * dispatched: the file is fi) */
+	uint32_t seq, fi;
+	uint64_t off, len, ring_off;
 	struct piece *pieces;
 	uint32_t npieces;
 	uint32_t pending;         /* record reads in flight */
@@ -53,33 +59,35 @@ struct rop {
 	void *buf;
 };
 
-static void *pool[POOL_MAX];
-static unsigned npool;
-static size_t pool_size;
-
-static void *buf_get(size_t size)
+static void *buf_get(struct reader_bufs *rb, size_t size)
 {
 	void *p;
 
-	if (size == pool_size && npool)
-		return pool[--npool];
+	if (size == rb->size && rb->n)
+		return rb->buf[--rb->n];
 	if (posix_memalign(&p, 4096, size))
 		return NULL;
 	return p;
 }
 
-static void buf_put(void *p, size_t size)
+static void buf_put(struct reader_bufs *rb, void *p, size_t size)
 {
-	if (size == pool_size && npool < POOL_MAX)
-		pool[npool++] = p;
+	if (size == rb->size && rb->n < READER_KEEP)
+		rb->buf[rb->n++] = p;
 	else
 		free(p);
 }
 
-void reader_release(void)
+void reader_open(struct reader_bufs *rb, size_t chunk)
 {
-	while (npool)
-		free(pool[--npool]);
+	memset(rb, 0, sizeof(*rb));
+	rb->size = chunk;
+}
+
+void reader_close(struct reader_bufs *rb)
+{
+	while (rb->n)
+		free(rb->buf[--rb->n]);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -154,25 +162,154 @@ out_free:
 	return ret;
 }
 
+/* ---- reads from the PFS copy ------------------------------------------ */
+
+/* A read served from the PFS copy, on a worker (reader.h). */
+struct pfs_read {
+	struct pool_task pt;
+	struct ckptd *d;
+	struct conn *c;           /* holds a reference */
+	struct version *v;        /* holds a reference */
+	const char *target;       /* [drain] target, fixed for the run */
+	const struct pfsman *m;   /* v's PFS manifest (remote), or NULL */
+	uint32_t fi;              /* the file's index in *m */
+	uint32_t seq;             /* the request's */
+	uint64_t off, len;
+	uint8_t *dst;             /* in c's lease */
+	long got;
+	/* fallback: a local version whose copy failed its CRC; the worker
+	 * loads its PFS manifest and finds the file by name */
+	uint64_t vseq;            /* the local copy's seq */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
+};
+
+static struct pfs_read *pfs_read_of(struct pool_task *pt)
+{
+	return (struct pfs_read *)((char *)pt - offsetof(struct pfs_read, pt));
+}
+
+static int pfs_read_run(struct pool_task *pt)
+{
+	struct pfs_read *pr = pfs_read_of(pt);
+	struct pfsman own;
+	uint32_t fi;
+	int ret;
+
+	if (pr->m) {
+		pr->got = pfs_read(pr->target, pr->m, pr->fi, pr->off, pr->len,
+				   pr->dst);
+		return pr->got < 0 ? (int)pr->got : 0;
+	}
+	ret = pfs_load(pr->target, pr->job, pr->version, &own);
+	if (ret < 0)
+		return ret;
+	for (fi = 0; fi < own.nfiles; fi++)
+		if (!strcmp(own.files[fi].path, pr->path))
+			break;
+	if (own.seq != pr->vseq)
+		ret = -CKPT_ECORRUPT;   /* another incarnation of the name */
+	else if (fi == own.nfiles)
+		ret = -ENOENT;
+	else
+		pr->got = pfs_read(pr->target, &own, fi, pr->off, pr->len,
+				   pr->dst);
+	pfsman_release(&own);
+	return ret < 0 ? ret : pr->got < 0 ? (int)pr->got : 0;
+}
+
+static void pfs_read_done(struct pool_task *pt)
+{
+	struct pfs_read *pr = pfs_read_of(pt);
+	struct proto_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_READ;
+	r.seq = pr->seq;
+	r.status = pt->result;
+	r.size = pt->result ? 0 : (uint64_t)pr->got;
+	conn_reply(pr->c, &r);
+	conn_put(pr->c);
+	version_put(&pr->d->cat, pr->v);
+	free(pr);
+}
+
+/* Shutting down: the client is gone with the daemon; the version's
+ * reference goes with the catalog. */
+static void pfs_read_drop(struct pool_task *pt)
+{
+	struct pfs_read *pr = pfs_read_of(pt);
+
+	conn_put(pr->c);
+	free(pr);
+}
+
+/* Answer req (of c, on v) from v's PFS copy: file fi of v->pfs for a
+ * remote version; for a local one (fi < 0) the file named req->path in the
+ * PFS manifest of the same incarnation.  The task copies the names. */
+static void read_from_pfs(struct conn *c, struct version *v, int fi,
+			  const struct proto_msg *req)
+{
+	struct ckptd *d = c->d;
+	struct pfs_read *pr;
+
+	if (!drain_enabled(d) || (!v->pfs && v->level < CKPT_DRAINED)) {
+		conn_reply_status(c, req, -EIO);
+		return;
+	}
+	pr = calloc(1, sizeof(*pr));
+	if (!pr) {
+		conn_reply_status(c, req, -ENOMEM);
+		return;
+	}
+	pool_task_init(&pr->pt, pfs_read_run, pfs_read_done, pfs_read_drop);
+	pr->d = d;
+	pr->c = c;
+	pr->v = v;
+	pr->target = d->conf->drain_target;
+	pr->m = v->pfs;
+	pr->fi = fi < 0 ? 0 : (uint32_t)fi;
+	pr->seq = req->seq;
+	pr->off = req->off;
+	pr->len = req->len;
+	pr->dst = c->lease->map + req->ring_off;
+	pr->vseq = v->seq;
+	snprintf(pr->job, sizeof(pr->job), "%s", v->job->name);
+	snprintf(pr->version, sizeof(pr->version), "%s", v->name);
+	snprintf(pr->path, sizeof(pr->path), "%s", req->path);
+	version_get(v);
+	conn_get(c);
+	pool_submit(d->pool, &pr->pt, 0);
+}
+
+/* ---- reads from the local store ---------------------------------------- */
+
 static void rreq_finish(struct rreq *r)
 {
 	struct proto_msg m;
 
 	/* A drained version whose local copy is damaged: the PFS copy was
 	 * verified when it drained; read from it (checked again there). */
-	if (r->err == -CKPT_ECORRUPT && !r->v->remote &&
+	if (r->err == -CKPT_ECORRUPT && !version_remote(r->v) &&
 	    r->v->level >= CKPT_DRAINED && drain_enabled(r->d) &&
 	    !r->c->closed) {
+		struct proto_msg q = {
+			.type = PROTO_READ, .seq = r->seq, .off = r->off,
+			.len = r->len, .ring_off = r->ring_off,
+			.path = r->v->files[r->fi].path,
+		};
+
 		log_printf(LOG_WARNING, "read: %s/%s: local copy damaged; reading %s from the PFS",
 			   r->v->job ? r->v->job->name : "?", r->v->name,
-			   r->req.path);
-		drain_read(r->c, r->v, -1, &r->req);
+			   q.path);
+		read_from_pfs(r->c, r->v, -1, &q);
 		goto out_free;
 	}
 
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_READ;
-	m.seq = r->req.seq;
+	m.seq = r->seq;
 	m.status = r->err;
 	m.size = r->err ? 0 : r->size;
 	conn_reply(r->c, &m);
@@ -203,7 +340,7 @@ static void on_read(struct loop_op *op, int res)
 		if (!r->err)
 			r->err = -CKPT_ECORRUPT;
 	} else if (!r->c->closed) {
-		uint8_t *dst = r->c->lease->map + r->req.ring_off;
+		uint8_t *dst = r->c->lease->map + r->ring_off;
 
 		for (i = 0; i < r->npieces; i++)
 			if (r->pieces[i].rec == o->rec)
@@ -211,7 +348,7 @@ static void on_read(struct loop_op *op, int res)
 				       (uint8_t *)o->buf + r->pieces[i].src,
 				       r->pieces[i].len);
 	}
-	buf_put(o->buf, rlen);
+	buf_put(&r->d->rbufs, o->buf, rlen);
 	free(o);
 	if (--r->pending == 0)
 		rreq_finish(r);
@@ -236,7 +373,7 @@ static int submit_reads(struct rreq *r)
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			return -ENOMEM;
-		o->buf = buf_get(rlen);
+		o->buf = buf_get(&r->d->rbufs, rlen);
 		if (!o->buf) {
 			free(o);
 			return -ENOMEM;
@@ -257,12 +394,16 @@ static int submit_reads(struct rreq *r)
 	return 0;
 }
 
-/* A read of an open version that waits for the writes in flight. */
+/* A read of an open version that waits for the writes in flight: the
+ * request, with its own copies of its strings. */
 struct deferred {
 	struct list link;         /* in version.deferred */
 	struct conn *c;           /* holds a reference */
 	struct version *v;        /* holds a reference */
-	struct proto_msg req;
+	struct proto_msg req;     /* strings point below */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
 };
 
 void reader_kick(struct ckptd *d, struct version *v)
@@ -291,6 +432,13 @@ static int defer(struct conn *c, struct version *v,
 	w->c = c;
 	w->v = v;
 	w->req = *req;
+	snprintf(w->job, sizeof(w->job), "%s", req->job);
+	snprintf(w->version, sizeof(w->version), "%s", req->version);
+	snprintf(w->path, sizeof(w->path), "%s", req->path);
+	w->req.job = w->job;
+	w->req.version = w->version;
+	w->req.path = w->path;
+	w->req.path2 = "";
 	conn_get(c);
 	version_get(v);
 	list_add_tail(&v->deferred, &w->link);
@@ -305,7 +453,6 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	uint64_t end;
 	int fi, ret;
 
-	pool_size = c->d->conf->chunk;
 	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
 	if (ret < 0)
 		goto out_reply;
@@ -331,8 +478,8 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		ret = fi;
 		goto out_reply;
 	}
-	if (v->remote) {
-		drain_read(c, v, fi, req);
+	if (version_remote(v)) {
+		read_from_pfs(c, v, fi, req);
 		return;
 	}
 	r = calloc(1, sizeof(*r));
@@ -343,7 +490,11 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	r->d = c->d;
 	r->c = c;
 	r->v = v;
-	r->req = *req;
+	r->seq = req->seq;
+	r->fi = fi;
+	r->off = req->off;
+	r->len = req->len;
+	r->ring_off = req->ring_off;
 	end = v->files[fi].size;
 	if (req->off < end) {
 		if (end - req->off > req->len)

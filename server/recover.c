@@ -520,7 +520,7 @@ static int stray_copy(struct rstate *st, const struct found *f)
 	size_t nx = 0, ny = 0;
 	int same;
 
-	if (!v || v->state != CKPT_ST_SEALED || v->remote ||
+	if (!v || v->state != CKPT_ST_SEALED || version_remote(v) ||
 	    v->open_id != f->m.open_id)
 		return 0;
 	snprintf(a, sizeof(a), "%s/%s", st->cat->mandir, f->file);

@@ -59,8 +59,8 @@ struct rm_task {
 
 int remove_needs_disk(const struct ckptd *d, const struct version *v)
 {
-	return (v->state == CKPT_ST_SEALED && !v->remote) || v->qdir ||
-	       (drain_enabled(d) && v->seq && !v->remote);
+	return (v->copies & CKPT_COPY_LOCAL) || v->qdir ||
+	       (drain_enabled(d) && v->seq && !version_remote(v));
 }
 
 /* ---- on the worker ------------------------------------------------------ */
@@ -139,13 +139,14 @@ static int rm_apply(struct rm_task *rt)
 		free(v->qdir);
 		v->qdir = NULL;
 		v->reason[0] = 0;
+		version_set_copies(v, v->copies & ~CKPT_COPY_QUARANTINE);
 		return 0;
 	case RM_PFS:
 	case RM_LOCAL:
 		v->error = -CKPT_ENOVERSION;
 		ret = catalog_remove_dropped(&rt->d->cat, v);
 		/* After the unlisting, so that a WAIT hears it is gone. */
-		session_notify(rt->d, v);
+		ckptd_version_changed(rt->d, v);
 		return ret;
 	}
 	return -EINVAL;
@@ -199,8 +200,8 @@ static int rm_prepare(struct rm_task *rt, struct version *v)
 	}
 	if (rt->kind != RM_LOCAL)
 		return 0;
-	rt->drop = v->state == CKPT_ST_SEALED && !v->remote;
-	if (drain_enabled(d) && v->seq && !v->remote &&
+	rt->drop = (v->copies & CKPT_COPY_LOCAL) != 0;
+	if (drain_enabled(d) && v->seq && !version_remote(v) &&
 	    journal_path(rt->journal, sizeof(rt->journal), d->conf->store,
 			 v->seq) < 0)
 		rt->journal[0] = 0;

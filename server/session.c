@@ -19,8 +19,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "drain.h"
+#include "ingest.h"
+#include "lease.h"
 #include "log.h"
+#include "nsops.h"
+#include "ops.h"
+#include "reader.h"
 #include "session.h"
 
 #define REQ_MAX  (16u << 10)
@@ -291,32 +295,31 @@ void session_notify(struct ckptd *d, struct version *v)
  */
 #define LOG_RL_MAX 10
 
-static int bad_log_ok(void)
+static int bad_log_ok(struct ckptd *d)
 {
-	static struct log_rl rl;
-
-	return log_rl_ok(&rl, LOG_RL_MAX, ckptd_now_ms(), "session: bad frames");
+	return log_rl_ok(&d->bad_rl, LOG_RL_MAX, ckptd_now_ms(),
+			 "session: bad frames");
 }
 
-static int refuse_log_ok(void)
+static int refuse_log_ok(struct ckptd *d)
 {
-	static struct log_rl rl;
-
-	return log_rl_ok(&rl, LOG_RL_MAX, ckptd_now_ms(),
+	return log_rl_ok(&d->refuse_rl, LOG_RL_MAX, ckptd_now_ms(),
 			 "session: refused connections");
 }
 
-/* Decode and dispatch one whole frame.  -1 if the stream is broken. */
-static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
+/* Decode and dispatch one whole frame, which decoding rewrites (proto.h):
+ * the request's strings live in c->rbuf until the handler returns.  -1 if
+ * the stream is broken. */
+static int dispatch(struct conn *c, uint8_t *frame, size_t len)
 {
-	static struct proto_msg req;   /* loop thread only; 5 KiB */
+	struct proto_msg req;
 	int ret;
 
 	ret = proto_decode(frame, len, &req, NULL);
 	if (ret < 0) {
 		struct proto_hdr h;
 
-		if (bad_log_ok())
+		if (bad_log_ok(c->d))
 			log_printf(LOG_WARNING, "session: pid %d uid %u: bad frame: %s",
 				   c->pid, c->uid, ckpt_strerror(ret));
 		/* A frame with a sound header but bad fields can be answered,
@@ -334,7 +337,7 @@ static int dispatch(struct conn *c, const uint8_t *frame, size_t len)
 	}
 	if ((req.type & PROTO_REPLY) || !ops[req.type] ||
 	    req.type == PROTO_WACK) {
-		if (bad_log_ok())
+		if (bad_log_ok(c->d))
 			log_printf(LOG_WARNING, "session: pid %d: unexpected %s frame",
 				   c->pid, proto_type_name(req.type));
 		return -1;
@@ -357,7 +360,7 @@ static void on_recv(struct loop_op *op, int res)
 	while (c->rlen - used >= PROTO_HDR_LEN) {
 		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);
 		if (ret < 0 || h.len > REQ_MAX) {
-			if (bad_log_ok())
+			if (bad_log_ok(c->d))
 				log_printf(LOG_WARNING, "session: pid %d uid %u: %s; closing",
 					   c->pid, c->uid,
 					   ret < 0 ? ckpt_strerror(ret)
@@ -515,7 +518,7 @@ void session_start(struct ckptd *d, int fd)
 	}
 	ret = uid_conns_get(d, cred.uid);
 	if (ret < 0) {
-		if (refuse_log_ok())
+		if (refuse_log_ok(d))
 			log_printf(LOG_WARNING, "session: pid %d uid %u refused: %s (max_conns_per_uid %u)",
 				   (int)cred.pid, (unsigned)cred.uid,
 				   strerror(-ret), d->conf->max_conns_per_uid);

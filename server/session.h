@@ -3,7 +3,11 @@
  * the waits it has asked for.
  *
  * A connection receives frames into its buffer with io_uring, decodes them
- * (proto.h) and dispatches each to a handler in ops.c, ingest.c or reader.c.
+ * (proto.h) and dispatches each through one table (session.c) to the
+ * module that handles its type: ops.h, ingest.h, reader.h, nsops.h,
+ * lease.h.  Handlers answer through conn_reply*().  Lower layers never call
+ * in here: they raise events (ckptd.h) that ckptd.c wires to
+ * session_notify().
  * Replies are queued in an output buffer that one io_uring send drains.  A
  * malformed frame gets an error and closes the connection, since the stream
  * can no longer be trusted; the daemon carries on.
@@ -101,52 +105,6 @@ void session_notify(struct ckptd *d, struct version *v);
 int session_wait(struct conn *c, struct version *v,
 		 const struct proto_msg *req);
 
-/*
- * Staging for connections (lease.c).  HELLO asks for a lease and waits, in
- * order, while the budget or the uid's share ([ckptd] staging_per_uid) has
- * none to spare, at most [ckptd] staging_wait seconds (then -ENOBUFS, and
- * ckptd logs who holds the staging).  RELEASE gives the lease back, or
- * cancels a HELLO still waiting (which gets -ECANCELED).
- */
-void lease_op_hello(struct conn *c, const struct proto_msg *req);
-void lease_op_release(struct conn *c, const struct proto_msg *req);
-/* Staging was returned: lend it to the clients waiting in HELLO. */
-void lease_freed(struct ckptd *d);
-/* Fail the HELLOs that waited longer than staging_wait (from the tick). */
-void lease_tick(struct ckptd *d);
-/* c's send queue is empty and c->hello_ready: send the HELLO reply (with
- * the memfd) now.  Called by the sender. */
-void lease_send_hello(struct conn *c);
-
-/* Handlers (ops.c, ingest.c, reader.c).  Each answers req itself. */
-void op_begin(struct conn *c, const struct proto_msg *req);
-void op_commit(struct conn *c, const struct proto_msg *req);
-void op_commit_name(struct conn *c, const struct proto_msg *req);
-void op_abort(struct conn *c, const struct proto_msg *req);
-void op_wait(struct conn *c, const struct proto_msg *req);
-void op_latest(struct conn *c, const struct proto_msg *req);
-void op_list_jobs(struct conn *c, const struct proto_msg *req);
-void op_list_versions(struct conn *c, const struct proto_msg *req);
-void op_list_files(struct conn *c, const struct proto_msg *req);
-void op_stat(struct conn *c, const struct proto_msg *req);
-void op_remove(struct conn *c, const struct proto_msg *req);
-void op_status(struct conn *c, const struct proto_msg *req);
-void op_write(struct conn *c, const struct proto_msg *req);
-void op_read(struct conn *c, const struct proto_msg *req);
-void op_stat_file(struct conn *c, const struct proto_msg *req);
-void op_truncate(struct conn *c, const struct proto_msg *req);
-void op_unlink(struct conn *c, const struct proto_msg *req);
-void op_rename(struct conn *c, const struct proto_msg *req);
-/* The writer named by req->handle, or NULL after answering the error. */
-struct writer *writer_of(struct conn *c, const struct proto_msg *req);
-/* v has no write in flight any more: serve the reads that waited. */
-void reader_kick(struct ckptd *d, struct version *v);
-/* Free the reader's buffer pool (shutdown). */
-void reader_release(void);
-/* A writer of c leaves without committing (disconnect or ABORT). */
-void ingest_abandon(struct ckptd *d, struct version *v, int err);
-/* Every writer committed: start sealing v. */
-void ingest_seal(struct ckptd *d, struct version *v);
 /* May uid see job?  0 or -EACCES. */
 int session_may(const struct conn *c, const struct job *j);
 

@@ -13,7 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void decode_one(const uint8_t *f, size_t len)
+static void decode_one(uint8_t *f, size_t len)
 {
 	union {
 		struct ckpt_version_info v;
@@ -27,7 +27,12 @@ static void decode_one(const uint8_t *f, size_t len)
 	uint32_t i, n;
 
 	(void)proto_peek(f, len, &hdr);
-	if (proto_decode(f, len, &m, &rest) || !(m.type & PROTO_REPLY))
+	if (proto_decode(f, len, &m, &rest))
+		return;
+	/* The strings point into f, decoded in place: touch every byte. */
+	(void)(strlen(m.job) + strlen(m.version) + strlen(m.path) +
+	       strlen(m.path2));
+	if (!(m.type & PROTO_REPLY))
 		return;
 	switch (m.type & ~PROTO_REPLY) {
 	case PROTO_LIST_JOBS:
@@ -56,12 +61,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *copy;
 
-	decode_one(data, size);
-	if (size < PROTO_HDR_LEN || size > PROTO_HDR_LEN + PROTO_MAX_PAYLOAD)
-		return 0;
-	copy = malloc(size);            /* exact size: ASan sees overreads */
+	copy = malloc(size ? size : 1); /* exact size: ASan sees overreads;
+					 * decoding rewrites it */
 	if (!copy)
 		return 0;
+	memcpy(copy, data, size);
+	decode_one(copy, size);
+	if (size < PROTO_HDR_LEN || size > PROTO_HDR_LEN + PROTO_MAX_PAYLOAD) {
+		free(copy);
+		return 0;
+	}
 	memcpy(copy, data, size);
 	put_le32(copy + 8, (uint32_t)(size - PROTO_HDR_LEN));
 	put_le32(copy + 20, 0);

@@ -302,8 +302,8 @@ static int begin(struct rc *r, const char *job, const char *version,
 	struct proto_msg req = { .type = PROTO_BEGIN }, rep;
 	int ret;
 
-	snprintf(req.job, sizeof(req.job), "%s", job);
-	snprintf(req.version, sizeof(req.version), "%s", version);
+	req.job = job;
+	req.version = version;
 	ret = rpc(r, &req, &rep);
 	if (ret < 0 || rep.status < 0)
 		return bad("BEGIN %s/%s: %s", job, version,
@@ -551,8 +551,8 @@ static int a_badnames(struct rc *r)
 	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_BEGIN;
-		snprintf(m.job, sizeof(m.job), "%s", jobs[i]);
-		strcpy(m.version, "v1");
+		m.job = jobs[i];
+		m.version = "v1";
 		snprintf(what, sizeof(what), "BEGIN job \"%s\"", jobs[i]);
 		if (expect_error(r, &m, -CKPT_EBADNAME, 0, what))
 			return 1;
@@ -560,8 +560,8 @@ static int a_badnames(struct rc *r)
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_BEGIN;
-		strcpy(m.job, "hostile/names");
-		snprintf(m.version, sizeof(m.version), "%s", versions[i]);
+		m.job = "hostile/names";
+		m.version = versions[i];
 		snprintf(what, sizeof(what), "BEGIN version \"%s\"", versions[i]);
 		if (expect_error(r, &m, -CKPT_EBADNAME, 0, what))
 			return 1;
@@ -571,9 +571,9 @@ static int a_badnames(struct rc *r)
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_READ;
-		strcpy(m.job, "hostile/names");
-		strcpy(m.version, "v1");
-		snprintf(m.path, sizeof(m.path), "%s", paths[i]);
+		m.job = "hostile/names";
+		m.version = "v1";
+		m.path = paths[i];
 		m.len = 4096;
 		snprintf(what, sizeof(what), "READ path \"%s\"", paths[i]);
 		if (expect_error(r, &m, -CKPT_EBADNAME, 0, what))
@@ -585,7 +585,7 @@ static int a_badnames(struct rc *r)
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_WRITE;
 		m.handle = h;
-		snprintf(m.path, sizeof(m.path), "%s", paths[i]);
+		m.path = paths[i];
 		m.len = 4096;
 		m.id = 100 + i;
 		snprintf(what, sizeof(what), "WRITE path \"%s\"", paths[i]);
@@ -614,7 +614,7 @@ static int a_nolease(struct rc *r)
 	if (begin(r, "hostile/nolease", "v1", &h))
 		return 1;
 	m.handle = h;
-	strcpy(m.path, "f");
+	m.path = "f";
 	ret = expect_error(r, &m, 0, 1, "WRITE without a lease");
 	rc_close(r);
 	return ret == 1;
@@ -636,7 +636,7 @@ static int a_badhandle(struct rc *r)
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_WRITE;
 		m.handle = handles[i];
-		strcpy(m.path, "f");
+		m.path = "f";
 		m.len = 4096;
 		m.id = i + 1;
 		snprintf(what, sizeof(what), "WRITE handle %u", handles[i]);
@@ -661,7 +661,7 @@ static int a_badhandle(struct rc *r)
 		return bad("COMMIT of an empty version: %s",
 			   ckpt_strerror(rep.status));
 	m.type = PROTO_WRITE;
-	strcpy(m.path, "f");
+	m.path = "f";
 	m.len = 4096;
 	m.id = 99;
 	if (expect_error(r, &m, -EBADF, 0, "WRITE on a committed handle"))
@@ -697,7 +697,7 @@ static int a_ring(struct rc *r)
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_WRITE;
 		m.handle = h;
-		strcpy(m.path, "f");
+		m.path = "f";
 		m.ring_off = cases[i].ring_off;
 		m.len = cases[i].len;
 		m.off = cases[i].off;
@@ -712,9 +712,9 @@ static int a_ring(struct rc *r)
 	/* A READ into a ring range outside the lease. */
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_READ;
-	strcpy(m.job, "hostile/ring");
-	strcpy(m.version, "v1");
-	strcpy(m.path, "f");
+	m.job = "hostile/ring";
+	m.version = "v1";
+	m.path = "f";
 	m.len = 4096;
 	m.ring_off = lease;
 	if (expect_error(r, &m, 0, 0, "READ ring_off = lease size"))
@@ -739,7 +739,7 @@ static int a_ring(struct rc *r)
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_WRITE;
 		m.handle = h;
-		strcpy(m.path, k ? "end" : "f");
+		m.path = k ? "end" : "f";
 		m.off = k ? huge_off : 0;
 		m.len = 4096;
 		m.id = 50 + k;
@@ -756,17 +756,17 @@ static int a_ring(struct rc *r)
 		return bad("COMMIT: %s", ckpt_strerror(rep.status));
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_WAIT;
-	strcpy(m.job, "hostile/ring");
-	strcpy(m.version, "v2");
+	m.job = "hostile/ring";
+	m.version = "v2";
 	m.level = CKPT_LOCAL;
 	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
 		return bad("WAIT local: %s", ckpt_strerror(rep.status));
 	for (int k = 0; k < 2; k++) {
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_READ;
-		strcpy(m.job, "hostile/ring");
-		strcpy(m.version, "v2");
-		strcpy(m.path, k ? "end" : "f");
+		m.job = "hostile/ring";
+		m.version = "v2";
+		m.path = k ? "end" : "f";
 		m.off = k ? huge_off : 0;
 		m.len = 8192;           /* past EOF: must stop at 4096 */
 		m.ring_off = 8192;
@@ -816,9 +816,9 @@ static void random_msg(struct proto_msg *m, size_t lease)
 
 	memset(m, 0, sizeof(*m));
 	m->type = types[rnd() % (sizeof(types) / sizeof(types[0]))];
-	snprintf(m->job, sizeof(m->job), "%s", pick(jobs, 6));
-	snprintf(m->version, sizeof(m->version), "%s", pick(vers, 5));
-	snprintf(m->path, sizeof(m->path), "%s", pick(paths, 6));
+	m->job = pick(jobs, 6);
+	m->version = pick(vers, 5);
+	m->path = pick(paths, 6);
 	m->handle = rnd() % 8 ? rnd() % 4 : (uint32_t)rnd();
 	m->level = rnd() % 7;
 	m->id = (uint32_t)rnd();

@@ -176,6 +176,50 @@ static void test_dec_str_rules(void)
 	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
 }
 
+/* In place: each string ends up NUL-terminated where its bytes were, and
+ * the fields after it read as written. */
+static void test_dec_str_inplace(void)
+{
+	uint8_t buf[64];
+	const char *a, *b, *c;
+	struct enc e;
+	struct dec d;
+
+	enc_init(&e, buf, sizeof(buf));
+	enc_str(&e, "job");
+	enc_str(&e, "");
+	enc_u32(&e, 0xa1b2c3d4u);
+	enc_str(&e, "x");
+	enc_u16(&e, 0x0102);
+	CU_ASSERT_EQUAL_FATAL(e.err, 0);
+	dec_init(&d, buf, e.len);
+	a = dec_str_inplace(&d, 8);
+	b = dec_str_inplace(&d, 8);
+	CU_ASSERT_EQUAL(dec_u32(&d), 0xa1b2c3d4u);
+	c = dec_str_inplace(&d, 8);
+	CU_ASSERT_EQUAL(dec_u16(&d), 0x0102);
+	CU_ASSERT_EQUAL(d.err, 0);
+	CU_ASSERT_EQUAL(dec_left(&d), 0);
+	CU_ASSERT_STRING_EQUAL(a, "job");
+	CU_ASSERT_STRING_EQUAL(b, "");
+	CU_ASSERT_STRING_EQUAL(c, "x");
+	CU_ASSERT_PTR_EQUAL(a, (char *)buf);
+
+	/* The rules of dec_str(): too long, NUL inside, cut short. */
+	enc_init(&e, buf, sizeof(buf));
+	enc_str(&e, "abcdef");
+	dec_init(&d, buf, e.len);
+	CU_ASSERT_STRING_EQUAL(dec_str_inplace(&d, 5), "");
+	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+	buf[4] = 0;
+	dec_init(&d, buf, e.len);
+	CU_ASSERT_STRING_EQUAL(dec_str_inplace(&d, 8), "");
+	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+	dec_init(&d, buf, e.len - 1);
+	CU_ASSERT_STRING_EQUAL(dec_str_inplace(&d, 8), "");
+	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -184,6 +228,7 @@ int main(void)
 		{ "enc_str_limits", test_enc_str_limits },
 		{ "dec_short", test_dec_short },
 		{ "dec_str_rules", test_dec_str_rules },
+		{ "dec_str_inplace", test_dec_str_inplace },
 		{ NULL, NULL }
 	};
 

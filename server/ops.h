@@ -1,0 +1,38 @@
+/*
+ * ops.h - requests about versions as wholes: begin, commit, abort, wait,
+ * latest, listings, stat, remove, status, and drain control (ops.c).
+ *
+ * Owns nothing long-lived: each handler reads or changes the catalog and
+ * the writers of the connection, then answers.  Called by session.c's
+ * dispatch table only (and writer_of by the other request handlers).
+ *
+ * Threads: the loop thread only.
+ */
+#ifndef CKPTD_OPS_H
+#define CKPTD_OPS_H
+
+#include "proto.h"
+
+struct conn;
+
+void op_begin(struct conn *c, const struct proto_msg *req);
+void op_commit(struct conn *c, const struct proto_msg *req);
+void op_commit_name(struct conn *c, const struct proto_msg *req);
+void op_abort(struct conn *c, const struct proto_msg *req);
+void op_wait(struct conn *c, const struct proto_msg *req);
+void op_latest(struct conn *c, const struct proto_msg *req);
+void op_list_jobs(struct conn *c, const struct proto_msg *req);
+void op_list_versions(struct conn *c, const struct proto_msg *req);
+void op_list_files(struct conn *c, const struct proto_msg *req);
+void op_stat(struct conn *c, const struct proto_msg *req);
+void op_stat_file(struct conn *c, const struct proto_msg *req);
+void op_remove(struct conn *c, const struct proto_msg *req);
+void op_status(struct conn *c, const struct proto_msg *req);
+/* PROTO_DRAIN (pause, resume) and PROTO_DRAIN_NOW (job/version next). */
+void op_drain(struct conn *c, const struct proto_msg *req);
+void op_drain_now(struct conn *c, const struct proto_msg *req);
+
+/* The writer named by req->handle, or NULL after answering the error. */
+struct writer *writer_of(struct conn *c, const struct proto_msg *req);
+
+#endif
