@@ -228,8 +228,9 @@ static void log_full(const struct ckptd *d, const struct version *v, int err)
 			   (unsigned long long)d->segs.capacity);
 }
 
-/* Give parked write w its place in a segment and submit it.  0, -EAGAIN
- * (still none free), or -errno (w's version fails). */
+/* Give parked write w its place in a segment (its record says where); the
+ * caller submits it.  0, -EAGAIN (still none free), or -errno (w's version
+ * fails). */
 static int place(struct ckptd *d, struct wop *w)
 {
 	struct version *v = w->v;
@@ -249,7 +250,6 @@ static int place(struct ckptd *d, struct wop *w)
 	}
 	v->recs[w->rec].seg = seg;
 	v->recs[w->rec].seg_off = off;
-	issue(d, w, seg, w->src, (len + 4095) & ~4095u, off);
 	return 0;
 }
 
@@ -263,6 +263,8 @@ static void seg_ready(void *arg, int err)
 
 	list_for_each_safe(pos, tmp, &d->segs.waiting) {
 		struct wop *w = list_entry(pos, struct wop, link);
+		const struct man_rec *r = &w->v->recs[w->rec];
+		uint32_t rlen = (r->len + 4095) & ~4095u;
 
 		ret = err == -ECANCELED ? err : place(d, w);
 		if (ret == -EAGAIN && err) {
@@ -271,12 +273,15 @@ static void seg_ready(void *arg, int err)
 		}
 		if (ret == -EAGAIN)
 			return;
+		/* Off the list before w can complete (and be freed). */
 		list_del(&w->link);
-		if (ret < 0) {
-			log_full(d, w->v, ret);
-			w->len = (w->v->recs[w->rec].len + 4095) & ~4095u;
-			on_write(&w->op, ret);   /* fails v, answers the WACK */
+		if (ret == 0) {
+			issue(d, w, r->seg, w->src, rlen, r->seg_off);
+			continue;
 		}
+		log_full(d, w->v, ret);
+		w->len = rlen;
+		on_write(&w->op, ret);   /* fails v, answers the WACK */
 	}
 }
 
