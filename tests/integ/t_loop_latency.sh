@@ -59,7 +59,7 @@ remover() {
 # until it is drained.
 keep_one() {
 	tw d write lat/keep "k$1" -n 1 -z 100000 -S "$1" -w local &&
-		ctl d drain --now lat/keep "k$1" &&
+		ctl d drain --now lat/keep "k$1" >/dev/null &&
 		ctl d wait lat/keep "k$1" drained --timeout 60 >/dev/null
 }
 
@@ -114,6 +114,13 @@ p=$(grep -c 'retention: .* removed from the PFS' "$T/d/ckptd.log")
 k=$(grep -c 'writes wait for one from the pool' "$T/d/ckptd.log")
 info "while probing: $nrm versions removed by ckptctl rm, $n evicted and $p removed from the PFS by retention; writes waited for a new segment $k times"
 [ "$prc" = 0 ] || fail "latency over ${BOUND_MS} ms under a slow disk (see above)"
+# Writes that waited for a segment landed where their order says: the newest
+# version of each writer reads back byte for byte.
+for w in $(seq 1 "$WRITERS"); do
+	v=$(tw d latest "lat/w$w") || fail "no version of lat/w$w"
+	tw d verify "lat/w$w" "$v" "${SZ[@]}" -S "${v#v}" ||
+		fail "lat/w$w/$v does not read back"
+done
 assert_up d
 info "status, read and connect+hello stayed under ${BOUND_MS} ms at p99"
 finish
