@@ -9,7 +9,8 @@
 #  (b) fsync late: killed after the manifest unlink, before the directory
 #      fsync: the version is gone, and its segments go to new versions;
 #  (c) a drained version (rm drops its local copy after loading its PFS
-#      manifest), unlink late, killed as in (a): it is still listed, whole.
+#      manifest), unlink late, killed as in (a): it is still listed, whole;
+#  (d) a WAIT on a version a slow rm removes is answered once it is gone.
 # TIMEOUT: 240
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -80,6 +81,7 @@ size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # (a)
 setup a local
 crash a "unlink:1+:delay=5000" sealed rmlog_grew a "$(size_of "$T/a/store/removed")"
+stop_ckptd a
 info "(a) killed between the removal log and the unlink: v2 whole after three starts"
 
 # (b)
@@ -97,4 +99,17 @@ setup c drained drain
 crash c "unlink:1+:delay=5000" sealed rmlog_grew c "$(size_of "$T/c/store/removed")"
 stop_ckptd c
 info "(c) a drained version's rm killed in flight: v2 still listed, whole"
+
+# (d) a WAIT for a level v2 will never reach (no drain) is answered when a
+# slow rm of it is done: "no such version", not a hang.
+CKPT_FAULT="unlink:1+:delay=1000" start_ckptd a
+ctl a wait "$JOB" v2 drained --timeout 60 >"$T/wait.out" 2>&1 &
+wpid=$!
+ctl a rm "$JOB" v2 >/dev/null || fail "[d] rm v2 failed"
+poll_until 10 dead "$wpid" || fail "[d] the WAIT on the removed v2 was not answered"
+wait "$wpid" && fail "[d] the WAIT on the removed v2 succeeded"
+grep -qi "no such version" "$T/wait.out" || fail "[d] the WAIT said: $(cat "$T/wait.out")"
+[ "$(vstate a "$JOB" v2)" = absent ] || fail "[d] v2 is still listed after rm"
+stop_ckptd a
+info "(d) a WAIT on a version being removed is answered once it is gone"
 finish
