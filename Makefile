@@ -16,7 +16,7 @@ CC       ?= cc
 PREFIX   ?= /usr/local
 WERROR   ?= -Werror
 SANITIZE ?=
-PKGS     := liburing fuse3 libzstd libisal cunit inih
+PKGS     := liburing fuse3 libzstd libisal cunit inih libsodium
 
 ifeq ($(SANITIZE),)
 BUILD    ?= build
@@ -30,6 +30,8 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs liburing libzstd libisal inih 2>/dev/null)
 CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
 FUSE_LIBS  := $(shell pkg-config --libs fuse3 2>/dev/null)
+# libsodium: the cluster's peer authentication (lib/peer.c), ckptd only.
+SODIUM_LIBS:= $(shell pkg-config --libs libsodium 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -39,6 +41,8 @@ LDFLAGS  += $(SANFLAGS)
 LDLIBS   := $(PKG_LIBS) -lpthread
 
 LIB_SRC    := $(wildcard lib/*.c)
+# What only ckptd needs of lib/ (the cluster) stays out of libckpt.
+CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c,$(LIB_SRC))
 SERVER_SRC := $(wildcard server/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
@@ -82,19 +86,19 @@ $(CORE_A): $(call obj,$(LIB_SRC))
 
 # libckpt carries the lib/ objects it needs; the version script exports only
 # the public ckpt_* names.
-$(CKPT_A): $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC))
+$(CKPT_A): $(call obj,$(CLIENT_SRC)) $(call obj,$(CLIENT_LIB_SRC))
 	@rm -f $@
 	ar rcs $@ $^
 
 # The lib/ objects go in whole, not through the archive: ckpt_strerror() and
 # the level names live there and no client object references them.
-$(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC)) client/libckpt.map
+$(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(call obj,$(CLIENT_LIB_SRC)) client/libckpt.map
 	$(CC) -shared -Wl,-soname,libckpt.so.1 -Wl,--version-script=client/libckpt.map \
-		$(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(call obj,$(LIB_SRC)) $(LDLIBS)
+		$(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(call obj,$(CLIENT_LIB_SRC)) $(LDLIBS)
 	@ln -sf libckpt.so $@.1
 
 $(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(SODIUM_LIBS)
 
 $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
@@ -104,7 +108,7 @@ $(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(CKPT_A)
 
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # The one unit test of server code: the PFS layout.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
@@ -121,7 +125,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 # python3-numpy, python3-h5py and rsync are real clients the FUSE tests use;
 # bc is for the benchmark scripts.  (python3-torch is used when present.)
 DEB_PKGS := build-essential pkg-config liburing-dev libfuse3-dev fuse3 \
-	    libzstd-dev libisal-dev libcunit1-dev libinih-dev fio bc rsync \
+	    libzstd-dev libisal-dev libcunit1-dev libinih-dev libsodium-dev \
+	    fio bc rsync \
 	    python3-numpy python3-h5py
 deps:
 	@if pkg-config --exists $(PKGS) && command -v fio >/dev/null && \

@@ -294,7 +294,9 @@ int ckpt_commit_name(struct ckpt_client *c, const char *job,
 int ckpt_abort(struct ckpt_version *v);
 
 /* Wait until the version reaches level.  timeout_ms < 0 waits forever.
- * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot. */
+ * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot,
+ * -ENOTSUP at once for a level this node cannot give it (PROTECTED or
+ * DRAINED on a node without a [drain] target). */
 int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms);
 /* The same, by name, for a version begun elsewhere. */
 int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,

@@ -170,10 +170,24 @@ static void version_free_segs(struct catalog *cat, struct version *v)
 	v->nsegs = 0;
 }
 
+void version_drop_index(struct version *v)
+{
+	uint32_t i;
+
+	if (!v->rindex)
+		return;
+	for (i = 0; i < v->nrindex; i++)
+		extmap_release(&v->rindex[i]);
+	free(v->rindex);
+	v->rindex = NULL;
+	v->nrindex = 0;
+}
+
 static void version_destroy(struct version *v)
 {
 	uint32_t i;
 
+	version_drop_index(v);
 	for (i = 0; i < v->nfiles; i++)
 		free(v->files[i].path);
 	free(v->files);
@@ -993,6 +1007,7 @@ static int version_evict(struct catalog *cat, struct version *v,
 	 * local read holds the version. */
 	if (v->refs == 1)
 		version_free_segs(cat, v);
+	version_drop_index(v);
 	v->nrecs = 0;
 	return 0;
 }

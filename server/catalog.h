@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "ckpt.h"
+#include "extmap.h"
 #include "list.h"
 #include "manifest.h"
 #include "pfsman.h"
@@ -77,6 +78,11 @@ struct version {
 	struct list waiters;      /* owned by session.c: struct waiter */
 	struct list deferred;     /* owned by reader.c: reads waiting for
 				   * the writes in flight (open versions) */
+	struct extmap *rindex;    /* owned by reader.c: the read index, one
+				   * map per file, built at the first read
+				   * of a sealed local copy; NULL before
+				   * (freed by version_drop_index()) */
+	uint32_t nrindex;         /* maps in rindex (files then) */
 	struct list levelq;       /* owned by level.c: level changes whose
 				   * manifest write is in flight (the first)
 				   * or waits behind it */
@@ -181,6 +187,8 @@ static inline void version_get(struct version *v)
 }
 void version_put(struct catalog *cat, struct version *v);
 
+/* Free v's read index (v->rindex), if any. */
+void version_drop_index(struct version *v);
 /* Index of path in v's file table, added if create.  -ENOENT, -ENOMEM. */
 int version_file(struct version *v, const char *path, int create);
 /* Reserve len bytes (rounded to 4 KiB) at the tail of v's segments,

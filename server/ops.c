@@ -223,6 +223,11 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 		conn_reply(c, &r);
 	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
+	} else if (req->level >= CKPT_PROTECTED && !drain_enabled(c->d)) {
+		/* No copy beyond the local one can come: without a drain
+		 * target (and, until the cluster, without peers) the wait
+		 * would never end. */
+		conn_reply_status(c, req, -ENOTSUP);
 	} else if (session_wait(c, v, req) < 0) {
 		conn_reply_status(c, req, -ENOMEM);
 	}
@@ -452,7 +457,8 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	}
 	/* Nothing on disk to remove (open, nobody writing; failed). */
 	v->error = -CKPT_ENOVERSION;
-	version_get(v);           /* across the unlisting, for its waiters */
+	/* Its waiters hear once it is removed (v->removed). */
+	version_get(v);
 	ret = catalog_remove(&c->d->cat, v);
 	ckptd_version_changed(c->d, v);
 	version_put(&c->d->cat, v);

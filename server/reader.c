@@ -35,7 +35,11 @@ struct piece {
 	uint64_t src;             /* offset in the record */
 	uint64_t len;
 	uint32_t rec;             /* index in v->recs */
+	uint32_t next;            /* the next piece of the same record, or
+				   * NO_PIECE (submit_reads) */
 };
+
+#define NO_PIECE UINT32_MAX
 
 struct rreq {
 	struct ckptd *d;
@@ -56,6 +60,7 @@ struct rop {
 	struct loop_op op;
 	struct rreq *r;
 	uint32_t rec;
+	uint32_t first;           /* its first piece; the rest by ->next */
 	void *buf;
 };
 
@@ -98,8 +103,105 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
+ * The read index of a sealed local copy (catalog.h: v->rindex): every file's
+ * records in write order, by a counting pass over the version's records,
+ * then one extmap per file.  Built once, at the first read.  0 or -ENOMEM.
+ */
+static int index_build(struct version *v)
+{
+	uint32_t *start = NULL, *idx = NULL, *fill = NULL, i, f;
+	struct extmap *maps = NULL;
+	int ret = -ENOMEM;
+
+	maps = calloc(v->nfiles ? v->nfiles : 1, sizeof(*maps));
+	start = calloc(v->nfiles + 1, sizeof(*start));
+	fill = calloc(v->nfiles ? v->nfiles : 1, sizeof(*fill));
+	idx = malloc(sizeof(*idx) * (v->nrecs ? v->nrecs : 1));
+	if (!maps || !start || !fill || !idx)
+		goto out_free;
+	for (i = 0; i < v->nrecs; i++)
+		start[v->recs[i].file + 1]++;
+	for (f = 0; f < v->nfiles; f++)
+		start[f + 1] += start[f];
+	for (i = 0; i < v->nrecs; i++) {
+		f = v->recs[i].file;
+		idx[start[f] + fill[f]++] = i;
+	}
+	for (f = 0; f < v->nfiles; f++) {
+		ret = extmap_build(v->recs, idx + start[f], start[f + 1] - start[f],
+				   &maps[f]);
+		if (ret < 0)
+			goto out_free;
+	}
+	v->rindex = maps;
+	v->nrindex = v->nfiles;
+	maps = NULL;
+	ret = 0;
+out_free:
+	if (maps) {
+		for (f = 0; f < v->nfiles; f++)
+			extmap_release(&maps[f]);
+		free(maps);
+	}
+	free(idx);
+	free(fill);
+	free(start);
+	return ret;
+}
+
+/* resolve() through the read index: the extents from the first that ends
+ * after off.  Log time in the file's records to find where to start. */
+static int resolve_indexed(struct rreq *r, uint32_t fi, uint64_t off,
+			   uint64_t end, uint8_t *dst)
+{
+	const struct extmap *m = &r->v->rindex[fi];
+	uint64_t at = off;
+	uint32_t e, cap = 8;
+
+	r->pieces = malloc(sizeof(*r->pieces) * cap);
+	if (!r->pieces)
+		return -ENOMEM;
+	for (e = extmap_find(m, off); e < m->n && at < end; e++) {
+		const struct ext *x = &m->v[e];
+		const struct man_rec *rec = &r->v->recs[x->rec];
+		uint64_t a = x->off > at ? x->off : at;
+		uint64_t b = x->off + x->len < end ? x->off + x->len : end;
+
+		if (a >= end)
+			break;
+		if (a > at)                      /* a hole before it */
+			memset(dst + (at - off), 0, a - at);
+		at = b;
+		if (rec->seg == MAN_SEG_ZERO) {
+			memset(dst + (a - off), 0, b - a);
+			continue;
+		}
+		if (r->npieces == cap) {
+			struct piece *p = realloc(r->pieces,
+						  sizeof(*p) * cap * 2);
+
+			if (!p)
+				return -ENOMEM;  /* r->pieces freed by caller */
+			r->pieces = p;
+			cap *= 2;
+		}
+		r->pieces[r->npieces++] = (struct piece){
+			.dst = a - off,
+			.src = a - rec->file_off,
+			.len = b - a,
+			.rec = x->rec,
+		};
+	}
+	if (at < end)
+		memset(dst + (at - off), 0, end - at);
+	return 0;
+}
+
+/*
  * Resolve [off, end) of file fi into pieces.  Holes are zeroed in dst (the
- * lease) right away.  0 or -ENOMEM.
+ * lease) right away.  A sealed local copy goes through its read index; an
+ * open version (whose records still change) scans its records.  0 or
+ * -ENOMEM.
  */
 static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
 		   uint8_t *dst)
@@ -110,6 +212,12 @@ static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
 	uint32_t nb = 0;
 	int ret = -ENOMEM;
 
+	if (v->state == CKPT_ST_SEALED && (v->copies & CKPT_COPY_LOCAL)) {
+		if (!v->rindex && index_build(v) < 0)
+			return -ENOMEM;
+		if (fi < v->nrindex)
+			return resolve_indexed(r, fi, off, end, dst);
+	}
 	hits = malloc(sizeof(*hits) * (v->files[fi].nrecs + 1));
 	bounds = malloc(sizeof(*bounds) * (2 * v->files[fi].nrecs + 2));
 	if (!hits || !bounds)
@@ -342,11 +450,10 @@ static void on_read(struct loop_op *op, int res)
 	} else if (!r->c->closed) {
 		uint8_t *dst = r->c->lease->map + r->ring_off;
 
-		for (i = 0; i < r->npieces; i++)
-			if (r->pieces[i].rec == o->rec)
-				memcpy(dst + r->pieces[i].dst,
-				       (uint8_t *)o->buf + r->pieces[i].src,
-				       r->pieces[i].len);
+		for (i = o->first; i != NO_PIECE; i = r->pieces[i].next)
+			memcpy(dst + r->pieces[i].dst,
+			       (uint8_t *)o->buf + r->pieces[i].src,
+			       r->pieces[i].len);
 	}
 	buf_put(&r->d->rbufs, o->buf, rlen);
 	free(o);
@@ -354,33 +461,75 @@ static void on_read(struct loop_op *op, int res)
 		rreq_finish(r);
 }
 
+/*
+ * Chain the pieces that read the same record (piece.next), through a hash
+ * of record -> its last piece, so that each record is read once and its
+ * completion visits only its own pieces: linear in the pieces.  first[i] is
+ * set for the first piece of each record, NO_PIECE for the others.
+ * 0 or -ENOMEM.
+ */
+static int chain_pieces(struct rreq *r, uint32_t *first)
+{
+	uint32_t cap = 16, mask, i, h, *slot;
+
+	while (cap < 2 * r->npieces)
+		cap *= 2;
+	mask = cap - 1;
+	slot = malloc(sizeof(*slot) * cap);
+	if (!slot)
+		return -ENOMEM;
+	memset(slot, 0xff, sizeof(*slot) * cap);     /* NO_PIECE */
+	for (i = 0; i < r->npieces; i++) {
+		r->pieces[i].next = NO_PIECE;
+		first[i] = i;
+		for (h = (r->pieces[i].rec * 2654435761u) & mask;
+		     slot[h] != NO_PIECE &&
+		     r->pieces[slot[h]].rec != r->pieces[i].rec;
+		     h = (h + 1) & mask)
+			;
+		if (slot[h] != NO_PIECE) {
+			r->pieces[slot[h]].next = i;
+			first[i] = NO_PIECE;
+		}
+		slot[h] = i;
+	}
+	free(slot);
+	return 0;
+}
+
 /* Submit one read per distinct record among the pieces. */
 static int submit_reads(struct rreq *r)
 {
 	struct io_uring_sqe *sqe;
-	uint32_t i, k;
+	uint32_t i, *first;
 	struct rop *o;
 	int ret;
 
+	first = malloc(sizeof(*first) * (r->npieces ? r->npieces : 1));
+	if (!first)
+		return -ENOMEM;
+	ret = chain_pieces(r, first);
+	if (ret < 0)
+		goto out_free;
 	for (i = 0; i < r->npieces; i++) {
 		const struct man_rec *m = &r->v->recs[r->pieces[i].rec];
 		size_t rlen = (m->len + 4095) & ~4095u;
 
-		for (k = 0; k < i && r->pieces[k].rec != r->pieces[i].rec; k++)
-			;
-		if (k < i)
+		if (first[i] == NO_PIECE)
 			continue;     /* already being read */
+		ret = -ENOMEM;
 		o = calloc(1, sizeof(*o));
 		if (!o)
-			return -ENOMEM;
+			goto out_free;
 		o->buf = buf_get(&r->d->rbufs, rlen);
 		if (!o->buf) {
 			free(o);
-			return -ENOMEM;
+			goto out_free;
 		}
 		o->op.fn = on_read;
 		o->r = r;
 		o->rec = r->pieces[i].rec;
+		o->first = i;
 		r->pending++;
 		ret = sys_inject(SYS_PREAD);
 		if (ret < 0) {
@@ -391,7 +540,10 @@ static int submit_reads(struct rreq *r)
 		io_uring_prep_read(sqe, segs_fd(&r->d->segs, m->seg), o->buf,
 				   rlen, m->seg_off);
 	}
-	return 0;
+	ret = 0;
+out_free:
+	free(first);
+	return ret;
 }
 
 /* A read of an open version that waits for the writes in flight: the

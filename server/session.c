@@ -33,6 +33,8 @@
 struct waiter_link {
 	struct waiter w;
 	struct list conn_link;    /* in conn's waiter list */
+	struct version *v;        /* holds a reference: a waiter may outlive
+				   * the version's place in the catalog */
 };
 
 static void conn_close(struct conn *c);
@@ -234,10 +236,12 @@ void conn_reply_status(struct conn *c, const struct proto_msg *req,
 static void waiter_drop(struct waiter_link *wl)
 {
 	struct conn *c = wl->w.conn;
+	struct version *v = wl->v;
 
 	list_del(&wl->w.link);
 	list_del(&wl->conn_link);
 	free(wl);
+	version_put(&c->d->cat, v);
 	conn_put(c);
 }
 
@@ -251,6 +255,8 @@ int session_wait(struct conn *c, struct version *v,
 	wl->w.conn = c;
 	wl->w.seq = req->seq;
 	wl->w.level = req->level;
+	wl->v = v;
+	version_get(v);
 	conn_get(c);
 	list_add_tail(&v->waiters, &wl->w.link);
 	list_add_tail(conn_waiters(c), &wl->conn_link);
@@ -262,7 +268,7 @@ void session_notify(struct ckptd *d, struct version *v)
 	struct list *pos, *tmp;
 	struct proto_msg r;
 
-	(void)d;
+	version_get(v);           /* the last waiter may hold the last ref */
 	list_for_each_safe(pos, tmp, &v->waiters) {
 		struct waiter_link *wl = (struct waiter_link *)
 			list_entry(pos, struct waiter, link);
@@ -284,6 +290,7 @@ void session_notify(struct ckptd *d, struct version *v)
 		conn_reply(wl->w.conn, &r);
 		waiter_drop(wl);
 	}
+	version_put(&d->cat, v);
 }
 
 /* ---- receiving ---------------------------------------------------------- */

@@ -98,6 +98,14 @@ wpid=$!
 exec 9>"$T/hold"
 poll_until 30 grep -q paused "$T/v4.out" || fail "v4 writer never paused"
 ctl_err 1 wait "$JOB" v4 local --timeout 1
+# No drain here: DRAINED (and PROTECTED) can never come; said at once, not
+# after the timeout.
+start_s=$(date +%s)
+ctl_err 1 wait "$JOB" v2 drained --timeout 60
+ctl_err 1 wait "$JOB" v2 protected --timeout 60
+[ $(( $(date +%s) - start_s )) -lt 30 ] || fail "wait for an unreachable level took the whole timeout"
+out=$(ctl d wait "$JOB" v2 drained --timeout 60 2>&1)
+grep -qi "not supported" <<<"$out" || fail "wait drained without a drain: $out"
 ctl d wait "$JOB" v4 local --timeout 30 >"$T/wait4.out" 2>&1 9>&- &
 cpid=$!
 exec 9>&-

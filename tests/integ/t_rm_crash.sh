@@ -10,7 +10,8 @@
 #      fsync: the version is gone, and its segments go to new versions;
 #  (c) a drained version (rm drops its local copy after loading its PFS
 #      manifest), unlink late, killed as in (a): it is still listed, whole;
-#  (d) a WAIT on a version a slow rm removes is answered once it is gone.
+#  (d) a WAIT for DRAINED (drain paused) on a version a slow rm removes is
+#      answered once it is gone.
 # TIMEOUT: 240
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -100,16 +101,19 @@ crash c "unlink:1+:delay=5000" sealed rmlog_grew c "$(size_of "$T/c/store/remove
 stop_ckptd c
 info "(c) a drained version's rm killed in flight: v2 still listed, whole"
 
-# (d) a WAIT for a level v2 will never reach (no drain) is answered when a
-# slow rm of it is done: "no such version", not a hang.
-CKPT_FAULT="unlink:1+:delay=1000" start_ckptd a
-ctl a wait "$JOB" v2 drained --timeout 60 >"$T/wait.out" 2>&1 &
+# (d) a WAIT for DRAINED (the drain paused) on a version a slow rm removes
+# is answered once it is gone: "no such version", not a hang.
+CKPT_FAULT="unlink:1+:delay=1000" start_ckptd c
+ctl c drain --pause >/dev/null || fail "[d] drain --pause failed"
+tw c write "$JOB" v5 "${W[@]}" -S 5 -w local || fail "[d] writing v5 failed"
+ctl c wait "$JOB" v5 drained --timeout 60 >"$T/wait.out" 2>&1 &
 wpid=$!
-ctl a rm "$JOB" v2 >/dev/null || fail "[d] rm v2 failed"
-poll_until 10 dead "$wpid" || fail "[d] the WAIT on the removed v2 was not answered"
-wait "$wpid" && fail "[d] the WAIT on the removed v2 succeeded"
+ctl c rm "$JOB" v5 >/dev/null || fail "[d] rm v5 failed"
+poll_until 10 dead "$wpid" || fail "[d] the WAIT on the removed v5 was not answered"
+wait "$wpid" && fail "[d] the WAIT on the removed v5 succeeded"
 grep -qi "no such version" "$T/wait.out" || fail "[d] the WAIT said: $(cat "$T/wait.out")"
-[ "$(vstate a "$JOB" v2)" = absent ] || fail "[d] v2 is still listed after rm"
-stop_ckptd a
+[ "$(vstate c "$JOB" v5)" = absent ] || fail "[d] v5 is still listed after rm"
+ok c v1 1
+stop_ckptd c
 info "(d) a WAIT on a version being removed is answered once it is gone"
 finish

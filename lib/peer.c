@@ -1,0 +1,348 @@
+/*
+ * peer.c - frames between ckptd nodes, and their authentication (see
+ * peer.h).  Only this file touches raw peer frame bytes.
+ *
+ * HMAC-SHA-256, the constant-time comparison and the random nonces come from
+ * libsodium: a small, well-kept Debian library whose API leaves little room
+ * for misuse, so that ckpt owns no cryptography of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "names.h"
+#include "peer.h"
+
+enum {
+	H_MAGIC = 0, H_VERSION = 4, H_TYPE = 6, H_LEN = 8, H_SEQ = 12,
+	H_STATUS = 16, H_FLAGS = 20, H_HCRC = 24, H_CRC = 28,
+};
+
+static const char *const type_names[PEER_NTYPES] = {
+	[PEER_HELLO] = "HELLO",
+	[PEER_CHALLENGE] = "CHALLENGE",
+	[PEER_AUTH] = "AUTH",
+	[PEER_SHARD_PUT] = "SHARD_PUT",
+	[PEER_SHARD_ACK] = "SHARD_ACK",
+};
+
+const char *peer_type_name(unsigned type)
+{
+	type &= ~PEER_REPLY;
+	return type && type < PEER_NTYPES ? type_names[type] : "?";
+}
+
+int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
+{
+	const uint8_t *p = buf;
+	unsigned type;
+
+	if (avail < PEER_HDR_LEN)
+		return -CKPT_EPROTO;
+	if (get_le32(p + H_MAGIC) != PEER_MAGIC)
+		return -CKPT_EBADMAGIC;
+	if (get_le32(p + H_HCRC) != crc32c(p, H_HCRC))
+		return -CKPT_ECORRUPT;
+	hdr->version = (uint16_t)(p[H_VERSION] | p[H_VERSION + 1] << 8);
+	if (hdr->version != PEER_VERSION)
+		return -CKPT_EVERSION;
+	type = (unsigned)(p[H_TYPE] | p[H_TYPE + 1] << 8);
+	hdr->type = (uint16_t)type;
+	hdr->len = get_le32(p + H_LEN);
+	hdr->seq = get_le32(p + H_SEQ);
+	hdr->status = (int32_t)get_le32(p + H_STATUS);
+	type &= ~PEER_REPLY;
+	if (!type || type >= PEER_NTYPES || get_le32(p + H_FLAGS) ||
+	    hdr->len > PEER_MAX_PAYLOAD)
+		return -CKPT_EPROTO;
+	if (hdr->type & PEER_REPLY ? hdr->status > 0 : hdr->status != 0)
+		return -CKPT_EPROTO;
+	return 0;
+}
+
+int peer_check(const void *frame, size_t len, struct peer_hdr *hdr)
+{
+	const uint8_t *p = frame;
+	int ret = peer_peek(frame, len, hdr);
+
+	if (ret)
+		return ret;
+	if (len != PEER_HDR_LEN + (size_t)hdr->len)
+		return -CKPT_EPROTO;
+	if (get_le32(p + H_CRC) != crc32c(p + PEER_HDR_LEN, hdr->len))
+		return -CKPT_ECORRUPT;
+	return 0;
+}
+
+/* Start a frame: the header with len and CRCs left to peer_end(). */
+static void peer_begin(struct enc *e, void *buf, size_t cap, uint16_t type,
+		       uint32_t seq, int32_t status)
+{
+	enc_init(e, buf, cap);
+	enc_u32(e, PEER_MAGIC);
+	enc_u16(e, PEER_VERSION);
+	enc_u16(e, type);
+	enc_u32(e, 0);
+	enc_u32(e, seq);
+	enc_u32(e, (uint32_t)status);
+	enc_u32(e, 0);
+	enc_u32(e, 0);
+	enc_u32(e, 0);
+}
+
+static int peer_end(struct enc *e)
+{
+	size_t plen;
+
+	if (e->err)
+		return e->err;
+	plen = e->len - PEER_HDR_LEN;
+	if (plen > PEER_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	put_le32(e->buf + H_LEN, (uint32_t)plen);
+	put_le32(e->buf + H_CRC, crc32c(e->buf + PEER_HDR_LEN, plen));
+	put_le32(e->buf + H_HCRC, crc32c(e->buf, H_HCRC));
+	return (int)e->len;
+}
+
+int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
+		       int32_t status)
+{
+	struct enc e;
+
+	if (status > 0)
+		return -EINVAL;
+	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, status);
+	return peer_end(&e);
+}
+
+int peer_encode_hello(void *buf, size_t cap, uint16_t type, uint32_t seq,
+		      const struct peer_hello *h)
+{
+	struct enc e;
+
+	if (type != PEER_HELLO && type != PEER_CHALLENGE)
+		return -EINVAL;
+	peer_begin(&e, buf, cap, type, seq, 0);
+	enc_strn(&e, h->name, PLACE_NAME_MAX);
+	enc_bytes(&e, h->nonce, PEER_NONCE_LEN);
+	if (type == PEER_CHALLENGE)
+		enc_bytes(&e, h->proof, PEER_PROOF_LEN);
+	return peer_end(&e);
+}
+
+int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_auth *a)
+{
+	struct enc e;
+
+	peer_begin(&e, buf, cap, PEER_AUTH, seq, 0);
+	enc_bytes(&e, a->proof, PEER_PROOF_LEN);
+	return peer_end(&e);
+}
+
+int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
+		      const struct peer_shard *s)
+{
+	struct enc e;
+
+	if (s->len > PEER_MAX_SHARD || !s->k || !s->m || s->k + s->m > 32 ||
+	    !s->shard || s->shard >= s->k + s->m)
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_SHARD_PUT, seq, 0);
+	enc_strn(&e, s->owner, PLACE_NAME_MAX);
+	enc_strn(&e, s->job, CKPT_JOB_MAX);
+	enc_strn(&e, s->version, CKPT_VERSION_MAX);
+	enc_u64(&e, s->seq);
+	enc_u64(&e, s->open_id);
+	enc_u32(&e, s->k);
+	enc_u32(&e, s->m);
+	enc_u32(&e, s->shard);
+	enc_u64(&e, s->stripe);
+	enc_u64(&e, s->off);
+	enc_u32(&e, s->len);
+	enc_u32(&e, s->crc);
+	enc_bytes(&e, s->data, s->len);
+	return peer_end(&e);
+}
+
+/* The payload of a checked frame of type want (request). */
+static int payload(const void *frame, size_t len, unsigned want,
+		   struct dec *d)
+{
+	struct peer_hdr h;
+
+	if (peer_peek(frame, len, &h) || h.type != want ||
+	    len != PEER_HDR_LEN + (size_t)h.len)
+		return -CKPT_EPROTO;
+	dec_init(d, (const uint8_t *)frame + PEER_HDR_LEN, h.len);
+	return 0;
+}
+
+static void dec_raw(struct dec *d, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = dec_u8(d);
+}
+
+/* A node name: the characters nodes.h allows. */
+static int node_name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+		      s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+int peer_decode_hello(const void *frame, size_t len, struct peer_hello *h)
+{
+	struct peer_hdr hdr;
+	struct dec d;
+
+	memset(h, 0, sizeof(*h));
+	if (peer_peek(frame, len, &hdr) ||
+	    (hdr.type != PEER_HELLO && hdr.type != PEER_CHALLENGE) ||
+	    payload(frame, len, hdr.type, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, h->name, PLACE_NAME_MAX);
+	dec_raw(&d, h->nonce, PEER_NONCE_LEN);
+	if (hdr.type == PEER_CHALLENGE)
+		dec_raw(&d, h->proof, PEER_PROOF_LEN);
+	if (d.err || dec_left(&d))
+		return -CKPT_EPROTO;
+	return node_name_ok(h->name) ? 0 : -CKPT_EBADNAME;
+}
+
+int peer_decode_auth(const void *frame, size_t len, struct peer_auth *a)
+{
+	struct dec d;
+
+	memset(a, 0, sizeof(*a));
+	if (payload(frame, len, PEER_AUTH, &d))
+		return -CKPT_EPROTO;
+	dec_raw(&d, a->proof, PEER_PROOF_LEN);
+	return d.err || dec_left(&d) ? -CKPT_EPROTO : 0;
+}
+
+int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s)
+{
+	struct dec d;
+
+	memset(s, 0, sizeof(*s));
+	if (payload(frame, len, PEER_SHARD_PUT, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, s->owner, PLACE_NAME_MAX);
+	dec_str(&d, s->job, CKPT_JOB_MAX);
+	dec_str(&d, s->version, CKPT_VERSION_MAX);
+	s->seq = dec_u64(&d);
+	s->open_id = dec_u64(&d);
+	s->k = dec_u32(&d);
+	s->m = dec_u32(&d);
+	s->shard = dec_u32(&d);
+	s->stripe = dec_u64(&d);
+	s->off = dec_u64(&d);
+	s->len = dec_u32(&d);
+	s->crc = dec_u32(&d);
+	if (d.err || s->len > PEER_MAX_SHARD || dec_left(&d) != s->len ||
+	    !s->k || !s->m || s->k + s->m > 32 || !s->shard ||
+	    s->shard >= s->k + s->m)
+		return -CKPT_EPROTO;
+	if (!node_name_ok(s->owner) || name_check_job(s->job) ||
+	    name_check_version(s->version))
+		return -CKPT_EBADNAME;
+	s->data = (const uint8_t *)frame + len - s->len;
+	if (crc32c(s->data, s->len) != s->crc)
+		return -CKPT_ECORRUPT;
+	return 0;
+}
+
+int peer_proof(const uint8_t *key, size_t keylen, char role,
+	       const uint8_t conn_nonce[PEER_NONCE_LEN],
+	       const uint8_t acc_nonce[PEER_NONCE_LEN],
+	       const char *conn_name, const char *acc_name,
+	       uint8_t out[PEER_PROOF_LEN])
+{
+	crypto_auth_hmacsha256_state st;
+	static const char label[] = "ckpt peer v1";
+	uint8_t r = (uint8_t)role, l[2];
+	size_t cn = strlen(conn_name), an = strlen(acc_name);
+
+	if ((role != 'C' && role != 'A') || keylen < PEER_KEY_MIN ||
+	    cn > PLACE_NAME_MAX || an > PLACE_NAME_MAX ||
+	    sodium_init() < 0)
+		return -EINVAL;
+	crypto_auth_hmacsha256_init(&st, key, keylen);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label,
+				      sizeof(label));
+	crypto_auth_hmacsha256_update(&st, &r, 1);
+	crypto_auth_hmacsha256_update(&st, conn_nonce, PEER_NONCE_LEN);
+	crypto_auth_hmacsha256_update(&st, acc_nonce, PEER_NONCE_LEN);
+	/* Length-prefixed names: ("ab","c") and ("a","bc") differ. */
+	l[0] = (uint8_t)cn;
+	crypto_auth_hmacsha256_update(&st, l, 1);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)conn_name, cn);
+	l[1] = (uint8_t)an;
+	crypto_auth_hmacsha256_update(&st, l + 1, 1);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)acc_name, an);
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+	return 0;
+}
+
+int peer_proof_ok(const uint8_t *want, const uint8_t *got)
+{
+	return sodium_memcmp(want, got, PEER_PROOF_LEN) == 0;
+}
+
+int peer_nonce(uint8_t out[PEER_NONCE_LEN])
+{
+	if (sodium_init() < 0)
+		return -EIO;
+	randombytes_buf(out, PEER_NONCE_LEN);
+	return 0;
+}
+
+int peer_key_load(const char *path, uint8_t *key, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	ret = -errno;
+	if (fstat(fd, &st) < 0)
+		goto out_close;
+	ret = -EPERM;
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077))
+		goto out_close;
+	ret = -EINVAL;
+	if (st.st_size < PEER_KEY_MIN || st.st_size > PEER_KEY_MAX)
+		goto out_close;
+	n = pread(fd, key, PEER_KEY_MAX, 0);
+	if (n < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (n < PEER_KEY_MIN)
+		goto out_close;
+	*len = (size_t)n;
+	ret = 0;
+out_close:
+	close(fd);
+	return ret;
+}
