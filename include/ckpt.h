@@ -178,6 +178,11 @@ struct ckpt_status {
 	char drain_target[256];  /* "" when there is no drain */
 	char drain_last_path[256];/* the file the last failure named */
 	/* end of the first release (CKPT_STATUS_SIZE_VER0); append below */
+	/* the cluster: this node's name ("" alone), the peers of its group,
+	 * and how many of them have an authenticated link up */
+	char node[64];
+	uint32_t peers;
+	uint32_t peers_up;
 };
 
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last

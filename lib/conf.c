@@ -157,7 +157,17 @@ static const struct conf_key conf_keys[] = {
 	D_U32(retry_max, 1, UINT32_MAX, "60"),
 	D_U32(deadline, 0, UINT32_MAX, "0"),
 
+	{ "cluster", "node", CONF_STR, 0, 0, 0, NULL, "",
+	  CONF_FIELD(cluster_node) },
 	C_LIST(cluster, nodes, 0, CONF_LIST_MAX, ""),
+	{ "cluster", "ec", CONF_STR, 0, 0, 0, NULL, "4+2",
+	  CONF_FIELD(cluster_ec) },
+	{ "cluster", "key", CONF_STR, 0, 0, 0, NULL, "",
+	  CONF_FIELD(cluster_key) },
+	{ "cluster", "bandwidth", CONF_SIZE, 0, UINT64_MAX, 0, NULL, "0",
+	  CONF_FIELD(cluster_bandwidth) },
+	{ "cluster", "port", CONF_U32, 1, 65535, 0, NULL, "7470",
+	  CONF_FIELD(cluster_port) },
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)
@@ -907,6 +917,24 @@ static int conf_join(char *out, size_t len, const char *dir, const char *name)
 	return ret < 0 || (size_t)ret >= len ? -ENAMETOOLONG : 0;
 }
 
+int conf_parse_ec(const char *s, uint32_t *k, uint32_t *m)
+{
+	unsigned long a, b;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	a = strtoul(s, &end, 10);
+	if (*end != '+' || !isdigit((unsigned char)end[1]))
+		return -EINVAL;
+	b = strtoul(end + 1, &end, 10);
+	if (*end || a < 1 || b < 1 || a + b > 32)
+		return -EINVAL;
+	*k = (uint32_t)a;
+	*m = (uint32_t)b;
+	return 0;
+}
+
 /* Fill an empty path key with dir/name. */
 static int conf_derive(struct conf *c, char *field, const char *key,
 		       const char *name, struct conf_err *err)
@@ -965,6 +993,15 @@ int conf_finish(struct conf *c, struct conf_err *err)
 	if (tmp.drain_shuffle && !tmp.drain_compress) {
 		conf_err_set(err, 0, "shuffle: %u needs compress = zstd (the byte shuffle only prepares chunks for zstd)",
 			     tmp.drain_shuffle);
+		return -EINVAL;
+	}
+	if (conf_parse_ec(tmp.cluster_ec, &tmp.cluster_k, &tmp.cluster_m) < 0) {
+		conf_err_set(err, 0, "ec: '%.*s' is not K+M with K, M >= 1 and K+M <= 32 (e.g. 4+2)",
+			     CONF_QUOTE_MAX, tmp.cluster_ec);
+		return -EINVAL;
+	}
+	if (tmp.cluster_nodes.n && !tmp.cluster_key[0]) {
+		conf_err_set(err, 0, "key: a cluster (nodes set) needs the shared secret's file");
 		return -EINVAL;
 	}
 	if (conf_derive(&tmp, tmp.socket, "socket", "ckptd.sock", err) < 0 ||

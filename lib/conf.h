@@ -77,7 +77,17 @@ struct conf {
 					* first and are logged.  0 = none */
 
 	/* [cluster] */
-	struct conf_list cluster_nodes; /* peer nodes: not used yet */
+	char cluster_node[64];         /* this node's name; "" = the short
+					* host name */
+	struct conf_list cluster_nodes; /* empty: one node alone; "slurm":
+					* SLURM_JOB_NODELIST; one path: a node
+					* list file (nodes.h); else the nodes
+					* inline, NAME@HOST:PORT each */
+	char cluster_ec[16];           /* "K+M" */
+	uint32_t cluster_k, cluster_m; /* from ec, by conf_finish() */
+	char cluster_key[CONF_PATH_MAX]; /* the shared secret's file */
+	uint64_t cluster_bandwidth;    /* protect traffic, bytes/s; 0 = none */
+	uint32_t cluster_port;         /* for nodes = slurm */
 };
 
 struct conf_err {
@@ -96,6 +106,8 @@ int conf_set(struct conf *c, const char *assignment, struct conf_err *err);
 int conf_finish(struct conf *c, struct conf_err *err);
 /* Write the effective config as INI. */
 void conf_print(const struct conf *c, FILE *out);
+/* Parse "K+M" (erasure coding: 1 <= K, 1 <= M, K+M <= 32).  0 or -EINVAL. */
+int conf_parse_ec(const char *s, uint32_t *k, uint32_t *m);
 /* Parse "2G" and the like.  0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
 

@@ -462,6 +462,9 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u32(e, (uint32_t)s->drain_last_error);
 	enc_strn(e, s->drain_target, sizeof(s->drain_target) - 1);
 	enc_strn(e, s->drain_last_path, sizeof(s->drain_last_path) - 1);
+	enc_strn(e, s->node, sizeof(s->node) - 1);
+	enc_u32(e, s->peers);
+	enc_u32(e, s->peers_up);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -492,6 +495,9 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->drain_last_error = (int32_t)dec_u32(d);
 	dec_str(d, s->drain_target, sizeof(s->drain_target) - 1);
 	dec_str(d, s->drain_last_path, sizeof(s->drain_last_path) - 1);
+	dec_str(d, s->node, sizeof(s->node) - 1);
+	s->peers = dec_u32(d);
+	s->peers_up = dec_u32(d);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

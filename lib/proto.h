@@ -44,7 +44,7 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     2
+#define PROTO_VERSION     3
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000

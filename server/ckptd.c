@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "lease.h"
 #include "log.h"
@@ -196,6 +197,7 @@ static void on_signal(struct loop_op *op, int res)
 		d->stopping = 1;
 		shutdown(d->listen_fd, SHUT_RDWR);
 		session_close_all(d);
+		cluster_stop(d);
 	}
 	arm_signal(d);
 }
@@ -222,6 +224,7 @@ static void on_tick(struct loop_op *op, int res)
 	d->st.rate_mark = d->st.ingest_bytes;
 	drain_tick(d);
 	lease_tick(d);
+	cluster_tick(d);
 	if (d->stopping && d->cat.nopen == 0) {
 		d->loop.stop = 1;
 		return;
@@ -350,6 +353,11 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 		goto out_pool;
 	}
+	ret = cluster_open(d);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "cluster: %s", strerror(-ret));
+		goto out_drain;
+	}
 	arm_accept(d);
 	arm_signal(d);
 	arm_tick(d);
@@ -359,11 +367,14 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		   d->segs.direct ? "direct" : "buffered");
 	return 0;
 
+out_drain:
+	drain_cancel(d);
 out_pool:
 	d->cat.pool = NULL;
 	d->segs.pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
+	drain_close(d);         /* no-op when drain_open failed */
 out_listen:
 	close(d->listen_fd);
 	unlink(conf->socket);
@@ -391,6 +402,7 @@ int ckptd_run(struct ckptd *d)
 void ckptd_close(struct ckptd *d)
 {
 	session_close_all(d);
+	cluster_stop(d);
 	drain_cancel(d);
 	d->cat.pool = NULL;
 	d->segs.pool = NULL;
@@ -398,6 +410,7 @@ void ckptd_close(struct ckptd *d)
 	d->pool = NULL;
 	drain_close(d);
 	loop_release(&d->loop);
+	cluster_close(d);
 	close(d->listen_fd);
 	close(d->sig_fd);
 	if (d->spare_fd >= 0)

@@ -53,6 +53,7 @@ struct ckptd {
 	struct stats st;
 	struct pool *pool;         /* worker threads (pool.h), always */
 	struct drain *drain;       /* NULL without [drain] target */
+	struct cluster *cluster;   /* NULL without [cluster] nodes */
 	struct reader_bufs rbufs;  /* reader.c's record buffers */
 
 	int listen_fd;

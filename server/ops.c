@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "ingest.h"
 #include "log.h"
@@ -491,6 +492,7 @@ void op_status(struct conn *c, const struct proto_msg *req)
 	snprintf(s.store, sizeof(s.store), "%.*s", (int)sizeof(s.store) - 1,
 		 d->conf->store);
 	drain_status(d, &s);
+	cluster_status(d, &s);
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	proto_enc_status(&e, &s);

@@ -255,6 +255,9 @@ static void status_json(const struct ckpt_status *s,
 	jw_kstr(&w, "drain_last_error",
 		s->drain_last_error ? ckpt_strerror(s->drain_last_error) : "");
 	jw_kstr(&w, "drain_last_path", s->drain_last_path);
+	jw_kstr(&w, "node", s->node);
+	jw_ku64(&w, "peers", s->peers);
+	jw_ku64(&w, "peers_up", s->peers_up);
 	jw_obj_end(&w);
 	jw_key(&w, "versions");
 	jw_arr(&w);
@@ -281,6 +284,9 @@ static void status_text(const struct ckpt_status *s,
 	       pct(s->staging_used, s->staging_total));
 	printf("ingest    %s since start, %s now\n",
 	       fmt_size(a, s->ingest_bytes), fmt_rate(b, (double)s->ingest_rate));
+	if (s->node[0])
+		printf("cluster   node %s: %" PRIu32 " of %" PRIu32 " peers up\n",
+		       s->node, s->peers_up, s->peers);
 	if (s->drain_target[0]) {
 		printf("drain     to %s: %s written, %s now", s->drain_target,
 		       fmt_size(a, s->drain_bytes),
@@ -321,8 +327,9 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage("status: no arguments expected");
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	err = ckpt_status(ctl->c, &s);
-	if (err)
+	memset(&s, 0, sizeof(s));
+	err = ckpt_status2(ctl->c, &s, sizeof(s));
+	if (err < 0)
 		return ctl_fail(err, "status");
 	err = collect_versions(ctl->c, &v, &n);
 	if (err)

@@ -656,6 +656,17 @@ flip_byte() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# short_dir: echo a private directory with a short path (/tmp/ck.XXXXXX),
+# for values with a length limit (a [cluster] nodes item is at most 63
+# bytes); removed with $T.
+SHORT_DIRS=()
+short_dir() {
+	local d
+	d=$(mktemp -d /tmp/ck.XXXXXX) || fail "mktemp failed"
+	SHORT_DIRS+=("$d")
+	echo "$d"
+}
+
 _cleanup() {
 	local st=$? log
 	trap - EXIT INT TERM
@@ -674,7 +685,7 @@ _cleanup() {
 		done
 	fi
 	_umount_all sweep
-	rm -rf "$T"
+	rm -rf "$T" "${SHORT_DIRS[@]}"
 	exit "$st"
 }
 trap _cleanup EXIT

@@ -77,7 +77,12 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       a->drain_retry_max == b->drain_retry_max &&
 	       a->drain_deadline == b->drain_deadline &&
 	       !memcmp(&a->cluster_nodes, &b->cluster_nodes,
-		       sizeof(a->cluster_nodes));
+		       sizeof(a->cluster_nodes)) &&
+	       !strcmp(a->cluster_node, b->cluster_node) &&
+	       !strcmp(a->cluster_ec, b->cluster_ec) &&
+	       !strcmp(a->cluster_key, b->cluster_key) &&
+	       a->cluster_bandwidth == b->cluster_bandwidth &&
+	       a->cluster_port == b->cluster_port;
 }
 
 /* Found by fuzz_conf: values that load must print back to themselves. */
@@ -560,6 +565,9 @@ static void test_round_trip(void)
 		"drain.compress=zstd:7", "drain.shuffle=4",
 		"drain.incremental=on", "drain.threads=1", "drain.chunk=64M",
 		"drain.retry_max=3600", "cluster.nodes=n1 n2,n3, [::1]:7",
+		"cluster.node=n2", "cluster.ec=10+4",
+		"cluster.key=/etc/ckpt/cluster.key", "cluster.bandwidth=1G",
+		"cluster.port=7000",
 	};
 	/* Every spelling of compress, and shuffle without it (a struct
 	 * conf_finish would refuse still prints and loads). */
@@ -661,7 +669,7 @@ static void test_list(void)
 		fclose(f);
 		buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
 	}
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n\n[cluster]\nnodes = b, a, c\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n\n[cluster]\nnode =\nnodes = b, a, c\n"));
 	round_trip(&c);
 }
 
@@ -910,6 +918,39 @@ static void test_finish(void)
 	CU_ASSERT_EQUAL(conf_set(&c, "staging_per_uid=1M", &err), 0);
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
 	CU_ASSERT_EQUAL(conf_set(&c, "staging_per_uid=8M", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+
+	/* ec: K+M, 1 <= K, 1 <= M, K+M <= 32; a cluster needs a key */
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_k, 4);
+	CU_ASSERT_EQUAL(c.cluster_m, 2);
+	{
+		static const char *const bad_ec[] = {
+			"4", "4+", "+2", "0+2", "4+0", "30+3", "4+2x", "a+b",
+			"4 +2", "-1+2", "4+-1", "99999999999+1", "4+2+1",
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad_ec) / sizeof(bad_ec[0]); i++) {
+			char set[64];
+
+			conf_defaults(&c);
+			snprintf(set, sizeof(set), "cluster.ec=%s", bad_ec[i]);
+			CU_ASSERT_EQUAL(conf_set(&c, set, &err), 0);
+			CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+			CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "ec: "));
+		}
+	}
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.ec=30+2", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_k, 30);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.nodes=/etc/ckpt/nodes", &err), 0);
+	CU_ASSERT_EQUAL(conf_finish(&c, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "key: a cluster (nodes set) needs the shared secret's file");
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.key=/etc/ckpt/k", &err), 0);
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
 
 	/* segment >= chunk + 4K */
