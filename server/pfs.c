@@ -955,7 +955,7 @@ int pfs_remove(const char *target, const struct pfsman *m)
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	ret = sys_inject(SYS_UNLINK);
+	ret = sys_inject_wait(SYS_UNLINK);   /* a worker's: may be late */
 	if (ret == 0)
 		ret = pfs_unlink(tfd, path, 0);
 	if (ret < 0 && ret != -ENOENT)
