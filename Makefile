@@ -85,7 +85,7 @@ CKPTFS   := $(if $(FUSE_SRC),$(BUILD)/ckptfs)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN:= $(patsubst tests/integ/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 
-.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak
+.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak acceptance
 .SECONDARY:
 all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 
@@ -176,6 +176,12 @@ check: check-unit check-integ
 # the pkg-config flags that exist only after deps has run.
 test: deps
 	@$(MAKE) --no-print-directory check
+
+# acceptance: third-party suites (pjdfstest, libfuse passthrough for
+# comparison) against ckptfs; not part of `make test`.  Sources: see
+# tests/acceptance/run.sh (skipped with a line when not found).
+acceptance: all $(INTEG_BIN)
+	@CKPT_BUILD=$(BUILD) tests/acceptance/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(INTEG_BIN)

@@ -480,3 +480,34 @@ int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
 	return named_call(c, PROTO_REMOVE, job, version);
 }
+
+int ckpt_getxattrs(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, void *buf, size_t cap)
+{
+	struct proto_msg req;
+	const uint8_t *blob;
+	uint32_t len = 0;
+	struct dec d;
+	int ret;
+
+	if (!c || !version || !path || (!buf && cap))
+		return -EINVAL;
+	ret = named_req(&req, PROTO_GETXATTRS, job, version);
+	if (ret == 0 && name_check_path(path))
+		ret = -CKPT_EBADNAME;
+	if (ret < 0)
+		return ret;
+	req.path = path;
+	pthread_mutex_lock(&c->mu);
+	ret = list_rpc(c, &req, &d, NULL, NULL);
+	if (ret == 0) {
+		blob = proto_dec_blob(&d, &len);
+		ret = d.err || dec_left(&d) ? -CKPT_EPROTO : 0;
+		if (ret == 0 && len > cap)
+			ret = -ERANGE;
+		if (ret == 0 && len)
+			memcpy(buf, blob, len);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ret < 0 ? ret : (int)len;
+}

@@ -17,6 +17,8 @@
 
 #include "client_i.h"
 #include "names.h"
+#include "codec.h"
+#include "xattr.h"
 
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out)
@@ -388,9 +390,18 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 
 /* ---- namespace ---------------------------------------------------------- */
 
-/* A TRUNCATE, UNLINK or RENAME on v's handle, in order with its writes. */
-static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
-		   const char *path2, uint64_t size)
+/* The blob of a SETXATTR (ns_call). */
+struct xblob {
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t remove;
+};
+
+/* A TRUNCATE, UNLINK, RENAME, SETATTR or SETXATTR on v's handle, in order
+ * with its writes. */
+static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
+		     const char *path2, uint64_t size,
+		     const struct ckpt_attr *a, const struct xblob *x)
 {
 	struct proto_msg *req, *rep;
 	int ret = write_check(v, path);
@@ -409,6 +420,13 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 	req->path = path;
 	if (path2)
 		req->path2 = path2;
+	if (a)
+		req->attr = *a;
+	if (x) {
+		req->blob = x->p;
+		req->blob_len = x->len;
+		req->id = x->remove;
+	}
 	pthread_mutex_lock(&v->c->mu);
 	ret = cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
@@ -416,21 +434,44 @@ static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
 	return ret;
 }
 
+static int ns_call(struct ckpt_version *v, uint16_t type, const char *path,
+		   const char *path2, uint64_t size, const struct ckpt_attr *a)
+{
+	return ns_call_x(v, type, path, path2, size, a, NULL);
+}
+
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size)
 {
-	return ns_call(v, PROTO_TRUNCATE, path, NULL, size);
+	return ns_call(v, PROTO_TRUNCATE, path, NULL, size, NULL);
 }
 
 int ckpt_unlink(struct ckpt_version *v, const char *path)
 {
-	return ns_call(v, PROTO_UNLINK, path, NULL, 0);
+	return ns_call(v, PROTO_UNLINK, path, NULL, 0, NULL);
 }
 
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to)
 {
 	if (!to)
 		return -EINVAL;
-	return ns_call(v, PROTO_RENAME, from, to, 0);
+	return ns_call(v, PROTO_RENAME, from, to, 0, NULL);
+}
+
+int ckpt_setattr(struct ckpt_version *v, const char *path,
+		 const struct ckpt_attr *a)
+{
+	struct ckpt_attr c;
+
+	if (!a || (a->set & ~CKPT_ATTR_ALL) ||
+	    ((a->set & CKPT_ATTR_MODE) && !attr_mode_ok(a->mode)))
+		return -EINVAL;
+	c = *a;
+	if (!(c.set & CKPT_ATTR_MODE)) {
+		c.mode = 0;             /* not sent as a value: never refused */
+		c.rdev = 0;
+	}
+	c.ctime_ns = 0;
+	return ns_call(v, PROTO_SETATTR, path, NULL, 0, &c);
 }
 
 int ckpt_sync(struct ckpt_version *v)
@@ -555,4 +596,23 @@ void ckpt_version_free(struct ckpt_version *v)
 	list_del(&v->link);
 	pthread_mutex_unlock(&c->mu);
 	free(v);
+}
+
+int ckpt_setxattr(struct ckpt_version *v, const char *path, const char *name,
+		  const void *value, size_t size)
+{
+	uint8_t rec[XATTR_MAX];
+	size_t len = 0;
+	struct xblob x = { rec, 0, value == NULL };
+	int ret;
+
+	if (!name || strncmp(name, "user.", 5) || !name[5])
+		return -ENOTSUP;
+	if (strlen(name) > 255 || size > 65535)
+		return -ERANGE;
+	ret = xattr_set(rec, &len, name, value ? value : "", value ? size : 0);
+	if (ret < 0)
+		return ret;
+	x.len = (uint32_t)len;
+	return ns_call_x(v, PROTO_SETXATTR, path, NULL, 0, NULL, &x);
 }

@@ -59,10 +59,11 @@
  * allow_other,default_permissions, so the kernel enforces those owners and
  * modes and another user gets EACCES (root may do anything, as in ckptd).
  * The root of the mount is mode 1777, so anyone can make a job; job names
- * are visible to all, their contents are not.  Modes, owners and times
- * cannot be stored: chmod, chown and utime succeed and do nothing where the
- * mount may write, and are EROFS in committed versions.  No symlinks, hard
- * links, devices or extended attributes.
+ * are visible to all, their contents are not.  Modes, owners and times of
+ * files, symbolic links, FIFOs, sockets and device nodes (metadata only) are
+ * kept in the version (attr.c); chmod, chown and utime are EROFS in
+ * committed versions; extended attributes in "user." (xattr.c).  No hard
+ * links (EPERM).
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
  * (STAGED-like: it survives the trainer, not ckptd).  fsync (-o fsync=local,
@@ -78,12 +79,12 @@
  * any client that leaves without committing (logged).
  *
  * Speed.  1 MiB FUSE writes (max_write), several worker threads, and
- * direct_io on files of versions being written: each write of 1 MiB is one
- * copy from the FUSE buffer into staging and never waits for the disk;
- * smaller contiguous writes (tar's 10 KiB) are gathered into 1 MiB first
- * (wbuf.c).  direct_io means no mmap of files still being written.
- * Committed versions are immutable, so they are read through the page cache
- * (keep_cache) and mmap works.  If ckptd restarts, ckptfs reconnects on the
+ * direct_io on files opened write-only: each write of 1 MiB is one copy
+ * from the FUSE buffer into staging and never waits for the disk; smaller
+ * contiguous writes (tar's 10 KiB) are gathered into 1 MiB first (wbuf.c).
+ * A file opened for reading uses the page cache, so mmap works (shared
+ * writable mappings too) while it is being written; committed versions are
+ * immutable and keep their cache (keep_cache).  If ckptd restarts, ckptfs reconnects on the
  * next call; the versions it had open are lost (EIO) and committed ones are
  * readable again.
  *
@@ -219,6 +220,14 @@ static const struct fuse_operations fs_oper = {
 	.fsync      = fs_fsync,
 	.fsyncdir   = fs_fsyncdir,
 	.statfs     = fs_statfs,
+	.fallocate  = fs_fallocate,
+	.mknod      = fs_mknod,
+	.symlink    = fs_symlink,
+	.readlink   = fs_readlink,
+	.setxattr   = fs_setxattr,
+	.getxattr   = fs_getxattr,
+	.listxattr  = fs_listxattr,
+	.removexattr = fs_removexattr,
 };
 
 /* The socket: -s, else the config's (-c), else $CKPT_SOCKET, else the

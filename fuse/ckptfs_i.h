@@ -114,6 +114,11 @@ struct fs_node {
 	int detached;             /* unlinked or replaced while open */
 	uint64_t size;            /* files: max written end, or truncated size */
 	struct timespec mtime;
+	struct ckpt_attr attr;    /* what was set (attr.c); fs->mu */
+	int mtime_dirty;          /* written since mtime was last sent */
+	uint8_t *xattr;           /* extended attributes set through this
+				   * mount (xattr.h blob, owned; fs->mu) */
+	uint32_t xlen;
 	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
 };
 
@@ -426,6 +431,9 @@ int srv_files(struct ckptfs *fs, const char *job, const char *version,
 	      struct ckpt_file_info **out);
 int srv_file(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, struct ckpt_file_info *out);
+/* The file's extended attributes (ckpt_getxattrs()): length or error. */
+int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
+	       const char *path, void *buf, size_t cap);
 int srv_read(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, void *buf, size_t len, uint64_t off,
 	     size_t *got);
@@ -472,6 +480,26 @@ int wb_flush_all(struct ckptfs *fs, struct fs_version *ver);
 /* Drop every buffer unsent (abort, free). */
 void wb_free_all(struct fs_version *ver);
 
+/* ---- attributes (attr.c) ------------------------------------------------ */
+
+/* Overlay the fields a sets on st (filled with the defaults); rw false: a
+ * committed version, shown without write bits. */
+void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw);
+/* Set the fields a names on node n of the held ver: sent to ckptd for a
+ * file (ns held for reading), kept in the mirror for a directory.  0 or an
+ * error. */
+int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
+	      const struct ckpt_attr *a);
+/* n was written: its mtime is now, to be sent at the next flush (fs->mu). */
+void attr_written(struct fs_node *n);
+/* Send n's mtime if a write changed it since it was last sent. */
+int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n);
+/* The attributes of a new file or directory: mode, the caller's uid and
+ * gid, times now. */
+void attr_new(struct ckpt_attr *a, mode_t mode);
+uint64_t attr_ns(const struct timespec *t);
+
 /* ---- operations ---------------------------------------------------------- */
 
 /* ns.c: the namespace */
@@ -506,5 +534,15 @@ int fs_flush(const char *path, struct fuse_file_info *fi);
 int fs_release(const char *path, struct fuse_file_info *fi);
 int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
 int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi);
+int fs_fallocate(const char *path, int mode, off_t off, off_t len,
+		 struct fuse_file_info *fi);
+int fs_mknod(const char *path, mode_t mode, dev_t rdev);
+int fs_symlink(const char *target, const char *path);
+int fs_readlink(const char *path, char *buf, size_t size);
+int fs_setxattr(const char *path, const char *name, const char *value,
+		size_t size, int flags);
+int fs_getxattr(const char *path, const char *name, char *value, size_t size);
+int fs_listxattr(const char *path, char *list, size_t size);
+int fs_removexattr(const char *path, const char *name);
 
 #endif

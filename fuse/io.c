@@ -7,10 +7,14 @@
  *   H_NODE    a file of a version this mount holds.  A write is one
  *             ckpt_write(): one copy from the FUSE buffer into staging, no
  *             wait for the disk.  The file's size is kept in the mirror, so
- *             getattr while writing is exact and free.  Opened with direct_io
- *             (checkpoints are written once and read rarely; the page cache
- *             only costs a copy).  Reads go to ckpt_read() on the same
- *             connection, which first waits for the writes already sent.
+ *             getattr while writing is exact and free.  Opened write-only
+ *             it uses direct_io (checkpoints are written once and read
+ *             rarely; the page cache only costs a copy, and a write-only
+ *             file cannot be mapped anyway); opened for reading it uses the
+ *             page cache, so that mmap works, shared writable mappings
+ *             included (the kernel writes dirty pages back through
+ *             fs_write).  Reads go to ckpt_read() on the same connection,
+ *             which first waits for the writes already sent.
  *   H_READ    a file of any other version: read-only.  A committed version
  *             is immutable, so its files use the page cache (keep_cache) and
  *             reads are served from a per-handle window of FS_READ_WINDOW
@@ -28,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,8 +84,9 @@ static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
  */
 static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p, struct fuse_file_info *fi,
-		     int create)
+		     int create, mode_t mode)
 {
+	struct ckpt_attr a;
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
 	struct fs_handle *h = handle_new(H_NODE);
@@ -122,6 +128,10 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		ret = wb_flush_node(fs, ver, n, 0);
 	if (ret == 0 && (made || trunc))
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, p->file, 0));
+	if (ret == 0 && made) {     /* its mode, owner and times */
+		attr_new(&a, mode);
+		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, p->file, &a));
+	}
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -130,6 +140,10 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	} else if (pinned) {
 		if (made || trunc)
 			n->size = 0;
+		if (made)
+			n->attr = a;
+		else if (trunc)
+			attr_written(n);
 		attach_locked(h, ver, n);
 		ver->nwopen += writable;
 	}
@@ -139,7 +153,12 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		handle_free(h);
 		return ret;
 	}
-	fi->direct_io = 1;
+	/* Per open file: one that cannot be mapped (mmap needs read access,
+	 * so O_WRONLY: dd, cp, np.save, torch.save) keeps the direct 1 MiB
+	 * path; one open for reading goes through the page cache, so that
+	 * shared and private mappings work (docs/design.md, ckptfs: mmap). */
+	if ((fi->flags & O_ACCMODE) == O_WRONLY)
+		fi->direct_io = 1;
 	return set_handle(fi, h);
 }
 
@@ -188,14 +207,16 @@ static int open_server(struct ckptfs *fs, const struct fs_path *p,
 	strcpy(h->job, p->job);
 	strcpy(h->version, p->vdisp);
 	strcpy(h->path, p->file);
+	/* A committed file never changes: its cache outlives the open.  One
+	 * of a version being written elsewhere is cached too (mmap works), but
+	 * dropped at each open. */
 	if (h->committed)
 		fi->keep_cache = 1;
-	else
-		fi->direct_io = 1;
 	return set_handle(fi, h);
 }
 
-static int do_open(const char *path, struct fuse_file_info *fi, int create)
+static int do_open(const char *path, struct fuse_file_info *fi, int create,
+		   mode_t mode)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_version *ver;
@@ -211,7 +232,7 @@ static int do_open(const char *path, struct fuse_file_info *fi, int create)
 	if (ver && path_is_marker(&p))
 		ret = open_marker(fs, ver, &p, fi);
 	else if (ver)
-		ret = open_held(fs, ver, &p, fi, create);
+		ret = open_held(fs, ver, &p, fi, create, mode);
 	else if (create && !path_is_marker(&p))
 		ret = srv_not_held(fs, &p);
 	else
@@ -222,13 +243,12 @@ static int do_open(const char *path, struct fuse_file_info *fi, int create)
 
 int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	(void)mode;
-	return fs_errno(do_open(path, fi, 1));
+	return fs_errno(do_open(path, fi, 1, mode));
 }
 
 int fs_open(const char *path, struct fuse_file_info *fi)
 {
-	return fs_errno(do_open(path, fi, 0));
+	return fs_errno(do_open(path, fi, 0, 0));
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -381,7 +401,7 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		pthread_mutex_lock(&fs->mu);
 		if ((uint64_t)off + size > h->node->size)
 			h->node->size = off + size;
-		clock_gettime(CLOCK_REALTIME, &h->node->mtime);
+		attr_written(h->node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -389,9 +409,12 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	return ret < 0 ? fs_errno(ret) : (int)size;
 }
 
-/* Truncate node (a file of the held ver) to size. */
-static int truncate_held(struct ckptfs *fs, struct fs_version *ver,
-			 struct fs_node *node, const char *file, off_t size)
+/* Truncate node (a file of the held ver) to size; with grow, only if that
+ * makes it longer (fallocate), decided under the lock that orders it with
+ * writes. */
+static int resize_held(struct ckptfs *fs, struct fs_version *ver,
+		       struct fs_node *node, const char *file, off_t size,
+		       int grow)
 {
 	char fpath[CKPT_PATH_MAX + 1];
 	int ret, gone = 0;
@@ -406,16 +429,20 @@ static int truncate_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = !node ? -ENOENT : node->is_dir ? -EISDIR : 0;
 	if (ret == 0)
-		gone = node->detached;
+		gone = node->detached || (grow && node->size >= (uint64_t)size);
 	if (ret == 0 && !gone)
 		ret = tree_path(node, fpath, sizeof(fpath));
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && grow && gone) {
+		pthread_rwlock_unlock(&ver->ns);
+		return 0;
+	}
 	if (ret >= 0 && !gone)
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, size));
 	if (ret >= 0) {
 		pthread_mutex_lock(&fs->mu);
 		node->size = size;
-		clock_gettime(CLOCK_REALTIME, &node->mtime);
+		attr_written(node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -434,7 +461,7 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (size < 0)
 		return -EINVAL;
 	if (h && h->kind == H_NODE)
-		return fs_errno(truncate_held(fs, h->ver, h->node, NULL, size));
+		return fs_errno(resize_held(fs, h->ver, h->node, NULL, size, 0));
 	if (h)
 		return h->kind == H_MARKER ? 0 : -EROFS;
 	if (!path)
@@ -445,10 +472,79 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (p.kind != P_FILE)
 		return -EISDIR;
 	ver = ver_find(fs, p.job, p.vdisp);
-	ret = ver ? truncate_held(fs, ver, NULL, p.file, size)
+	ret = ver ? resize_held(fs, ver, NULL, p.file, size, 0)
 		  : srv_not_held(fs, &p);
 	ver_put(fs, ver);
 	return fs_errno(ret);
+}
+
+/*
+ * fallocate: mode 0 makes the file at least off + len long (the new range
+ * reads as zeros, as it would from allocated blocks), FALLOC_FL_KEEP_SIZE
+ * changes nothing.  Neither reserves store space: ckptd claims space when
+ * bytes are written, and a full store fails the version then (ENOSPC), so
+ * fallocate cannot promise a later write will not.  Punching holes,
+ * collapsing, zeroing ranges: EOPNOTSUPP.
+ */
+int fs_fallocate(const char *path, int mode, off_t off, off_t len,
+		 struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+
+	(void)path;
+	if (mode & ~FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if ((uint64_t)off + (uint64_t)len > CKPT_FILE_MAX)
+		return -EFBIG;
+	if (!h || h->kind == H_READ)
+		return -EROFS;
+	if (h->kind == H_MARKER || (mode & FALLOC_FL_KEEP_SIZE))
+		return 0;
+	if (!h->writable)
+		return -EBADF;
+	return fs_errno(resize_held(fs, h->ver, h->node, NULL, off + len, 1));
+}
+
+/*
+ * mknod: a regular file is a create; a FIFO, socket or device node is an
+ * empty file whose mode says its type and rdev its device: kept as
+ * metadata (docs/design.md), never opened through the mount.
+ */
+int fs_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE };
+	struct fs_handle *h;
+	int ret, ret2;
+
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		break;
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFCHR:
+	case S_IFBLK:
+		a.mode = (mode & S_IFMT) | (mode & 07777);
+		a.rdev = rdev;
+		break;
+	default:
+		return -EINVAL;
+	}
+	ret = fs_create(path, mode & 07777, &fi);
+	if (ret < 0)
+		return ret;
+	h = fs_handle(&fi);
+	if (a.mode && h->kind == H_NODE) {
+		pthread_rwlock_rdlock(&h->ver->ns);
+		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
+		pthread_rwlock_unlock(&h->ver->ns);
+	}
+	ret2 = fs_flush(NULL, &fi);
+	fs_release(NULL, &fi);
+	return ret < 0 ? ret : ret2;
 }
 
 /* ---- flush, fsync, release ----------------------------------------------- */
@@ -489,6 +585,8 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 		return 0;
 	pthread_rwlock_rdlock(&h->ver->ns);
 	ret = wb_flush_node(fs, h->ver, h->node, 1);
+	if (ret == 0)   /* before close() returns: a utimensat after wins */
+		ret = attr_flush_mtime(fs, h->ver, h->node);
 	pthread_rwlock_unlock(&h->ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0 && h->ver->state == V_FAILED)

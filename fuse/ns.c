@@ -1,6 +1,6 @@
 /*
  * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
- * the attribute changes ckpt does not store, and statfs.
+ * chmod, chown and utimensat (recorded by attr.c), and statfs.
  *
  * Each operation resolves its path (path.c) to one of: the root, a leading
  * part of job names, a job, a version, or a path inside a version.  Inside
@@ -55,6 +55,7 @@ static void node_attr(const struct fs_version *ver, const struct fs_node *n,
 		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE), ver->uid,
 			  n->size,
 			  &n->mtime);
+	attr_apply(st, &n->attr, rw);
 }
 
 static struct timespec sealed_time(const struct ckptfs *fs,
@@ -143,6 +144,8 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 		if (ret == 0) {
 			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
 				  file.size, &t);
+			/* read-only here, committed or not */
+			attr_apply(st, &file.attr, 0);
 		} else if (ret == -ENOENT) {
 			ret = srv_is_dir(fs, p->job, p->vdisp, p->file);
 			if (ret == 1)
@@ -255,11 +258,14 @@ static int mkdir_version(struct ckptfs *fs, const struct fs_path *p,
 }
 
 static int mkdir_in(struct ckptfs *fs, struct fs_version *ver,
-		    const struct fs_path *p)
+		    const struct fs_path *p, mode_t mode)
 {
-	struct fs_node *dir;
+	struct fs_node *dir, *n = NULL;
+	struct ckpt_attr a;
 	const char *base;
 	int ret;
+
+	attr_new(&a, mode);
 
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
@@ -268,9 +274,11 @@ static int mkdir_in(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0 && tree_child(&ver->tree, dir, base))
 		ret = -EEXIST;
 	if (ret == 0)
-		ret = tree_add(&ver->tree, dir, base, 1, NULL);
-	if (ret == 0)
+		ret = tree_add(&ver->tree, dir, base, 1, &n);
+	if (ret == 0) {
+		n->attr = a;    /* a directory's stay in the mirror (attr.c) */
 		ver_touch_locked(ver);
+	}
 	pthread_mutex_unlock(&fs->mu);
 	return ret;
 }
@@ -283,7 +291,6 @@ int fs_mkdir(const char *path, mode_t mode)
 	struct fs_path p;
 	int ret;
 
-	(void)mode;
 	ret = path_parse_raw(fs, path, &p);
 	if (ret < 0)
 		return fs_errno(ret);
@@ -302,7 +309,7 @@ int fs_mkdir(const char *path, mode_t mode)
 		break;
 	case P_FILE:
 		ver = ver_find(fs, p.job, p.vdisp);
-		ret = ver ? mkdir_in(fs, ver, &p) : srv_not_held(fs, &p);
+		ret = ver ? mkdir_in(fs, ver, &p, mode) : srv_not_held(fs, &p);
 		ver_put(fs, ver);
 		break;
 	}
@@ -563,8 +570,14 @@ int fs_rename(const char *from, const char *to, unsigned int flags)
  * the mount could write, and is EROFS in a version it cannot; a file's time
  * is kept in the mirror while its version is written here.
  */
+/*
+ * chmod, chown, utimensat: a (the fields to set) on path or the open file
+ * fi.  In a held version they are recorded (attr.c); in a committed one
+ * EROFS; the marker takes them and changes nothing; above versions (the
+ * root, jobs) they change nothing.
+ */
 static int attr_change(const char *path, struct fuse_file_info *fi,
-		       const struct timespec *mtime)
+		       const struct ckpt_attr *a)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
@@ -592,44 +605,70 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 		if (!ver)
 			return fs_errno(path_is_marker(&p) ? 0 : srv_not_held(fs, &p));
 	}
+	pthread_rwlock_rdlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
 	n = h ? h->node : tree_lookup(&ver->tree, p.kind == P_FILE ? p.file
 								    : "");
 	if (ret == 0 && !n)
 		ret = -ENOENT;
-	if (ret == 0 && mtime)
-		n->mtime = *mtime;
+	if (ret == 0)
+		n->nopen++;     /* pinned while ckptd is asked */
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0) {
+		ret = attr_send(fs, ver, n, a);
+		pthread_mutex_lock(&fs->mu);
+		n->nopen--;
+		tree_release(n);
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }
 
 int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	(void)mode;
-	return attr_change(path, fi, NULL);
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE, .mode = mode & 07777 };
+
+	return attr_change(path, fi, &a);
 }
 
 int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
-	(void)uid;
-	(void)gid;
-	return attr_change(path, fi, NULL);
+	struct ckpt_attr a = { .uid = uid, .gid = gid };
+
+	if (uid != (uid_t)-1)
+		a.set |= CKPT_ATTR_UID;
+	if (gid != (gid_t)-1)
+		a.set |= CKPT_ATTR_GID;
+	return attr_change(path, fi, &a);
+}
+
+/* One time of utimensat: now, unchanged (0), or as given. */
+static unsigned time_arg(const struct timespec *tv, unsigned bit,
+			 uint64_t *ns)
+{
+	struct timespec t;
+
+	if (tv && tv->tv_nsec == UTIME_OMIT)
+		return 0;
+	if (!tv || tv->tv_nsec == UTIME_NOW)
+		clock_gettime(CLOCK_REALTIME, &t);
+	else
+		t = *tv;
+	*ns = attr_ns(&t);
+	return bit;
 }
 
 int fs_utimens(const char *path, const struct timespec tv[2],
 	       struct fuse_file_info *fi)
 {
-	struct timespec t;
+	struct ckpt_attr a = { 0 };
 
-	if (!tv || tv[1].tv_nsec == UTIME_NOW)
-		clock_gettime(CLOCK_REALTIME, &t);
-	else if (tv[1].tv_nsec == UTIME_OMIT)
-		return attr_change(path, fi, NULL);
-	else
-		t = tv[1];
-	return attr_change(path, fi, &t);
+	a.set |= time_arg(tv ? &tv[0] : NULL, CKPT_ATTR_ATIME, &a.atime_ns);
+	a.set |= time_arg(tv ? &tv[1] : NULL, CKPT_ATTR_MTIME, &a.mtime_ns);
+	return attr_change(path, fi, &a);
 }
 
 int fs_statfs(const char *path, struct statvfs *sv)

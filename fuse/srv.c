@@ -72,12 +72,16 @@ static int op_stat(struct ckpt_client *c, struct srv_args *a)
 
 static int op_files(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_list_files(c, a->job, a->version, a->out);
+	return ckpt_list_files2(c, a->job, a->version, a->out,
+				sizeof(struct ckpt_file_info));
 }
 
 static int op_file(struct ckpt_client *c, struct srv_args *a)
 {
-	return ckpt_stat_file(c, a->job, a->version, a->path, a->out);
+	int ret = ckpt_stat_file2(c, a->job, a->version, a->path, a->out,
+				  sizeof(struct ckpt_file_info));
+
+	return ret < 0 ? ret : 0;
 }
 
 static int op_read(struct ckpt_client *c, struct srv_args *a)
@@ -126,6 +130,20 @@ int srv_files(struct ckptfs *fs, const char *job, const char *version,
 	struct srv_args a = { .job = job, .version = version, .out = out };
 
 	return srv_call(fs, op_files, &a);
+}
+
+static int op_xattrs(struct ckpt_client *c, struct srv_args *a)
+{
+	return ckpt_getxattrs(c, a->job, a->version, a->path, a->buf, a->len);
+}
+
+int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
+	       const char *path, void *buf, size_t cap)
+{
+	struct srv_args a = { .job = job, .version = version, .path = path,
+			      .buf = buf, .len = cap };
+
+	return srv_call(fs, op_xattrs, &a);
 }
 
 int srv_file(struct ckptfs *fs, const char *job, const char *version,

@@ -51,6 +51,7 @@ static struct fs_node *node_new(const char *name, int is_dir)
 static void node_free(struct fs_node *n)
 {
 	free(n->name);
+	free(n->xattr);
 	free(n);
 }
 
@@ -169,6 +170,15 @@ struct fs_node *tree_lookup(const struct fs_tree *t, const char *path)
 	return n;
 }
 
+/* An entry of dir came or went: its mtime (and ctime) is now, also over a
+ * time set with utimensat (attr.c). */
+static void dir_changed(struct fs_node *dir)
+{
+	clock_gettime(CLOCK_REALTIME, &dir->mtime);
+	dir->attr.mtime_ns = attr_ns(&dir->mtime);
+	dir->attr.ctime_ns = dir->attr.mtime_ns;
+}
+
 /* Link n under dir (n->name set). */
 static void link_child(struct fs_tree *t, struct fs_node *dir,
 		       struct fs_node *n)
@@ -177,7 +187,7 @@ static void link_child(struct fs_tree *t, struct fs_node *dir,
 	n->hash = hash_name(dir, n->name);
 	fs_list_add(&dir->children, &n->sib);
 	dir->nchild++;
-	clock_gettime(CLOCK_REALTIME, &dir->mtime);
+	dir_changed(dir);
 	hash_grow(t);
 	hash_insert(t, n);
 }
@@ -187,7 +197,7 @@ static void unlink_child(struct fs_tree *t, struct fs_node *n)
 	hash_remove(t, n);
 	fs_list_del(&n->sib);
 	n->parent->nchild--;
-	clock_gettime(CLOCK_REALTIME, &n->parent->mtime);
+	dir_changed(n->parent);
 	n->parent = NULL;
 }
 

@@ -49,7 +49,8 @@
  * Names.  A job is one or more '/'-separated components ("llama70b/run3"), a
  * version is one component ("step-001200"), and a file path is a relative
  * path of one or more components ("model/rank03.pt").  A component is 1 to
- * 255 bytes of [A-Za-z0-9._+-=@,] and is neither "." nor "..".  A job may be
+ * 255 bytes of anything but '/' and NUL (spaces, punctuation, UTF-8: the
+ * POSIX rule) and is neither "." nor "..".  A job may be
  * at most CKPT_JOB_MAX bytes, a version CKPT_VERSION_MAX and a path
  * CKPT_PATH_MAX.
  */
@@ -153,11 +154,58 @@ struct ckpt_version_info {
 	char slow_host[CKPT_HOST_MAX + 1]; /* and its host */
 };
 
+/*
+ * POSIX attributes of a file in a version, kept in its manifest: set with
+ * ckpt_setattr() while the version is open, reported in ckpt_file_info.
+ * Only the fields whose bit is in set mean anything; a file whose writer set
+ * none (or stored by a ckptd before attributes) has set = 0, and readers
+ * apply their defaults (ckptfs: the owner, 0600, the seal time).  ckptd
+ * keeps them as data: it never uses uid, gid or mode for access control.
+ */
+#define CKPT_ATTR_MODE  0x01u  /* mode: permission bits (07777), with
+				* a file type (CKPT_ATTR_IFMT) or none */
+#define CKPT_ATTR_UID   0x02u
+#define CKPT_ATTR_GID   0x04u
+#define CKPT_ATTR_ATIME 0x08u
+#define CKPT_ATTR_MTIME 0x10u
+#define CKPT_ATTR_ALL   0x1fu
+/*
+ * File types in mode (the S_IF* values of Linux).  None: a regular file.
+ * IFLNK: a symbolic link, its bytes are the target (at most 4095, no NUL),
+ * set once the target is written.  IFIFO, IFSOCK, IFCHR, IFBLK: a special
+ * file kept as metadata only (no bytes; rdev says which device): ckptd
+ * never makes one on the PFS (an empty 0600 file stands there), and
+ * `ckptctl restore` makes it again with mknod.  A setattr whose mode has
+ * no type keeps the file's (a chmod).
+ */
+#define CKPT_ATTR_IFMT  0170000u
+#define CKPT_ATTR_IFLNK 0120000u
+#define CKPT_ATTR_IFIFO 0010000u
+#define CKPT_ATTR_IFCHR 0020000u
+#define CKPT_ATTR_IFBLK 0060000u
+#define CKPT_ATTR_IFSOCK 0140000u
+
+struct ckpt_attr {
+	uint32_t set;      /* CKPT_ATTR_* bits: given (setattr), or ever set */
+	uint32_t mode;     /* permission bits (07777) | a CKPT_ATTR_IF* type */
+	uint32_t uid;
+	uint32_t gid;
+	uint64_t atime_ns; /* CLOCK_REALTIME nanoseconds */
+	uint64_t mtime_ns;
+	uint64_t ctime_ns; /* ckptd's clock at the last ckpt_setattr();
+			    * ignored in a setattr */
+	uint64_t rdev;     /* IFCHR, IFBLK: the device (set with MODE) */
+};
+
+/* Bytes of a file's extended attributes in all (see ckpt_getxattrs()). */
+#define CKPT_XATTR_MAX 4096
+
 struct ckpt_file_info {
 	char path[CKPT_PATH_MAX + 1];
 	uint64_t size;
 	uint32_t extents;  /* stored records (a record is checksummed whole) */
 	/* end of the first release (CKPT_FILE_INFO_SIZE_VER0); append below */
+	struct ckpt_attr attr; /* ckptd before attributes: all 0 */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */
@@ -291,6 +339,28 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf);
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size);
 int ckpt_unlink(struct ckpt_version *v, const char *path);
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
+/* Set the attributes of a file of an open version: the fields whose bit is
+ * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
+ * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode (bits
+ * beyond 07777 other than one CKPT_ATTR_IF* type) or set, -EPERM if a
+ * caller other than root names a uid but the version's owner or sets a
+ * set-uid or set-gid bit, -CKPT_ESEALED on a committed version. */
+int ckpt_setattr(struct ckpt_version *v, const char *path,
+		 const struct ckpt_attr *a);
+/* Set (value not NULL, size bytes, at most 65535) or remove (value NULL)
+ * the extended attribute name ("user." names only, 6..255 bytes) of a file
+ * of an open version.  A file's attributes take at most CKPT_XATTR_MAX
+ * bytes in all, each 3 + name + value.  -ENOENT (no file), -ENODATA
+ * (removing a name it does not have), -ENOSPC (over CKPT_XATTR_MAX),
+ * -ENOTSUP (not "user."), -ERANGE, -CKPT_ESEALED. */
+int ckpt_setxattr(struct ckpt_version *v, const char *path, const char *name,
+		  const void *value, size_t size);
+/* The extended attributes of a file of any version, packed: records of
+ * {u8 name length; name; u16 value length (little-endian); value}, into
+ * buf (cap bytes, CKPT_XATTR_MAX is always enough).  Returns the length
+ * (0: none), -ENOENT, or -ERANGE if cap is too small. */
+int ckpt_getxattrs(struct ckpt_client *c, const char *job, const char *version,
+		   const char *path, void *buf, size_t cap);
 /* Wait until every byte this client has written to v so far is in ckptd's
  * store (written, not yet sealed: an uncommitted version never survives a
  * ckptd crash).  Returns the first write error, if any. */

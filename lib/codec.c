@@ -11,11 +11,13 @@
  * their formats from these primitives.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckpt.h"
 #include "codec.h"
 #include "crc32c.h"
+#include "xattr.h"
 
 void enc_init(struct enc *e, void *buf, size_t cap)
 {
@@ -222,6 +224,69 @@ long enc_seal(struct enc *e)
 		return -EMSGSIZE;
 	enc_u32(e, crc32c(e->buf, e->len));
 	return e->err ? -EMSGSIZE : (long)e->len;
+}
+
+void enc_attr(struct enc *e, const struct ckpt_attr *a)
+{
+	enc_u32(e, a->set);
+	enc_u32(e, a->mode);
+	enc_u32(e, a->uid);
+	enc_u32(e, a->gid);
+	enc_u64(e, a->atime_ns);
+	enc_u64(e, a->mtime_ns);
+	enc_u64(e, a->ctime_ns);
+	enc_u64(e, a->rdev);
+}
+
+int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len)
+{
+	uint32_t n = dec_u32(d);
+
+	*out = NULL;
+	*len = 0;
+	if (d->err)
+		return d->err;
+	if (n > XATTR_MAX || n > dec_left(d))
+		return d->err = -CKPT_EPROTO;
+	if (n == 0)
+		return 0;
+	if (xattr_check(d->buf + d->pos, n))
+		return d->err = -CKPT_EPROTO;
+	*out = malloc(n);
+	if (!*out)
+		return d->err = -ENOMEM;
+	memcpy(*out, d->buf + d->pos, n);
+	d->pos += n;
+	*len = n;
+	return 0;
+}
+
+int attr_mode_ok(uint32_t mode)
+{
+	switch (mode & ~07777u) {
+	case 0:
+	case CKPT_ATTR_IFLNK:
+	case CKPT_ATTR_IFIFO:
+	case CKPT_ATTR_IFCHR:
+	case CKPT_ATTR_IFBLK:
+	case CKPT_ATTR_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+void dec_attr(struct dec *d, struct ckpt_attr *a)
+{
+	a->set = dec_u32(d);
+	a->mode = dec_u32(d);
+	a->uid = dec_u32(d);
+	a->gid = dec_u32(d);
+	a->atime_ns = dec_u64(d);
+	a->mtime_ns = dec_u64(d);
+	a->ctime_ns = dec_u64(d);
+	a->rdev = dec_u64(d);
+	if (!d->err && ((a->set & ~CKPT_ATTR_ALL) || !attr_mode_ok(a->mode)))
+		d->err = -CKPT_EPROTO;
 }
 
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,

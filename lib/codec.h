@@ -70,6 +70,24 @@ static inline size_t dec_left(const struct dec *d)
  * -CKPT_EBADMAGIC, -CKPT_EVERSION or -CKPT_ECORRUPT.
  */
 long enc_seal(struct enc *e);
+/*
+ * A file's attributes (struct ckpt_attr), the same in the wire protocol,
+ * the local manifest and the PFS manifest: u32 set, mode, uid, gid; u64
+ * atime_ns, mtime_ns, ctime_ns, rdev (ATTR_ENC_LEN bytes).  dec_attr() fails
+ * the decoder with -CKPT_EPROTO on unknown set bits or a mode that
+ * attr_mode_ok() refuses.
+ */
+#define ATTR_ENC_LEN (4 * 4 + 4 * 8)
+struct ckpt_attr;
+void enc_attr(struct enc *e, const struct ckpt_attr *a);
+void dec_attr(struct dec *d, struct ckpt_attr *a);
+/* A u32 length and that many bytes of an xattr.h blob, checked, into a
+ * malloc'd *out (NULL when empty) the caller owns.  0, d->err, -CKPT_EPROTO,
+ * -ENOMEM. */
+int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len);
+/* Permission bits (07777) and at most one known CKPT_ATTR_IF* type?  1/0. */
+int attr_mode_ok(uint32_t mode);
+
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len);
 

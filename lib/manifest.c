@@ -30,7 +30,9 @@
 #define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4)
 #define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a record. */
-#define MAN_FILE_MIN   (2 + 1 + 8)
+#define MAN_FILE_MIN_V1 (2 + 1 + 8)
+#define MAN_ATTR_LEN    ATTR_ENC_LEN
+#define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN + 4)
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
 size_t manifest_size(const struct manifest *m)
@@ -41,7 +43,8 @@ size_t manifest_size(const struct manifest *m)
 	n += strnlen(m->job, CKPT_JOB_MAX + 1);
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
-		n += 2 + strlen(m->files[i].path) + 8;
+		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN + 4 +
+		     m->files[i].xlen;
 	return n + (size_t)m->nrecs * MAN_REC_LEN;
 }
 
@@ -67,6 +70,9 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	for (i = 0; i < m->nfiles; i++) {
 		enc_str(&e, m->files[i].path);
 		enc_u64(&e, m->files[i].size);
+		enc_attr(&e, &m->files[i].attr);
+		enc_u32(&e, m->files[i].xlen);
+		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
 	}
 	for (i = 0; i < m->nrecs; i++) {
 		r = &m->recs[i];
@@ -84,7 +90,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 /* Everything up to and including the counts.  Fails unless the bytes left
  * can hold that many files and records, so the counts are safe to allocate
  * by. */
-static int man_dec_head(struct dec *d, struct manifest *m)
+static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 {
 	uint64_t need;
 	uint32_t flags;
@@ -111,7 +117,8 @@ static int man_dec_head(struct dec *d, struct manifest *m)
 		return -CKPT_EBADNAME;
 	if (m->nfiles > MANIFEST_MAX_FILES || m->nrecs > MANIFEST_MAX_RECORDS)
 		return -CKPT_EPROTO;
-	need = (uint64_t)m->nfiles * MAN_FILE_MIN +
+	need = (uint64_t)m->nfiles *
+	       (format == MANIFEST_FORMAT_V1 ? MAN_FILE_MIN_V1 : MAN_FILE_MIN) +
 	       (uint64_t)m->nrecs * MAN_REC_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
@@ -119,8 +126,9 @@ static int man_dec_head(struct dec *d, struct manifest *m)
 }
 
 /* The file table: m->nfiles validated paths, each its own allocation. */
-static int man_dec_files(struct dec *d, struct manifest *m)
+static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 {
+	int ret;
 	char path[CKPT_PATH_MAX + 1];
 	uint32_t i;
 
@@ -136,6 +144,13 @@ static int man_dec_files(struct dec *d, struct manifest *m)
 			return d->err;
 		if (name_check_path(path))
 			return -CKPT_EBADNAME;
+		if (format != MANIFEST_FORMAT_V1) {
+			dec_attr(d, &m->files[i].attr);
+			ret = dec_xattr(d, &m->files[i].xattr,
+					&m->files[i].xlen);
+			if (ret)
+				return ret;
+		}
 		m->files[i].path = strdup(path);
 		if (!m->files[i].path)
 			return -ENOMEM;
@@ -196,18 +211,23 @@ static int man_dec_recs(struct dec *d, struct manifest *m)
 
 int manifest_decode(const void *buf, size_t len, struct manifest *m)
 {
+	uint32_t format = MANIFEST_FORMAT;
 	struct dec d;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = image_check(buf, len, MANIFEST_MAGIC, MANIFEST_FORMAT, MAN_MIN_LEN);
+	/* Format 1 (before file attributes) is read too: stores keep
+	 * their manifests across an upgrade. */
+	if (len >= 12 && get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V1)
+		format = MANIFEST_FORMAT_V1;
+	ret = image_check(buf, len, MANIFEST_MAGIC, format, MAN_MIN_LEN);
 	if (ret)
 		return ret;
 	dec_init(&d, buf, len - 4);
-	ret = man_dec_head(&d, m);
+	ret = man_dec_head(&d, m, format);
 	if (ret)
 		goto out_clear;
-	ret = man_dec_files(&d, m);
+	ret = man_dec_files(&d, m, format);
 	if (ret)
 		goto out_release;
 	ret = man_dec_recs(&d, m);
@@ -258,8 +278,10 @@ void manifest_release(struct manifest *m)
 	uint32_t i;
 
 	if (m->files) {
-		for (i = 0; i < m->nfiles; i++)
+		for (i = 0; i < m->nfiles; i++) {
 			free(m->files[i].path);
+			free(m->files[i].xattr);
+		}
 	}
 	free(m->files);
 	free(m->recs);

@@ -26,9 +26,17 @@
  *   str version
  *   u32 nfiles
  *   u32 nrecords
- *   nfiles  x { str path; u64 size }
+ *   nfiles  x { str path; u64 size; attr; u32 xlen; xlen bytes }
+ *            attr (format 2 only): struct ckpt_attr as codec.h encodes it
+ *                 (set says which fields mean anything)
+ *            xlen, bytes (format 2 only): the extended attributes, a
+ *                 blob as xattr.h packs it (at most XATTR_MAX)
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
  *   u32 crc          CRC32C of every byte before it
+ *
+ * Formats: 2 (written since file attributes) adds attr to each file entry;
+ * 1 has none, and decodes with attr.set = 0 for every file.  Both are read;
+ * only 2 is written (a level change rewrites a format-1 manifest as 2).
  *
  * Ownership: manifest_decode() allocates m->files and m->recs;
  * manifest_release() frees them.  A struct manifest built by hand for
@@ -43,13 +51,18 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 1
+#define MANIFEST_FORMAT 2
+#define MANIFEST_FORMAT_V1 1     /* no file attributes; still read */
 #define MANIFEST_MAX_FILES   (1u << 20)
 #define MANIFEST_MAX_RECORDS (1u << 26)
 
 struct man_file {
 	char *path;              /* owned by the manifest when decoded */
 	uint64_t size;           /* logical size of the file */
+	struct ckpt_attr attr;   /* format 1: all 0 */
+	uint8_t *xattr;          /* xattr.h blob, xlen bytes; owned by the
+				  * manifest when decoded */
+	uint32_t xlen;
 };
 
 /* A record in no segment: its bytes are zeros (what a truncate leaves). */
@@ -83,7 +96,7 @@ size_t manifest_size(const struct manifest *m);
 /* Encode into buf (cap >= manifest_size(m)).  Returns the length or
  * -EMSGSIZE. */
 long manifest_encode(const struct manifest *m, void *buf, size_t cap);
-/* Decode and validate: magic, format, CRC, counts, names (names.h), record
+/* Decode and validate (format 1 or 2): magic, format, CRC, counts, names (names.h), record
  * bounds (file index, alignment, no overflow).  0 or -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
 int manifest_decode(const void *buf, size_t len, struct manifest *m);

@@ -2,11 +2,14 @@
  * names.c - validation of job, version and file-path names.
  *
  * Names arrive from clients, manifests and FUSE and end up as parts of local
- * and PFS paths, so the rules are deliberately narrow: a component is 1..255
- * bytes from a fixed ASCII set ([A-Za-z0-9], '.', '_', '+', '-', '=', '@',
- * ','), never "." or "..", and components are joined by single '/'.  No
- * escapes, no multi-byte characters, no leading or trailing '/': a valid
- * name can never climb out of the directory it is joined to.
+ * and PFS paths.  The rules are POSIX's for a path name and no narrower: a
+ * component is 1..255 bytes of anything but '/' and NUL (spaces, quotes,
+ * control bytes, UTF-8 or not), never "." or "..", and components are joined
+ * by single '/'.  No leading or trailing '/', no empty component: a valid
+ * name can never climb out of the directory it is joined to, which is all a
+ * path built from it needs (server/pfslayout.c relies on exactly that and
+ * escapes nothing).  Printing a name is the printer's business: ckptctl
+ * escapes bytes a terminal or JSON cannot take.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,14 +19,6 @@
 #include "names.h"
 
 #define NAME_COMPONENT_MAX 255
-
-static bool name_char_ok(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9'))
-		return true;
-	return c != '\0' && strchr("._+-=@,", c) != NULL;
-}
 
 /*
  * Check s as components separated by '/'; allow_slash false admits exactly
@@ -41,11 +36,8 @@ static int name_check(const char *s, size_t max, bool allow_slash)
 	for (i = 0; i <= n; i++) {
 		size_t clen = i - start;
 
-		if (i < n && s[i] != '/') {
-			if (!name_char_ok((unsigned char)s[i]))
-				return -CKPT_EBADNAME;
+		if (i < n && s[i] != '/')
 			continue;
-		}
 		if (i < n && !allow_slash)
 			return -CKPT_EBADNAME;
 		/* s[i] ends a component: it must be non-empty, short, and not

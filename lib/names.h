@@ -3,7 +3,7 @@
  *
  * Every name that crosses a trust boundary (the socket, a manifest, a FUSE
  * path) goes through these before it is used.  The rules are in ckpt.h: a
- * component is 1..255 bytes of [A-Za-z0-9._+-=@,], never "." or "..".
+ * component is 1..255 bytes of anything but '/' and NUL, never "." or "..".
  * A job is 1+ components joined by '/', a version exactly one, a path 1+.
  * Return 0, or -CKPT_EBADNAME.
  */

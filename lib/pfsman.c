@@ -38,7 +38,8 @@
 #define PFS_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4)
 #define PFS_MIN_LEN    (PFS_HEAD_FIXED + 2 + 2 + 2 + 4 + 4 + 4)
 /* Smallest file entry (a one-byte path) and the size of a chunk entry. */
-#define PFS_FILE_MIN   (2 + 1 + 8 + 4 + 4)
+#define PFS_FILE_MIN_V2 (2 + 1 + 8 + 4 + 4)
+#define PFS_FILE_MIN   (PFS_FILE_MIN_V2 + ATTR_ENC_LEN + 4)
 #define PFS_CHUNK_LEN  (8 + 4 + 4 + 4 + 1 + 1)
 
 size_t pfsman_size(const struct pfsman *m)
@@ -50,7 +51,8 @@ size_t pfsman_size(const struct pfsman *m)
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	n += strnlen(m->base, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
-		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4;
+		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN +
+		     4 + m->files[i].xlen;
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
 }
 
@@ -80,6 +82,9 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 		enc_u64(&e, m->files[i].size);
 		enc_u32(&e, m->files[i].first);
 		enc_u32(&e, m->files[i].count);
+		enc_attr(&e, &m->files[i].attr);
+		enc_u32(&e, m->files[i].xlen);
+		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
 	}
 	for (i = 0; i < m->nchunks; i++) {
 		c = &m->chunks[i];
@@ -118,7 +123,7 @@ static int pfs_check_head(const struct pfsman *m)
 /* Everything up to and including the counts.  Fails unless the bytes left
  * can hold that many files and chunks, so the counts are safe to allocate
  * by. */
-static int pfs_dec_head(struct dec *d, struct pfsman *m)
+static int pfs_dec_head(struct dec *d, struct pfsman *m, uint32_t format)
 {
 	uint64_t need;
 	int ret;
@@ -142,7 +147,8 @@ static int pfs_dec_head(struct dec *d, struct pfsman *m)
 	ret = pfs_check_head(m);
 	if (ret)
 		return ret;
-	need = (uint64_t)m->nfiles * PFS_FILE_MIN +
+	need = (uint64_t)m->nfiles *
+	       (format == PFSMAN_FORMAT_V2 ? PFS_FILE_MIN_V2 : PFS_FILE_MIN) +
 	       (uint64_t)m->nchunks * PFS_CHUNK_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
@@ -166,7 +172,7 @@ static int pfs_check_range(const struct pfsman *m, const struct pfs_file *f,
 
 /* The file table: validated paths, each its own allocation, with chunk
  * ranges that tile the chunk table. */
-static int pfs_dec_files(struct dec *d, struct pfsman *m)
+static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 {
 	char path[CKPT_PATH_MAX + 1];
 	struct pfs_file *f;
@@ -184,6 +190,10 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m)
 		f->size = dec_u64(d);
 		f->first = dec_u32(d);
 		f->count = dec_u32(d);
+		if (format != PFSMAN_FORMAT_V2) {
+			dec_attr(d, &f->attr);
+			dec_xattr(d, &f->xattr, &f->xlen);
+		}
 		if (d->err)
 			return d->err;
 		if (name_check_path(path))
@@ -305,18 +315,23 @@ static int pfs_dec_chunks(struct dec *d, struct pfsman *m)
 
 int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 {
+	uint32_t format = PFSMAN_FORMAT;
 	struct dec d;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = image_check(buf, len, PFSMAN_MAGIC, PFSMAN_FORMAT, PFS_MIN_LEN);
+	/* Format 2 (before file attributes) is read too: drained versions
+	 * stay readable across an upgrade. */
+	if (len >= 12 && get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2)
+		format = PFSMAN_FORMAT_V2;
+	ret = image_check(buf, len, PFSMAN_MAGIC, format, PFS_MIN_LEN);
 	if (ret)
 		return ret;
 	dec_init(&d, buf, len - 4);
-	ret = pfs_dec_head(&d, m);
+	ret = pfs_dec_head(&d, m, format);
 	if (ret)
 		goto out_clear;
-	ret = pfs_dec_files(&d, m);
+	ret = pfs_dec_files(&d, m, format);
 	if (ret)
 		goto out_release;
 	ret = pfs_check_unique(m);
@@ -343,8 +358,10 @@ void pfsman_release(struct pfsman *m)
 	uint32_t i;
 
 	if (m->files) {
-		for (i = 0; i < m->nfiles; i++)
+		for (i = 0; i < m->nfiles; i++) {
 			free(m->files[i].path);
+			free(m->files[i].xattr);
+		}
 	}
 	free(m->files);
 	free(m->chunks);

@@ -27,7 +27,11 @@
  *   u64 seq; u64 sealed_ns; u64 drained_ns; u32 uid; u32 chunk (size);
  *   u32 shuffle (0, 2 or 4); str job; str version; str base ("" if none);
  *   u32 nfiles; u32 nchunks;
- *   nfiles x { str path; u64 size; u32 first; u32 count }
+ *   nfiles x { str path; u64 size; u32 first; u32 count; attr;
+ *              u32 xlen; xlen bytes }
+ *            attr, xlen and bytes (format 3 only): struct ckpt_attr as
+ *            codec.h encodes it, and the extended attributes (xattr.h);
+ *            a format-2 manifest decodes with attr.set = 0 and no xattrs
  *   nchunks x { u64 file_off; u32 len; u32 crc; u32 stored; u8 kind; u8 kind2 }
  *   u32 crc of everything before.
  *
@@ -43,7 +47,9 @@
 #include "ckpt.h"
 
 #define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
-#define PFSMAN_FORMAT 2  /* 1: the layout with the manifest among the files */
+#define PFSMAN_FORMAT 3  /* 3: file attributes; 1: the layout with the
+			  * manifest among the files (not read) */
+#define PFSMAN_FORMAT_V2 2 /* no file attributes; still read */
 #define PFSMAN_MAX_FILES  (1u << 20)
 #define PFSMAN_MAX_CHUNKS (1u << 26)
 
@@ -57,6 +63,9 @@ struct pfs_file {
 	uint64_t size;
 	uint32_t first;          /* index of its first chunk */
 	uint32_t count;          /* chunks: ceil(size / chunk) */
+	struct ckpt_attr attr;   /* as its writer set them; format 2: 0 */
+	uint8_t *xattr;          /* xattr.h blob (owned when decoded) */
+	uint32_t xlen;
 };
 
 struct pfs_chunk {

@@ -22,6 +22,7 @@
 #include "crc32c.h"
 #include "names.h"
 #include "proto.h"
+#include "xattr.h"
 
 /* Offsets in the fixed header. */
 #define HDR_MAGIC   0
@@ -47,13 +48,17 @@ enum pfield {
 	PF_PATH,
 	PF_UID,
 	PF_PATH2,
+	PF_ATTR,
+	PF_BLOB,
 	PF_STALL,
 	PF_STALL_STAGING,
 	PF_RANK,
 	PF_NFIELDS
 };
 
-enum pkind { PK_U32, PK_U64, PK_STR };
+/* PK_ATTR: a struct ckpt_attr, as proto_enc_attr() writes it. */
+/* PK_BLOB: u32 length and bytes of a checked xattr.h blob (blob, blob_len). */
+enum pkind { PK_U32, PK_U64, PK_STR, PK_ATTR, PK_BLOB };
 
 struct pfield_desc {
 	enum pkind kind;
@@ -80,6 +85,8 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
 	[PF_UID]      = U32F(uid),
 	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
+	[PF_ATTR]     = { PK_ATTR, offsetof(struct proto_msg, attr), 0, NULL },
+	[PF_BLOB]     = { PK_BLOB, offsetof(struct proto_msg, blob), 0, NULL },
 	[PF_STALL]    = U64F(stall),
 	[PF_STALL_STAGING] = U64F(stall_staging),
 	[PF_RANK]     = U32F(rank),
@@ -137,13 +144,19 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_DRAIN] = { "DRAIN", 0, { PF_LEVEL }, { 0 } },
 	[PROTO_DRAIN_NOW] = { "DRAIN_NOW", 0, { PF_JOB, PF_VERSION }, { 0 } },
 	[PROTO_RELEASE] = { "RELEASE", 0, { 0 }, { 0 } },
+	[PROTO_SETATTR] = { "SETATTR", 0, { PF_HANDLE, PF_PATH, PF_ATTR },
+			    { 0 } },
+	[PROTO_SETXATTR] = { "SETXATTR", 0,
+			     { PF_HANDLE, PF_PATH, PF_BLOB, PF_ID }, { 0 } },
+	[PROTO_GETXATTRS] = { "GETXATTRS", PT_LIST,
+			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2)
-#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
  * the direction its PROTO_REPLY bit says. */
@@ -247,6 +260,38 @@ int proto_peek(const void *buf, size_t avail, struct proto_hdr *hdr)
 	return 0;
 }
 
+void proto_enc_attr(struct enc *e, const struct ckpt_attr *a)
+{
+	enc_attr(e, a);
+}
+
+void proto_dec_attr(struct dec *d, struct ckpt_attr *a)
+{
+	dec_attr(d, a);
+}
+
+const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len)
+{
+	uint32_t n = dec_u32(d);
+	const uint8_t *p;
+
+	*len = 0;
+	if (d->err)
+		return NULL;
+	if (n > XATTR_MAX || n > dec_left(d)) {
+		dec_fail(d, -CKPT_EPROTO);
+		return NULL;
+	}
+	p = d->buf + d->pos;
+	if (xattr_check(p, n)) {
+		dec_fail(d, -CKPT_EPROTO);
+		return NULL;
+	}
+	d->pos += n;
+	*len = n;
+	return p;
+}
+
 /* Check the value of a fixed field that has rules beyond its width. */
 static int proto_check_field(unsigned f, const struct proto_msg *m)
 {
@@ -277,6 +322,12 @@ static int proto_dec_fields(struct dec *d, const uint8_t *list,
 		case PK_STR:
 			*(const char **)(base + f->off) =
 				dec_name_inplace(d, f->max, f->check);
+			break;
+		case PK_ATTR:
+			proto_dec_attr(d, (struct ckpt_attr *)(base + f->off));
+			break;
+		case PK_BLOB:
+			m->blob = proto_dec_blob(d, &m->blob_len);
 			break;
 		}
 		if (d->err)
@@ -361,6 +412,13 @@ void proto_begin(struct enc *e, void *buf, size_t cap,
 			const char *s = *(const char *const *)(base + f->off);
 
 			enc_strn(e, s ? s : "", f->max);
+			break;
+		case PK_ATTR:
+			proto_enc_attr(e, (const struct ckpt_attr *)(base + f->off));
+			break;
+		case PK_BLOB:
+			enc_u32(e, m->blob_len);
+			enc_bytes(e, m->blob, m->blob_len);
 			break;
 		}
 		}
@@ -448,6 +506,7 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	enc_strn(e, f->path, CKPT_PATH_MAX);
 	enc_u64(e, f->size);
 	enc_u32(e, f->extents);
+	proto_enc_attr(e, &f->attr);
 }
 
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
@@ -455,6 +514,7 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
 	dec_name(d, f->path, CKPT_PATH_MAX, name_check_path);
 	f->size = dec_u64(d);
 	f->extents = dec_u32(d);
+	proto_dec_attr(d, &f->attr);
 }
 
 void proto_enc_status(struct enc *e, const struct ckpt_status *s)

@@ -44,8 +44,10 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-#define PROTO_VERSION     4  /* 3: STATUS shows peers; 4: COMMIT carries
-				* the writer's stall, version entries its sum */
+/* 5: COMMIT carries the writer's stall, version entries their sum; 4: file
+ * attributes (SETATTR, attr in file entries); 3: the cluster in the status
+ * entry; 2: copies and reason in version entries */
+#define PROTO_VERSION     5
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -80,6 +82,11 @@ enum proto_type {
 	PROTO_DRAIN_NOW,     /* job, version: drain it next */
 	PROTO_RELEASE,       /* give the staging lease back (or cancel a
 			      * HELLO still waiting); the connection stays */
+	PROTO_SETATTR,       /* handle, path, attr */
+	PROTO_SETXATTR,      /* handle, path, blob (one xattr.h record), id
+			      * (1: remove the record's name) */
+	PROTO_GETXATTRS,     /* job, version, path -> u32 len + an xattr.h
+			      * blob after the fields */
 	PROTO_NTYPES
 };
 
@@ -118,6 +125,9 @@ struct proto_msg {
 	const char *version;
 	const char *path;
 	const char *path2;       /* RENAME: the new path */
+	struct ckpt_attr attr;   /* SETATTR: the fields attr.set names */
+	const uint8_t *blob;     /* SETXATTR: blob_len bytes, a view */
+	uint32_t blob_len;
 };
 
 /* Fields of the header, decoded. */
@@ -165,6 +175,14 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v);
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v);
 void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
+/* A struct ckpt_attr: u32 set, mode, uid, gid; u64 atime_ns, mtime_ns,
+ * ctime_ns.  The decoder refuses unknown set bits and mode bits beyond
+ * 07777 (-CKPT_EPROTO). */
+void proto_enc_attr(struct enc *e, const struct ckpt_attr *a);
+void proto_dec_attr(struct dec *d, struct ckpt_attr *a);
+/* A u32 length and that many bytes of a checked xattr.h blob: a view into
+ * the decoder's buffer (-CKPT_EPROTO in d->err if bad). */
+const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */

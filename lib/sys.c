@@ -310,6 +310,11 @@ static int sys_check(enum sys_op op)
 	return ret;
 }
 
+int sys_inject_wait(enum sys_op op)
+{
+	return sys_check(op);
+}
+
 int sys_open(const char *path, int flags, mode_t mode)
 {
 	int ret = sys_check(SYS_OPEN);

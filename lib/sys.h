@@ -30,6 +30,8 @@
  * io_uring paths, on the loop thread) asks sys_inject_delay() instead and
  * applies the delay itself; for now none does, so operations submitted
  * through io_uring (ingest's pwrite and fsync, reader's pread) ignore delays.
+ * Worker threads that make an unwrapped call ask sys_inject_wait(), which
+ * sleeps like the wrappers.
  */
 #ifndef CKPT_SYS_H
 #define CKPT_SYS_H
@@ -61,6 +63,10 @@ int sys_inject(enum sys_op op);
  * the call is to be late before it proceeds: 0 unless a delay rule matched
  * and the result is 0.  Never sleeps; delaying is the caller's business. */
 int sys_inject_delay(enum sys_op op, unsigned *delay_ms);
+/* sys_inject(), sleeping out a delay rule as the wrappers do: for calls the
+ * seam does not wrap (unlinkat on the PFS) made on a thread that may block
+ * (a pool worker).  Never on the loop thread. */
+int sys_inject_wait(enum sys_op op);
 const char *sys_op_name(enum sys_op op);
 
 int sys_open(const char *path, int flags, mode_t mode);

@@ -189,8 +189,10 @@ static void version_destroy(struct version *v)
 	uint32_t i;
 
 	version_drop_index(v);
-	for (i = 0; i < v->nfiles; i++)
+	for (i = 0; i < v->nfiles; i++) {
 		free(v->files[i].path);
+		free(v->files[i].xattr);
+	}
 	free(v->files);
 	free(v->fhash);
 	free(v->recs);
@@ -433,6 +435,9 @@ static int version_manifest(const struct version *v, uint32_t level,
 			continue;
 		map[i] = n;
 		m->files[n].path = v->files[i].path;
+		m->files[n].attr = v->files[i].attr;
+		m->files[n].xattr = v->files[i].xattr;   /* borrowed */
+		m->files[n].xlen = v->files[i].xlen;
 		m->files[n++].size = v->files[i].size;
 	}
 	m->nfiles = n;
@@ -545,6 +550,12 @@ static int manifest_drop_at(const struct catalog *cat, uint64_t open_id,
 	return 0;
 }
 
+int catalog_manifest_drop(const struct catalog *cat, uint64_t open_id,
+			  uint64_t seq)
+{
+	return manifest_drop_at(cat, open_id, seq);
+}
+
 static int manifest_drop(struct catalog *cat, struct version *v)
 {
 	return manifest_drop_at(cat, v->open_id, v->seq);
@@ -614,6 +625,60 @@ static int manifest_drop_bg(struct catalog *cat, struct version *v)
 	return 0;
 }
 
+/* A quarantine directory discarded on a worker: the version has left the
+ * catalog already; a crash before it is gone lists it DAMAGED again at the
+ * next start (recover.h), which is where it was. */
+struct discard_task {
+	struct pool_task t;
+	struct catalog *cat;        /* its qdir only, fixed at open */
+	char *name;                 /* owned */
+};
+
+static int discard_run(struct pool_task *t)
+{
+	struct discard_task *dt = (struct discard_task *)t;
+
+	recover_discard(dt->cat, dt->name);
+	return 0;
+}
+
+static void discard_free(struct pool_task *t)
+{
+	struct discard_task *dt = (struct discard_task *)t;
+
+	free(dt->name);
+	free(dt);
+}
+
+/* Shutdown: discard it here, or the next start lists it again. */
+static void discard_drop(struct pool_task *t)
+{
+	struct discard_task *dt = (struct discard_task *)t;
+
+	recover_discard(dt->cat, dt->name);
+	discard_free(t);
+}
+
+/* recover_discard(v->qdir) on the pool when there is one (and memory for
+ * the task), else here. */
+static void qdir_discard(struct catalog *cat, const struct version *v)
+{
+	struct discard_task *dt = NULL;
+
+	if (cat->pool)
+		dt = calloc(1, sizeof(*dt));
+	if (dt)
+		dt->name = strdup(v->qdir);
+	if (!dt || !dt->name) {
+		free(dt);
+		recover_discard(cat, v->qdir);
+		return;
+	}
+	pool_task_init(&dt->t, discard_run, discard_free, discard_drop);
+	dt->cat = cat;
+	pool_submit(cat->pool, &dt->t, 0);
+}
+
 void catalog_fail(struct catalog *cat, struct version *v, int err)
 {
 	if (v->state == CKPT_ST_FAILED)
@@ -631,20 +696,26 @@ void catalog_settle(struct catalog *cat, struct version *v)
 		version_free_segs(cat, v);
 }
 
-static int version_remove(struct catalog *cat, struct version *v, int bg)
+/* How a removal or an eviction drops the manifest: here (blocking), on the
+ * pool, or not at all since the caller's worker did (catalog_*_dropped). */
+enum drop_mode { DROP_HERE, DROP_POOL, DROP_DONE };
+
+static int version_remove(struct catalog *cat, struct version *v,
+			  enum drop_mode mode)
 {
 	int ret;
 
-	if (version_level_busy(v))
+	if (version_level_busy(v) || v->removing)
 		return -EBUSY;
 
-	if (v->copies & CKPT_COPY_LOCAL) {
-		ret = bg ? manifest_drop_bg(cat, v) : manifest_drop(cat, v);
+	if ((v->copies & CKPT_COPY_LOCAL) && mode != DROP_DONE) {
+		ret = mode == DROP_POOL ? manifest_drop_bg(cat, v)
+					: manifest_drop(cat, v);
 		if (ret < 0)
 			return ret;
 	}
-	if (v->qdir)
-		recover_discard(cat, v->qdir);
+	if (v->qdir && mode != DROP_DONE)
+		qdir_discard(cat, v);
 	version_unlink(cat, v);
 	version_put(cat, v);
 	return 0;
@@ -663,7 +734,12 @@ void catalog_discard_quarantine(struct catalog *cat, struct version *v)
 
 int catalog_remove(struct catalog *cat, struct version *v)
 {
-	return version_remove(cat, v, 0);
+	return version_remove(cat, v, DROP_HERE);
+}
+
+int catalog_remove_dropped(struct catalog *cat, struct version *v)
+{
+	return version_remove(cat, v, DROP_DONE);
 }
 
 void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
@@ -684,10 +760,14 @@ void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 		v = list_entry(pos, struct version, link);
 		if (v->state != CKPT_ST_SEALED)
 			continue;
+		if (v->removing) {       /* an rm is taking it already */
+			sealed--;
+			continue;
+		}
 		log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u)",
 			   j->name, v->name, keep);
 		sealed--;
-		ret = version_remove(cat, v, 1);
+		ret = version_remove(cat, v, DROP_POOL);
 		if (ret < 0)
 			log_printf(LOG_WARNING, "retention: %s: %s", v->name,
 				   strerror(-ret));
@@ -798,8 +878,14 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 		if (ret < 0)
 			goto out_destroy;
 	}
-	for (i = 0; i < m->nfiles; i++)   /* truncation-proof: trust the seal */
+	for (i = 0; i < m->nfiles; i++) { /* truncation-proof: trust the seal */
 		v->files[i].size = m->files[i].size;
+		v->files[i].attr = m->files[i].attr;
+		v->files[i].xattr = m->files[i].xattr;   /* taken over */
+		v->files[i].xlen = m->files[i].xlen;
+		m->files[i].xattr = NULL;
+		m->files[i].xlen = 0;
+	}
 	v->ordinal = ++j->nsealed;
 	catalog_insert_found(cat, j, v);
 	return 0;
@@ -846,6 +932,15 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 		if (ret < 0)
 			return ret;
 		v->files[ret].size = m->files[i].size;
+		v->files[ret].attr = m->files[i].attr;
+		if (m->files[i].xlen) {
+			v->files[ret].xattr = malloc(m->files[i].xlen);
+			if (!v->files[ret].xattr)
+				return -ENOMEM;
+			memcpy(v->files[ret].xattr, m->files[i].xattr,
+			       m->files[i].xlen);
+			v->files[ret].xlen = m->files[i].xlen;
+		}
 	}
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)
@@ -908,17 +1003,20 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 }
 
 static int version_evict(struct catalog *cat, struct version *v,
-			 struct pfsman *m, int bg)
+			 struct pfsman *m, enum drop_mode mode)
 {
-	int ret;
+	int ret = 0;
 
-	if (version_level_busy(v))
+	if (version_level_busy(v) || v->removing)
 		return -EBUSY;
 
 	v->pfs = malloc(sizeof(*v->pfs));
 	if (!v->pfs)
 		return -ENOMEM;
-	ret = bg ? manifest_drop_bg(cat, v) : manifest_drop(cat, v);
+	if (mode == DROP_POOL)
+		ret = manifest_drop_bg(cat, v);
+	else if (mode == DROP_HERE)
+		ret = manifest_drop(cat, v);
 	if (ret < 0) {
 		free(v->pfs);
 		v->pfs = NULL;
@@ -938,12 +1036,18 @@ static int version_evict(struct catalog *cat, struct version *v,
 
 int catalog_evict(struct catalog *cat, struct version *v, struct pfsman *m)
 {
-	return version_evict(cat, v, m, 0);
+	return version_evict(cat, v, m, DROP_HERE);
 }
 
 int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m)
 {
-	return version_evict(cat, v, m, 1);
+	return version_evict(cat, v, m, DROP_POOL);
+}
+
+int catalog_evict_dropped(struct catalog *cat, struct version *v,
+			  struct pfsman *m)
+{
+	return version_evict(cat, v, m, DROP_DONE);
 }
 
 void version_info(const struct version *v, struct ckpt_version_info *out)

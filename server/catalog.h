@@ -38,6 +38,9 @@ struct vfile {
 				   * covered by a truncate's zero record */
 	uint32_t nrecs;
 	int dead;                 /* unlinked (or renamed over): not listed */
+	struct ckpt_attr attr;    /* SETATTR, kept in the manifest */
+	uint8_t *xattr;           /* SETXATTR: an xattr.h blob, owned */
+	uint32_t xlen;
 };
 
 struct version {
@@ -58,6 +61,9 @@ struct version {
 	uint64_t stored;          /* bytes written to segments */
 	uint32_t refs;
 	int removed;              /* no longer in the catalog */
+	int removing;             /* an rm's disk work runs on the pool
+				   * (remove.c): no other rm, retention,
+				   * eviction, drain copy or level change */
 
 	struct vfile *files;      /* owned array, dead entries included */
 	uint32_t nfiles, cfiles;
@@ -229,8 +235,22 @@ void catalog_fail(struct catalog *cat, struct version *v, int err);
 /* Give back the segments of a FAILED version once no write is in flight. */
 void catalog_settle(struct catalog *cat, struct version *v);
 /* Remove v from the catalog: unlink its manifest, free its segments once the
- * last reference is gone.  0 or -errno (the manifest could not be removed). */
+ * last reference is gone; a quarantine directory is discarded on the pool.
+ * 0, -EBUSY (a level change or an rm in flight) or -errno (the manifest
+ * could not be removed). */
 int catalog_remove(struct catalog *cat, struct version *v);
+/* The blocking half of dropping the manifest of the version sealed as seq on
+ * purpose: log open_id in the removal log (fsync'd) first, then unlink the
+ * manifest and fsync the directory.  Safe on any thread (appends to the log
+ * are serialized); reads only the store's paths.  0 or -errno. */
+int catalog_manifest_drop(const struct catalog *cat, uint64_t open_id,
+			  uint64_t seq);
+/* catalog_remove() and catalog_evict() for a version whose manifest (and
+ * quarantine directory) a worker already removed: memory only.  The caller
+ * clears v->removing first. */
+int catalog_remove_dropped(struct catalog *cat, struct version *v);
+int catalog_evict_dropped(struct catalog *cat, struct version *v,
+			  struct pfsman *m);
 /* Discard the damaged local copy of v kept in quarantine (v->qdir), if
  * any: its files go, the version stays (served from its PFS copy). */
 void catalog_discard_quarantine(struct catalog *cat, struct version *v);

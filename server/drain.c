@@ -106,8 +106,9 @@ static const char *base_of(const struct version *v)
 	     pos = pos->next) {
 		const struct version *o = list_entry(pos, struct version, link);
 
+		/* Not one whose PFS copy is being removed (remove.h). */
 		if (o != v && o->seq < v->seq && o->level >= CKPT_DRAINED &&
-		    (!best || o->seq > best->seq))
+		    !o->removing && (!best || o->seq > best->seq))
 			best = o;
 	}
 	return best ? best->name : "";
@@ -143,9 +144,18 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 		map[i] = n;
 		j->files[n].path = strdup(v->files[i].path);
 		j->files[n].size = v->files[i].size;
+		j->files[n].attr = v->files[i].attr;
 		if (!j->files[n++].path)
 			goto out_free;
 		j->nfiles = n;
+		if (v->files[i].xlen) {
+			j->files[n - 1].xattr = malloc(v->files[i].xlen);
+			if (!j->files[n - 1].xattr)
+				goto out_free;
+			memcpy(j->files[n - 1].xattr, v->files[i].xattr,
+			       v->files[i].xlen);
+			j->files[n - 1].xlen = v->files[i].xlen;
+		}
 	}
 	for (i = 0; i < v->nrecs; i++) {
 		if (v->files[v->recs[i].file].dead)
@@ -302,7 +312,8 @@ static struct version *next_copy(struct ckptd *d, uint64_t now)
 		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
 			struct version *v = list_entry(vp, struct version, link);
 
-			if (v->drain != DR_QUEUED || v->drain_due_ms > now)
+			if (v->drain != DR_QUEUED || v->drain_due_ms > now ||
+			    v->removing)
 				continue;
 			if (!v->drain_now && every > 1 && v->ordinal % every &&
 			    !newest(v)) {
@@ -342,36 +353,112 @@ void drain_tick(struct ckptd *d)
 
 /* ---- retention ---------------------------------------------------------- */
 
+/* A retention step whose PFS work runs on the pool: the version is marked
+ * removing (no rm, no other retention, no level change) until ->done. */
+struct retain_task {
+	struct task t;
+	const char *target;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	struct pfsman m;          /* loaded on the worker */
+	int loaded;
+};
+
+static int evict_run(struct pool_task *pt)
+{
+	struct retain_task *rt = (struct retain_task *)task_of(pt);
+	int ret;
+
+	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	rt->loaded = ret == 0;
+	return ret;
+}
+
+static void retain_free(struct retain_task *rt)
+{
+	struct version *v = rt->t.v;
+
+	v->removing = 0;
+	if (rt->loaded)
+		pfsman_release(&rt->m);
+	version_put(&rt->t.dr->d->cat, v);
+	free(rt);
+}
+
+/* The PFS manifest is loaded: drop the local copy (its manifest on the pool,
+ * catalog_evict_bg), if the version is still a local one. */
+static void evict_done(struct pool_task *pt)
+{
+	struct retain_task *rt = (struct retain_task *)task_of(pt);
+	struct ckptd *d = rt->t.dr->d;
+	struct version *v = rt->t.v;
+
+	v->removing = 0;
+	if (pt->result < 0 || v->removed || version_remote(v) ||
+	    v->state != CKPT_ST_SEALED || v->level < CKPT_DRAINED)
+		goto out_free;
+	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)
+		goto out_free;
+	rt->loaded = 0;           /* v owns it now */
+	log_printf(LOG_INFO, "retention: %s/%s evicted from the local store (drained; keep=%u)",
+		   rt->job, rt->version, d->conf->keep);
+out_free:
+	retain_free(rt);
+}
+
+static void retain_drop(struct pool_task *pt)
+{
+	retain_free((struct retain_task *)task_of(pt));
+}
+
+/* Start a retention task on v: run on a worker, done on the loop.  0 or
+ * -ENOMEM. */
+static int retain_start(struct ckptd *d, struct version *v,
+			int (*run)(struct pool_task *),
+			void (*done)(struct pool_task *))
+{
+	struct retain_task *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return -ENOMEM;
+	pool_task_init(&rt->t.pt, run, done, retain_drop);
+	rt->t.v = v;
+	rt->target = d->conf->drain_target;
+	snprintf(rt->job, sizeof(rt->job), "%s", v->job->name);
+	snprintf(rt->version, sizeof(rt->version), "%s", v->name);
+	version_get(v);
+	v->removing = 1;
+	submit(drain_of(d), &rt->t);
+	return 0;
+}
+
 /* With a drain: keep the newest `keep` local copies; older ones leave the
- * local store only once DRAINED, becoming remote. */
+ * local store only once DRAINED, becoming remote.  Their PFS manifests are
+ * loaded on the pool (evict_done goes on). */
 static void local_retain(struct ckptd *d, struct job *j)
 {
 	struct list *pos, *tmp;
 	uint32_t local = 0;
-	struct pfsman m;
 
+	/* Versions already leaving (rm, retention) do not count. */
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		local += v->state == CKPT_ST_SEALED && !version_remote(v);
+		local += v->state == CKPT_ST_SEALED && !version_remote(v) &&
+			 !v->removing;
 	}
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
 		if (local <= d->conf->keep)
 			return;
-		if (v->state != CKPT_ST_SEALED || version_remote(v))
+		if (v->state != CKPT_ST_SEALED || version_remote(v) ||
+		    v->removing || version_level_busy(v))
 			continue;
 		if (v->level < CKPT_DRAINED)
 			continue;   /* never evict what the PFS lacks */
-		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) < 0)
+		if (retain_start(d, v, evict_run, evict_done) < 0)
 			continue;
-		if (catalog_evict_bg(&d->cat, v, &m) < 0) {
-			pfsman_release(&m);
-			continue;
-		}
-		log_printf(LOG_INFO, "retention: %s/%s evicted from the local store (drained; keep=%u)",
-			   j->name, v->name, d->conf->keep);
 		local--;
 	}
 }
@@ -393,20 +480,60 @@ int drain_is_base(const struct job *j, const char *name)
 	return 0;
 }
 
-/* [drain] keep: the newest `keep` drained versions stay on the PFS. */
+/* Worker: remove the version from the PFS (its manifest first). */
+static int unpublish_run(struct pool_task *pt)
+{
+	struct retain_task *rt = (struct retain_task *)task_of(pt);
+	int ret;
+
+	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	rt->loaded = ret == 0;
+	return ret < 0 ? ret : pfs_remove(rt->target, &rt->m);
+}
+
+/* The PFS copy is gone (or was not there): a remote version leaves the
+ * catalog, a local one is LOCAL again. */
+static void unpublish_done(struct pool_task *pt)
+{
+	struct retain_task *rt = (struct retain_task *)task_of(pt);
+	struct ckptd *d = rt->t.dr->d;
+	struct version *v = rt->t.v;
+
+	v->removing = 0;
+	if (pt->result < 0 && pt->result != -ENOENT)
+		log_printf(LOG_WARNING, "retention: removing %s/%s from the PFS: %s",
+			   rt->job, rt->version, ckpt_strerror(pt->result));
+	log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
+		   rt->job, rt->version, d->conf->drain_keep);
+	if (v->removed)
+		goto out_free;
+	if (version_remote(v)) {
+		catalog_remove(&d->cat, v);
+	} else {
+		v->drain = DR_DONE;
+		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
+	}
+out_free:
+	retain_free(rt);
+}
+
+/* [drain] keep: the newest `keep` drained versions stay on the PFS.  The
+ * removals run on the pool (unpublish_run). */
 static void pfs_retain(struct ckptd *d, struct job *j)
 {
 	uint32_t keep = d->conf->drain_keep, drained = 0;
 	struct list *pos, *tmp;
-	struct pfsman m;
 
 	/* Until a scan of the PFS succeeded, the bases of versions drained
 	 * before this start are unknown: remove nothing. */
 	if (!keep || !drain_of(d)->scanned)
 		return;
-	list_for_each_safe(pos, tmp, &j->versions)
-		drained += list_entry(pos, struct version, link)->level >=
-			   CKPT_DRAINED;
+	/* Versions already leaving (rm, retention) do not count. */
+	list_for_each_safe(pos, tmp, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		drained += v->level >= CKPT_DRAINED && !v->removing;
+	}
 	/* Only the drained versions older than the newest `keep` ones may go
 	 * (oldest first; bases stay): never a newer one in place of a base. */
 	list_for_each_safe(pos, tmp, &j->versions) {
@@ -414,25 +541,12 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 
 		if (drained <= keep || drained <= 1)
 			return;
-		if (v->level < CKPT_DRAINED)
+		if (v->level < CKPT_DRAINED || v->removing)
 			continue;
 		drained--;      /* v is past the newest `keep` from here on */
 		if (drain_is_base(j, v->name))
 			continue;
-		if (pfs_load(d->conf->drain_target, j->name, v->name, &m) == 0) {
-			pfs_remove(d->conf->drain_target, &m);
-			pfsman_release(&m);
-		}
-		log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
-			   j->name, v->name, keep);
-		if (version_remote(v)) {
-			catalog_remove(&d->cat, v);
-			if (!j->nversions)
-				return;
-		} else {
-			v->drain = DR_DONE;
-			version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
-		}
+		retain_start(d, v, unpublish_run, unpublish_done);
 	}
 }
 

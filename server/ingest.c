@@ -10,6 +10,16 @@
  * client's staging is sent; the client never waits for it unless its staging
  * is full.
  *
+ * A write that needs a new segment when none is free waits, never blocking
+ * the loop on fallocate: segs_alloc says -EAGAIN while the pool makes one,
+ * and the write is parked in segs.waiting with its record already in the
+ * index (so that the arrival order, which decides overlaps, holds) and a
+ * segment still to be chosen.  Later writes of the same version park behind
+ * it.  When a segment is ready, seg_ready() places the parked writes in
+ * order; when none can be made, they fail as a write that found the store
+ * full always has (-ENOSPC to the writer, the version FAILED).  A parked
+ * write counts as in flight: the seal, reads and rm wait for it.
+ *
  * SEAL: when every writer has committed, the version is STAGED.  Once its
  * writes have completed, every segment it used is fdatasync'd (io_uring), and
  * then its manifest is written durably by a worker thread (version_reach,
@@ -32,6 +42,7 @@
 
 struct wop {
 	struct loop_op op;
+	struct list link;         /* in segs.waiting while parked */
 	struct ckptd *d;
 	struct conn *c;           /* NULL for a segment header */
 	struct version *v;
@@ -43,6 +54,10 @@ struct wop {
 };
 
 static void seal_step(struct ckptd *d, struct version *v);
+
+/* The segment of a parked write's record, until it is placed (never a
+ * segment id: those are below SEGS_MAX_ID). */
+#define SEG_PARKED (MAN_SEG_ZERO - 1)
 
 static void wack(struct conn *c, uint32_t id, int status)
 {
@@ -105,18 +120,23 @@ static void on_write(struct loop_op *op, int res)
 	free(w);
 }
 
-/* Submit a write of len bytes at buf to segment seg at off. */
-static void submit_write(struct ckptd *d, struct wop *w, uint32_t seg,
-			 const void *buf, uint32_t len, uint64_t off)
+/* w's write is in flight from now (submitted or parked). */
+static void track(struct ckptd *d, struct wop *w)
+{
+	w->op.fn = on_write;
+	w->d = d;
+	version_get(w->v);
+	w->v->inflight++;
+}
+
+/* Submit w (tracked) as a write of len bytes at buf to segment seg at off. */
+static void issue(struct ckptd *d, struct wop *w, uint32_t seg,
+		  const void *buf, uint32_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe;
 	int ret;
 
-	w->op.fn = on_write;
-	w->d = d;
 	w->len = len;
-	version_get(w->v);
-	w->v->inflight++;
 	ret = sys_inject(SYS_PWRITE);
 	if (ret < 0) {
 		loop_fake(&d->loop, &w->op, ret);
@@ -124,6 +144,13 @@ static void submit_write(struct ckptd *d, struct wop *w, uint32_t seg,
 	}
 	sqe = loop_sqe(&d->loop, &w->op);
 	io_uring_prep_write(sqe, segs_fd(&d->segs, seg), buf, len, off);
+}
+
+static void submit_write(struct ckptd *d, struct wop *w, uint32_t seg,
+			 const void *buf, uint32_t len, uint64_t off)
+{
+	track(d, w);
+	issue(d, w, seg, buf, len, off);
 }
 
 static int write_seghdr(struct ckptd *d, struct version *v, uint32_t seg)
@@ -181,6 +208,95 @@ static int write_check(struct conn *c, const struct proto_msg *req,
 	return 0;
 }
 
+/* Does v have writes parked, waiting for a segment?  Then a new write of v
+ * parks behind them, whatever room its segment has. */
+static int parked(const struct ckptd *d, const struct version *v)
+{
+	const struct list *pos;
+
+	for (pos = d->segs.waiting.next; pos != &d->segs.waiting;
+	     pos = pos->next)
+		if (list_entry(pos, struct wop, link)->v == v)
+			return 1;
+	return 0;
+}
+
+static void log_full(const struct ckptd *d, const struct version *v, int err)
+{
+	if (err == -ENOSPC || err == -EFBIG)
+		log_printf(LOG_WARNING, "version %s/%s: store full (capacity %llu bytes)",
+			   v->job ? v->job->name : "?", v->name,
+			   (unsigned long long)d->segs.capacity);
+}
+
+/* Give parked write w its place in a segment (its record says where); the
+ * caller submits it.  0, -EAGAIN (still none free), or -errno (w's version
+ * fails). */
+static int place(struct ckptd *d, struct wop *w)
+{
+	struct version *v = w->v;
+	uint32_t len = v->recs[w->rec].len, seg;
+	uint64_t off;
+	int new_seg, ret;
+
+	if (v->state == CKPT_ST_FAILED)
+		return v->error ? v->error : -CKPT_EABORTED;
+	ret = version_reserve(&d->cat, v, len, &seg, &off, &new_seg);
+	if (ret < 0)
+		return ret;
+	if (new_seg) {
+		ret = write_seghdr(d, v, seg);
+		if (ret < 0)
+			return ret;
+	}
+	v->recs[w->rec].seg = seg;
+	v->recs[w->rec].seg_off = off;
+	return 0;
+}
+
+/* segs->ready: place the parked writes in order while segments last; with
+ * err (none could be made), the first that finds none fails with it. */
+static void seg_ready(void *arg, int err)
+{
+	struct ckptd *d = arg;
+	struct list *pos, *tmp;
+	int ret;
+
+	list_for_each_safe(pos, tmp, &d->segs.waiting) {
+		struct wop *w = list_entry(pos, struct wop, link);
+		const struct man_rec *r = &w->v->recs[w->rec];
+		uint32_t rlen = (r->len + 4095) & ~4095u;
+
+		ret = err == -ECANCELED ? err : place(d, w);
+		if (ret == -EAGAIN && err) {
+			ret = err;
+			err = 0;
+		}
+		if (ret == -EAGAIN)
+			return;
+		/* Off the list before w can complete (and be freed). */
+		list_del(&w->link);
+		if (ret == 0) {
+			issue(d, w, r->seg, w->src, rlen, r->seg_off);
+			continue;
+		}
+		log_full(d, w->v, ret);
+		w->len = rlen;
+		on_write(&w->op, ret);   /* fails v, answers the WACK */
+	}
+}
+
+/* Park w (its record added) until a segment is ready. */
+static void park(struct ckptd *d, struct wop *w)
+{
+	track(d, w);
+	d->segs.ready = seg_ready;
+	d->segs.ready_arg = d;
+	if (list_empty(&d->segs.waiting))   /* once while any wait */
+		log_printf(LOG_INFO, "store: no free segment; writes wait for one from the pool");
+	list_add_tail(&d->segs.waiting, &w->link);
+}
+
 void op_write(struct conn *c, const struct proto_msg *req)
 {
 	struct ckptd *d = c->d;
@@ -188,7 +304,7 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	const uint8_t *src;
 	struct man_rec rec;
 	struct wop *w;
-	int new_seg, ret;
+	int new_seg = 0, ret;
 
 	ret = write_check(c, req, &v);
 	if (ret < 0 && v)
@@ -204,9 +320,12 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	if (ret < 0)
 		goto out_free;
 	rec.file = ret;
-	ret = version_reserve(&d->cat, v, req->len, &rec.seg, &rec.seg_off,
+	rec.seg = SEG_PARKED;
+	rec.seg_off = 0;
+	ret = parked(d, v) ? -EAGAIN :
+	      version_reserve(&d->cat, v, req->len, &rec.seg, &rec.seg_off,
 			      &new_seg);
-	if (ret < 0)
+	if (ret < 0 && ret != -EAGAIN)
 		goto out_free;
 	if (new_seg) {
 		ret = write_seghdr(d, v, rec.seg);
@@ -226,17 +345,17 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	w->rec = v->nrecs - 1;
 	w->src = src;
 	conn_get(c);
-	submit_write(d, w, rec.seg, src, (req->len + 4095) & ~4095u,
-		     rec.seg_off);
+	if (rec.seg == SEG_PARKED)
+		park(d, w);
+	else
+		submit_write(d, w, rec.seg, src, (req->len + 4095) & ~4095u,
+			     rec.seg_off);
 	return;
 
 out_free:
 	free(w);
 out_fail:
-	if (ret == -ENOSPC || ret == -EFBIG)
-		log_printf(LOG_WARNING, "version %s/%s: store full (capacity %llu bytes)",
-			   v->job->name, v->name,
-			   (unsigned long long)d->segs.capacity);
+	log_full(d, v, ret);
 	fail(d, v, ret);
 out_wack:
 	wack(c, req->id, ret);

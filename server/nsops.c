@@ -1,6 +1,7 @@
 /*
  * nsops.c - namespace changes inside an open version: TRUNCATE, UNLINK and
- * RENAME, for writers that use files the way a POSIX program does (ckptfs).
+ * RENAME, and the file attributes (SETATTR), for writers that use files the
+ * way a POSIX program does (ckptfs).
  *
  * They act on the version's index, in order with the writer's WRITEs on the
  * same connection, and touch no data: a truncate adds zero records over what
@@ -9,10 +10,13 @@
  * change; a committed one gives -CKPT_ESEALED.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "nsops.h"
+#include "xattr.h"
 #include "ops.h"
 #include "session.h"
 
@@ -117,5 +121,108 @@ out_reply:
 	if (ret == -ENOMEM)
 		log_printf(LOG_ERR, "version %s/%s: out of memory renaming %s",
 			   v->job->name, v->name, req->path);
+	conn_reply_status(c, req, ret);
+}
+
+/*
+ * SETATTR: the attributes req->attr.set names, kept as data (ckptd decides
+ * nothing by them).  Only root may name a uid other than the job owner's,
+ * or set-uid and set-gid bits: ckptfs (root) has had the kernel check
+ * chown's and chmod's rules for its caller, while a plain writer could name
+ * any gid (ckptd cannot ask NSS on the loop), and `ckptctl restore` run as
+ * root applies what the manifest says.  ctime is ckptd's clock.
+ */
+void op_setattr(struct conn *c, const struct proto_msg *req)
+{
+	const struct ckpt_attr *a = &req->attr;
+	struct version *v = open_version(c, req);
+	struct ckpt_attr *fa;
+	struct timespec now;
+	int fi;
+
+	if (!v)
+		return;
+	if (c->uid != 0 && (((a->set & CKPT_ATTR_UID) && a->uid != v->job->uid) ||
+			    ((a->set & CKPT_ATTR_MODE) && (a->mode & 06000)))) {
+		conn_reply_status(c, req, -EPERM);
+		return;
+	}
+	fi = version_file(v, req->path, 0);
+	if (fi < 0) {
+		conn_reply_status(c, req, fi);
+		return;
+	}
+	fa = &v->files[fi].attr;
+	if (a->set & CKPT_ATTR_MODE && (a->mode & CKPT_ATTR_IFMT)) {
+		fa->mode = a->mode;             /* a type, once made */
+		fa->rdev = a->rdev;
+	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
+		fa->mode = a->mode | (fa->mode & CKPT_ATTR_IFMT);
+	}
+	if (a->set & CKPT_ATTR_UID)
+		fa->uid = a->uid;
+	if (a->set & CKPT_ATTR_GID)
+		fa->gid = a->gid;
+	if (a->set & CKPT_ATTR_ATIME)
+		fa->atime_ns = a->atime_ns;
+	if (a->set & CKPT_ATTR_MTIME)
+		fa->mtime_ns = a->mtime_ns;
+	fa->set |= a->set;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fa->ctime_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+	conn_reply_status(c, req, 0);
+}
+
+/*
+ * SETXATTR: set or (id 1) remove the one attribute req->blob holds, in the
+ * file's blob (xattr.h), which is copied on change: XATTR_MAX bytes at most.
+ * Names outside "user." are refused (ENOTSUP), as ckptfs refuses them.
+ */
+void op_setxattr(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = open_version(c, req);
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	const uint8_t *val = NULL;
+	char name[256];
+	struct vfile *f;
+	size_t len;
+	long vlen;
+	int fi, ret;
+
+	if (!v)
+		return;
+	ret = req->blob_len ? 0 : -EINVAL;
+	if (ret == 0) {
+		memcpy(name, req->blob + 1, req->blob[0]);
+		name[req->blob[0]] = '\0';
+		vlen = xattr_get(req->blob, req->blob_len, name, &val);
+		/* exactly one record */
+		ret = (size_t)(1 + req->blob[0] + 2 + vlen) == req->blob_len ?
+		      0 : -EINVAL;
+	}
+	if (ret == 0 && (strncmp(name, "user.", 5) || !name[5]))
+		ret = -ENOTSUP;
+	fi = ret == 0 ? version_file(v, req->path, 0) : ret;
+	if (fi < 0) {
+		conn_reply_status(c, req, fi);
+		return;
+	}
+	f = &v->files[fi];
+	len = f->xlen;
+	if (len)
+		memcpy(buf, f->xattr, len);
+	ret = req->id == 1 ? xattr_remove(buf, &len, name)
+			   : xattr_set(buf, &len, name, val, (size_t)vlen);
+	if (ret == 0 && len) {
+		copy = malloc(len);
+		ret = copy ? 0 : -ENOMEM;
+	}
+	if (ret == 0) {
+		if (len)
+			memcpy(copy, buf, len);
+		free(f->xattr);
+		f->xattr = copy;
+		f->xlen = (uint32_t)len;
+	}
 	conn_reply_status(c, req, ret);
 }

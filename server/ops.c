@@ -16,10 +16,9 @@
 #include "cluster.h"
 #include "drain.h"
 #include "ingest.h"
-#include "journal.h"
 #include "log.h"
 #include "ops.h"
-#include "pfs.h"
+#include "remove.h"
 #include "session.h"
 #include "vstats.h"
 
@@ -381,6 +380,7 @@ void op_list_files(struct conn *c, const struct proto_msg *req)
 		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
 		fi.size = v->files[i].size;
 		fi.extents = v->files[i].nrecs;
+		fi.attr = v->files[i].attr;
 		proto_enc_file_entry(&p.e, &fi);
 	}
 	page_end(c, &p);
@@ -419,76 +419,74 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 	snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
 	fi.size = v->files[i].size;
 	fi.extents = v->files[i].nrecs;
+	fi.attr = v->files[i].attr;
 	proto_enc_file_entry(&e, &fi);
+	conn_reply_end(c, &e);
+}
+
+/* GETXATTRS: the file's extended attributes, a blob after the fields. */
+void op_getxattrs(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = lookup(c, req);
+	struct enc e;
+	int i;
+
+	if (!v)
+		return;
+	i = version_file(v, req->path, 0);
+	if (i < 0) {
+		conn_reply_status(c, req, i);
+		return;
+	}
+	if (!conn_reply_begin(c, req, &e))
+		return;
+	enc_u32(&e, v->files[i].xlen);
+	enc_bytes(&e, v->files[i].xattr, v->files[i].xlen);
 	conn_reply_end(c, &e);
 }
 
 void op_remove(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = lookup(c, req);
+	enum rm_kind kind = RM_LOCAL;
 	int ret;
 
 	if (!v)
 		return;
-	if (v->state == CKPT_ST_SEALING || v->inflight ||
+	if (v->removing || v->state == CKPT_ST_SEALING || v->inflight ||
 	    v->drain == DR_RUNNING || version_level_busy(v) ||
 	    (v->state == CKPT_ST_OPEN && v->writers != v->committed)) {
 		conn_reply_status(c, req, -EBUSY);
 		return;
 	}
-	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,
-		   req->version, c->uid);
 	/* A drained version keeps its PFS copy: rm drops the local copy and
 	 * the version stays listed, read from the PFS.  rm it again to remove
-	 * it from the PFS too. */
-	if (!version_remote(v) && v->level >= CKPT_DRAINED && drain_enabled(c->d)) {
-		struct pfsman m;
-
-		ret = pfs_load(c->d->conf->drain_target, req->job, req->version,
-			       &m);
-		if (ret == 0) {
-			ret = catalog_evict(&c->d->cat, v, &m);
-			if (ret < 0)
-				pfsman_release(&m);
-		}
-		log_printf(LOG_INFO, "version %s/%s: local copy removed by uid %u; still on the PFS",
-			   req->job, req->version, c->uid);
-		conn_reply_status(c, req, ret);
-		return;
-	}
-	/* Served from the PFS with a damaged local copy in quarantine: rm
-	 * discards the quarantine first, as it drops a local copy. */
-	if (version_remote(v) && v->qdir) {
-		catalog_discard_quarantine(&c->d->cat, v);
-		conn_reply_status(c, req, 0);
-		return;
-	}
-	/* A version only on the PFS is removed there, unless a newer drained
-	 * version refers to its chunks (incremental). */
-	if (version_remote(v) && v->pfs && drain_is_base(v->job, v->name)) {
+	 * it from the PFS too.  Served from the PFS with a damaged local copy
+	 * in quarantine: rm discards the quarantine first, as it drops a local
+	 * copy.  A version only on the PFS is removed there, unless a newer
+	 * drained version refers to its chunks (incremental). */
+	if (!version_remote(v) && v->level >= CKPT_DRAINED &&
+	    drain_enabled(c->d))
+		kind = RM_EVICT;
+	else if (version_remote(v) && v->qdir)
+		kind = RM_QUARANTINE;
+	else if (version_remote(v) && v->pfs)
+		kind = RM_PFS;
+	if (kind == RM_PFS && drain_is_base(v->job, v->name)) {
 		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
 			   req->job, req->version);
 		conn_reply_status(c, req, -EBUSY);
 		return;
 	}
-	if (version_remote(v) && v->pfs) {
-		ret = pfs_remove(c->d->conf->drain_target, v->pfs);
-		if (ret < 0) {
-			conn_reply_status(c, req, ret);
-			return;
-		}
+	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,
+		   req->version, c->uid);
+	if (kind != RM_LOCAL || remove_needs_disk(c->d, v)) {
+		remove_start(c, req, v, kind);   /* answers when durable */
+		return;
 	}
+	/* Nothing on disk to remove (open, nobody writing; failed). */
 	v->error = -CKPT_ENOVERSION;
-	if (drain_enabled(c->d) && v->seq && !version_remote(v)) {
-		/* The journal of a drain it never finished goes with it. */
-		char journal[CONF_PATH_MAX + 64];
-
-		if (journal_path(journal, sizeof(journal), c->d->conf->store,
-				 v->seq) == 0)
-			unlink(journal);
-	}
-	/* Its waiters hear once it is removed (v->removed): before, they
-	 * would wait on for a level it can no longer reach. */
+	/* Its waiters hear once it is removed (v->removed). */
 	version_get(v);
 	ret = catalog_remove(&c->d->cat, v);
 	ckptd_version_changed(c->d, v);

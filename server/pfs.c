@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "names.h"
 #include "pfs.h"
 #include "pfslayout.h"
+#include "xattr.h"
 #include "sys.h"
 #include "zip.h"
 
@@ -216,6 +218,13 @@ struct copy {
 };
 
 /* The chunk of base matching path and index, if it is stored in base. */
+/* A symbolic link: its bytes are its target (ckpt.h, CKPT_ATTR_IFLNK). */
+static int is_link(const struct ckpt_attr *a)
+{
+	return (a->set & CKPT_ATTR_MODE) &&
+	       (a->mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK;
+}
+
 static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
 					  uint32_t idx)
 {
@@ -231,6 +240,8 @@ static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
 
 		if (strcmp(f->path, path) || idx >= f->count)
 			continue;
+		if (is_link(&f->attr))          /* read with readlinkat */
+			return NULL;
 		k = &c->base.chunks[f->first + idx];
 		return k->kind == PFS_REF ? NULL : k;
 	}
@@ -305,6 +316,112 @@ static int chunk_put(struct copy *c, int fd, const char *path, uint32_t idx,
 	return ret;
 }
 
+/*
+ * Give the PFS file the mode and times its writer set (attr.set): mode
+ * without the set-id bits and always readable by its owner (ckptd reads it
+ * back: remote reads, incremental bases); times as they were.  Its owner
+ * stays the job's (pfslayout.h); the job's tree is 0700 at its .job level,
+ * so no mode opens it to others.  After the last write, which moves mtime.
+ */
+static int copy_attr(int fd, const struct ckpt_attr *a)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if ((a->set & CKPT_ATTR_MODE) &&
+	    fchmod(fd, (a->mode & 0777) | S_IRUSR) < 0)
+		return -errno;
+	if (a->set & CKPT_ATTR_ATIME) {
+		ts[0].tv_sec = a->atime_ns / 1000000000ull;
+		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
+	}
+	if (a->set & CKPT_ATTR_MTIME) {
+		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
+		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
+	}
+	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) &&
+	    futimens(fd, ts) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The file's extended attributes ("user." only), each set on the PFS
+ * file; a PFS that keeps none (ENOTSUP) still has them in the PFS
+ * manifest.  Before the times: setting one changes ctime only. */
+static int copy_xattr(int fd, const uint8_t *blob, uint32_t len)
+{
+	char names[XATTR_MAX];
+	const uint8_t *val;
+	long n, vlen, off;
+
+	n = len ? xattr_list(blob, len, names, sizeof(names)) : 0;
+	for (off = 0; off < n; off += strlen(names + off) + 1) {
+		vlen = xattr_get(blob, len, names + off, &val);
+		if (fsetxattr(fd, names + off, val, (size_t)vlen, 0) < 0) {
+			if (errno == ENOTSUP)
+				return 0;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A symbolic link (the file's bytes are its target): a real symlink on the
+ * PFS, made under the temporary name, given to the job's owner and its
+ * times (never following it), then renamed into place.  Its one chunk is
+ * RAW (never a reference to a base, never compressed) with the target's
+ * CRC32C; a reader gets it back with readlinkat (chunk_fetch).
+ */
+static int copy_link(struct copy *c, uint32_t fi, const char *tmp,
+		     const char *dst)
+{
+	const struct pfs_file *f = &c->m.files[fi];
+	const struct ckpt_attr *a = &c->job->files[fi].attr;
+	struct pfs_chunk *k = &c->m.chunks[f->first];
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	const char *name;
+	int pfd, ret;
+
+	if (f->count != 1 || f->size >= c->m.chunk || f->size >= PATH_MAX)
+		return -CKPT_EPROTO;
+	ret = chunk_build(&c->b, fi, 0, (uint32_t)f->size, c->buf);
+	if (ret < 0)
+		return ret;
+	c->buf[f->size] = '\0';
+	if (strlen((char *)c->buf) != f->size)
+		return -CKPT_EPROTO;     /* a NUL in a target */
+	*k = (struct pfs_chunk){ .len = (uint32_t)f->size,
+				 .crc = crc32c(c->buf, f->size),
+				 .stored = (uint32_t)f->size, .kind = PFS_RAW };
+	pfd = pfs_open_parent(c->tfd, tmp, &name);
+	if (pfd < 0)
+		return pfd;
+	unlinkat(pfd, name, 0);         /* left by an interrupted copy */
+	ret = symlinkat((char *)c->buf, pfd, name) < 0 ? -errno : 0;
+	if (ret == 0 && fchownat(pfd, name, c->owner.uid, c->owner.gid,
+				 AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
+		ret = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (ret == 0 && utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = -errno;
+	if (ret == 0)
+		ret = fsync(pfd) < 0 ? -errno : 0;
+	close(pfd);
+	c->job->bytes_in += f->size;
+	if (ret == 0)
+		ret = pfs_rename(c->tfd, tmp, dst);
+	if (ret < 0)
+		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
 static int copy_file(struct copy *c, uint32_t fi)
 {
 	const struct pfs_file *f = &c->m.files[fi];
@@ -322,6 +439,8 @@ static int copy_file(struct copy *c, uint32_t fi)
 		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
 	if (ret < 0)
 		return ret;
+	if (is_link(&c->job->files[fi].attr))
+		return copy_link(c, fi, tmp, dst);
 	fd = pfs_create(c->tfd, tmp, &c->owner);
 	if (fd < 0)
 		return fd;
@@ -341,7 +460,10 @@ static int copy_file(struct copy *c, uint32_t fi)
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
 	ret = ftruncate(fd, c->o->compress || c->o->incremental ? out_off
 							       : f->size);
-	ret = ret < 0 ? -errno : sys_fsync(fd);
+	ret = ret < 0 ? -errno : copy_xattr(fd, c->job->files[fi].xattr,
+					    c->job->files[fi].xlen);
+	ret = ret < 0 ? ret : copy_attr(fd, &c->job->files[fi].attr);
+	ret = ret < 0 ? ret : sys_fsync(fd);
 	if (ret < 0)
 		goto out_close;
 	close(fd);
@@ -370,6 +492,9 @@ static int copy_layout(struct copy *c)
 	for (i = 0; i < job->nfiles; i++) {
 		c->m.files[i].path = job->files[i].path;   /* borrowed */
 		c->m.files[i].size = job->files[i].size;
+		c->m.files[i].attr = job->files[i].attr;
+		c->m.files[i].xattr = job->files[i].xattr; /* borrowed */
+		c->m.files[i].xlen = job->files[i].xlen;
 		c->m.files[i].first = (uint32_t)n;
 		c->m.files[i].count = (uint32_t)((job->files[i].size +
 						  c->m.chunk - 1) / c->m.chunk);
@@ -583,8 +708,10 @@ void pfs_job_free(struct pfs_job *job)
 
 	if (!job)
 		return;
-	for (i = 0; i < job->nfiles; i++)
+	for (i = 0; i < job->nfiles; i++) {
 		free(job->files[i].path);
+		free(job->files[i].xattr);
+	}
 	free(job->files);
 	free(job->recs);
 	free(job->fds);
@@ -671,6 +798,31 @@ void pfs_thread_exit(void)
 	fcap = 0;
 }
 
+/* The target of link f (its one chunk k) into out, verified. */
+static int link_fetch(int tfd, const struct pfsman *m,
+		      const struct pfs_file *f, const struct pfs_chunk *k,
+		      uint8_t *out)
+{
+	char path[PATH_MAX];
+	const char *name;
+	ssize_t n;
+	int pfd, ret;
+
+	ret = pfs_path(path, sizeof(path), PFS_N_FILE, m->job, m->version,
+		       f->path, 0);
+	if (ret < 0)
+		return ret;
+	pfd = pfs_open_parent(tfd, path, &name);
+	if (pfd < 0)
+		return pfd;
+	n = readlinkat(pfd, name, (char *)out, k->len);
+	ret = n < 0 ? -errno : 0;
+	close(pfd);
+	if (ret == 0 && ((size_t)n != k->len || crc32c(out, k->len) != k->crc))
+		ret = -CKPT_ECORRUPT;
+	return ret;
+}
+
 /* The bytes of chunk k of file f into out (k->len bytes), verified. */
 static int chunk_fetch(int tfd, const struct pfsman *m,
 		       const struct pfs_file *f, const struct pfs_chunk *k,
@@ -685,6 +837,8 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 		memset(out, 0, k->len);
 		return 0;
 	}
+	if (is_link(&f->attr))
+		return link_fetch(tfd, m, f, k, out);
 	if (*which < 0) {
 		ret = pfs_path(path, sizeof(path), PFS_N_FILE, m->job,
 			       k->kind == PFS_REF ? m->base : m->version,
@@ -801,7 +955,7 @@ int pfs_remove(const char *target, const struct pfsman *m)
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	ret = sys_inject(SYS_UNLINK);
+	ret = sys_inject_wait(SYS_UNLINK);   /* a worker's: may be late */
 	if (ret == 0)
 		ret = pfs_unlink(tfd, path, 0);
 	if (ret < 0 && ret != -ENOENT)

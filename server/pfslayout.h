@@ -20,7 +20,10 @@
  * is unambiguous), a job's last component is the only ".job" level of a
  * path, and the user's paths live only below files/, so nothing of ckptd's
  * (the manifest, temporaries) can share a name with one of them.  Reading the
- * path back (pfs_level) gives the job, version and file path again.  The
+ * path back (pfs_level) gives the job, version and file path again.  Names
+ * hold any byte but '/' and NUL (names.h) and are used as they are, with no
+ * escaping: a component is never empty, "." or "..", so none can climb out
+ * of its level, and a suffixed level is still one component.  The
  * suffixes cost 4 bytes of NAME_MAX (255) per level; job and version names
  * are short enough (CKPT_JOB_MAX, CKPT_VERSION_MAX) that no limit shrinks.
  *

@@ -123,6 +123,7 @@ int segs_open(struct segs *s, const char *store, uint64_t seg_size,
 	int n, ret;
 
 	memset(s, 0, sizeof(*s));
+	list_init(&s->waiting);
 	s->seg_size = seg_size;
 	s->direct = direct;
 	n = snprintf(s->dir, sizeof(s->dir), "%s/seg", store);
@@ -202,6 +203,19 @@ out_unlink:
 
 /* ---- spare segments, made on the pool ---------------------------------- */
 
+/* Tell the waiter (if any) that a segment may be free, or why not. */
+static void segs_ready(struct segs *s, int err)
+{
+	if (s->ready)
+		s->ready(s->ready_arg, err);
+}
+
+/* Free now: has a file, nobody's, header not being zeroed. */
+static int seg_is_free(const struct seg *g)
+{
+	return g->fd >= 0 && !g->used && !g->clearing;
+}
+
 struct mk_task {
 	struct pool_task t;
 	struct segs *s;           /* loop only: ->done, ->drop */
@@ -246,10 +260,15 @@ static void mk_done(struct pool_task *t)
 	s->v[mk->id].creating = 0;
 	if (t->result < 0) {
 		s->bytes -= mk->size;
+		int err = t->result;
+
 		log_printf(LOG_INFO, "store: making spare segment %u: %s",
-			   mk->id, strerror(-t->result));
+			   mk->id, strerror(-err));
 		free(mk);
-		return;    /* the next segs_alloc tries again */
+		/* The next segs_alloc tries again; a waiter hears why this
+		 * one failed only if nothing else may bring a segment. */
+		segs_ready(s, s->refilling || s->clearing ? 0 : err);
+		return;
 	}
 	if (s->direct && !mk->direct)
 		s->direct = 0;
@@ -257,16 +276,20 @@ static void mk_done(struct pool_task *t)
 	s->v[mk->id].size = mk->size;
 	free(mk);
 	segs_refill(s);
+	segs_ready(s, 0);
 }
 
-/* Shutdown: a file made but never installed is a free segment next start. */
+/* Shutdown: a file made but never installed is a free segment next start.
+ * Writes still waiting for a segment will not get one. */
 static void mk_drop(struct pool_task *t)
 {
 	struct mk_task *mk = (struct mk_task *)t;
+	struct segs *s = mk->s;
 
 	if (mk->fd >= 0)
 		close(mk->fd);
 	free(mk);
+	segs_ready(s, -ECANCELED);
 }
 
 void segs_refill(struct segs *s)
@@ -277,7 +300,7 @@ void segs_refill(struct segs *s)
 	if (!s->pool || s->refilling >= SEGS_REFILL_MAX)
 		return;
 	for (i = 0; i < s->n; i++)
-		nfree += s->v[i].fd >= 0 && !s->v[i].used;
+		nfree += s->v[i].fd >= 0 && !s->v[i].used;  /* clearing too */
 	if (nfree + s->refilling >= SEGS_SPARE || s->bytes + s->seg_size > s->capacity)
 		return;
 	for (i = 0; i < SEGS_MAX_ID; i++)
@@ -302,23 +325,34 @@ void segs_refill(struct segs *s)
 	segs_refill(s);
 }
 
+/* None is free and there is a pool: one is made (or cleared) there, never
+ * here.  -EAGAIN (wait for s->ready), -ENOSPC, -ENOMEM. */
+static int segs_alloc_later(struct segs *s)
+{
+	segs_refill(s);
+	if (s->refilling || s->clearing) {
+		s->nwait++;
+		return -EAGAIN;
+	}
+	return s->bytes + s->seg_size > s->capacity ? -ENOSPC : -ENOMEM;
+}
+
 int segs_alloc(struct segs *s, uint32_t *id)
 {
 	uint32_t i;
 	int ret;
 
 	for (i = 0; i < s->n; i++)
-		if (s->v[i].fd >= 0 && !s->v[i].used)
+		if (seg_is_free(&s->v[i]))
 			goto out_claim;
+	if (s->pool)
+		return segs_alloc_later(s);
 	if (s->bytes + s->seg_size > s->capacity)
 		return -ENOSPC;
-	/* None ready: create one here, on the loop.  The first id with no
+	/* No pool (tests, tools): create one here.  The first id with no
 	 * file of ours.  A name that exists but is not a usable segment (too
 	 * small: a crash between create and fallocate, or damage) is left
 	 * alone as evidence. */
-	if (s->pool)
-		log_printf(LOG_INFO, "store: no spare segment ready; creating one on the loop");
-	s->nsync++;
 	for (i = 0; i < SEGS_MAX_ID; i++) {
 		if (i < s->n && (s->v[i].fd >= 0 || s->v[i].creating))
 			continue;
@@ -336,19 +370,81 @@ out_claim:
 	return 0;
 }
 
-void segs_free(struct segs *s, uint32_t id)
-{
-	static uint8_t zero[SEGHDR_SIZE] __attribute__((aligned(4096)));
-	int ret;
+/* ---- freed segments, their headers zeroed on the pool ------------------ */
 
-	if (id >= s->n || !s->v[id].used)
-		return;
-	ret = sys_pwrite_all(s->v[id].fd, zero, SEGHDR_SIZE, 0);
+/* What a freed segment's header becomes (read-only: aligned for O_DIRECT). */
+static const uint8_t seg_zero[SEGHDR_SIZE] __attribute__((aligned(4096)));
+
+struct clr_task {
+	struct pool_task t;
+	struct segs *s;           /* loop only */
+	uint32_t id;
+	int fd;                   /* the segment's, open while s is */
+};
+
+static int clear_header(int fd, uint32_t id)
+{
+	int ret = sys_pwrite_all(fd, seg_zero, SEGHDR_SIZE, 0);
+
 	if (ret < 0)
 		log_printf(LOG_WARNING, "store: clearing header of segment %u: %s",
 			   id, strerror(-ret));
+	return ret;
+}
+
+static int clr_run(struct pool_task *t)
+{
+	struct clr_task *ct = (struct clr_task *)t;
+
+	return clear_header(ct->fd, ct->id);
+}
+
+static void clr_done(struct pool_task *t)
+{
+	struct clr_task *ct = (struct clr_task *)t;
+	struct segs *s = ct->s;
+
+	s->v[ct->id].clearing = 0;
+	s->clearing--;
+	free(ct);
+	segs_ready(s, 0);
+}
+
+/* Shutdown: clear it here (the loop serves nobody any more; twice is
+ * harmless if the worker did). */
+static void clr_drop(struct pool_task *t)
+{
+	struct clr_task *ct = (struct clr_task *)t;
+	struct segs *s = ct->s;
+
+	clear_header(ct->fd, ct->id);
+	s->v[ct->id].clearing = 0;
+	s->clearing--;
+	free(ct);
+	segs_ready(s, -ECANCELED);
+}
+
+void segs_free(struct segs *s, uint32_t id)
+{
+	struct clr_task *ct = NULL;
+
+	if (id >= s->n || !s->v[id].used)
+		return;
 	s->v[id].used = 0;
 	s->nused--;
+	if (s->pool)
+		ct = calloc(1, sizeof(*ct));
+	if (!ct) {
+		clear_header(s->v[id].fd, id);
+		return;
+	}
+	pool_task_init(&ct->t, clr_run, clr_done, clr_drop);
+	ct->s = s;
+	ct->id = id;
+	ct->fd = s->v[id].fd;
+	s->v[id].clearing = 1;
+	s->clearing++;
+	pool_submit(s->pool, &ct->t, 1);
 }
 
 int segs_move(struct segs *s, uint32_t id, const char *path)

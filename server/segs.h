@@ -17,11 +17,17 @@
  * a version that needs one does not wait on fallocate on the loop.  A
  * worker only creates and fallocates a file under an id the loop reserved
  * for it (seg.creating); the loop installs it when the task completes.
+ * With a pool, segs_alloc never creates a file on the loop: when none is
+ * free it says -EAGAIN and the caller waits for segs->ready.  Freed
+ * segments have their header zeroed on the pool too (seg.clearing) and are
+ * handed out again only once that is done.
  */
 #ifndef CKPTD_SEGS_H
 #define CKPTD_SEGS_H
 
 #include <stdint.h>
+
+#include "list.h"
 
 /* Segment ids are below this (64 TiB of 64 MiB segments); a larger name in
  * <store>/seg is not ours. */
@@ -40,6 +46,8 @@ struct seg {
 	uint64_t size;      /* file size */
 	int used;           /* given to a version */
 	int creating;       /* fd -1: a pool task is making this file */
+	int clearing;       /* freed: a pool task zeroes its header; not
+			     * free until it is done */
 };
 
 struct segs {
@@ -53,7 +61,15 @@ struct segs {
 	int direct;         /* segments opened with O_DIRECT */
 	struct pool *pool;  /* makes spare segments; NULL: none made ahead */
 	unsigned refilling; /* pool tasks making spare segments */
-	uint32_t nsync;     /* segments created on the loop (none was ready) */
+	unsigned clearing;  /* pool tasks zeroing freed segments' headers */
+	uint32_t nwait;     /* allocations that found none free (-EAGAIN) */
+	struct list waiting;/* owned by ingest.c: writes waiting for a
+			     * segment (segs_alloc said -EAGAIN), in order */
+	/* Loop: a segment may be free now (made or cleared: err 0), or making
+	 * one failed (err; -ECANCELED: shutting down, none will come).  Set by
+	 * whoever waits (ingest.c); NULL: nobody. */
+	void (*ready)(void *arg, int err);
+	void *ready_arg;
 };
 
 /*
@@ -67,14 +83,17 @@ void segs_close(struct segs *s);
  * -ENOENT if there is no such segment. */
 int segs_claim(struct segs *s, uint32_t id);
 /* A free segment, recycled or new.  -ENOSPC when the capacity is reached
- * or the file system is full, or another -errno. */
+ * or the file system is full, or another -errno.  With a pool, -EAGAIN
+ * when none is free yet but one is being made or cleared: s->ready is
+ * called (from the loop) when that is over; try again then. */
 int segs_alloc(struct segs *s, uint32_t *id);
 /* Keep SEGS_SPARE free segments ready: start making one on the pool if
  * fewer are free and the capacity allows (one at a time).  No-op without a
  * pool. */
 void segs_refill(struct segs *s);
-/* Return id to the free list.  Its header is zeroed so that a crash cannot
- * later report the old owner as incomplete. */
+/* Return id to the free list.  Its header is zeroed (on the pool when there
+ * is one, and then id is free only once that is done) so that a crash
+ * cannot later report the old owner as incomplete. */
 void segs_free(struct segs *s, uint32_t id);
 /* Move segment id's file to path (recovery's quarantine, on the same file
  * system) and forget it: the id becomes a hole, and the capacity shrinks by

@@ -502,6 +502,23 @@ static void print_stall(const struct ckpt_version_info *vi)
 	       vi->slow_pid, vi->slow_host[0] ? vi->slow_host : "?", rank);
 }
 
+/* The attributes a file has (only those ever set): mode as a number. */
+static void json_attr(struct jw *w, const struct ckpt_attr *a)
+{
+	if (a->set & CKPT_ATTR_MODE)
+		jw_ku64(w, "mode", a->mode);
+	if (a->set & CKPT_ATTR_UID)
+		jw_ku64(w, "uid", a->uid);
+	if (a->set & CKPT_ATTR_GID)
+		jw_ku64(w, "gid", a->gid);
+	if (a->set & CKPT_ATTR_ATIME)
+		jw_ku64(w, "atime_ns", a->atime_ns);
+	if (a->set & CKPT_ATTR_MTIME)
+		jw_ku64(w, "mtime_ns", a->mtime_ns);
+	if (a->ctime_ns)
+		jw_ku64(w, "ctime_ns", a->ctime_ns);
+}
+
 static int ls_files(struct ctl *ctl, const char *job, const char *version)
 {
 	static const char *const heads[] = { "PATH", "SIZE", "BYTES",
@@ -516,7 +533,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 	err = ctl_stat_version(ctl->c, job, version, &vi);
 	if (err)
 		return ctl_fail(err, "ls %s/%s", job, version);
-	n = ckpt_list_files(ctl->c, job, version, &f);
+	n = ckpt_list_files2(ctl->c, job, version, &f, sizeof(*f));
 	if (n < 0)
 		return ctl_fail(n, "ls %s/%s", job, version);
 	if (ctl->json) {
@@ -531,6 +548,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 			jw_kstr(&w, "path", f[i].path);
 			jw_ku64(&w, "size", f[i].size);
 			jw_ku64(&w, "extents", f[i].extents);
+			json_attr(&w, &f[i].attr);
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -67,7 +68,8 @@ static int rd_open(struct rd *r, const char *label)
 	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)
 		return ctl_failx("%s %s/%s: version is %s, not committed", label,
 				 r->job, r->version, ckpt_state_name(vi.state));
-	n = ckpt_list_files(r->c, r->job, r->version, &r->files);
+	n = ckpt_list_files2(r->c, r->job, r->version, &r->files,
+			     sizeof(*r->files));
 	if (n < 0)
 		return ctl_fail(n, "%s %s/%s: list files", label, r->job,
 				r->version);
@@ -368,7 +370,169 @@ static int write_piece(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/* Restore one file: temp name, data, fsync, rename, fsync the directory. */
+/*
+ * The attributes the file's writer set (a->set): owner and group when run as
+ * root (as tar does), then the mode (after chown, which clears set-id
+ * bits), then the times.  A file with none keeps what open() gave it.
+ */
+static int restore_attr(int fd, const struct ckpt_attr *a)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchown(fd, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		   a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1))
+		return -errno;
+	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, a->mode & 07777))
+		return -errno;
+	if (a->set & CKPT_ATTR_ATIME) {
+		ts[0].tv_sec = a->atime_ns / 1000000000ull;
+		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
+	}
+	if (a->set & CKPT_ATTR_MTIME) {
+		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
+		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
+	}
+	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) && futimens(fd, ts))
+		return -errno;
+	return 0;
+}
+
+/* The file's extended attributes, each set on fd.  The blob is ckpt.h's
+ * (ckpt_getxattrs): u8 name length, name, u16 value length, value.  A
+ * target file system that keeps none (ENOTSUP) is not an error. */
+static int restore_xattr(struct rd *r, const struct ckpt_file_info *f, int fd)
+{
+	uint8_t blob[CKPT_XATTR_MAX];
+	char name[256];
+	size_t off = 0, nl, vl;
+	int len;
+
+	len = ckpt_getxattrs(r->c, r->job, r->version, f->path, blob,
+			     sizeof(blob));
+	if (len < 0)
+		return len;
+	while (off + 3 <= (size_t)len) {
+		nl = blob[off];
+		if (off + 1 + nl + 2 > (size_t)len)
+			return -CKPT_EPROTO;
+		memcpy(name, blob + off + 1, nl);
+		name[nl] = '\0';
+		vl = blob[off + 1 + nl] | (size_t)blob[off + 2 + nl] << 8;
+		if (off + 3 + nl + vl > (size_t)len)
+			return -CKPT_EPROTO;
+		if (fsetxattr(fd, name, blob + off + 3 + nl, vl, 0)) {
+			if (errno == ENOTSUP)
+				return 0;
+			return -errno;
+		}
+		off += 3 + nl + vl;
+	}
+	return 0;
+}
+
+/* A link's target, gathered into memory (at most 4095 bytes). */
+struct link_buf {
+	char t[4096];
+	size_t len;
+};
+
+static int link_piece(void *arg, const void *buf, size_t len)
+{
+	struct link_buf *l = arg;
+
+	if (len >= sizeof(l->t) - l->len)
+		return -ENAMETOOLONG;
+	memcpy(l->t + l->len, buf, len);
+	l->len += len;
+	return 0;
+}
+
+/* Restore a symbolic link: made under the temporary name, then its owner
+ * (as root) and times, never following it; renamed into place. */
+static int restore_link(struct rd *r, const struct ckpt_file_info *f,
+			int dfd, const char *tmp, const char *base)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	const struct ckpt_attr *a = &f->attr;
+	struct link_buf l = { .len = 0 };
+	uint64_t got;
+	int err;
+
+	err = rd_file(r, f, link_piece, &l, &got);
+	if (err)
+		return err;
+	l.t[l.len] = '\0';
+	if (l.len == 0 || strlen(l.t) != l.len)
+		return -CKPT_ECORRUPT;
+	unlinkat(dfd, tmp, 0);
+	if (symlinkat(l.t, dfd, tmp))
+		return -errno;
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
+		     AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	else if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
+/* Restore a FIFO, socket or device node (metadata only): mknod under the
+ * temporary name (a device needs root: EPERM otherwise), its attributes,
+ * rename into place. */
+static int restore_special(const struct ckpt_file_info *f, int dfd,
+			   const char *tmp, const char *base)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	const struct ckpt_attr *a = &f->attr;
+	int err = 0;
+
+	unlinkat(dfd, tmp, 0);
+	if (mknodat(dfd, tmp, (a->mode & CKPT_ATTR_IFMT) | 0600,
+		    (dev_t)a->rdev))
+		return -errno;
+	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
+	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
+		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
+		     AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && fchmodat(dfd, tmp, a->mode & 07777, 0))
+		err = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	else if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
+/* Restore one file: temp name, data, attributes, fsync, rename, fsync the
+ * directory. */
 static int restore_file(struct rd *r, int rootfd, int idx)
 {
 	const struct ckpt_file_info *f = &r->files[idx];
@@ -382,6 +546,15 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+	if ((f->attr.set & CKPT_ATTR_MODE) &&
+	    (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK) {
+		err = restore_link(r, f, dfd, tmp, base);
+		goto out_close_dir;
+	}
+	if ((f->attr.set & CKPT_ATTR_MODE) && (f->attr.mode & CKPT_ATTR_IFMT)) {
+		err = restore_special(f, dfd, tmp, base);
+		goto out_close_dir;
+	}
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
 	if (fd < 0 && errno == EEXIST && !unlinkat(dfd, tmp, 0))
@@ -394,6 +567,10 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	}
 	out = (struct out_file){ .fd = fd, .off = 0 };
 	err = rd_file(r, f, write_piece, &out, &got);
+	if (!err)
+		err = restore_xattr(r, f, fd);
+	if (!err)
+		err = restore_attr(fd, &f->attr);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)

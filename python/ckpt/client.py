@@ -31,7 +31,7 @@ def _check(ret, what):
 
 
 def _b(s):
-    return s.encode() if isinstance(s, str) else s
+    return s.encode(errors="surrogateescape") if isinstance(s, str) else s
 
 
 def _level(level):
@@ -50,7 +50,8 @@ def _ms(timeout):
 
 def _info_dict(vi):
     d = {
-        "job": vi.job.decode(), "version": vi.version.decode(),
+        "job": vi.job.decode(errors="surrogateescape"),
+        "version": vi.version.decode(errors="surrogateescape"),
         "state": _lib.STATES.get(vi.state, "unknown"),
         "level": _lib.LEVEL_NAMES.get(vi.level, "unknown"),
         "uid": vi.uid, "writers": vi.writers, "committed": vi.committed,
@@ -502,7 +503,8 @@ class Client:
             try:
                 rec = ctypes.c_char * (_lib.JOB_MAX + 1)
                 arr = (rec * n).from_address(out.value) if n else []
-                return [bytes(a).split(b"\0", 1)[0].decode() for a in arr]
+                return [bytes(a).split(b"\0", 1)[0].decode(errors="surrogateescape")
+                        for a in arr]
             finally:
                 _lib.free(out)
         n = _check(_lib.ckpt_list_versions2(self._handle(), _b(job),
@@ -533,7 +535,8 @@ class Client:
                    "files %s/%s" % (job, version))
         try:
             arr = (_lib.FileInfo * n).from_address(out.value) if n else []
-            return [{"path": f.path.decode(), "size": f.size} for f in arr]
+            return [{"path": f.path.decode(errors="surrogateescape"), "size": f.size}
+                    for f in arr]
         finally:
             _lib.free(out)
 

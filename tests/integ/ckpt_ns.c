@@ -10,6 +10,11 @@
  *                                      restart)
  *   ckpt_ns SOCKET as UID JOB VERSION  ckpt_begin_as(UID): print the error
  *                                      name, or "ok"
+ *   ckpt_ns SOCKET attr JOB VERSION    ckpt_setattr(): a mode, gid and
+ *                                      times are kept through the commit;
+ *                                      run by a uid other than root, a
+ *                                      foreign uid and set-id bits are
+ *                                      EPERM, bad modes EINVAL
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 
@@ -77,7 +83,7 @@ static void check_names(struct ckpt_client *c, const char *job,
 	size_t n = 0;
 	int i, cnt, ret;
 
-	cnt = ckpt_list_files(c, job, ver, &f);
+	cnt = ckpt_list_files2(c, job, ver, &f, sizeof(*f));
 	CHECK(cnt == 2, "list: %d files, want 2 (a, out/deep/x)", cnt);
 	for (i = 0; i < cnt; i++)
 		CHECK(!strcmp(f[i].path, "a") || !strcmp(f[i].path, "out/deep/x"),
@@ -216,6 +222,57 @@ static int do_as(struct ckpt_client *c, const char *uid, const char *job,
 	return 0;
 }
 
+/* ckpt_setattr() through the C API (see the usage above). */
+static int do_attr(struct ckpt_client *c, const char *job, const char *ver)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE | CKPT_ATTR_GID |
+				      CKPT_ATTR_ATIME | CKPT_ATTR_MTIME,
+			       .mode = 0640, .gid = 4242, .atime_ns = 11,
+			       .mtime_ns = 1700000000000000022ull };
+	struct ckpt_attr bad = { .set = CKPT_ATTR_MODE, .mode = 0100644 };
+	struct ckpt_file_info fi;
+	struct ckpt_version *v;
+	int ret, root = geteuid() == 0;
+
+	ret = ckpt_begin(c, job, ver, &v);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: begin: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	ret = ckpt_write(v, "f", "hello", 5, 0);
+	CHECK(ret == 0, "write: %s", ckpt_strerror(ret));
+	ret = ckpt_setattr(v, "f", &a);
+	CHECK(ret == 0, "setattr: %s", ckpt_strerror(ret));
+	CHECK(ckpt_setattr(v, "nosuch", &a) == -ENOENT, "setattr of no file");
+	CHECK(ckpt_setattr(v, "f", &bad) == -EINVAL, "setattr of S_IFREG");
+	bad = (struct ckpt_attr){ .set = CKPT_ATTR_UID, .uid = 0 };
+	ret = ckpt_setattr(v, "f", &bad);
+	CHECK(root ? ret == 0 : ret == -EPERM, "setattr uid 0: %s",
+	      ckpt_strerror(ret));
+	bad = (struct ckpt_attr){ .set = CKPT_ATTR_MODE, .mode = 02755 };
+	ret = ckpt_setattr(v, "f", &bad);
+	CHECK(root ? ret == 0 : ret == -EPERM, "setattr set-gid: %s",
+	      ckpt_strerror(ret));
+	if (root) {     /* back to what the check below expects */
+		a.set |= CKPT_ATTR_UID;
+		a.uid = 0;
+		CHECK(ckpt_setattr(v, "f", &a) == 0, "setattr again");
+	}
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ckpt_version_free(v);
+	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
+	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	memset(&fi, 0, sizeof(fi));
+	ret = ckpt_stat_file2(c, job, ver, "f", &fi, sizeof(fi));
+	CHECK(ret >= 0, "stat: %s", ckpt_strerror(ret));
+	CHECK((fi.attr.mode & 07777) == 0640 && fi.attr.gid == 4242 &&
+	      fi.attr.atime_ns == 11 && fi.attr.mtime_ns == 1700000000000000022ull &&
+	      fi.attr.ctime_ns != 0, "attributes after the commit: mode %o gid %u",
+	      fi.attr.mode, fi.attr.gid);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct ckpt_client *c;
@@ -234,6 +291,8 @@ int main(int argc, char **argv)
 		check_a(c, argv[3], argv[4]);
 		check_names(c, argv[3], argv[4]);
 		ret = failed;
+	} else if (!strcmp(argv[2], "attr")) {
+		ret = do_attr(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "as") && argc == 6) {
 		ret = do_as(c, argv[3], argv[4], argv[5]);
 	} else {

@@ -78,19 +78,23 @@ def pstr(s):
     b = s.encode()
     return struct.pack("<H", len(b)) + b
 
-def talk(addr, data, want_reply):
-    s = socket.create_connection(addr, timeout=10)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
+def read_to_close(s, what):
+    """Everything the node sends until it closes; exits if it does not."""
     got = b""
     try:
         while True:
             b = s.recv(65536)
             if not b:
-                break
+                return got
             got += b
     except socket.timeout:
-        sys.exit("the node neither answered nor closed in 10 s")
+        sys.exit(what)
+
+def talk(addr, data):
+    s = socket.create_connection(addr, timeout=10)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    got = read_to_close(s, "the node neither answered nor closed in 10 s")
     s.close()
     return got
 
@@ -109,15 +113,7 @@ if what == "impostor":
     n = struct.unpack("<I", hdr[8:12])[0]
     s.recv(n, socket.MSG_WAITALL)
     s.sendall(frame(3, os.urandom(32)))
-    rest = b""
-    try:
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            rest += b
-    except socket.timeout:
-        sys.exit("the node kept the impostor's link open")
+    rest = read_to_close(s, "the node kept the impostor's link open")
     if rest:
         sys.exit("the impostor got an answer to its AUTH: %r" % rest[:40])
     print("impostor refused")
@@ -132,7 +128,7 @@ else:
     }
     cases["badhcrc"][20] ^= 1
     for name, data in cases.items():
-        got = talk(addr, bytes(data), False)
+        got = talk(addr, bytes(data))
         if got:
             sys.exit("%s: the node answered %r" % (name, got[:40]))
     print("all refused")

@@ -7,6 +7,8 @@
 # uid may not begin on behalf of another (EPERM); root may, and the job is
 # then owned by that uid (root's own begin still works, another uid's not).
 # `ckptctl commit` commits a version a writer still holds open.
+# ckpt_setattr keeps a mode, gid and times through the commit; a non-root
+# uid may not name another uid nor set set-id bits (EPERM).
 # TIMEOUT: 60
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +21,7 @@ start_ckptd d
 kill9 d
 restart d
 "$NS" "$(sock d)" check ns/job v1 || fail "namespace checks failed after restart"
+"$NS" "$(sock d)" attr ns/attr v1 || fail "ckpt_setattr checks as root failed"
 
 got=$("$NS" "$(sock d)" as 4242 other/job v1) || fail "begin_as as root failed to run"
 [ "$got" = ok ] || fail "root begin_as(4242): $got, want ok"
@@ -31,6 +34,10 @@ if command -v setpriv >/dev/null; then
 	# other/job was created for uid 4242: nobody is refused.
 	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" "$(sock d)" as 65534 other/job v2)
 	[ "$got" = EACCES ] || fail "nobody joining uid 4242's job: '$got', want EACCES"
+	# ckpt_setattr: kept through the commit; a foreign uid and set-id
+	# bits only from root.
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" "$(sock d)" attr nb/job v1 ||
+		fail "ckpt_setattr checks as nobody failed"
 else
 	info "setpriv missing: uid checks skipped"
 fi

@@ -25,6 +25,10 @@ static char path1[] = "model/rank01.pt";
 static char path2[] = "optim/state.bin";
 
 static struct man_file sample_files[3];
+/* user.a = "1", user.long = "xyz" (xattr.h records) */
+static uint8_t sample_xattr[] = { 6, 'u', 's', 'e', 'r', '.', 'a', 1, 0, '1',
+				  9, 'u', 's', 'e', 'r', '.', 'l', 'o', 'n',
+				  'g', 3, 0, 'x', 'y', 'z' };
 static struct man_rec sample_recs[5];
 
 /* Three files, five records including an overwrite and a file with two
@@ -47,9 +51,12 @@ static void sample(struct manifest *m)
 	m->level = CKPT_LOCAL;
 	strcpy(m->job, "llama70b/run3");
 	strcpy(m->version, "step-001200");
-	sample_files[0] = (struct man_file){ path0, 15000 };
-	sample_files[1] = (struct man_file){ path1, 65536 };
-	sample_files[2] = (struct man_file){ path2, 1 };
+	sample_files[0] = (struct man_file){ .path = path0, .size = 15000 };
+	sample_files[1] = (struct man_file){ path1, 65536,
+		{ CKPT_ATTR_ALL, 04755, 1000, 100, 1700000000000000001ull,
+		  1700000000000000002ull, 1700000000000000003ull, 0 },
+		sample_xattr, sizeof(sample_xattr) };
+	sample_files[2] = (struct man_file){ .path = path2, .size = 1 };
 	memcpy(sample_recs, recs, sizeof(recs));
 	m->nfiles = 3;
 	m->files = sample_files;
@@ -97,6 +104,12 @@ static void assert_same(const struct manifest *a, const struct manifest *b)
 	for (i = 0; i < a->nfiles; i++) {
 		CU_ASSERT_STRING_EQUAL(a->files[i].path, b->files[i].path);
 		CU_ASSERT_EQUAL(a->files[i].size, b->files[i].size);
+		CU_ASSERT(memcmp(&a->files[i].attr, &b->files[i].attr,
+				 sizeof(a->files[i].attr)) == 0);
+		CU_ASSERT_EQUAL_FATAL(a->files[i].xlen, b->files[i].xlen);
+		CU_ASSERT(!a->files[i].xlen ||
+			  !memcmp(a->files[i].xattr, b->files[i].xattr,
+				  a->files[i].xlen));
 	}
 	for (i = 0; i < a->nrecs; i++)
 		CU_ASSERT(memcmp(&a->recs[i], &b->recs[i],
@@ -386,6 +399,103 @@ static void test_seghdr(void)
 	CU_ASSERT_EQUAL(seghdr_encode(&h, blk), -EMSGSIZE);
 }
 
+/* The format-1 encoder as it was (no file attributes): stores written by
+ * an older ckptd must still load. */
+static long encode_v1(const struct manifest *m, uint8_t *img)
+{
+	struct enc e;
+	uint32_t i;
+
+	enc_init(&e, img, IMG_MAX);
+	enc_u64(&e, MANIFEST_MAGIC);
+	enc_u32(&e, MANIFEST_FORMAT_V1);
+	enc_u32(&e, 0);
+	enc_u64(&e, m->seq);
+	enc_u64(&e, m->sealed_ns);
+	enc_u64(&e, m->open_id);
+	enc_u32(&e, m->uid);
+	enc_u32(&e, m->level);
+	enc_str(&e, m->job);
+	enc_str(&e, m->version);
+	enc_u32(&e, m->nfiles);
+	enc_u32(&e, m->nrecs);
+	for (i = 0; i < m->nfiles; i++) {
+		enc_str(&e, m->files[i].path);
+		enc_u64(&e, m->files[i].size);
+	}
+	for (i = 0; i < m->nrecs; i++) {
+		enc_u32(&e, m->recs[i].file);
+		enc_u32(&e, m->recs[i].seg);
+		enc_u64(&e, m->recs[i].seg_off);
+		enc_u64(&e, m->recs[i].file_off);
+		enc_u32(&e, m->recs[i].len);
+		enc_u32(&e, m->recs[i].crc);
+	}
+	return enc_seal(&e);
+}
+
+static void test_format1(void)
+{
+	uint8_t img[IMG_MAX], img2[IMG_MAX];
+	struct manifest m, out;
+	long n, i;
+
+	sample(&m);
+	memset(&sample_files[1].attr, 0, sizeof(sample_files[1].attr));
+	sample_files[1].xlen = 0;
+	n = encode_v1(&m, img);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	assert_same(&m, &out);          /* attributes all 0 */
+	/* Written again (a level change), it becomes format 2. */
+	n = manifest_encode(&out, img2, IMG_MAX);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(get_le32(img2 + OFF_FORMAT), MANIFEST_FORMAT);
+	manifest_release(&out);
+	CU_ASSERT_EQUAL(decode(img2, n), 0);
+	/* Every truncation of a format-1 image is still refused. */
+	n = encode_v1(&m, img);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(decode(img, i), 0);
+	/* A format-2 image relabelled 1 does not parse. */
+	n = encode(&m, img2);
+	put_le32(img2 + OFF_FORMAT, MANIFEST_FORMAT_V1);
+	fix_crc(img2, n);
+	CU_ASSERT_NOT_EQUAL(decode(img2, n), 0);
+}
+
+static void test_attr_rules(void)
+{
+	struct manifest m;
+
+	sample(&m);
+	sample_files[1].attr.mode = 0170644;    /* no such type */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = 0100644;    /* S_IFREG: never stored */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = CKPT_ATTR_IFCHR | 0600;  /* a device */
+	sample_files[1].attr.rdev = 0x103;
+	expect(&m, 0);
+	sample(&m);
+	sample_xattr[10] = 6;                   /* user.l: a bad record */
+	expect(&m, -CKPT_EPROTO);
+	sample_xattr[10] = 9;
+	sample(&m);
+	memcpy(sample_xattr + 11, "user.a", 6); /* the same name twice */
+	sample_xattr[10] = 6;
+	expect(&m, -CKPT_EPROTO);
+	memcpy(sample_xattr + 11, "user.lon", 8);
+	sample_xattr[10] = 9;
+	sample(&m);
+	sample_files[1].attr.set = 0x20;        /* unknown bit */
+	expect(&m, -CKPT_EPROTO);
+	sample(&m);
+	sample_files[1].attr.mode = CKPT_ATTR_IFLNK | 0777;  /* a symlink */
+	expect(&m, 0);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -397,6 +507,8 @@ int main(void)
 		{ "fields", test_fields },
 		{ "counts", test_counts },
 		{ "seghdr", test_seghdr },
+		{ "format1", test_format1 },
+		{ "attr_rules", test_attr_rules },
 		{ NULL, NULL }
 	};
 

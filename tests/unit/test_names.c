@@ -1,7 +1,8 @@
 /*
- * test_names.c - job, version and path rules, with the hostile names a
- * client or a damaged manifest could send: traversal, absolute paths, empty
- * components, control and non-ASCII bytes, and lengths one past each limit.
+ * test_names.c - job, version and path rules: every byte but '/' and NUL is
+ * a name byte (spaces, punctuation, UTF-8, control bytes), and the hostile
+ * names a client or a damaged manifest could send are refused: traversal,
+ * absolute paths, empty components, and lengths one past each limit.
  */
 #include <string.h>
 
@@ -41,6 +42,13 @@ static void test_valid(void)
 		"a", "llama70b", "step-001200", "rank03.pt", "...", ".hidden",
 		"a..b", "x.", "A-Za-z0-9._+-=@,",
 		"0123456789", "k=v@host,1+2", "_",
+		/* POSIX names: any byte but '/' and NUL. */
+		"a b", " a", "a ", "model (1).pt", "~#%:'()", "a\tb", "a\nb",
+		"a:b", "a;b", "a<b", "a*b", "a?b", "a~b", "a%2fb", "a\"b",
+		"a'b", "a|b", "a$b", "a#b", "a!b", "a&b", "a(b)", "a[b]",
+		"a\\b", "\x7f", "\x01", "caf\xc3\xa9", "\xe2\x80\x8b", "\x80",
+		"\xff", "\xef\xbc\x8f", "\xd0\xbc\xd0\xbe\xd0\xb4\xd0\xb5\xd0\xbb\xd1\x8c",
+		"..\n", ". ", " ..", "...",
 	};
 	unsigned i;
 
@@ -53,17 +61,18 @@ static void test_valid(void)
 	CU_ASSERT_EQUAL(name_check_job("a/b/c/d"), 0);
 	CU_ASSERT_EQUAL(name_check_path("model/rank03.pt"), 0);
 	CU_ASSERT_EQUAL(name_check_path(".../x/..a/a.."), 0);
+	CU_ASSERT_EQUAL(name_check_path("a/\xc0\xaf/b"), 0);
+	CU_ASSERT_EQUAL(name_check_job("team one/run (2)"), 0);
+	CU_ASSERT_EQUAL(name_check_path(rep('\xe9', 255)), 0);
+	CU_ASSERT_EQUAL(name_check_path(rep('\xe9', 256)), BAD);
 }
 
 static void test_hostile(void)
 {
 	static const char *const bad[] = {
 		"", ".", "..", "a/../b", "../a", "a/..", "./a", "a/./b", "a/.",
-		"/abs", "/", "//", "a/", "a//b", "a/b/", "a\\b", "a b", " a",
-		"a\tb", "a\nb", "a:b", "a;b", "a<b", "a*b", "a?b", "a~b",
-		"a%2fb", "a\"b", "a'b", "a|b", "a$b", "a#b", "a!b", "a&b",
-		"a(b)", "a[b]", "\x7f", "\x01", "caf\xc3\xa9", "\xe2\x80\x8b",
-		"\x80", "\xff", "a/\xc0\xaf/b", "\xef\xbc\x8f",
+		"/abs", "/", "//", "a/", "a//b", "a/b/", "\xff/../b",
+		"caf\xc3\xa9/./x",
 	};
 	unsigned i;
 

@@ -35,6 +35,8 @@ static struct pfs_chunk sample_chunks[6];
  * chunk of the base), one of a ZERO chunk, an empty one, and a short one
  * referenced raw in the base.
  */
+static uint8_t pxattr[] = { 6, 'u', 's', 'e', 'r', '.', 'k', 2, 0, 'h', 'i' };
+
 static void sample(struct pfsman *m)
 {
 	static const struct pfs_chunk chunks[5] = {
@@ -56,10 +58,14 @@ static void sample(struct pfsman *m)
 	strcpy(m->job, "llama70b/run3");
 	strcpy(m->version, "step-001200");
 	strcpy(m->base, "step-001100");
-	sample_files[0] = (struct pfs_file){ path0, 150000, 0, 3 };
-	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1 };
-	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0 };
-	sample_files[3] = (struct pfs_file){ path3, 10, 4, 1 };
+	sample_files[0] = (struct pfs_file){ path0, 150000, 0, 3,
+		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33, 0 }, pxattr,
+		sizeof(pxattr) };
+	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1, { 0 }, NULL,
+					     0 };
+	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0, { 0 }, NULL, 0 };
+	sample_files[3] = (struct pfs_file){ path3, 10, 4, 1,
+		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 }, NULL, 0 };
 	memset(sample_chunks, 0, sizeof(sample_chunks));
 	memcpy(sample_chunks, chunks, sizeof(chunks));
 	m->nfiles = 4;
@@ -113,6 +119,12 @@ static void assert_same(const struct pfsman *a, const struct pfsman *b)
 	for (i = 0; i < a->nfiles; i++) {
 		CU_ASSERT_STRING_EQUAL(a->files[i].path, b->files[i].path);
 		CU_ASSERT_EQUAL(a->files[i].size, b->files[i].size);
+		CU_ASSERT(memcmp(&a->files[i].attr, &b->files[i].attr,
+				 sizeof(a->files[i].attr)) == 0);
+		CU_ASSERT_EQUAL_FATAL(a->files[i].xlen, b->files[i].xlen);
+		CU_ASSERT(!a->files[i].xlen ||
+			  !memcmp(a->files[i].xattr, b->files[i].xattr,
+				  a->files[i].xlen));
 		CU_ASSERT_EQUAL(a->files[i].first, b->files[i].first);
 		CU_ASSERT_EQUAL(a->files[i].count, b->files[i].count);
 	}
@@ -540,7 +552,7 @@ static void test_names(void)
 	strcpy(m.base, "x/y");
 	expect(&m, -CKPT_EBADNAME);
 	sample(&m);
-	strcpy(m.base, "v 1");
+	strcpy(m.base, ".");
 	expect(&m, -CKPT_EBADNAME);
 	sample(&m);
 	m.files[2].path = bad_path;
@@ -566,10 +578,78 @@ static void test_names(void)
 	expect(&m, -CKPT_EPROTO);
 }
 
+/* The format-2 encoder as it was (no file attributes): versions drained
+ * by an older ckptd must stay readable. */
+static long encode_v2(const struct pfsman *m, uint8_t *img)
+{
+	struct enc e;
+	uint32_t i;
+
+	enc_init(&e, img, IMG_MAX);
+	enc_u64(&e, PFSMAN_MAGIC);
+	enc_u32(&e, PFSMAN_FORMAT_V2);
+	enc_u32(&e, m->flags);
+	enc_u64(&e, m->seq);
+	enc_u64(&e, m->sealed_ns);
+	enc_u64(&e, m->drained_ns);
+	enc_u32(&e, m->uid);
+	enc_u32(&e, m->chunk);
+	enc_u32(&e, m->shuffle);
+	enc_str(&e, m->job);
+	enc_str(&e, m->version);
+	enc_str(&e, m->base);
+	enc_u32(&e, m->nfiles);
+	enc_u32(&e, m->nchunks);
+	for (i = 0; i < m->nfiles; i++) {
+		enc_str(&e, m->files[i].path);
+		enc_u64(&e, m->files[i].size);
+		enc_u32(&e, m->files[i].first);
+		enc_u32(&e, m->files[i].count);
+	}
+	for (i = 0; i < m->nchunks; i++) {
+		enc_u64(&e, m->chunks[i].file_off);
+		enc_u32(&e, m->chunks[i].len);
+		enc_u32(&e, m->chunks[i].crc);
+		enc_u32(&e, m->chunks[i].stored);
+		enc_u8(&e, m->chunks[i].kind);
+		enc_u8(&e, m->chunks[i].kind2);
+	}
+	return enc_seal(&e);
+}
+
+static void test_format2(void)
+{
+	uint8_t img[IMG_MAX];
+	struct pfsman m, out;
+	long n, i;
+
+	sample(&m);
+	memset(&sample_files[0].attr, 0, sizeof(sample_files[0].attr));
+	memset(&sample_files[3].attr, 0, sizeof(sample_files[3].attr));
+	sample_files[0].xlen = 0;
+	n = encode_v2(&m, img);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	assert_same(&m, &out);
+	pfsman_release(&out);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(decode(img, i), 0);
+	/* Attribute rules: a type bit in mode, an unknown set bit. */
+	sample(&m);
+	sample_files[0].attr.mode = 0100644;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	sample(&m);
+	sample_files[0].attr.set = 0x40;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "round_trip", test_round_trip },
+		{ "format2", test_format2 },
 		{ "encode_cap", test_encode_cap },
 		{ "truncation", test_truncation },
 		{ "bit_flips", test_bit_flips },

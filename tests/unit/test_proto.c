@@ -21,8 +21,8 @@
 #define FRAME_MAX 4096
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
-       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_STALL, F_STALL_STAGING,
-       F_RANK };
+       F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR, F_BLOB, F_STALL,
+       F_STALL_STAGING, F_RANK };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -58,6 +58,9 @@ static const struct spec specs[] = {
 	{ PROTO_DRAIN, 1, 1, 0, { F_LEVEL }, { 0 } },
 	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
+	{ PROTO_SETATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_ATTR }, { 0 } },
+	{ PROTO_SETXATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_BLOB, F_ID }, { 0 } },
+	{ PROTO_GETXATTRS, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 };
 
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
@@ -79,6 +82,18 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_PATH: m->path = "model/rank03.pt"; return 2 + 15;
 	case F_UID: m->uid = 1000 + salt; return 4;
 	case F_PATH2: m->path2 = "model/rank04.pt"; return 2 + 15;
+	case F_BLOB: {
+		static const uint8_t rec[] = { 6, 'u', 's', 'e', 'r', '.', 'k',
+					       2, 0, 'v', 'w' };
+
+		m->blob = rec;
+		m->blob_len = sizeof(rec);
+		return 4 + sizeof(rec);
+	}
+	case F_ATTR:
+		m->attr = (struct ckpt_attr){ CKPT_ATTR_ALL, 04755, 1000 + salt,
+					      100, 1, 2, 3, 0x801 };
+		return 48;
 	case F_STALL: m->stall = 1234567890123ull + salt; return 8;
 	case F_STALL_STAGING: m->stall_staging = 98765ull + salt; return 8;
 	case F_RANK: m->rank = 4095 + salt; return 4;
@@ -131,7 +146,10 @@ static int msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	       !strcmp(str_or_empty(a->job), str_or_empty(b->job)) &&
 	       !strcmp(str_or_empty(a->version), str_or_empty(b->version)) &&
 	       !strcmp(str_or_empty(a->path), str_or_empty(b->path)) &&
-	       !strcmp(str_or_empty(a->path2), str_or_empty(b->path2));
+	       !strcmp(str_or_empty(a->path2), str_or_empty(b->path2)) &&
+	       !memcmp(&a->attr, &b->attr, sizeof(a->attr)) &&
+	       a->blob_len == b->blob_len &&
+	       (!a->blob_len || !memcmp(a->blob, b->blob, a->blob_len));
 }
 
 static void test_round_trip(void)
@@ -347,6 +365,8 @@ static void test_lists(void)
 	strcpy(f.path, "model/rank03.pt");
 	f.size = 1ull << 40;
 	f.extents = 12345;
+	f.attr = (struct ckpt_attr){ CKPT_ATTR_MODE | CKPT_ATTR_MTIME, 0640, 0,
+				     0, 0, 1700000000123456789ull, 5, 0 };
 	proto_begin(&e, frame, sizeof(frame), &m);
 	enc_u32(&e, 1);
 	proto_enc_file_entry(&e, &f);
@@ -656,10 +676,26 @@ static void test_lengths(void)
 	expect_decode(&m, -CKPT_EPROTO);
 }
 
+/* SETXATTR's blob must be a well-formed xattr.h record list. */
+static void test_blob(void)
+{
+	static const uint8_t cut[] = { 6, 'u', 's', 'e', 'r', '.', 'k', 9, 0 };
+	struct proto_msg m;
+
+	fill(&m, &specs[NSPECS - 2], 0);        /* SETXATTR */
+	CU_ASSERT_EQUAL_FATAL(m.type, PROTO_SETXATTR);
+	expect_decode(&m, 0);
+	m.blob = cut;
+	m.blob_len = sizeof(cut);
+	expect_decode(&m, -CKPT_EPROTO);
+}
+
 static void test_names_on_wire(void)
 {
 	static const char *const bad[] = { "", "..", "a/../b", "/abs", "a//b",
-					   "a/", "caf\xc3\xa9", "a b" };
+					   "a/", "caf\xc3\xa9/..", "a b/." };
+	static const char *const good[] = { "caf\xc3\xa9", "a b",
+					    "model (1).pt", "~#%:'()", "\x01" };
 	struct proto_msg m;
 	unsigned i;
 
@@ -679,6 +715,16 @@ static void test_names_on_wire(void)
 		fill(&m, &specs[7], 1);         /* LATEST reply */
 		m.version = bad[i];
 		expect_decode(&m, -CKPT_EBADNAME);
+	}
+	/* Any byte but '/' and NUL is a name byte. */
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		fill(&m, &specs[1], 0);         /* BEGIN */
+		m.job = good[i];
+		m.version = good[i];
+		expect_decode(&m, 0);
+		fill(&m, &specs[2], 0);         /* WRITE */
+		m.path = good[i];
+		expect_decode(&m, 0);
 	}
 	fill(&m, &specs[1], 0);
 	m.version = "a/b";               /* a version has no '/' */
@@ -919,6 +965,7 @@ int main(void)
 		{ "bad_header", test_bad_header },
 		{ "lengths", test_lengths },
 		{ "names_on_wire", test_names_on_wire },
+		{ "blob", test_blob },
 		{ "strings", test_strings },
 		{ "trailing", test_trailing },
 		{ "encode_limits", test_encode_limits },

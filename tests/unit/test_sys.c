@@ -352,6 +352,23 @@ static void test_delay_applies(void)
 	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
 }
 
+/* sys_inject_wait(): counts like sys_inject(), sleeps out a delay rule
+ * (then 0) and returns an errno rule's error at once. */
+static void test_inject_wait(void)
+{
+	uint64_t t0;
+
+	CU_ASSERT_EQUAL_FATAL(sys_fault_set("unlink:1:delay=100,unlink:2:EIO"),
+			      0);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(sys_inject_wait(SYS_UNLINK), 0);
+	CU_ASSERT(now_ms() - t0 >= 90);
+	CU_ASSERT_EQUAL(sys_inject_wait(SYS_UNLINK), -EIO);
+	CU_ASSERT_EQUAL(sys_inject_wait(SYS_UNLINK), 0);
+	CU_ASSERT_EQUAL(sys_inject_wait(SYS_NOPS), -EINVAL);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
+}
+
 static int suite_init(void)
 {
 	return unit_mkdtemp(tmpdir, sizeof(tmpdir), "test_sys") ? 0 : -1;
@@ -378,6 +395,7 @@ int main(void)
 		{ "real file I/O with faults", test_real_file_faults },
 		{ "delay rules parse", test_delay_parse },
 		{ "delays apply from the Nth call", test_delay_applies },
+		{ "sys_inject_wait sleeps a delay", test_inject_wait },
 		{ NULL, NULL }
 	};
 

@@ -1,0 +1,216 @@
+/*
+ * attr.c - POSIX attributes in ckptfs: what getattr shows, and what create,
+ * chmod, chown, utimensat and writes send to ckptd.
+ *
+ * A file's mode, uid, gid, atime and mtime live in the version's manifest
+ * (ckpt_setattr(), struct ckpt_attr); ckptd stamps ctime.  The mirror of a
+ * version this mount writes keeps a copy in each node, so getattr stays
+ * free.  A field never set shows the old defaults: the job's owner, gid 0,
+ * 0600 (0700 for directories), the time of the last change or of the seal.
+ * A committed version shows the modes minus every write bit: it is
+ * read-only whatever its modes said (writes are EROFS anyway).
+ *
+ * A symbolic link is a file whose bytes are its target and whose mode says
+ * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink).  FIFOs, sockets and device
+ * nodes are empty files whose mode says their type (and rdev their device):
+ * metadata only, the kernel never opens them through the mount (FIFOs are
+ * pipes of the kernel's; devices cannot be opened on a nodev mount).  Hard
+ * links are not kept (EPERM).
+ *
+ * Directories are not manifest entries: their attributes are kept in the
+ * mirror while the version is open through this mount, and shown as the
+ * defaults once it is committed.
+ *
+ * The kernel checks who may change what (default_permissions: chmod by the
+ * owner, chown of the uid by root only and of the gid by the owner to one
+ * of its groups, explicit times by the owner), so ckptfs only records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "ckptfs_i.h"
+
+static struct timespec ns_ts(uint64_t ns)
+{
+	struct timespec t = { .tv_sec = ns / 1000000000ull,
+			      .tv_nsec = ns % 1000000000ull };
+	return t;
+}
+
+uint64_t attr_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+}
+
+void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw)
+{
+	mode_t mode, type;
+
+	type = a->set & CKPT_ATTR_MODE ? a->mode & CKPT_ATTR_IFMT : 0;
+	if (type == CKPT_ATTR_IFLNK) {
+		st->st_mode = S_IFLNK | 0777;   /* a link's mode means nothing */
+	} else if (a->set & CKPT_ATTR_MODE) {
+		mode = a->mode & 07777;
+		st->st_mode = (type ? type : (st->st_mode & S_IFMT)) |
+			      (rw ? mode : mode & ~0222);
+	}
+	if (type && type != CKPT_ATTR_IFLNK) {  /* special: metadata only */
+		st->st_rdev = a->rdev;
+		st->st_size = 0;
+		st->st_blocks = 0;
+	}
+	if (a->set & CKPT_ATTR_UID)
+		st->st_uid = a->uid;
+	if (a->set & CKPT_ATTR_GID)
+		st->st_gid = a->gid;
+	if (a->set & CKPT_ATTR_ATIME)
+		st->st_atim = ns_ts(a->atime_ns);
+	if (a->set & CKPT_ATTR_MTIME)
+		st->st_mtim = ns_ts(a->mtime_ns);
+	if (a->ctime_ns)
+		st->st_ctim = ns_ts(a->ctime_ns);
+	else if (a->set & CKPT_ATTR_MTIME)
+		st->st_ctim = st->st_mtim;
+}
+
+/* Merge the fields a sets into n's copy; fs->mu held. */
+static void attr_merge(struct fs_node *n, const struct ckpt_attr *a)
+{
+	struct timespec now;
+
+	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT)) {
+		n->attr.mode = a->mode;         /* its type, once made */
+		n->attr.rdev = a->rdev;
+	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
+		n->attr.mode = a->mode | (n->attr.mode & CKPT_ATTR_IFMT);
+	}
+	if (a->set & CKPT_ATTR_UID)
+		n->attr.uid = a->uid;
+	if (a->set & CKPT_ATTR_GID)
+		n->attr.gid = a->gid;
+	if (a->set & CKPT_ATTR_ATIME)
+		n->attr.atime_ns = a->atime_ns;
+	if (a->set & CKPT_ATTR_MTIME) {
+		n->attr.mtime_ns = a->mtime_ns;
+		n->mtime_dirty = 0;     /* an explicit time wins */
+	}
+	n->attr.set |= a->set;
+	clock_gettime(CLOCK_REALTIME, &now);
+	n->attr.ctime_ns = attr_ns(&now);
+}
+
+int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
+	      const struct ckpt_attr *a)
+{
+	char path[CKPT_PATH_MAX + 1];
+	int ret, local;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	local = n->is_dir || n->detached;
+	if (ret == 0 && !local)
+		ret = tree_path(n, path, sizeof(path));
+	pthread_mutex_unlock(&fs->mu);
+	if (ret >= 0 && !local)
+		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, path, a));
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&fs->mu);
+	attr_merge(n, a);
+	pthread_mutex_unlock(&fs->mu);
+	return 0;
+}
+
+void attr_written(struct fs_node *n)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	n->mtime = now;
+	n->attr.mtime_ns = attr_ns(&now);
+	n->attr.ctime_ns = n->attr.mtime_ns;
+	n->attr.set |= CKPT_ATTR_MTIME;
+	n->mtime_dirty = 1;
+}
+
+int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MTIME };
+	int dirty;
+
+	pthread_mutex_lock(&fs->mu);
+	dirty = n->mtime_dirty;
+	a.mtime_ns = n->attr.mtime_ns;
+	pthread_mutex_unlock(&fs->mu);
+	return dirty ? attr_send(fs, ver, n, &a) : 0;
+}
+
+void attr_new(struct ckpt_attr *a, mode_t mode)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	memset(a, 0, sizeof(*a));
+	a->set = CKPT_ATTR_MODE | CKPT_ATTR_GID | CKPT_ATTR_ATIME |
+		 CKPT_ATTR_MTIME;
+	a->mode = mode & 07777;
+	a->gid = ctx->gid;
+	a->atime_ns = a->mtime_ns = attr_ns(&now);
+	a->uid = ctx->uid;
+	a->set |= CKPT_ATTR_UID;
+}
+
+/*
+ * symlink: a file of the held version holding target, then marked a link.
+ * Made through the ordinary create and write, so it is ordered with the
+ * version's other writes and committed like any file.
+ */
+int fs_symlink(const char *target, const char *path)
+{
+	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE,
+			       .mode = CKPT_ATTR_IFLNK | 0777 };
+	struct fs_handle *h;
+	size_t len = strlen(target);
+	int ret, ret2;
+
+	if (len == 0)
+		return -ENOENT;
+	if (len >= 4096)
+		return -ENAMETOOLONG;
+	ret = fs_create(path, 0777, &fi);
+	if (ret < 0)
+		return ret;
+	h = fs_handle(&fi);
+	ret = fs_write(NULL, target, len, 0, &fi);
+	if (ret >= 0 && h->kind == H_NODE) {
+		pthread_rwlock_rdlock(&h->ver->ns);
+		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
+		pthread_rwlock_unlock(&h->ver->ns);
+	}
+	ret2 = fs_flush(NULL, &fi);
+	fs_release(NULL, &fi);
+	return ret < 0 ? ret : ret2 < 0 ? ret2 : 0;
+}
+
+/* readlink: the link's bytes, NUL-terminated, cut to size as POSIX says. */
+int fs_readlink(const char *path, char *buf, size_t size)
+{
+	struct fuse_file_info fi = { .flags = O_RDONLY };
+	int ret;
+
+	if (size == 0)
+		return -EINVAL;
+	ret = fs_open(path, &fi);
+	if (ret < 0)
+		return ret;
+	ret = fs_read(NULL, buf, size - 1, 0, &fi);
+	fs_release(NULL, &fi);
+	if (ret < 0)
+		return ret;
+	buf[ret] = '\0';
+	return 0;
+}

@@ -1,0 +1,191 @@
+/*
+ * xattr.c - extended attributes in ckptfs: the "user." namespace, kept per
+ * file in the version (ckpt_setxattr(), ckpt_getxattrs(); the blob format
+ * is lib/xattr.h's).
+ *
+ * In a version this mount writes, a set or remove goes to ckptd in order
+ * with the version's writes, and the node keeps a copy so that reads of
+ * them cost nothing; a directory's stay in the mirror only, like its mode.
+ * Anything else is asked of ckptd.  Names outside "user." are not kept:
+ * setting one is ENOTSUP, reading one ENODATA (the kernel asks for
+ * security.capability at each write).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#include "ckptfs_i.h"
+#include "xattr.h"
+
+static int user_name(const char *name)
+{
+	return !strncmp(name, "user.", 5) && name[5];
+}
+
+/* The blob of path into buf (XATTR_MAX bytes): its length or an error. */
+static int blob_of(struct ckptfs *fs, const char *path, uint8_t *buf)
+{
+	struct fs_version *ver;
+	struct fs_node *n;
+	struct fs_path p;
+	int ret;
+
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	if (p.kind != P_FILE || path_is_marker(&p))
+		return 0;
+	ver = ver_find(fs, p.job, p.vdisp);
+	if (ver) {
+		pthread_mutex_lock(&fs->mu);
+		n = tree_lookup(&ver->tree, p.file);
+		ret = n ? (int)n->xlen : -ENOENT;
+		if (n && n->xlen)
+			memcpy(buf, n->xattr, n->xlen);
+		pthread_mutex_unlock(&fs->mu);
+		ver_put(fs, ver);
+		return ret;
+	}
+	ret = srv_xattrs(fs, p.job, p.vdisp, p.file, buf, XATTR_MAX);
+	if (ret == -ENOENT) {   /* a directory has none */
+		ret = srv_is_dir(fs, p.job, p.vdisp, p.file);
+		ret = ret == 1 ? 0 : ret == 0 ? -ENOENT : ret;
+	}
+	return ret;
+}
+
+int fs_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	uint8_t buf[XATTR_MAX];
+	const uint8_t *val;
+	long vlen;
+	int len;
+
+	if (!path)
+		return -ESTALE;
+	if (!user_name(name))
+		return -ENODATA;
+	len = blob_of(fs_get(), path, buf);
+	if (len < 0)
+		return fs_errno(len);
+	vlen = xattr_get(buf, len, name, &val);
+	if (vlen < 0 || size == 0)
+		return (int)vlen;
+	if ((size_t)vlen > size)
+		return -ERANGE;
+	memcpy(value, val, vlen);
+	return (int)vlen;
+}
+
+int fs_listxattr(const char *path, char *list, size_t size)
+{
+	uint8_t buf[XATTR_MAX];
+	int len;
+
+	if (!path)
+		return -ESTALE;
+	len = blob_of(fs_get(), path, buf);
+	if (len < 0)
+		return fs_errno(len);
+	return (int)xattr_list(buf, len, size ? list : NULL, size);
+}
+
+/* The new blob of n (buf, *len) with name set or removed; fs->mu held. */
+static int blob_change(const struct fs_node *n, uint8_t *buf, size_t *len,
+		       const char *name, const void *value, size_t size,
+		       int flags)
+{
+	const uint8_t *old;
+	int exists;
+
+	*len = n->xlen;
+	if (*len)
+		memcpy(buf, n->xattr, *len);
+	exists = xattr_get(buf, *len, name, &old) >= 0;
+	if (value && (flags & XATTR_CREATE) && exists)
+		return -EEXIST;
+	if ((!value || (flags & XATTR_REPLACE)) && !exists)
+		return -ENODATA;
+	return value ? xattr_set(buf, len, name, value, size)
+		     : xattr_remove(buf, len, name);
+}
+
+/* Set (value) or remove (value NULL) name on path, held versions only. */
+static int xattr_change(const char *path, const char *name, const void *value,
+			size_t size, int flags)
+{
+	struct ckptfs *fs = fs_get();
+	char fpath[CKPT_PATH_MAX + 1];
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	struct fs_version *ver;
+	struct fs_node *n = NULL;
+	struct fs_path p;
+	int ret, local = 1;
+	size_t len = 0;
+
+	if (!path)
+		return -ESTALE;
+	if (!user_name(name))
+		return -ENOTSUP;
+	ret = path_parse(fs, path, &p);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	if (p.kind < P_VERSION)
+		return -ENOTSUP;
+	ver = ver_find(fs, p.job, p.vdisp);
+	if (!ver)
+		return fs_errno(srv_not_held(fs, &p));
+	pthread_rwlock_rdlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	if (ret == 0) {
+		n = tree_lookup(&ver->tree, p.kind == P_FILE ? p.file : "");
+		ret = n ? blob_change(n, buf, &len, name, value, size, flags)
+			: -ENOENT;
+	}
+	if (ret == 0) {
+		local = n->is_dir || n->detached;
+		if (!local && tree_path(n, fpath, sizeof(fpath)) < 0)
+			ret = -ENAMETOOLONG;
+	}
+	if (ret == 0)
+		n->nopen++;     /* pinned while ckptd is asked */
+	pthread_mutex_unlock(&fs->mu);
+	if (ret < 0)
+		goto out_put;
+	if (!local)
+		ret = ver_failed(fs, ver, ckpt_setxattr(ver->v, fpath, name,
+							value, size));
+	if (ret == 0 && len) {
+		copy = malloc(len);
+		if (copy)
+			memcpy(copy, buf, len);
+		else
+			ret = -ENOMEM;
+	}
+	pthread_mutex_lock(&fs->mu);
+	if (ret == 0) {
+		free(n->xattr);
+		n->xattr = copy;
+		n->xlen = (uint32_t)len;
+	}
+	n->nopen--;
+	tree_release(n);
+	pthread_mutex_unlock(&fs->mu);
+out_put:
+	pthread_rwlock_unlock(&ver->ns);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+int fs_setxattr(const char *path, const char *name, const char *value,
+		size_t size, int flags)
+{
+	return xattr_change(path, name, value ? value : "", size, flags);
+}
+
+int fs_removexattr(const char *path, const char *name)
+{
+	return xattr_change(path, name, NULL, 0, 0);
+}
