@@ -24,6 +24,7 @@
 
 #include "ckptd.h"
 #include "cluster.h"
+#include "hostlist.h"
 #include "log.h"
 #include "nodes.h"
 #include "peer.h"
@@ -493,21 +494,60 @@ static void arm_accept(struct cluster *cl)
 
 /* ---- start-up ----------------------------------------------------------- */
 
+/* nodes = slurm: SLURM_JOB_NODELIST expanded (hostlist.h), each host a
+ * node of its own domain at [cluster] port, as node list text.  0 or
+ * -errno (logged); *text malloc'd. */
+static int slurm_nodes(const struct conf *conf, char **text, size_t *len)
+{
+	const char *expr = getenv("SLURM_JOB_NODELIST");
+	struct hostlist hl = { NULL, 0 };
+	size_t i, cap, n = 0;
+	char *p;
+	int ret;
+
+	if (!expr || !expr[0]) {
+		log_printf(LOG_ERR, "cluster: nodes = slurm, but SLURM_JOB_NODELIST is not set");
+		return -EINVAL;
+	}
+	ret = hostlist_expand(expr, NODES_MAX, &hl);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "cluster: SLURM_JOB_NODELIST '%.80s': %s", expr,
+			   strerror(-ret));
+		return ret;
+	}
+	cap = hl.n * (2 * HOSTLIST_NAME_MAX + 16) + 1;
+	p = malloc(cap);
+	if (!p) {
+		hostlist_release(&hl);
+		return -ENOMEM;
+	}
+	for (i = 0; i < hl.n; i++)
+		n += (size_t)snprintf(p + n, cap - n, "%s %s:%u\n", hl.hosts[i],
+				      hl.hosts[i], conf->cluster_port);
+	hostlist_release(&hl);
+	*text = p;
+	*len = n;
+	return 0;
+}
+
 /* The node list `[cluster] nodes` names.  0 or -errno / -EINVAL (logged). */
 static int load_nodes(const struct conf *conf, struct node_list *out)
 {
 	const struct conf_list *l = &conf->cluster_nodes;
 	struct conf_err err;
 	char *text, *p;
+	size_t len;
 	uint32_t i;
 	int ret;
 
 	memset(&err, 0, sizeof(err));
 	if (l->n == 1 && !strcmp(l->item[0], "slurm")) {
-		log_printf(LOG_ERR, "cluster: nodes = slurm: not built yet; give a node list file");
-		return -ENOTSUP;
-	}
-	if (l->n == 1 && l->item[0][0] == '/') {
+		ret = slurm_nodes(conf, &text, &len);
+		if (ret < 0)
+			return ret;
+		ret = nodes_parse(text, len, "SLURM_JOB_NODELIST", out, &err);
+		free(text);
+	} else if (l->n == 1 && l->item[0][0] == '/') {
 		ret = nodes_load(l->item[0], out, &err);
 	} else {
 		text = calloc(l->n, CONF_ITEM_MAX + 2);

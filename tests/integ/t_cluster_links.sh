@@ -12,7 +12,9 @@
 #    the others log that it does not hold the cluster key;
 #  - n2 killed with SIGKILL: n1 and n3 see it down; restarted, its links
 #    come back (reconnect with backoff);
-#  - a key file readable by others is refused at start, clearly.
+#  - a key file readable by others is refused at start, clearly;
+#  - nodes = slurm: three nodes from SLURM_JOB_NODELIST=127.0.0.[1-3] link
+#    up; a malformed list is refused at start, clearly.
 # TIMEOUT: 180
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -176,4 +178,28 @@ chmod 600 "$KEY"
 
 stop_ckptd n1
 stop_ckptd n2
+
+# nodes = slurm: the node list from SLURM_JOB_NODELIST (Slurm's hostlist
+# syntax), every host a node at [cluster] port.  Numeric host names, so that
+# nothing needs resolving.
+SPORT=$(( PORT + 1 ))
+for i in 1 2 3; do
+	ckptd_conf s$i
+	SLURM_JOB_NODELIST="127.0.0.[1-3]" start_ckptd s$i \
+		-o "cluster.node=127.0.0.$i" -o cluster.nodes=slurm \
+		-o cluster.ec=2+1 -o "cluster.key=$KEY" -o "cluster.port=$SPORT"
+done
+for i in 1 2 3; do
+	poll_until 30 up_is s$i 2 || fail "nodes = slurm: s$i has $(peers_up s$i) of 2 peers up"
+done
+ctl s2 status | grep -q "cluster   node 127.0.0.2: 2 of 2 peers up" ||
+	fail "nodes = slurm: $(ctl s2 status)"
+for i in 1 2 3; do stop_ckptd s$i; done
+# A node list that does not expand: a clear error at start.
+ckptd_conf s4
+if SLURM_JOB_NODELIST="gpu[1-" "$CKPTD" -c "$T/s4/ckptd.conf" -o cluster.node=gpu1 \
+	-o cluster.nodes=slurm -o "cluster.key=$KEY" >"$T/s4.log" 2>&1; then
+	fail "ckptd started with a malformed SLURM_JOB_NODELIST"
+fi
+grep -q "SLURM_JOB_NODELIST 'gpu\[1-'" "$T/s4.log" || fail "no clear message: $(cat "$T/s4.log")"
 exit 0
