@@ -4,7 +4,7 @@
  * whose first record has its CRC made right is walked too, so that
  * mutations get past the checksum.
  *
- * fuzz-sources: lib/journal.c lib/codec.c lib/crc32c.c lib/sys.c
+ * fuzz-sources: lib/journal.c lib/codec.c lib/crc32c.c lib/sys.c lib/xattr.c
  */
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * seghdr_decode().  As well as the raw input, a copy with its trailing CRC
  * made right is decoded, so that mutations get past the checksum.
  *
- * fuzz-sources: lib/manifest.c lib/codec.c lib/crc32c.c lib/names.c
+ * fuzz-sources: lib/manifest.c lib/codec.c lib/crc32c.c lib/names.c lib/xattr.c
  */
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * is checked as it is, then again with its header's len and both CRCs made
  * to agree, so that mutations reach the per-type decoders behind them.
  *
- * fuzz-sources: lib/peer.c lib/codec.c lib/crc32c.c lib/names.c
+ * fuzz-sources: lib/peer.c lib/codec.c lib/crc32c.c lib/names.c lib/xattr.c
  * fuzz-libs: -lsodium
  */
 #include <stdlib.h>

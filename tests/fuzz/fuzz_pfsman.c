@@ -9,7 +9,7 @@
  * manifest (which must decode), then overwrites one byte of its image, so
  * that the checks deep in the chunk table see near misses.
  *
- * fuzz-sources: lib/pfsman.c lib/codec.c lib/crc32c.c lib/names.c
+ * fuzz-sources: lib/pfsman.c lib/codec.c lib/crc32c.c lib/names.c lib/xattr.c
  */
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +122,7 @@ static void build(const uint8_t *data, size_t size)
 		return;
 	memset(&m, 0, sizeof(m));
 	memset(chunks, 0, sizeof(chunks));
+	memset(files, 0, sizeof(files));
 	m.flags = PFS_F_COMPRESSED | PFS_F_INCREMENTAL;
 	m.chunk = 4096 * (data[0] % 2 + 1);
 	m.shuffle = data[1] % 3 * 2;

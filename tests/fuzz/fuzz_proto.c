@@ -3,7 +3,7 @@
  * decoded as it is, then again with its header's len and CRC made to agree,
  * so that mutations reach the field and entry decoders behind the CRC.
  *
- * fuzz-sources: lib/proto.c lib/codec.c lib/crc32c.c lib/names.c
+ * fuzz-sources: lib/proto.c lib/codec.c lib/crc32c.c lib/names.c lib/xattr.c
  */
 #include <stdlib.h>
 #include <string.h>
