@@ -449,31 +449,22 @@ static int link_piece(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/* Restore a symbolic link: made under the temporary name, then its owner
- * (as root) and times, never following it; renamed into place. */
-static int restore_link(struct rd *r, const struct ckpt_file_info *f,
-			int dfd, const char *tmp, const char *base)
+/* The entry made under tmp gets a's owner (as root), its mode (if
+ * chmod), its times, never following a link; then it is renamed to base
+ * and the directory fsync'd.  On failure tmp is removed.  0 or -errno. */
+static int finish_entry(const struct ckpt_attr *a, int dfd, const char *tmp,
+			const char *base, int chmod)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
 				  { .tv_nsec = UTIME_OMIT } };
-	const struct ckpt_attr *a = &f->attr;
-	struct link_buf l = { .len = 0 };
-	uint64_t got;
-	int err;
+	int err = 0;
 
-	err = rd_file(r, f, link_piece, &l, &got);
-	if (err)
-		return err;
-	l.t[l.len] = '\0';
-	if (l.len == 0 || strlen(l.t) != l.len)
-		return -CKPT_ECORRUPT;
-	unlinkat(dfd, tmp, 0);
-	if (symlinkat(l.t, dfd, tmp))
-		return -errno;
 	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
 	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
 		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
 		     AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	if (!err && chmod && fchmodat(dfd, tmp, a->mode & 07777, 0))
 		err = -errno;
 	if (a->set & CKPT_ATTR_ATIME)
 		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
@@ -492,43 +483,40 @@ static int restore_link(struct rd *r, const struct ckpt_file_info *f,
 	return err;
 }
 
+/* Restore a symbolic link: made under the temporary name, then its owner
+ * (as root) and times, never following it; renamed into place. */
+static int restore_link(struct rd *r, const struct ckpt_file_info *f,
+			int dfd, const char *tmp, const char *base)
+{
+	struct link_buf l = { .len = 0 };
+	uint64_t got;
+	int err;
+
+	err = rd_file(r, f, link_piece, &l, &got);
+	if (err)
+		return err;
+	l.t[l.len] = '\0';
+	if (l.len == 0 || strlen(l.t) != l.len)
+		return -CKPT_ECORRUPT;
+	unlinkat(dfd, tmp, 0);
+	if (symlinkat(l.t, dfd, tmp))
+		return -errno;
+	return finish_entry(&f->attr, dfd, tmp, base, 0);
+}
+
 /* Restore a FIFO, socket or device node (metadata only): mknod under the
  * temporary name (a device needs root: EPERM otherwise), its attributes,
  * rename into place. */
 static int restore_special(const struct ckpt_file_info *f, int dfd,
 			   const char *tmp, const char *base)
 {
-	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
-				  { .tv_nsec = UTIME_OMIT } };
 	const struct ckpt_attr *a = &f->attr;
-	int err = 0;
 
 	unlinkat(dfd, tmp, 0);
 	if (mknodat(dfd, tmp, (a->mode & CKPT_ATTR_IFMT) | 0600,
 		    (dev_t)a->rdev))
 		return -errno;
-	if (geteuid() == 0 && (a->set & (CKPT_ATTR_UID | CKPT_ATTR_GID)) &&
-	    fchownat(dfd, tmp, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
-		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
-		     AT_SYMLINK_NOFOLLOW))
-		err = -errno;
-	if (!err && fchmodat(dfd, tmp, a->mode & 07777, 0))
-		err = -errno;
-	if (a->set & CKPT_ATTR_ATIME)
-		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
-					   a->atime_ns % 1000000000ull };
-	if (a->set & CKPT_ATTR_MTIME)
-		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
-					   a->mtime_ns % 1000000000ull };
-	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
-		err = -errno;
-	if (!err && renameat(dfd, tmp, dfd, base))
-		err = -errno;
-	else if (!err && fsync(dfd))
-		err = -errno;
-	if (err)
-		unlinkat(dfd, tmp, 0);
-	return err;
+	return finish_entry(a, dfd, tmp, base, 1);
 }
 
 /* Restore one file: temp name, data, attributes, fsync, rename, fsync the
