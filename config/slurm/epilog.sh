@@ -14,7 +14,7 @@ ME=epilog
 . "$(dirname "$0")/ckpt-slurm-common.sh"
 
 PY=/usr/bin/python3
-job=$(ckpt_job)
+job=$(ckpt_job) || exit 0     # logged; nothing of it can be here
 
 fail() {
 	log err "$*"
