@@ -5,6 +5,7 @@
 # Slurm, as root's job):
 #  - the prolog makes the job's directory for the job's user (uid 65534),
 #    who can then write and commit a checkpoint in it;
+#  - the epilog waits for the newest version even when its name has spaces;
 #  - a job name from a hostile SLURM_JOB_NAME ("x/../../escaped", with a
 #    format that names it) is refused: nothing is made outside the mount.
 # TIMEOUT: 90
@@ -60,6 +61,15 @@ J=$M/slurm-41
 as_n sh -c "mkdir '$J/step-1.tmp' && echo one >'$J/step-1.tmp/f' && mv '$J/step-1.tmp' '$J/step-1'" ||
 	fail "uid $N cannot write a checkpoint in the directory the prolog made"
 info "the prolog made slurm-41 for uid $N, who wrote step-1 in it"
+
+# ---- the epilog waits for a version whose name has spaces ------------------------
+as_n sh -c "mkdir '$J/step 2 b.tmp' && echo two >'$J/step 2 b.tmp/f' && mv '$J/step 2 b.tmp' '$J/step 2 b'" ||
+	fail "uid $N cannot write 'step 2 b'"
+wait_state d slurm-41 'step 2 b' sealed
+run "$S/plain.conf" epilog "${ENV[@]}" || fail "the epilog failed: $(slog)"
+grep -q "epilog job 41: info: slurm-41/step 2 b drained" "$S/ckpt-slurm.log" ||
+	fail "the epilog did not wait for 'step 2 b': $(slog)"
+[ "$(vlevel d slurm-41 'step 2 b')" = drained ] || fail "'step 2 b' is $(vlevel d slurm-41 'step 2 b')"
 
 # ---- a hostile job name ---------------------------------------------------------
 run "$S/named.conf" prolog SLURM_JOB_ID=42 SLURM_JOB_UID=$N SLURM_JOB_GID=$N \
