@@ -491,7 +491,7 @@ class Client:
         if ret in (-_lib.ENOVERSION, -_lib.ENOJOB):
             return None
         _check(ret, "latest %s" % job)
-        return buf.value.decode()
+        return buf.value.decode(errors="surrogateescape")
 
     def list(self, job=None):
         """Without job: the job names.  With job: its versions, as dicts

@@ -75,6 +75,11 @@ with ckpt.Client() as c:
 
     assert c.latest("py/model") == "s3"
     assert c.latest("py/none") is None
+    # names are any bytes: latest() gives a non-UTF-8 one as list() does
+    odd = b"s\xff9".decode(errors="surrogateescape")
+    c.save("py/odd", odd, {"f": b"x"}, wait="local")
+    assert c.latest("py/odd") == odd, c.latest("py/odd")
+    assert [v["version"] for v in c.list("py/odd")] == [odd]
     assert "py/model" in c.list()
     assert [v["version"] for v in c.list("py/model")] == ["s1", "s2", "s3"]
     st = c.stat("py/model", "s2")
