@@ -111,6 +111,27 @@ with ckpt.Client() as c:
     v = c.begin("py/model", "s5")                      # open, never committed
     err(errno.ETIMEDOUT, c.wait, "py/model", "s5", "local", timeout=0.2)
     v.abort()
+
+# A version begun on a client closed before it ended: ckpt_disconnect freed
+# it, so its commit, abort and __del__ must not reach libckpt.
+import gc
+c2 = ckpt.Client()
+v = c2.begin("py/model", "s6")
+v.write("f", b"x" * 4096)
+c2.close()
+try:
+    v.commit()
+    raise AssertionError("commit after the client closed did not fail")
+except ValueError:
+    pass
+v.abort()
+del v
+gc.collect()
+c3 = ckpt.Client()
+with c3.begin("py/model", "s7") as v7:
+    v7.write("f", b"y")
+c3.close()
+v7.commit()                                        # ended already: a no-op
 print("api ok")
 PYEOF
 info "API: state dict, save, save_async, listings and errors"
