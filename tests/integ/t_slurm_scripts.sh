@@ -7,7 +7,9 @@
 #    who can then write and commit a checkpoint in it;
 #  - the epilog waits for the newest version even when its name has spaces;
 #  - a job name from a hostile SLURM_JOB_NAME ("x/../../escaped", with a
-#    format that names it) is refused: nothing is made outside the mount.
+#    format that names it) is refused: nothing is made outside the mount;
+#    one that leads through a link in the user's own version ("y/v/link")
+#    does not give root's directory it points at to the user.
 # TIMEOUT: 90
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -67,7 +69,8 @@ as_n sh -c "mkdir '$J/step 2 b.tmp' && echo two >'$J/step 2 b.tmp/f' && mv '$J/s
 	fail "uid $N cannot write 'step 2 b'"
 wait_state d slurm-41 'step 2 b' sealed
 run "$S/plain.conf" epilog "${ENV[@]}" || fail "the epilog failed: $(slog)"
-grep -q "epilog job 41: info: slurm-41/step 2 b drained" "$S/ckpt-slurm.log" ||
+# (drained while it ran, or before: either needs the name read whole)
+grep -Eq "epilog job 41: info: slurm-41/step 2 b (drained|is already drained)" "$S/ckpt-slurm.log" ||
 	fail "the epilog did not wait for 'step 2 b': $(slog)"
 [ "$(vlevel d slurm-41 'step 2 b')" = drained ] || fail "'step 2 b' is $(vlevel d slurm-41 'step 2 b')"
 
@@ -78,5 +81,14 @@ run "$S/named.conf" prolog SLURM_JOB_ID=42 SLURM_JOB_UID=$N SLURM_JOB_GID=$N \
 grep -q "not a valid ckpt job name" "$S/ckpt-slurm.log" || fail "no line about the job name: $(slog)"
 run "$S/named.conf" epilog SLURM_JOB_ID=42 SLURM_JOB_NAME='x/../../escaped' ||
 	fail "the epilog failed on a job name it cannot have: $(slog)"
+# A link the user made in one of its versions, named by the job name: the
+# prolog must not follow it as root (it chowned the target to the user).
+mkdir "$T/victim"
+chmod 755 "$T/victim"
+as_n sh -c "mkdir -p '$M/u-y/v.tmp' && ln -s '$T/victim' '$M/u-y/v.tmp/link' && mv '$M/u-y/v.tmp' '$M/u-y/v'" ||
+	fail "uid $N cannot make a link in its version"
+run "$S/named.conf" prolog SLURM_JOB_ID=43 SLURM_JOB_UID=$N SLURM_JOB_GID=$N \
+	SLURM_JOB_NAME='y/v/link'
+[ "$(stat -c %u "$T/victim")" = 0 ] || fail "the prolog gave $T/victim to uid $(stat -c %u "$T/victim") through the user's link"
 
 finish
