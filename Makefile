@@ -27,7 +27,11 @@ DATADIR    ?= $(PREFIX)/share
 DOCDIR     ?= $(DATADIR)/doc/ckpt
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
+# Debian's /usr/bin/python3 looks in /usr/lib/python3/dist-packages and, for
+# local installs, /usr/local/lib/python3.X/dist-packages (X its minor
+# version): not /usr/local/lib/python3/dist-packages.
+PYVER       = $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3,$(PREFIX)/lib/python$(or $(PYVER),3))/dist-packages
 WERROR   ?= -Werror
 SANITIZE ?=
 PKGS     := liburing fuse3 libzstd libisal cunit inih libmicrohttpd libsodium
@@ -233,6 +237,8 @@ install: all
 	$(INSTALL_SED) config/slurm/ckpt-slurm.conf >$(DESTDIR)$(DATADIR)/ckpt/slurm/ckpt-slurm.conf
 	install -m 644 config/grafana-ckpt.json $(DESTDIR)$(DATADIR)/ckpt/grafana/
 	install -m 644 python/ckpt/*.py $(DESTDIR)$(PYTHONDIR)/ckpt/
+	sed 's|^_INSTALLED = .*|_INSTALLED = "$(LIBDIR)/libckpt.so.1"|' python/ckpt/_lib.py \
+		>$(DESTDIR)$(PYTHONDIR)/ckpt/_lib.py
 	@if [ -n "$(CKPTFS)" ]; then \
 		install -d $(DESTDIR)$(SBINDIR) && \
 		sed 's|^installed=.*|installed=$(BINDIR)/ckptfs|' fuse/mount.ckptfs \

@@ -95,28 +95,65 @@ const char *log_level_name(int level)
 }
 
 /*
+ * Copy src into dst (cap bytes), control bytes written as \xHH: names are
+ * any bytes, and a name with a newline must not make a line of its own (one
+ * that looks like ckptd's, about another user's job).  No message ckptd
+ * writes has a control byte of its own.  Returns the length written;
+ * *cut is set if src did not fit.
+ */
+static size_t log_escape(char *dst, size_t cap, const char *src, int *cut)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *src; src++) {
+		unsigned char c = (unsigned char)*src;
+
+		if (c >= 0x20 && c != 0x7f) {
+			if (o + 1 >= cap)
+				break;
+			dst[o++] = (char)c;
+			continue;
+		}
+		if (o + 4 >= cap)
+			break;
+		dst[o++] = '\\';
+		dst[o++] = 'x';
+		dst[o++] = hex[c >> 4];
+		dst[o++] = hex[c & 15];
+	}
+	dst[o] = '\0';
+	*cut = *src != '\0';
+	return o;
+}
+
+/*
  * Format the message and pass it to the sink.  The level test comes first so
  * that a debug message costs one comparison when debug logging is off.
  */
 void log_printf(int level, const char *fmt, ...)
 {
-	char msg[LOG_MSG_MAX];
+	char raw[LOG_MSG_MAX], msg[LOG_MSG_MAX];
 	log_sink_fn sink = log_sink;
 	int saved_errno = errno;
 	va_list ap;
-	int n;
+	size_t len;
+	int n, cut;
 
 	if (!sink || level > log_threshold)
 		return;
 
 	va_start(ap, fmt);
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		goto out_restore_errno;
-	if ((size_t)n >= sizeof(msg))
-		memcpy(msg + sizeof(msg) - sizeof(LOG_TRUNC_MARK),
-		       LOG_TRUNC_MARK, sizeof(LOG_TRUNC_MARK));
+	len = log_escape(msg, sizeof(msg), raw, &cut);
+	if (cut || (size_t)n >= sizeof(raw)) {
+		if (len > sizeof(msg) - sizeof(LOG_TRUNC_MARK))
+			len = sizeof(msg) - sizeof(LOG_TRUNC_MARK);
+		memcpy(msg + len, LOG_TRUNC_MARK, sizeof(LOG_TRUNC_MARK));
+	}
 
 	sink(level, msg, log_sink_arg);
 out_restore_errno:

@@ -28,11 +28,19 @@ log() {
 
 ctl() { "$CKPTCTL" -c "$CKPTD_CONF" "$@"; }
 
-# The ckpt job name of this Slurm job.
+# The ckpt job name of this Slurm job; fails (logged) when CKPT_JOB_FORMAT
+# gives a name ckptd would refuse.  A format may name what the user chose
+# (SLURM_JOB_NAME), and the name becomes a path under CKPT_MOUNT, where the
+# kernel resolves "." and ".." itself: "x/../../etc" must never get there.
 ckpt_job() {
 	local j
 	eval "j=\"$CKPT_JOB_FORMAT\""
-	echo "$j"
+	case /$j/ in
+	//|*//*|*/./*|*/../*)
+		log err "not a valid ckpt job name (CKPT_JOB_FORMAT): '$j'"
+		return 1 ;;
+	esac
+	printf '%s\n' "$j"
 }
 
 # now_s: seconds since the epoch.

@@ -14,7 +14,7 @@ ME=epilog
 . "$(dirname "$0")/ckpt-slurm-common.sh"
 
 PY=/usr/bin/python3
-job=$(ckpt_job)
+job=$(ckpt_job) || exit 0     # logged; nothing of it can be here
 
 fail() {
 	log err "$*"
@@ -36,13 +36,17 @@ vs = [v for v in json.load(sys.stdin)["versions"]
       if v["state"] in ("sealed", "sealing")]
 if vs:
     v = max(vs, key=lambda v: v["seq"])
-    print(v["version"], v["level"])
+    # the level, then the name as it is (any bytes but "/": spaces and
+    # newlines too), then a mark that $(...) does not strip
+    sys.stdout.write(v["level"] + "\n" + v["version"] + "x")
 ' <<<"$out") || fail "cannot read the listing of $job"
 if [ -z "$newest" ]; then
 	log info "job $job has no committed version on this node"
 	exit 0
 fi
-read -r ver level <<<"$newest"
+level=${newest%%$'\n'*}
+ver=${newest#*$'\n'}
+ver=${ver%x}
 if [ "$level" = drained ]; then
 	log info "$job/$ver is already drained"
 	exit 0

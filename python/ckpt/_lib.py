@@ -1,6 +1,8 @@
 """ctypes bindings of libckpt (include/ckpt.h): the only module that touches C.
 
-The library is found as $CKPT_LIBRARY, else by the linker's search
+The library is found as $CKPT_LIBRARY, else where `make install` put it
+(_INSTALLED: $(LIBDIR), which the dynamic linker may not search, e.g.
+/usr/local/lib before ldconfig runs), else by the linker's search
 (``ctypes.util.find_library("ckpt")``), else as ``libckpt.so.1``.  Structs
 that libckpt fills are read with the ``*2`` calls, which take the size this
 module was written against (include/ckpt.h, "Growing structs"), so a newer
@@ -65,8 +67,15 @@ class FileInfo(ctypes.Structure):
     ]
 
 
+# Set by `make install` to the installed library; None in the source tree.
+_INSTALLED = None
+
+
 def _load():
-    name = os.environ.get("CKPT_LIBRARY") or ctypes.util.find_library("ckpt")
+    name = os.environ.get("CKPT_LIBRARY")
+    if not name and _INSTALLED and os.path.exists(_INSTALLED):
+        name = _INSTALLED
+    name = name or ctypes.util.find_library("ckpt")
     return ctypes.CDLL(name or "libckpt.so.1", use_errno=False)
 
 

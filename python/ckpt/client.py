@@ -8,6 +8,7 @@ wait does not hold up other Python threads.
 import ctypes
 import io
 import threading
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import _lib
@@ -94,9 +95,17 @@ class Version:
         self.job = job
         self.version = version
         self._v = ctypes.c_void_p()
+        self._orphaned = False
         _check(_lib.ckpt_begin(client._handle(), _b(job), _b(version),
                                ctypes.byref(self._v)),
                "begin %s/%s" % (job, version))
+        client._versions.add(self)
+
+    def _orphan(self):
+        """The client is disconnecting: libckpt frees this version with it
+        (and ckptd aborts it if uncommitted), so never touch it again."""
+        self._v = ctypes.c_void_p()
+        self._orphaned = True
 
     def write(self, path, data, offset=0):
         """Write the bytes of data (any contiguous buffer: bytes, bytearray,
@@ -142,12 +151,17 @@ class Version:
 
     def _end(self, fn, what):
         if not self._v:
+            if self._orphaned and fn is _lib.ckpt_commit:
+                raise ValueError("ckpt: %s/%s: its client was closed "
+                                 "first, which aborted it"
+                                 % (self.job, self.version))
             return
         try:
             _check(fn(self._v), "%s %s/%s" % (what, self.job, self.version))
         finally:
             _lib.ckpt_version_free(self._v)
             self._v = ctypes.c_void_p()
+            self._client._versions.discard(self)
 
     def __enter__(self):
         return self
@@ -395,6 +409,7 @@ class Client:
                                  ctypes.byref(self._c)), "connect")
         self._pool = None
         self._lock = threading.Lock()
+        self._versions = weakref.WeakSet()  # begun here, not yet ended
 
     def _handle(self):
         if not self._c:
@@ -408,6 +423,10 @@ class Client:
             self._pool.shutdown(wait=True)
             self._pool = None
         if self._c:
+            # ckpt_disconnect frees this client's versions: forget them
+            # first, or a later commit/abort/__del__ would use freed memory.
+            for v in list(self._versions):
+                v._orphan()
             _lib.ckpt_disconnect(self._c)
             self._c = ctypes.c_void_p()
 
@@ -491,7 +510,7 @@ class Client:
         if ret in (-_lib.ENOVERSION, -_lib.ENOJOB):
             return None
         _check(ret, "latest %s" % job)
-        return buf.value.decode()
+        return buf.value.decode(errors="surrogateescape")
 
     def list(self, job=None):
         """Without job: the job names.  With job: its versions, as dicts

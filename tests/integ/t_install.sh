@@ -12,6 +12,10 @@ set -u
 command -v pkg-config >/dev/null || skip "pkg-config is not installed"
 D=$T/root
 P=/opt/ckpt
+# Where /usr/bin/python3 looks outside /usr: lib/python3.X/dist-packages, as
+# Debian's /usr/local/lib/python3.X/dist-packages (never lib/python3/).
+PYV=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || PYV=3
+PYD=lib/python$PYV/dist-packages
 touch "$T/stamp"
 # -o all: install what this run tested, whatever build (plain or sanitizer).
 make -s -C "$ROOT" BUILD="$BUILD" -o all install PREFIX=$P DESTDIR="$D" >"$T/install.out" 2>&1 ||
@@ -23,7 +27,7 @@ for f in bin/ckptd bin/ckptctl bin/ckptfs lib/libckpt.so.1 lib/libckpt.so lib/li
 	 lib/systemd/system/ckptd.service lib/systemd/system/ckptfs@.service \
 	 lib/systemd/system/ckpt.mount share/ckpt/slurm/prolog.sh \
 	 share/ckpt/slurm/epilog.sh share/ckpt/slurm/ckpt-slurm-common.sh \
-	 share/ckpt/grafana/grafana-ckpt.json lib/python3/dist-packages/ckpt/__init__.py \
+	 share/ckpt/grafana/grafana-ckpt.json $PYD/ckpt/__init__.py \
 	 sbin/mount.fuse.ckptfs sbin/mount.ckptfs; do
 	[ -e "$D$P/$f" ] || fail "make install did not write $P/$f"
 done
@@ -61,7 +65,9 @@ cc $san -o "$T/client" "$T/client.c" $flags 2>"$T/cc.err" || fail "building with
 # The Python package, over the installed library.
 if [ -x /usr/bin/python3 ]; then
 	asan=$(ldd "$D$P/lib/libckpt.so.1" | awk '/libasan/ { print $3 }')
-	out=$(cd / && PYTHONPATH=$D$P/lib/python3/dist-packages CKPT_LIBRARY=$D$P/lib/libckpt.so.1 \
+	grep -q "^_INSTALLED = \"$P/lib/libckpt.so.1\"\$" "$D$P/$PYD/ckpt/_lib.py" ||
+		fail "the installed ckpt/_lib.py does not name $P/lib/libckpt.so.1"
+	out=$(cd / && PYTHONPATH=$D$P/$PYD CKPT_LIBRARY=$D$P/lib/libckpt.so.1 \
 		LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 \
 		/usr/bin/python3 -c 'import ckpt; print(ckpt.Client.__name__)' 2>&1) ||
 		fail "the installed Python package does not import: $out"

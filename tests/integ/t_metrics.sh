@@ -156,6 +156,23 @@ PYEOF
 poll_until 15 test "$(code "$URL")" = 200 || fail "not serving after the hung connections closed"
 assert_up d
 
+# ---- names are any bytes; the exposition is UTF-8 --------------------------------
+# A version whose job name is not UTF-8 becomes the newest sealed version:
+# its name is a label value, which Prometheus refuses ("invalid UTF-8 label
+# value") and with it the whole scrape.  Invalid bytes are written as U+FFFD.
+BADJOB=$'metrics/bad\xff\xc3name'
+tw d write "$BADJOB" v2 -r 0 -n 1 -z 4096 -S 5 -w local >/dev/null 2>"$T/bad.err" ||
+	fail "writing $BADJOB failed: $(cat "$T/bad.err")"
+poll_until 10 bash -c "curl -sS --max-time 5 '$URL' | LC_ALL=C grep -aq 'slowest_writer.*version=\"v2\"'" ||
+	fail "the slowest writer of v2 never shows: $(scrape | grep -a slowest)"
+scrape >"$T/scrape2.txt"
+$PY - "$T/scrape2.txt" <<'PYEOF' || fail "the scrape is not UTF-8: $(grep -a slowest "$T/scrape2.txt")"
+import sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")   # strict, as Prometheus
+line = [l for l in text.splitlines() if l.startswith("ckpt_last_version_slowest_writer")]
+assert line and 'job="metrics/bad\ufffd\ufffdname"' in line[0], line
+PYEOF
+
 # ---- bad addresses ----------------------------------------------------------------
 for bad in nonsense 127.0.0.1 :9464 127.0.0.1:99999 '127.0.0.1:x'; do
 	"$CKPTD" -c "$T/d/ckptd.conf" -o "metrics=$bad" --print-config >/dev/null 2>"$T/bad.err" &&

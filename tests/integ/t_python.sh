@@ -75,6 +75,11 @@ with ckpt.Client() as c:
 
     assert c.latest("py/model") == "s3"
     assert c.latest("py/none") is None
+    # names are any bytes: latest() gives a non-UTF-8 one as list() does
+    odd = b"s\xff9".decode(errors="surrogateescape")
+    c.save("py/odd", odd, {"f": b"x"}, wait="local")
+    assert c.latest("py/odd") == odd, c.latest("py/odd")
+    assert [v["version"] for v in c.list("py/odd")] == [odd]
     assert "py/model" in c.list()
     assert [v["version"] for v in c.list("py/model")] == ["s1", "s2", "s3"]
     st = c.stat("py/model", "s2")
@@ -106,6 +111,27 @@ with ckpt.Client() as c:
     v = c.begin("py/model", "s5")                      # open, never committed
     err(errno.ETIMEDOUT, c.wait, "py/model", "s5", "local", timeout=0.2)
     v.abort()
+
+# A version begun on a client closed before it ended: ckpt_disconnect freed
+# it, so its commit, abort and __del__ must not reach libckpt.
+import gc
+c2 = ckpt.Client()
+v = c2.begin("py/model", "s6")
+v.write("f", b"x" * 4096)
+c2.close()
+try:
+    v.commit()
+    raise AssertionError("commit after the client closed did not fail")
+except ValueError:
+    pass
+v.abort()
+del v
+gc.collect()
+c3 = ckpt.Client()
+with c3.begin("py/model", "s7") as v7:
+    v7.write("f", b"y")
+c3.close()
+v7.commit()                                        # ended already: a no-op
 print("api ok")
 PYEOF
 info "API: state dict, save, save_async, listings and errors"

@@ -115,6 +115,27 @@ static void test_long_message(void)
 	log_set_sink(NULL, NULL);
 }
 
+/* Names are any bytes: one with a newline must not forge a line. */
+static void test_control_bytes_escaped(void)
+{
+	char big[3000];
+	size_t n;
+
+	capture_reset();
+	log_set_sink(capture_sink, NULL);
+	log_printf(LOG_WARNING, "version %s/%s: straggler", "a\nwarning: version victim", "v\x1b[2J\x7f");
+	CU_ASSERT_STRING_EQUAL(cap.msg, "version a\\x0awarning: version victim/v\\x1b[2J\\x7f: straggler");
+	/* escaping that runs past the buffer still ends in the mark */
+	memset(big, '\n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	log_printf(LOG_ERR, "%s", big);
+	n = strlen(cap.msg);
+	CU_ASSERT(n > 1000 && n < 2048);
+	CU_ASSERT_STRING_EQUAL(cap.msg + n - 3, "...");
+	CU_ASSERT_PTR_NULL(strchr(cap.msg, '\n'));
+	log_set_sink(NULL, NULL);
+}
+
 static void test_errno_preserved(void)
 {
 	log_set_sink(capture_sink, NULL);
@@ -214,6 +235,7 @@ int main(void)
 		{ "sink gets message", test_sink_gets_message },
 		{ "threshold", test_threshold },
 		{ "long message truncated", test_long_message },
+		{ "control bytes escaped", test_control_bytes_escaped },
 		{ "errno preserved", test_errno_preserved },
 		{ "level names", test_level_names },
 		{ "stderr sink", test_stderr_sink },
