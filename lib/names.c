@@ -11,6 +11,7 @@
  * escapes nothing).  Printing a name is the printer's business: ckptctl
  * escapes bytes a terminal or JSON cannot take.
  */
+#include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -65,4 +66,36 @@ int name_check_version(const char *version)
 int name_check_path(const char *path)
 {
 	return name_check(path, CKPT_PATH_MAX, true);
+}
+
+int name_utf8_len(const unsigned char *s)
+{
+	int n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Reject overlong forms, surrogates and values past U+10FFFF. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
 }

@@ -14,4 +14,10 @@ int name_check_job(const char *job);
 int name_check_version(const char *version);
 int name_check_path(const char *path);
 
+/* Names are any bytes, but JSON and Prometheus labels are UTF-8: the
+ * length of the valid UTF-8 sequence at s (1..4), or 0 where none starts
+ * (a stray byte, an overlong form, a surrogate, past U+10FFFF).  s is
+ * NUL-terminated. */
+int name_utf8_len(const unsigned char *s);
+
 #endif

@@ -32,6 +32,7 @@
 #include "cluster.h"
 #include "drain.h"
 #include "log.h"
+#include "names.h"
 #include "metrics.h"
 #include "vstats.h"
 
@@ -199,39 +200,6 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid
- * (as tools/ctl_json.c: no overlong forms, surrogates or past U+10FFFF). */
-static int utf8_len(const unsigned char *s)
-{
-	uint32_t cp;
-	int n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /*
  * A label value, escaped as the text format wants (\\, \", \n).  Names are
  * any bytes, but the format is UTF-8 and Prometheus fails the whole scrape
@@ -254,7 +222,7 @@ static void label(FILE *f, const char *str)
 			s++;
 			continue;
 		}
-		n = utf8_len(s);
+		n = name_utf8_len(s);
 		if (n == 0) {
 			fputs("\xef\xbf\xbd", f);   /* U+FFFD */
 			s++;

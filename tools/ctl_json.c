@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "ctl_json.h"
+#include "names.h"
 
 void jw_init(struct jw *w, FILE *f)
 {
@@ -69,39 +70,6 @@ void jw_arr_end(struct jw *w)
 	jw_close(w, ']');
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
-static int utf8_len(const unsigned char *s)
-{
-	int n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Reject overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 static void jw_quote(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -123,7 +91,7 @@ static void jw_quote(FILE *f, const char *str)
 			s++;
 			continue;
 		}
-		n = utf8_len(s);
+		n = name_utf8_len(s);
 		if (n == 0) {
 			fputs("\\ufffd", f);
 			s++;

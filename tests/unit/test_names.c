@@ -117,12 +117,32 @@ static void test_lengths(void)
 	CU_ASSERT_EQUAL(name_check_path(rep('a', 3000)), BAD);
 }
 
+/* The UTF-8 rule shared by ckptctl --json and the metrics labels. */
+static void test_utf8_len(void)
+{
+	static const struct { const char *s; int n; } cases[] = {
+		{ "a", 1 }, { "\xc3\xa9", 2 }, { "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x98\x80", 4 },
+		{ "\xff", 0 }, { "\x80", 0 }, { "\xc3", 0 }, { "\xc3" "a", 0 },
+		{ "\xc0\xaf", 0 },                   /* overlong '/' */
+		{ "\xe0\x80\xaf", 0 },              /* overlong */
+		{ "\xed\xa0\x80", 0 },              /* surrogate */
+		{ "\xf4\x90\x80\x80", 0 },         /* past U+10FFFF */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CU_ASSERT_EQUAL(name_utf8_len((const unsigned char *)cases[i].s),
+				cases[i].n);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "valid", test_valid },
 		{ "hostile", test_hostile },
 		{ "lengths", test_lengths },
+		{ "utf8_len", test_utf8_len },
 		{ NULL, NULL }
 	};
 
