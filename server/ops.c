@@ -399,20 +399,35 @@ void op_stat(struct conn *c, const struct proto_msg *req)
 	conn_reply_end(c, &e);
 }
 
-void op_stat_file(struct conn *c, const struct proto_msg *req)
+/* The version and file req names (job, version, path), or -1 after
+ * answering why not. */
+static int file_of(struct conn *c, const struct proto_msg *req,
+		   struct version **out)
 {
 	struct version *v = lookup(c, req);
-	struct ckpt_file_info fi;
-	struct enc e;
 	int i;
 
 	if (!v)
-		return;
+		return -1;
 	i = version_file(v, req->path, 0);
 	if (i < 0) {
 		conn_reply_status(c, req, i);
-		return;
+		return -1;
 	}
+	*out = v;
+	return i;
+}
+
+void op_stat_file(struct conn *c, const struct proto_msg *req)
+{
+	struct ckpt_file_info fi;
+	struct version *v;
+	struct enc e;
+	int i;
+
+	i = file_of(c, req, &v);
+	if (i < 0)
+		return;
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	memset(&fi, 0, sizeof(fi));
@@ -427,17 +442,13 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 /* GETXATTRS: the file's extended attributes, a blob after the fields. */
 void op_getxattrs(struct conn *c, const struct proto_msg *req)
 {
-	struct version *v = lookup(c, req);
+	struct version *v;
 	struct enc e;
 	int i;
 
-	if (!v)
+	i = file_of(c, req, &v);
+	if (i < 0)
 		return;
-	i = version_file(v, req->path, 0);
-	if (i < 0) {
-		conn_reply_status(c, req, i);
-		return;
-	}
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	enc_u32(&e, v->files[i].xlen);
