@@ -43,11 +43,12 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      1
+#define PEER_VERSION      2
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
-#define PEER_MAX_PAYLOAD  (PEER_MAX_SHARD + 4096)
+#define PEER_MAX_MAN      (16u << 20)   /* manifest bytes in SEAL or PART */
+#define PEER_MAX_PAYLOAD  (PEER_MAX_MAN + 8192)
 #define PEER_NONCE_LEN    32
 #define PEER_PROOF_LEN    32
 #define PEER_KEY_MIN      32            /* bytes of the cluster key */
@@ -57,8 +58,14 @@ enum peer_type {
 	PEER_HELLO = 1,      /* name, nonce */
 	PEER_CHALLENGE,      /* name, nonce, proof (the answer to HELLO) */
 	PEER_AUTH,           /* proof; its reply is empty */
-	PEER_SHARD_PUT,      /* a shard of a stripe, to be held durably */
-	PEER_SHARD_ACK,      /* the reply to SHARD_PUT, once durable */
+	PEER_SHARD_PUT,      /* one stripe's chunk of a shard; the reply (a
+			      * status) once written, not yet durable */
+	PEER_SHARD_SEAL,     /* every chunk of a shard was sent: hold it
+			      * durably; the reply (a status) once durable */
+	PEER_PART,           /* the sender's part of a version: its state,
+			      * level and manifest; the reply is a status */
+	PEER_READ,           /* bytes of a file in the receiver's part; the
+			      * reply is a struct peer_data */
 	PEER_NTYPES
 };
 
@@ -102,6 +109,70 @@ struct peer_shard {
 				   * caller's, copied into the frame */
 };
 
+/*
+ * SHARD_SEAL: every stripe of shard `shard` of the part owner sealed as
+ * open_id was sent.  The part's stream is its records' bytes in manifest
+ * order (stream_len bytes), cut into nstripes stripes of k * chunk bytes
+ * (the last padded with zeros): nstripes = ceil(stream_len / (k * chunk)),
+ * at least 1 when stream_len > 0, 0 when it is 0.  man (manlen bytes,
+ * manlen >= 1) is the part's encoded manifest (manifest.h), which says
+ * where each record's bytes sit in the stream; it is checked by its own
+ * decoder, not here.
+ */
+struct peer_seal {
+	char owner[PLACE_NAME_MAX + 1];
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint32_t uid;
+	uint64_t seq, open_id;
+	uint32_t k, m, shard;     /* shard in 1..k+m-1, k+m <= 32 */
+	uint32_t chunk;           /* 1..PEER_MAX_SHARD, a multiple of 4096 */
+	uint64_t stream_len;
+	uint64_t nstripes;
+	uint32_t manlen;          /* 1..PEER_MAX_MAN */
+	const uint8_t *man;       /* decoded: in the frame */
+};
+
+/*
+ * PART: what the sender (owner) holds of job/version: state (enum
+ * ckpt_state; 0: the part is gone, removed), level and copies as the
+ * owner's catalog has them, the number of parts the writers said the
+ * version has (nparts, >= 1), and for a SEALED part its encoded manifest
+ * (man, manlen bytes; 0 otherwise).  Sent by the owner when a link comes up
+ * and whenever the part changes; the receiver keeps the latest.
+ */
+struct peer_part {
+	char owner[PLACE_NAME_MAX + 1];
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint32_t uid;
+	uint32_t state, level, copies, nparts;
+	uint64_t seq, open_id, sealed_ns;
+	uint32_t nfiles;
+	uint64_t bytes;           /* logical bytes (sum of file sizes) */
+	uint32_t manlen;          /* 0..PEER_MAX_MAN */
+	const uint8_t *man;       /* decoded: in the frame */
+};
+
+/* READ: len (1..PEER_MAX_SHARD) bytes at off of path in the receiver's
+ * part of job/version.  The reply carries them as a struct peer_data (fewer
+ * at the end of the file), or a status. */
+struct peer_read {
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
+	uint64_t off;
+	uint32_t len;
+};
+
+/* The reply to READ with status 0: len bytes (0..PEER_MAX_SHARD) and their
+ * CRC32C. */
+struct peer_data {
+	uint32_t len;
+	uint32_t crc;
+	const uint8_t *data;      /* decoded: in the frame */
+};
+
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown
  * type, flags, len over PEER_MAX_PAYLOAD, a request with a status). */
@@ -123,6 +194,18 @@ int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 		      const struct peer_shard *s);
 int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 		       int32_t status);
+int peer_encode_seal(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_seal *s);
+int peer_encode_part(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_part *p);
+int peer_encode_read(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_read *r);
+/* The reply to READ seq (type PEER_READ | PEER_REPLY, status 0). */
+int peer_encode_data(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_data *d);
+/* Bytes a frame needs for a payload of fixed fields and n bytes of data
+ * (shard, manifest or file bytes): what a caller allocates. */
+#define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))
 
 /*
  * Decoders of a frame that passed peer_check() (frame, len as given
@@ -134,6 +217,11 @@ int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 int peer_decode_hello(const void *frame, size_t len, struct peer_hello *h);
 int peer_decode_auth(const void *frame, size_t len, struct peer_auth *a);
 int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s);
+int peer_decode_seal(const void *frame, size_t len, struct peer_seal *s);
+int peer_decode_part(const void *frame, size_t len, struct peer_part *p);
+int peer_decode_read(const void *frame, size_t len, struct peer_read *r);
+/* A READ reply with status 0; -CKPT_ECORRUPT if the bytes fail their crc. */
+int peer_decode_data(const void *frame, size_t len, struct peer_data *d);
 
 /* The proof of role ('C' the connecting node, 'A' the accepting node)
  * over both nonces and both names, under key.  0, or -EINVAL. */
