@@ -118,6 +118,7 @@ enum ckpt_state {
 #define CKPT_COPY_PFS         0x2u /* drained: readable from the PFS */
 #define CKPT_COPY_QUARANTINE  0x4u /* a damaged local copy is kept aside
 				    * in <store>/quarantine for inspection */
+#define CKPT_COPY_PEERS       0x8u /* erasure-coded: peers hold its shards */
 
 #define CKPT_REASON_MAX 127
 #define CKPT_HOST_MAX 63     /* host names in ckpt_version_info */
@@ -301,6 +302,22 @@ int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 #define CKPT_UID_SELF 0xffffffffu
 int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
 		  uint32_t uid, struct ckpt_version **out);
+
+/*
+ * In a cluster of ckptd nodes a version has one part per node that writes
+ * it; it is complete (listed COMMITTED, a candidate for ckpt_latest) only
+ * when every part is committed, and its level is the lowest of its parts'.
+ * ckpt_begin2() is ckpt_begin_as() that says how many parts (nodes) the
+ * version has: nparts 0 takes $CKPT_NODES, else $SLURM_JOB_NUM_NODES, else
+ * what the version's first writer on this node said, else 1.  ckpt_begin()
+ * and ckpt_begin_as() are ckpt_begin2() with nparts 0.  Every writer of
+ * the version on a node must say the same count (-EINVAL otherwise), and it
+ * may not exceed the cluster's nodes (-EINVAL).  A ckptd that is not in a
+ * cluster takes every count as 1.
+ */
+#define CKPT_NODES_MAX 4096
+int ckpt_begin2(struct ckpt_client *c, const char *job, const char *version,
+		uint32_t uid, uint32_t nparts, struct ckpt_version **out);
 
 /* Write len bytes of buf at offset of file path in the version.  Returns once
  * buf may be reused: after one copy into staging, never waiting for the disk.

@@ -28,7 +28,9 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_CHALLENGE] = "CHALLENGE",
 	[PEER_AUTH] = "AUTH",
 	[PEER_SHARD_PUT] = "SHARD_PUT",
-	[PEER_SHARD_ACK] = "SHARD_ACK",
+	[PEER_SHARD_SEAL] = "SHARD_SEAL",
+	[PEER_PART] = "PART",
+	[PEER_READ] = "READ",
 };
 
 const char *peer_type_name(unsigned type)

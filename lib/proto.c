@@ -53,6 +53,7 @@ enum pfield {
 	PF_STALL,
 	PF_STALL_STAGING,
 	PF_RANK,
+	PF_NPARTS,
 	PF_NFIELDS
 };
 
@@ -90,6 +91,7 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_STALL]    = U64F(stall),
 	[PF_STALL_STAGING] = U64F(stall_staging),
 	[PF_RANK]     = U32F(rank),
+	[PF_NPARTS]   = U32F(nparts),
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -108,7 +110,7 @@ struct ptype_desc {
 
 static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_HELLO] = { "HELLO", 0, { PF_SIZE }, { PF_SIZE, PF_AUX } },
-	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION, PF_UID },
+	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION, PF_UID, PF_NPARTS },
 			  { PF_HANDLE } },
 	[PROTO_WRITE] = { "WRITE", PT_NO_REPLY,
 			  { PF_HANDLE, PF_PATH, PF_OFF, PF_LEN, PF_RING_OFF,

@@ -805,6 +805,11 @@ void cluster_close(struct ckptd *d)
 	d->cluster = NULL;
 }
 
+uint32_t cluster_nodes(const struct ckptd *d)
+{
+	return cl_of(d) ? cl_of(d)->place.n : 0;
+}
+
 void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 {
 	const struct cluster *cl = cl_of(d);

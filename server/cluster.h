@@ -44,6 +44,8 @@ void cluster_tick(struct ckptd *d);
 void cluster_stop(struct ckptd *d);
 /* After the loop is gone: free everything. */
 void cluster_close(struct ckptd *d);
+/* Nodes in the cluster (this one included), 0 with none. */
+uint32_t cluster_nodes(const struct ckptd *d);
 /* Peers of this node and how many are up, for STATUS. */
 void cluster_status(const struct ckptd *d, struct ckpt_status *s);
 
