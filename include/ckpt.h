@@ -153,6 +153,14 @@ struct ckpt_version_info {
 	uint64_t stall_max_ns;   /* the slowest writer's */
 	uint32_t slow_pid;       /* the slowest writer's pid (0: none) */
 	char slow_host[CKPT_HOST_MAX + 1]; /* and its host */
+	/* In a cluster (see ckpt_begin2()): the parts the version has, and
+	 * how many are sealed; state and level above are then the whole
+	 * version's (OPEN until every part is sealed; the lowest level of its
+	 * parts).  Alone: nparts 1.  node: the node of a part listed by
+	 * ckpt_list_parts(), else "". */
+	uint32_t nparts;
+	uint32_t parts_sealed;
+	char node[CKPT_HOST_MAX + 1];
 };
 
 /*
@@ -243,6 +251,19 @@ struct ckpt_status {
 	char node[64];
 	uint32_t peers;
 	uint32_t peers_up;
+	/* the cluster's erasure coding (0+0 alone), this node's parts being
+	 * protected (queued: waiting or running; done and failures since
+	 * start; shard bytes the holders acknowledged since start), the
+	 * shards it holds for its peers, and the peers that lag: the oldest
+	 * request unanswered for seconds, or MiB queued ("n3 12.0s 24MiB") */
+	uint32_t ec_k, ec_m;
+	uint32_t protect_queued;
+	uint32_t protect_done;
+	uint32_t protect_failures;
+	uint64_t protect_bytes;
+	uint64_t shards_held;
+	uint64_t shard_bytes;
+	char peers_lagging[256];
 };
 
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last
@@ -433,6 +454,12 @@ int ckpt_list_files(struct ckpt_client *c, const char *job,
  * ckpt_stat_version2() fills its struct: pass sizeof(**out). */
 int ckpt_list_versions2(struct ckpt_client *c, const char *job,
 			struct ckpt_version_info **out, size_t size);
+/* The parts of job/version across the cluster, one entry per part with its
+ * node, state and level (this node's own part included); as
+ * ckpt_list_versions2() for size and the return.  Alone, the one part. */
+int ckpt_list_parts(struct ckpt_client *c, const char *job,
+		    const char *version, struct ckpt_version_info **out,
+		    size_t size);
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size);

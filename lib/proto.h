@@ -87,6 +87,8 @@ enum proto_type {
 			      * (1: remove the record's name) */
 	PROTO_GETXATTRS,     /* job, version, path -> u32 len + an xattr.h
 			      * blob after the fields */
+	PROTO_LIST_PARTS,    /* job, version, off -> the version's parts
+			      * across the cluster, as version entries */
 	PROTO_NTYPES
 };
 

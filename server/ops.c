@@ -295,22 +295,7 @@ out_reply:
 	conn_reply_status(c, req, ret);
 }
 
-/*
- * Listings are paged (proto.h): a reply carries the entries from req->off
- * on, as many as fit in PROTO_LIST_BUDGET bytes, and the total in size.
- */
-struct page {
-	struct enc e;
-	struct proto_msg r;
-	size_t start;             /* e.len where the entries begin */
-	uint32_t index;           /* entries seen */
-	uint32_t count;           /* entries encoded */
-	uint32_t off;             /* first entry wanted */
-	uint8_t *count_at;        /* where the count goes */
-	int full;
-};
-
-static int page_begin(struct conn *c, const struct proto_msg *req,
+int page_begin(struct conn *c, const struct proto_msg *req,
 		      uint64_t total, struct page *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -326,8 +311,7 @@ static int page_begin(struct conn *c, const struct proto_msg *req,
 	return 0;
 }
 
-/* Should entry number p->index go in this page?  Counts it either way. */
-static int page_take(struct page *p)
+int page_take(struct page *p)
 {
 	uint32_t i = p->index++;
 
@@ -341,7 +325,7 @@ static int page_take(struct page *p)
 	return 1;
 }
 
-static void page_end(struct conn *c, struct page *p)
+void page_end(struct conn *c, struct page *p)
 {
 	put_le32(p->count_at, p->count);
 	conn_reply_end(c, &p->e);
