@@ -263,6 +263,8 @@ struct ckpt_status {
 	uint64_t protect_bytes;
 	uint64_t shards_held;
 	uint64_t shard_bytes;
+	uint64_t shards_bad;     /* held shards that failed their CRC check
+				  * (at start), set aside */
 	char peers_lagging[256];
 };
 

@@ -566,6 +566,7 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u64(e, s->protect_bytes);
 	enc_u64(e, s->shards_held);
 	enc_u64(e, s->shard_bytes);
+	enc_u64(e, s->shards_bad);
 	enc_strn(e, s->peers_lagging, sizeof(s->peers_lagging) - 1);
 }
 
@@ -608,6 +609,7 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->protect_bytes = dec_u64(d);
 	s->shards_held = dec_u64(d);
 	s->shard_bytes = dec_u64(d);
+	s->shards_bad = dec_u64(d);
 	dec_str(d, s->peers_lagging, sizeof(s->peers_lagging) - 1);
 }
 

@@ -272,13 +272,21 @@ static void raise_nofile(void)
 			   (unsigned long long)rl.rlim_cur);
 }
 
+/* The version_changed event: the waiters, then the cluster (the peers
+ * hear of the change; a part that became LOCAL is protected). */
+static void on_version_changed(struct ckptd *d, struct version *v)
+{
+	session_notify(d, v);
+	cluster_version_changed(d, v);
+}
+
 int ckptd_open(struct ckptd *d, const struct conf *conf)
 {
 	int ret, lock_fd;
 
 	memset(d, 0, sizeof(*d));
 	d->conf = conf;
-	d->ev.version_changed = session_notify;
+	d->ev.version_changed = on_version_changed;
 	reader_open(&d->rbufs, conf->chunk);
 	d->listen_fd = d->sig_fd = -1;
 	list_init(&d->conns);
@@ -366,6 +374,7 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		log_printf(LOG_ERR, "cluster: %s", strerror(-ret));
 		goto out_drain;
 	}
+	cluster_start(d);
 	arm_accept(d);
 	arm_signal(d);
 	arm_tick(d);

@@ -415,7 +415,7 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 	s->protect_done = ps.done;
 	s->protect_failures = ps.failures;
 	s->protect_bytes = ps.bytes_sent;
-	hold_status(cl, &s->shards_held, &s->shard_bytes);
+	hold_status(cl, &s->shards_held, &s->shard_bytes, &s->shards_bad);
 	s->ec_k = cl->place.k;
 	s->ec_m = cl->place.m;
 	lag_report(cl, s->peers_lagging, sizeof(s->peers_lagging));

@@ -94,6 +94,10 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 			 void (*fn)(void *arg, const char *job,
 				    const char *version, uint64_t sealed_ns),
 			 void *arg);
+/* The newest seal time over the version's parts (v's alone without a
+ * cluster). */
+uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
+				const char *version, const struct version *v);
 /* The owner uid of a job only other nodes hold, or -ENOENT. */
 int cluster_job_uid(const struct ckptd *d, const char *job);
 /* LIST_PARTS, LIST_FILES, STAT_FILE and READ of what other nodes hold.

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "ckptd.h"
+#include "cluster.h"
 #include "list.h"
 #include "log.h"
 #include "nodes.h"
@@ -146,7 +147,8 @@ void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
 /* fn for each shard held of owner's parts. */
 void hold_parts_of(struct cluster *cl, uint32_t owner,
 		   void (*fn)(void *arg, const struct shard_meta *m), void *arg);
-void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes);
+void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
+		 uint64_t *bad);
 
 /* ---- protect.c ---------------------------------------------------------- */
 

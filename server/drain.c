@@ -509,6 +509,7 @@ static void unpublish_done(struct pool_task *pt)
 		goto out_free;
 	if (version_remote(v)) {
 		catalog_remove(&d->cat, v);
+		ckptd_version_changed(d, v);
 	} else {
 		v->drain = DR_DONE;
 		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);

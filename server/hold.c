@@ -28,6 +28,7 @@
 #include "cluster_i.h"
 #include "pool.h"
 #include "shardstore.h"
+#include "sys.h"
 
 struct held {
 	struct list link;
@@ -41,9 +42,10 @@ struct hold {
 	uint64_t nheld, bytes;
 	uint64_t pending;         /* bytes of puts on the pool */
 	uint64_t refused;         /* requests refused since start */
+	uint64_t bad;             /* shards that failed their CRC check */
 };
 
-enum hold_op { H_PUT, H_SEAL, H_DROP };
+enum hold_op { H_PUT, H_SEAL, H_DROP, H_VERIFY };
 
 struct hold_task {
 	struct pool_task pt;
@@ -56,7 +58,9 @@ struct hold_task {
 	uint32_t shard;
 	uint8_t *data;            /* PUT: the chunk, owned */
 	size_t len;
-	struct shard_meta m;      /* SEAL: man owned, crcs set by run */
+	struct shard_meta m;      /* SEAL: man owned, crcs set by run;
+				   * VERIFY: a copy of the held one's */
+	uint64_t bad_stripe;      /* VERIFY */
 };
 
 static void held_free(struct held *e)
@@ -102,6 +106,24 @@ static int held_add(struct hold *h, struct shard_meta *m)
 
 /* ---- tasks ------------------------------------------------------------- */
 
+/* Worker: check every chunk of a held shard against its CRC; a shard
+ * that fails is set aside (its .meta renamed to .meta.bad, so that the
+ * next start does not hold it either). */
+static int verify_run(struct hold_task *ht)
+{
+	char from[900], to[910];
+	int ret;
+
+	ret = shardstore_verify(ht->h->root, &ht->m, &ht->bad_stripe);
+	if (ret != -CKPT_ECORRUPT)
+		return ret;
+	snprintf(from, sizeof(from), "%s/%s/%016llx.%u.meta", ht->h->root,
+		 ht->m.owner, (unsigned long long)ht->m.open_id, ht->m.shard);
+	snprintf(to, sizeof(to), "%s.bad", from);
+	sys_rename(from, to);
+	return ret;
+}
+
 static int task_run(struct pool_task *t)
 {
 	struct hold_task *ht = (struct hold_task *)t;
@@ -114,6 +136,8 @@ static int task_run(struct pool_task *t)
 		return shardstore_seal(ht->h->root, &ht->m);
 	case H_DROP:
 		return shardstore_drop(ht->h->root, ht->owner, ht->open_id);
+	case H_VERIFY:
+		return verify_run(ht);
 	}
 	return -EINVAL;
 }
@@ -155,6 +179,20 @@ static void task_done(struct pool_task *t)
 			log_printf(LOG_WARNING, "cluster: dropping the shards of %s's part %016llx: %s",
 				   ht->owner, (unsigned long long)ht->open_id,
 				   ckpt_strerror(ret));
+		break;
+	case H_VERIFY:
+		if (ret == -CKPT_ECORRUPT) {
+			h->bad++;
+			log_printf(LOG_ERR, "cluster: shard %u of %s's part %s/%s fails its CRC at stripe %llu: set aside (.meta.bad), no longer held",
+				   ht->m.shard, ht->m.owner, ht->m.job,
+				   ht->m.version,
+				   (unsigned long long)ht->bad_stripe);
+			held_forget(h, ht->m.owner, ht->m.open_id, ht->m.shard);
+		} else if (ret < 0) {
+			log_printf(LOG_WARNING, "cluster: checking shard %u of %s's part %s/%s: %s",
+				   ht->m.shard, ht->m.owner, ht->m.job,
+				   ht->m.version, ckpt_strerror(ret));
+		}
 		break;
 	}
 	task_free(ht);
@@ -325,6 +363,31 @@ static int scan_one(void *arg, struct shard_meta *m, const void *img,
 	return held_add(h, m);
 }
 
+/* At start: check every held shard against its CRCs, on the pool, one
+ * task each (behind the daemon's own work). */
+static void verify_all(struct hold *h)
+{
+	struct list *pos;
+
+	list_for_each(pos, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+		struct hold_task *ht = task_new(h, NULL, H_VERIFY, 0);
+
+		if (!ht)
+			return;
+		ht->m = e->m;
+		ht->m.man = NULL;       /* not needed; never freed twice */
+		ht->m.manlen = 0;
+		ht->m.crcs = malloc(e->m.nstripes * sizeof(uint32_t) + 1);
+		if (!ht->m.crcs) {
+			task_free(ht);
+			return;
+		}
+		memcpy(ht->m.crcs, e->m.crcs, e->m.nstripes * sizeof(uint32_t));
+		pool_submit(h->cl->d->pool, &ht->pt, 0);
+	}
+}
+
 int hold_open(struct cluster *cl)
 {
 	struct hold *h = calloc(1, sizeof(*h));
@@ -345,6 +408,7 @@ int hold_open(struct cluster *cl)
 			   ckpt_strerror(ret));
 		return ret;
 	}
+	verify_all(h);
 	log_printf(LOG_INFO, "cluster: holding %llu shards (%llu bytes) for peers%s",
 		   (unsigned long long)h->nheld, (unsigned long long)h->bytes,
 		   st.partial || st.tmp ? "; removed shards never sealed" : "");
@@ -367,8 +431,10 @@ void hold_close(struct cluster *cl)
 	cl->hold = NULL;
 }
 
-void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes)
+void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
+		 uint64_t *bad)
 {
 	*nheld = cl->hold ? cl->hold->nheld : 0;
 	*bytes = cl->hold ? cl->hold->bytes : 0;
+	*bad = cl->hold ? cl->hold->bad : 0;
 }

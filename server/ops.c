@@ -256,13 +256,55 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 		conn_reply(c, &r);
 	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
-	} else if (req->level >= CKPT_PROTECTED && !drain_enabled(c->d)) {
+	} else if ((req->level == CKPT_DRAINED && !drain_enabled(c->d)) ||
+		   (req->level == CKPT_PROTECTED && !drain_enabled(c->d) &&
+		    !cluster_nodes(c->d))) {
 		/* No copy beyond the local one can come: without a drain
-		 * target (and, until the cluster, without peers) the wait
-		 * would never end. */
+		 * target (or, for PROTECTED, peers) the wait would never
+		 * end. */
 		conn_reply_status(c, req, -ENOTSUP);
 	} else if (session_wait(c, v, req) < 0) {
 		conn_reply_status(c, req, -ENOMEM);
+	}
+}
+
+/* May c see job, which this node or only other nodes hold?  0, or
+ * -CKPT_ENOJOB / -EACCES. */
+static int may_see(struct conn *c, const char *job)
+{
+	struct job *j = catalog_job(&c->d->cat, job);
+	int uid;
+
+	if (j)
+		return session_may(c, j);
+	uid = cluster_job_uid(c->d, job);
+	if (uid < 0)
+		return -CKPT_ENOJOB;
+	return c->uid == 0 || c->uid == (uid_t)uid ? 0 : -EACCES;
+}
+
+/* LATEST over a cluster: the newest complete version, by its newest
+ * part's seal. */
+struct latest {
+	const struct ckptd *d;
+	const char *job;
+	uint32_t level;
+	char best[CKPT_VERSION_MAX + 1];
+	uint64_t best_ns;
+};
+
+static void latest_consider(void *arg, const char *job, const char *version,
+			    uint64_t sealed_ns)
+{
+	struct latest *l = arg;
+
+	if ((!l->best[0] || sealed_ns > l->best_ns) &&
+	    cluster_version_ready(l->d, l->job, version,
+				  catalog_version((struct catalog *)&l->d->cat,
+						  l->job, version),
+				  l->level)) {
+		snprintf(l->best, sizeof(l->best), "%s", version);
+		l->best_ns = sealed_ns;
 	}
 }
 
@@ -270,25 +312,39 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);
 	struct proto_msg r = { .type = PROTO_LATEST, .seq = req->seq };
+	struct latest l = { c->d, req->job, req->level, "", 0 };
 	struct version *best = NULL;
 	struct list *pos, *tmp;
 	int ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	ret = may_see(c, req->job);
 	if (ret < 0)
 		goto out_reply;
-	list_for_each_safe(pos, tmp, &j->versions) {
+	list_for_each_safe(pos, tmp, j ? &j->versions : &c->d->cat.jobs) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		if (v->state == CKPT_ST_SEALED && v->level >= req->level &&
-		    (!best || v->seq > best->seq))
-			best = v;
+		if (!j)
+			break;      /* only other nodes hold the job */
+		if (!cluster_nodes(c->d)) {
+			if (v->state == CKPT_ST_SEALED && v->level >= req->level &&
+			    (!best || v->seq > best->seq))
+				best = v;
+		} else if (v->state == CKPT_ST_SEALED) {
+			latest_consider(&l, req->job, v->name,
+					cluster_version_newest(c->d, req->job,
+							       v->name, v));
+		}
 	}
-	if (!best) {
+	if (cluster_nodes(c->d))
+		cluster_each_remote(c->d, req->job, 0, latest_consider, &l);
+	if (best)
+		r.version = best->name;
+	else if (l.best[0])
+		r.version = l.best;
+	if (!r.version) {
 		ret = -CKPT_ENOVERSION;
 		goto out_reply;
 	}
-	r.version = best->name;
 	conn_reply(c, &r);
 	return;
 out_reply:
@@ -331,8 +387,41 @@ void page_end(struct conn *c, struct page *p)
 	conn_reply_end(c, &p->e);
 }
 
+/* Jobs and versions only other nodes hold: counted, then listed. */
+struct remote_list {
+	struct conn *c;
+	struct page *p;           /* NULL: count only */
+	uint32_t n;
+};
+
+static void remote_entry(void *arg, const char *job, const char *version,
+			 uint64_t sealed_ns)
+{
+	struct remote_list *rl = arg;
+	struct ckpt_version_info info;
+
+	rl->n++;
+	if (!rl->p || !page_take(rl->p))
+		return;
+	if (!version) {
+		proto_enc_job_entry(&rl->p->e, job);
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	info.slow_rank = -1;
+	cluster_version_view(rl->c->d, job, version, NULL, &info);
+	proto_enc_version_entry(&rl->p->e, &info);
+}
+
+/* The uid whose jobs c sees (0: all). */
+static uint32_t seen_uid(const struct conn *c)
+{
+	return c->uid == 0 ? 0 : (uint32_t)c->uid;
+}
+
 void op_list_jobs(struct conn *c, const struct proto_msg *req)
 {
+	struct remote_list rl = { c, NULL, 0 };
 	struct list *pos, *tmp;
 	uint32_t n = 0;
 	struct page p;
@@ -340,7 +429,8 @@ void op_list_jobs(struct conn *c, const struct proto_msg *req)
 	list_for_each_safe(pos, tmp, &c->d->cat.jobs)
 		if (!session_may(c, list_entry(pos, struct job, link)))
 			n++;
-	if (page_begin(c, req, n, &p) < 0)
+	cluster_each_remote(c->d, NULL, seen_uid(c), remote_entry, &rl);
+	if (page_begin(c, req, n + rl.n, &p) < 0)
 		return;
 	list_for_each_safe(pos, tmp, &c->d->cat.jobs) {
 		struct job *j = list_entry(pos, struct job, link);
@@ -348,28 +438,86 @@ void op_list_jobs(struct conn *c, const struct proto_msg *req)
 		if (!session_may(c, j) && page_take(&p))
 			proto_enc_job_entry(&p.e, j->name);
 	}
+	rl.p = &p;
+	cluster_each_remote(c->d, NULL, seen_uid(c), remote_entry, &rl);
 	page_end(c, &p);
+}
+
+/* v's entry: its own, and over the cluster its whole version's. */
+static void version_view(const struct conn *c, const struct version *v,
+			 struct ckpt_version_info *info)
+{
+	version_info(v, info);
+	info->nparts = 1;
+	info->parts_sealed = v->state == CKPT_ST_SEALED;
+	if (v->job)
+		cluster_version_view(c->d, v->job->name, v->name, v, info);
 }
 
 void op_list_versions(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct remote_list rl = { c, NULL, 0 };
 	struct ckpt_version_info info;
 	struct list *pos, *tmp;
 	struct page p;
 	int ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	ret = may_see(c, req->job);
 	if (ret < 0) {
 		conn_reply_status(c, req, ret);
 		return;
 	}
-	if (page_begin(c, req, j->nversions, &p) < 0)
+	cluster_each_remote(c->d, req->job, 0, remote_entry, &rl);
+	if (page_begin(c, req, (j ? j->nversions : 0) + rl.n, &p) < 0)
 		return;
-	list_for_each_safe(pos, tmp, &j->versions) {
-		if (!page_take(&p))
-			continue;
-		version_info(list_entry(pos, struct version, link), &info);
+	if (j) {
+		list_for_each_safe(pos, tmp, &j->versions) {
+			if (!page_take(&p))
+				continue;
+			version_view(c, list_entry(pos, struct version, link),
+				     &info);
+			proto_enc_version_entry(&p.e, &info);
+		}
+	}
+	rl.p = &p;
+	cluster_each_remote(c->d, req->job, 0, remote_entry, &rl);
+	page_end(c, &p);
+}
+
+/* c's view of req's job/version: this node's part in *out, NULL when only
+ * other nodes hold the version.  0, or -1 after answering why not. */
+static int lookup_any(struct conn *c, const struct proto_msg *req,
+		      struct version **out)
+{
+	struct ckpt_version_info tmp;
+	int ret = may_see(c, req->job);
+
+	*out = NULL;
+	if (ret == 0) {
+		*out = catalog_version(&c->d->cat, req->job, req->version);
+		if (*out || cluster_version_view(c->d, req->job, req->version,
+						 NULL, &tmp) == 0)
+			return 0;
+		ret = -CKPT_ENOVERSION;
+	}
+	conn_reply_status(c, req, ret);
+	return -1;
+}
+
+/* LIST_PARTS: every part of the version; alone, this node's. */
+void op_list_parts(struct conn *c, const struct proto_msg *req)
+{
+	struct ckpt_version_info info;
+	struct version *v;
+	struct page p;
+
+	if (lookup_any(c, req, &v) < 0 || cluster_list_parts(c, req, v) == 0)
+		return;
+	if (page_begin(c, req, 1, &p) < 0)
+		return;
+	if (page_take(&p)) {
+		version_view(c, v, &info);
 		proto_enc_version_entry(&p.e, &info);
 	}
 	page_end(c, &p);
@@ -377,11 +525,13 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 
 void op_list_files(struct conn *c, const struct proto_msg *req)
 {
-	struct version *v = lookup(c, req);
+	struct version *v;
 	struct ckpt_file_info fi;
 	struct page p;
 	uint32_t i;
 
+	if (lookup_any(c, req, &v) < 0 || cluster_list_files(c, req, v) == 0)
+		return;
 	if (!v || page_begin(c, req, v->nlive, &p) < 0)
 		return;
 	for (i = 0; i < v->nfiles; i++) {
@@ -399,13 +549,19 @@ void op_list_files(struct conn *c, const struct proto_msg *req)
 
 void op_stat(struct conn *c, const struct proto_msg *req)
 {
-	struct version *v = lookup(c, req);
 	struct ckpt_version_info info;
+	struct version *v;
 	struct enc e;
 
-	if (!v || !conn_reply_begin(c, req, &e))
+	if (lookup_any(c, req, &v) < 0 || !conn_reply_begin(c, req, &e))
 		return;
-	version_info(v, &info);
+	if (v) {
+		version_view(c, v, &info);
+	} else {
+		memset(&info, 0, sizeof(info));
+		info.slow_rank = -1;
+		cluster_version_view(c->d, req->job, req->version, NULL, &info);
+	}
 	proto_enc_version_entry(&e, &info);
 	conn_reply_end(c, &e);
 }
@@ -436,9 +592,15 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 	struct enc e;
 	int i;
 
-	i = file_of(c, req, &v);
-	if (i < 0)
+	if (lookup_any(c, req, &v) < 0)
 		return;
+	i = v ? version_file(v, req->path, 0) : -ENOENT;
+	if (i < 0 && cluster_stat_file(c, req) == 0)
+		return;
+	if (i < 0) {
+		conn_reply_status(c, req, i);
+		return;
+	}
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	memset(&fi, 0, sizeof(fi));

@@ -363,6 +363,16 @@ int cluster_version_view(const struct ckptd *d, const char *job,
 	return 0;
 }
 
+uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
+				const char *version, const struct version *v)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, &s) < 0)
+		return v ? v->sealed_ns : 0;
+	return s.sealed_ns;
+}
+
 int cluster_version_ready(const struct ckptd *d, const char *job,
 			  const char *version, const struct version *v,
 			  uint32_t level)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "crc32c.h"
 #include "drain.h"
 #include "log.h"
@@ -606,9 +607,17 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	int fi, ret;
 
 	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret == -CKPT_ENOJOB && cluster_job_uid(c->d, req->job) >= 0)
+		ret = c->uid == 0 ||
+		      c->uid == (uid_t)cluster_job_uid(c->d, req->job)
+		      ? 0 : -EACCES;
 	if (ret < 0)
 		goto out_reply;
-	v = catalog_version(&c->d->cat, req->job, req->version);
+	v = j ? catalog_version(&c->d->cat, req->job, req->version) : NULL;
+	/* A file another node's part holds: read from that node. */
+	if ((!v || version_file(v, req->path, 0) < 0) &&
+	    (!v || !v->inflight) && cluster_read(c, req) == 0)
+		return;
 	ret = v && v->state == CKPT_ST_DAMAGED ? -CKPT_ECORRUPT
 					       : -CKPT_ENOVERSION;
 	if (!v || version_dead(v))

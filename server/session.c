@@ -46,6 +46,7 @@ typedef void (*op_fn)(struct conn *c, const struct proto_msg *req);
 static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_HELLO] = lease_op_hello,
 	[PROTO_BEGIN] = op_begin,
+	[PROTO_LIST_PARTS] = op_list_parts,
 	[PROTO_WRITE] = op_write,
 	[PROTO_COMMIT] = op_commit,
 	[PROTO_ABORT] = op_abort,

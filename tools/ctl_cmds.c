@@ -70,6 +70,7 @@ static void fmt_where(char *out, size_t cap, const struct ckpt_version_info *v)
 	static const struct { uint32_t bit; const char *name; } names[] = {
 		{ CKPT_COPY_LOCAL, "local" }, { CKPT_COPY_PFS, "pfs" },
 		{ CKPT_COPY_QUARANTINE, "quarantine" },
+		{ CKPT_COPY_PEERS, "peers" },
 	};
 	size_t i, n = 0;
 
@@ -166,7 +167,13 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 		jw_str(w, "pfs");
 	if (v->copies & CKPT_COPY_QUARANTINE)
 		jw_str(w, "quarantine");
+	if (v->copies & CKPT_COPY_PEERS)
+		jw_str(w, "peers");
 	jw_arr_end(w);
+	jw_ku64(w, "nparts", v->nparts ? v->nparts : 1);
+	jw_ku64(w, "parts_sealed", v->parts_sealed);
+	if (v->node[0])
+		jw_kstr(w, "node", v->node);
 	if (v->reason[0])
 		jw_kstr(w, "reason", v->reason);
 	if (v->stall_writers) {
@@ -274,6 +281,16 @@ static void status_json(const struct ckpt_status *s,
 	jw_kstr(&w, "node", s->node);
 	jw_ku64(&w, "peers", s->peers);
 	jw_ku64(&w, "peers_up", s->peers_up);
+	jw_ku64(&w, "ec_k", s->ec_k);
+	jw_ku64(&w, "ec_m", s->ec_m);
+	jw_ku64(&w, "protect_queued", s->protect_queued);
+	jw_ku64(&w, "protect_done", s->protect_done);
+	jw_ku64(&w, "protect_failures", s->protect_failures);
+	jw_ku64(&w, "protect_bytes", s->protect_bytes);
+	jw_ku64(&w, "shards_held", s->shards_held);
+	jw_ku64(&w, "shard_bytes", s->shard_bytes);
+	jw_ku64(&w, "shards_bad", s->shards_bad);
+	jw_kstr(&w, "peers_lagging", s->peers_lagging);
 	jw_obj_end(&w);
 	jw_key(&w, "versions");
 	jw_arr(&w);
@@ -300,9 +317,23 @@ static void status_text(const struct ckpt_status *s,
 	       pct(s->staging_used, s->staging_total));
 	printf("ingest    %s since start, %s now\n",
 	       fmt_size(a, s->ingest_bytes), fmt_rate(b, (double)s->ingest_rate));
-	if (s->node[0])
-		printf("cluster   node %s: %" PRIu32 " of %" PRIu32 " peers up\n",
-		       s->node, s->peers_up, s->peers);
+	if (s->node[0]) {
+		printf("cluster   node %s: %" PRIu32 " of %" PRIu32 " peers up, ec %"
+		       PRIu32 "+%" PRIu32 "\n", s->node, s->peers_up, s->peers,
+		       s->ec_k, s->ec_m);
+		printf("protect   %" PRIu32 " parts queued, %" PRIu32
+		       " protected since start, %s sent, %" PRIu32 " failed attempts\n",
+		       s->protect_queued, s->protect_done,
+		       fmt_size(a, s->protect_bytes), s->protect_failures);
+		printf("shards    %" PRIu64 " held for peers, %s%s",
+		       s->shards_held, fmt_size(a, s->shard_bytes),
+		       s->shards_bad ? ", " : "\n");
+		if (s->shards_bad)
+			printf("%" PRIu64 " set aside: failed their CRC\n",
+			       s->shards_bad);
+		if (s->peers_lagging[0])
+			printf("lagging   %s\n", s->peers_lagging);
+	}
 	if (s->drain_target[0]) {
 		printf("drain     to %s: %s written, %s now", s->drain_target,
 		       fmt_size(a, s->drain_bytes),
@@ -519,16 +550,44 @@ static void json_attr(struct jw *w, const struct ckpt_attr *a)
 		jw_ku64(w, "ctime_ns", a->ctime_ns);
 }
 
+/* The parts of a version over a cluster: node, state, level, files. */
+static void ls_parts(struct ctl *ctl, const char *job, const char *version)
+{
+	static const char *const heads[] = { "NODE", "STATE", "LEVEL", "FILES",
+					     "BYTES" };
+	struct ckpt_version_info *p = NULL;
+	char files[FMT_LEN], bytes[FMT_LEN];
+	struct tbl t;
+	int n, i;
+
+	n = ckpt_list_parts(ctl->c, job, version, &p, sizeof(*p));
+	if (n <= 0 || !p[0].node[0]) {
+		free(p);
+		return;
+	}
+	tbl_init(&t, 5, heads, "lllrr");
+	for (i = 0; i < n; i++) {
+		snprintf(files, sizeof(files), "%" PRIu32, p[i].nfiles);
+		tbl_add(&t, (const char *[]){ p[i].node,
+			ckpt_state_name(p[i].state), ckpt_level_name(p[i].level),
+			files, fmt_size(bytes, p[i].bytes) });
+	}
+	putchar('\n');
+	tbl_print(&t, stdout);
+	tbl_release(&t);
+	free(p);
+}
+
 static int ls_files(struct ctl *ctl, const char *job, const char *version)
 {
 	static const char *const heads[] = { "PATH", "SIZE", "BYTES",
 					     "EXTENTS" };
-	struct ckpt_version_info vi;
+	struct ckpt_version_info vi, *parts = NULL;
 	struct ckpt_file_info *f = NULL;
 	char size[FMT_LEN], bytes[FMT_LEN], ext[FMT_LEN];
 	struct jw w;
 	struct tbl t;
-	int n, i, err;
+	int n, i, err, pn;
 
 	err = ctl_stat_version(ctl->c, job, version, &vi);
 	if (err)
@@ -541,6 +600,14 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		jw_obj(&w);
 		jw_key(&w, "info");
 		ctl_json_version(&w, &vi);
+		pn = ckpt_list_parts(ctl->c, job, version, &parts,
+				     sizeof(*parts));
+		jw_key(&w, "parts");
+		jw_arr(&w);
+		for (i = 0; i < pn; i++)
+			ctl_json_version(&w, &parts[i]);
+		jw_arr_end(&w);
+		free(parts);
 		jw_key(&w, "files");
 		jw_arr(&w);
 		for (i = 0; i < n; i++) {
@@ -557,10 +624,14 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		free(f);
 		return CTL_EXIT_OK;
 	}
-	printf("%s/%s: %s, level %s, %d files, %s\n", job, version,
+	printf("%s/%s: %s, level %s, %d files, %s", job, version,
 	       ckpt_state_name(vi.state), ckpt_level_name(vi.level), n,
 	       fmt_size(size, vi.bytes));
+	if (vi.nparts > 1)
+		printf(", %u of %u parts sealed", vi.parts_sealed, vi.nparts);
+	putchar('\n');
 	print_stall(&vi);
+	ls_parts(ctl, job, version);
 	if (n) {
 		tbl_init(&t, 4, heads, "lrrr");
 		for (i = 0; i < n; i++) {

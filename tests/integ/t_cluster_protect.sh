@@ -1,0 +1,197 @@
+#!/bin/bash
+# t_cluster_protect: six ckptd nodes on 127.0.0.1-6, ec 4+2, three failure
+# domains of two nodes: the cluster's versions, shards and namespace.
+#  - every node writes its part of job/v1 (3 files, random offsets and
+#    overwrites), all with CKPT_NODES=6; every part reaches PROTECTED (each
+#    node's own WAIT); every node holds one shard of each other node's part
+#    (5 shards of the right size, listed by status);
+#  - `ckptctl ls JOB VER` on every node shows the version SEALED, 6 of 6
+#    parts, its 18 files, and each part's node; every file reads back byte
+#    for byte from every node (reads of other nodes' files go to them);
+#  - a version whose sixth part is never committed (its writer killed, then
+#    its node killed) is not complete on any node, and ckpt_latest is v1;
+#    restarted, n6 reports the part INCOMPLETE and the version is FAILED;
+#  - a peer stopped with SIGSTOP: the others still commit and reach LOCAL
+#    at once; their PROTECTED waits (its shards have nowhere else to go);
+#    `ckptctl status` names the stopped peer as lagging; after SIGCONT
+#    every part reaches PROTECTED;
+#  - garbage on a peer port writes no shard; a held shard with a flipped
+#    byte is found by its CRC when its holder restarts (set aside, logged).
+# TIMEOUT: 300
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY is missing"
+PORT=$(( 20000 + RANDOM % 20000 ))
+KEY=$T/cluster.key
+head -c 48 /dev/urandom >"$KEY"
+chmod 600 "$KEY"
+S=$(short_dir)
+SHORT_DIRS+=("$S")
+NODES=$S/nodes
+cat >"$NODES" <<NODES
+n1 127.0.0.1:$PORT rackA
+n2 127.0.0.2:$PORT rackA
+n3 127.0.0.3:$PORT rackB
+n4 127.0.0.4:$PORT rackB
+n5 127.0.0.5:$PORT rackC
+n6 127.0.0.6:$PORT rackC
+NODES
+ALL="n1 n2 n3 n4 n5 n6"
+JOB=train/llm
+FILES=(-n 3 -z 3M -R)
+
+node() {    # NAME: configure and start node NAME
+	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
+	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
+		-o cluster.ec=4+2 -o "cluster.key=$KEY"
+}
+
+sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
+	ctl "$1" --json status 2>/dev/null |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
+}
+is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
+
+# part_level NAME VERSION: the level of NAME's own part (its entry in
+# ckptctl ls --json's parts).
+part_level() {
+	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p["level"])' "$1"
+}
+part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
+
+for n in $ALL; do node $n; done
+for n in $ALL; do
+	poll_until 30 is $n peers_up 5 || fail "$n: $(sjson $n peers_up) of 5 peers up"
+done
+
+# ---- v1: every node writes its part --------------------------------------
+i=0
+for n in $ALL; do
+	i=$((i + 1))
+	CKPT_NODES=6 tw $n write $JOB v1 -r $i -P part$i "${FILES[@]}" -w local ||
+		fail "$n: writing its part of v1"
+done
+for n in $ALL; do
+	ctl $n wait $JOB v1 protected --timeout 60 >/dev/null ||
+		fail "$n: its part of v1 did not reach PROTECTED; log: $(grep protect "$T/$n/ckptd.log" | tail -3)"
+done
+for n in $ALL; do
+	poll_until 20 is $n shards_held 5 || fail "$n holds $(sjson $n shards_held) shards, not 5"
+	# 9 MiB per part in stripes of 4 x 1 MiB: 3 stripes, 3 MiB a shard.
+	is $n shard_bytes $((5 * 3 * 1048576)) || fail "$n: $(sjson $n shard_bytes) shard bytes"
+	n_dat=$(find "$T/$n/shards" -name '*.dat' | wc -l)
+	[ "$n_dat" = 5 ] || fail "$n has $n_dat shard files"
+done
+for n in $ALL; do
+	out=$(ctl $n ls $JOB v1) || fail "$n: ckptctl ls $JOB v1"
+	echo "$out" | head -1 | grep -q "SEALED, level protected, 18 files.*6 of 6 parts sealed" ||
+		fail "$n lists v1 as: $(echo "$out" | head -1)"
+	for m in $ALL; do
+		echo "$out" | grep -qE "^$m +SEALED +protected" ||
+			fail "$n does not list $m's part: $out"
+	done
+	[ "$(tw $n latest $JOB -w protected)" = v1 ] || fail "$n: latest protected is not v1"
+done
+for n in $ALL; do
+	i=0
+	for m in $ALL; do
+		i=$((i + 1))
+		tw $n verify $JOB v1 -r $i -P part$i "${FILES[@]}" ||
+			fail "$n: part$i (held by $m) does not read back"
+	done
+done
+info "v1: 6 parts protected, 30 shards held, every file reads from every node"
+
+# ---- v2: the sixth part is never committed --------------------------------
+i=0
+for n in n1 n2 n3 n4 n5; do
+	i=$((i + 1))
+	CKPT_NODES=6 tw $n write $JOB v2 -r $i -P part$i -n 1 -z 1M -w local ||
+		fail "$n: writing its part of v2"
+done
+mkfifo "$T/hold"
+CKPT_NODES=6 "$TW" write -s "$(sock n6)" $JOB v2 -r 6 -P part6 -n 1 -z 1M -p <"$T/hold" &
+WPID=$!
+exec 9>"$T/hold"
+poll_until 20 _state_is n6 $JOB v2 OPEN || fail "n6's writer did not open v2"
+kill -KILL $WPID
+exec 9>&-
+wait $WPID 2>/dev/null
+kill9 n6
+for n in n1 n2 n3 n4 n5; do
+	[ "$(tw $n latest $JOB)" = v1 ] || fail "$n: latest is $(tw $n latest $JOB), not v1"
+	ctl $n ls $JOB v2 | head -1 | grep -q "OPEN.*5 of 6 parts sealed" ||
+		fail "$n shows v2 as: $(ctl $n ls $JOB v2 | head -1)"
+done
+node n6
+poll_until 30 is n1 peers_up 5 || fail "n6 did not come back"
+[ "$(vstate n6 $JOB v2)" = FAILED ] || [ "$(vstate n6 $JOB v2)" = INCOMPLETE ] ||
+	fail "n6 lists its v2 part as $(vstate n6 $JOB v2)"
+poll_until 20 _state_is n1 $JOB v2 FAILED || fail "n1 lists v2 as $(vstate n1 $JOB v2)"
+[ "$(tw n1 latest $JOB)" = v1 ] || fail "n1: latest after n6's return is not v1"
+info "v2: an uncommitted part keeps the version incomplete everywhere"
+
+# ---- v3: a stopped peer ----------------------------------------------------
+N6PID=$(ckptd_pid n6)
+kill -STOP "$N6PID"
+i=0
+for n in n1 n2 n3 n4 n5; do
+	i=$((i + 1))
+	t0=$(now_ms)
+	CKPT_NODES=5 tw $n write $JOB v3 -r $i -P part$i -n 1 -z 2M -w local ||
+		{ kill -CONT "$N6PID"; fail "$n: writing v3 with n6 stopped"; }
+	took=$(( $(now_ms) - t0 ))
+	[ $took -lt $(( $(scaled 10) * 1000 )) ] ||
+		{ kill -CONT "$N6PID"; fail "$n: LOCAL took $took ms with n6 stopped"; }
+done
+poll_until 20 grep -q "n6" <(sjson n1 peers_lagging) ||
+	{ kill -CONT "$N6PID"; fail "n1 does not name n6 as lagging: '$(sjson n1 peers_lagging)'"; }
+ctl n1 status | grep -q "^lagging   n6 " ||
+	{ kill -CONT "$N6PID"; fail "ckptctl status does not show the lag: $(ctl n1 status)"; }
+part_is n1 v3 local || { kill -CONT "$N6PID"; fail "n1's v3 part is $(part_level n1 v3) with n6 stopped"; }
+kill -CONT "$N6PID"
+for n in n1 n2 n3 n4 n5; do
+	ctl $n wait $JOB v3 protected --timeout 60 >/dev/null ||
+		fail "$n: v3 not PROTECTED after n6 came back"
+done
+[ "$(tw n3 latest $JOB -w protected)" = v3 ] || fail "n3: latest protected is not v3"
+info "v3: a stopped peer delays only PROTECTED, and is named"
+
+# ---- garbage, and a flipped byte in a held shard ---------------------------
+before=$(find "$T"/n*/shards -name '*.dat' | wc -l)
+"$PY" - "$PORT" <<'PYEOF' || fail "garbage: the python client failed"
+import os, socket, struct, sys
+port = int(sys.argv[1])
+for host in ("127.0.0.1", "127.0.0.2"):
+    for data in (os.urandom(5000), struct.pack("<IHHII", 0x4e504b43, 2, 4, 1 << 30, 1) + os.urandom(20)):
+        s = socket.create_connection((host, port), timeout=10)
+        try:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            while s.recv(4096):
+                pass
+        except OSError:
+            pass
+        s.close()
+PYEOF
+for n in $ALL; do assert_up $n; done
+after=$(find "$T"/n*/shards -name '*.dat' | wc -l)
+[ "$before" = "$after" ] || fail "garbage changed the shards held: $before -> $after"
+
+DAT=$(find "$T/n2/shards" -name '*.dat' | head -1)
+flip_byte "$DAT" 4096
+stop_ckptd n2
+node n2
+poll_until 20 grep -q "fails its CRC" "$T/n2/ckptd.log" ||
+	fail "n2 did not find the flipped byte in $DAT"
+poll_until 20 is n2 shards_bad 1 || fail "n2 counts $(sjson n2 shards_bad) bad shards"
+
+for n in $ALL; do stop_ckptd $n; done
+finish
