@@ -62,7 +62,7 @@ LDLIBS   := $(PKG_LIBS) -lpthread
 
 LIB_SRC    := $(wildcard lib/*.c)
 # What only ckptd needs of lib/ (the cluster) stays out of libckpt.
-CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c,$(LIB_SRC))
+CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c,$(LIB_SRC))
 SERVER_SRC := $(wildcard server/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
@@ -138,6 +138,11 @@ $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
 
 $(BUILD)/tests/test_vstats: $(BUILD)/obj/tests/unit/test_vstats.o \
 		$(BUILD)/obj/server/vstats.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_shardstore: $(BUILD)/obj/tests/unit/test_shardstore.o \
+		$(BUILD)/obj/server/shardstore.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 

@@ -291,6 +291,18 @@ int ckpt_list_versions(struct ckpt_client *c, const char *job,
 					       struct ckpt_version_info));
 }
 
+int ckpt_list_parts(struct ckpt_client *c, const char *job,
+		    const char *version, struct ckpt_version_info **out,
+		    size_t size)
+{
+	struct proto_msg req;
+	int ret = version ? named_req(&req, PROTO_LIST_PARTS, job, version)
+			  : -EINVAL;
+
+	return ret < 0 ? ret : list_call(c, &req, size, version_entry,
+					 (void **)out);
+}
+
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size)

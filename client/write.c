@@ -23,17 +23,46 @@
 int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 	       struct ckpt_version **out)
 {
-	return ckpt_begin_as(c, job, version, CKPT_UID_SELF, out);
+	return ckpt_begin2(c, job, version, CKPT_UID_SELF, 0, out);
 }
 
 int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
 		  uint32_t uid, struct ckpt_version **out)
 {
+	return ckpt_begin2(c, job, version, uid, 0, out);
+}
+
+/* A part count from the environment: CKPT_NODES, else Slurm's node count
+ * of the job, else 0 (ckptd's default).  A value that is not a number in
+ * 1..CKPT_NODES_MAX counts as unset. */
+static uint32_t env_nparts(void)
+{
+	static const char *const vars[] = { "CKPT_NODES", "SLURM_JOB_NUM_NODES" };
+	unsigned long n;
+	char *end;
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *s = getenv(vars[i]);
+
+		if (!s || !*s)
+			continue;
+		errno = 0;
+		n = strtoul(s, &end, 10);
+		if (!errno && !*end && n >= 1 && n <= CKPT_NODES_MAX)
+			return (uint32_t)n;
+	}
+	return 0;
+}
+
+int ckpt_begin2(struct ckpt_client *c, const char *job, const char *version,
+		uint32_t uid, uint32_t nparts, struct ckpt_version **out)
+{
 	struct proto_msg req, rep;
 	struct ckpt_version *v;
 	int ret;
 
-	if (!c || !job || !version || !out)
+	if (!c || !job || !version || !out || nparts > CKPT_NODES_MAX)
 		return -EINVAL;
 	if (name_check_job(job) || name_check_version(version))
 		return -CKPT_EBADNAME;
@@ -43,6 +72,7 @@ int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_BEGIN;
 	req.uid = uid;
+	req.nparts = nparts ? nparts : env_nparts();
 	req.job = job;
 	req.version = version;
 	pthread_mutex_lock(&c->mu);

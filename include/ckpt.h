@@ -118,6 +118,7 @@ enum ckpt_state {
 #define CKPT_COPY_PFS         0x2u /* drained: readable from the PFS */
 #define CKPT_COPY_QUARANTINE  0x4u /* a damaged local copy is kept aside
 				    * in <store>/quarantine for inspection */
+#define CKPT_COPY_PEERS       0x8u /* erasure-coded: peers hold its shards */
 
 #define CKPT_REASON_MAX 127
 #define CKPT_HOST_MAX 63     /* host names in ckpt_version_info */
@@ -152,6 +153,14 @@ struct ckpt_version_info {
 	uint64_t stall_max_ns;   /* the slowest writer's */
 	uint32_t slow_pid;       /* the slowest writer's pid (0: none) */
 	char slow_host[CKPT_HOST_MAX + 1]; /* and its host */
+	/* In a cluster (see ckpt_begin2()): the parts the version has, and
+	 * how many are sealed; state and level above are then the whole
+	 * version's (OPEN until every part is sealed; the lowest level of its
+	 * parts).  Alone: nparts 1.  node: the node of a part listed by
+	 * ckpt_list_parts(), else "". */
+	uint32_t nparts;
+	uint32_t parts_sealed;
+	char node[CKPT_HOST_MAX + 1];
 };
 
 /*
@@ -242,6 +251,19 @@ struct ckpt_status {
 	char node[64];
 	uint32_t peers;
 	uint32_t peers_up;
+	/* the cluster's erasure coding (0+0 alone), this node's parts being
+	 * protected (queued: waiting or running; done and failures since
+	 * start; shard bytes the holders acknowledged since start), the
+	 * shards it holds for its peers, and the peers that lag: the oldest
+	 * request unanswered for seconds, or MiB queued ("n3 12.0s 24MiB") */
+	uint32_t ec_k, ec_m;
+	uint32_t protect_queued;
+	uint32_t protect_done;
+	uint32_t protect_failures;
+	uint64_t protect_bytes;
+	uint64_t shards_held;
+	uint64_t shard_bytes;
+	char peers_lagging[256];
 };
 
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last
@@ -301,6 +323,22 @@ int ckpt_begin(struct ckpt_client *c, const char *job, const char *version,
 #define CKPT_UID_SELF 0xffffffffu
 int ckpt_begin_as(struct ckpt_client *c, const char *job, const char *version,
 		  uint32_t uid, struct ckpt_version **out);
+
+/*
+ * In a cluster of ckptd nodes a version has one part per node that writes
+ * it; it is complete (listed COMMITTED, a candidate for ckpt_latest) only
+ * when every part is committed, and its level is the lowest of its parts'.
+ * ckpt_begin2() is ckpt_begin_as() that says how many parts (nodes) the
+ * version has: nparts 0 takes $CKPT_NODES, else $SLURM_JOB_NUM_NODES, else
+ * what the version's first writer on this node said, else 1.  ckpt_begin()
+ * and ckpt_begin_as() are ckpt_begin2() with nparts 0.  Every writer of
+ * the version on a node must say the same count (-EINVAL otherwise), and it
+ * may not exceed the cluster's nodes (-EINVAL).  A ckptd that is not in a
+ * cluster takes every count as 1.
+ */
+#define CKPT_NODES_MAX 4096
+int ckpt_begin2(struct ckpt_client *c, const char *job, const char *version,
+		uint32_t uid, uint32_t nparts, struct ckpt_version **out);
 
 /* Write len bytes of buf at offset of file path in the version.  Returns once
  * buf may be reused: after one copy into staging, never waiting for the disk.
@@ -416,6 +454,12 @@ int ckpt_list_files(struct ckpt_client *c, const char *job,
  * ckpt_stat_version2() fills its struct: pass sizeof(**out). */
 int ckpt_list_versions2(struct ckpt_client *c, const char *job,
 			struct ckpt_version_info **out, size_t size);
+/* The parts of job/version across the cluster, one entry per part with its
+ * node, state and level (this node's own part included); as
+ * ckpt_list_versions2() for size and the return.  Alone, the one part. */
+int ckpt_list_parts(struct ckpt_client *c, const char *job,
+		    const char *version, struct ckpt_version_info **out,
+		    size_t size);
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size);

@@ -16,6 +16,8 @@ struct list {
 #define LIST_INIT(name) { &(name), &(name) }
 #define list_entry(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+#define list_for_each(pos, head) \
+	for (pos = (head)->next; pos != (head); pos = pos->next)
 #define list_for_each_safe(pos, tmp, head) \
 	for (pos = (head)->next, tmp = pos->next; pos != (head); \
 	     pos = tmp, tmp = pos->next)
@@ -43,6 +45,18 @@ static inline void list_del(struct list *e)
 	e->prev->next = e->next;
 	e->next->prev = e->prev;
 	list_init(e);
+}
+
+/* Move every entry of from to the end of to; from is left empty. */
+static inline void list_splice_tail(struct list *to, struct list *from)
+{
+	if (list_empty(from))
+		return;
+	from->next->prev = to->prev;
+	to->prev->next = from->next;
+	from->prev->next = to;
+	to->prev = from->prev;
+	list_init(from);
 }
 
 #endif

@@ -29,6 +29,7 @@
  * the two counts, and the trailing crc. */
 #define MAN_HEAD_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 4 + 4)
 #define MAN_MIN_LEN    (MAN_HEAD_FIXED + 2 + 2 + 4 + 4 + 4)
+#define MAN_NPARTS_LEN 4                /* format 3 */
 /* Smallest file entry (a one-byte path) and the size of a record. */
 #define MAN_FILE_MIN_V1 (2 + 1 + 8)
 #define MAN_ATTR_LEN    ATTR_ENC_LEN
@@ -37,7 +38,7 @@
 
 size_t manifest_size(const struct manifest *m)
 {
-	size_t n = MAN_MIN_LEN;
+	size_t n = MAN_MIN_LEN + MAN_NPARTS_LEN;
 	uint32_t i;
 
 	n += strnlen(m->job, CKPT_JOB_MAX + 1);
@@ -63,6 +64,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	enc_u64(&e, m->open_id);
 	enc_u32(&e, m->uid);
 	enc_u32(&e, m->level);
+	enc_u32(&e, m->nparts ? m->nparts : 1);
 	enc_strn(&e, m->job, CKPT_JOB_MAX);
 	enc_strn(&e, m->version, CKPT_VERSION_MAX);
 	enc_u32(&e, m->nfiles);
@@ -103,6 +105,7 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 	m->open_id = dec_u64(d);
 	m->uid = dec_u32(d);
 	m->level = dec_u32(d);
+	m->nparts = format >= MANIFEST_FORMAT_V3 ? dec_u32(d) : 1;
 	dec_str(d, m->job, CKPT_JOB_MAX);
 	dec_str(d, m->version, CKPT_VERSION_MAX);
 	m->nfiles = dec_u32(d);
@@ -111,6 +114,8 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 		return d->err;
 	if (flags != 0)
 		return -CKPT_EVERSION;
+	if (m->nparts < 1 || m->nparts > MANIFEST_MAX_PARTS)
+		return -CKPT_EPROTO;
 	if (m->level < CKPT_LOCAL || m->level > CKPT_DRAINED)
 		return -CKPT_EPROTO;
 	if (name_check_job(m->job) || name_check_version(m->version))
@@ -218,8 +223,9 @@ int manifest_decode(const void *buf, size_t len, struct manifest *m)
 	memset(m, 0, sizeof(*m));
 	/* Format 1 (before file attributes) is read too: stores keep
 	 * their manifests across an upgrade. */
-	if (len >= 12 && get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V1)
-		format = MANIFEST_FORMAT_V1;
+	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V1 ||
+			  get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V2))
+		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, MANIFEST_MAGIC, format, MAN_MIN_LEN);
 	if (ret)
 		return ret;
@@ -263,6 +269,8 @@ int manifest_peek(const void *buf, size_t len, struct manifest *m)
 	m->open_id = dec_u64(&d);
 	m->uid = dec_u32(&d);
 	m->level = dec_u32(&d);
+	if (get_le32(p + 8) >= MANIFEST_FORMAT_V3)
+		m->nparts = dec_u32(&d);
 	dec_str(&d, m->job, CKPT_JOB_MAX);
 	dec_str(&d, m->version, CKPT_VERSION_MAX);
 	if (d.err || name_check_job(m->job) ||

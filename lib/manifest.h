@@ -22,6 +22,8 @@
  *                    manifest whose segments say otherwise is stale
  *   u32 uid          owner of the job
  *   u32 level        highest durability level reached (LOCAL and up)
+ *   u32 nparts       (format 3) parts the version has across the cluster's
+ *                    nodes, as its writers said (1: one node alone)
  *   str job
  *   str version
  *   u32 nfiles
@@ -34,9 +36,10 @@
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
  *   u32 crc          CRC32C of every byte before it
  *
- * Formats: 2 (written since file attributes) adds attr to each file entry;
- * 1 has none, and decodes with attr.set = 0 for every file.  Both are read;
- * only 2 is written (a level change rewrites a format-1 manifest as 2).
+ * Formats: 3 (written since the cluster) adds nparts; 2 adds attr to each
+ * file entry and decodes with nparts = 1; 1 has no attr either, and decodes
+ * with attr.set = 0 for every file.  All are read; only 3 is written (a
+ * level change rewrites an older manifest as 3).
  *
  * Ownership: manifest_decode() allocates m->files and m->recs;
  * manifest_release() frees them.  A struct manifest built by hand for
@@ -51,8 +54,11 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 2
-#define MANIFEST_FORMAT_V1 1     /* no file attributes; still read */
+#define MANIFEST_FORMAT 3
+#define MANIFEST_FORMAT_V3 3
+#define MANIFEST_FORMAT_V2 2     /* no nparts; still read */
+#define MANIFEST_FORMAT_V1 1     /* no file attributes either; still read */
+#define MANIFEST_MAX_PARTS 4096  /* PLACE_MAX_NODES */
 #define MANIFEST_MAX_FILES   (1u << 20)
 #define MANIFEST_MAX_RECORDS (1u << 26)
 
@@ -83,6 +89,8 @@ struct manifest {
 	uint64_t open_id;        /* segment headers of this version carry it */
 	uint32_t uid;
 	uint32_t level;
+	uint32_t nparts;         /* format 3; older ones decode as 1; 0 is
+				  * encoded as 1 */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	uint32_t nfiles;
@@ -96,7 +104,7 @@ size_t manifest_size(const struct manifest *m);
 /* Encode into buf (cap >= manifest_size(m)).  Returns the length or
  * -EMSGSIZE. */
 long manifest_encode(const struct manifest *m, void *buf, size_t cap);
-/* Decode and validate (format 1 or 2): magic, format, CRC, counts, names (names.h), record
+/* Decode and validate (format 1, 2 or 3): magic, format, CRC, counts, names (names.h), record
  * bounds (file index, alignment, no overflow).  0 or -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
 int manifest_decode(const void *buf, size_t len, struct manifest *m);

@@ -53,6 +53,7 @@ enum pfield {
 	PF_STALL,
 	PF_STALL_STAGING,
 	PF_RANK,
+	PF_NPARTS,
 	PF_NFIELDS
 };
 
@@ -90,6 +91,7 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_STALL]    = U64F(stall),
 	[PF_STALL_STAGING] = U64F(stall_staging),
 	[PF_RANK]     = U32F(rank),
+	[PF_NPARTS]   = U32F(nparts),
 };
 
 #define PT_NO_REQ   0x1  /* never sent as a request (WACK) */
@@ -108,7 +110,7 @@ struct ptype_desc {
 
 static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_HELLO] = { "HELLO", 0, { PF_SIZE }, { PF_SIZE, PF_AUX } },
-	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION, PF_UID },
+	[PROTO_BEGIN] = { "BEGIN", 0, { PF_JOB, PF_VERSION, PF_UID, PF_NPARTS },
 			  { PF_HANDLE } },
 	[PROTO_WRITE] = { "WRITE", PT_NO_REPLY,
 			  { PF_HANDLE, PF_PATH, PF_OFF, PF_LEN, PF_RING_OFF,
@@ -150,12 +152,15 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			     { PF_HANDLE, PF_PATH, PF_BLOB, PF_ID }, { 0 } },
 	[PROTO_GETXATTRS] = { "GETXATTRS", PT_LIST,
 			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
+	[PROTO_LIST_PARTS] = { "LIST_PARTS", PT_LIST,
+			       { PF_JOB, PF_VERSION, PF_OFF }, { PF_SIZE } },
 };
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
-#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2)
+#define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
+			   4 * 2 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
@@ -470,6 +475,9 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u32(e, v->slow_pid);
 	enc_u32(e, (uint32_t)v->slow_rank);
 	enc_strn(e, v->slow_host, CKPT_HOST_MAX);
+	enc_u32(e, v->nparts);
+	enc_u32(e, v->parts_sealed);
+	enc_strn(e, v->node, CKPT_HOST_MAX);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -496,6 +504,9 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->slow_pid = dec_u32(d);
 	v->slow_rank = (int32_t)dec_u32(d);
 	dec_str(d, v->slow_host, CKPT_HOST_MAX);
+	v->nparts = dec_u32(d);
+	v->parts_sealed = dec_u32(d);
+	dec_str(d, v->node, CKPT_HOST_MAX);
 	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
 	    v->level > CKPT_DRAINED)
 		dec_fail(d, -CKPT_EPROTO);
@@ -547,6 +558,15 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_strn(e, s->node, sizeof(s->node) - 1);
 	enc_u32(e, s->peers);
 	enc_u32(e, s->peers_up);
+	enc_u32(e, s->ec_k);
+	enc_u32(e, s->ec_m);
+	enc_u32(e, s->protect_queued);
+	enc_u32(e, s->protect_done);
+	enc_u32(e, s->protect_failures);
+	enc_u64(e, s->protect_bytes);
+	enc_u64(e, s->shards_held);
+	enc_u64(e, s->shard_bytes);
+	enc_strn(e, s->peers_lagging, sizeof(s->peers_lagging) - 1);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -580,6 +600,15 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	dec_str(d, s->node, sizeof(s->node) - 1);
 	s->peers = dec_u32(d);
 	s->peers_up = dec_u32(d);
+	s->ec_k = dec_u32(d);
+	s->ec_m = dec_u32(d);
+	s->protect_queued = dec_u32(d);
+	s->protect_done = dec_u32(d);
+	s->protect_failures = dec_u32(d);
+	s->protect_bytes = dec_u64(d);
+	s->shards_held = dec_u64(d);
+	s->shard_bytes = dec_u64(d);
+	dec_str(d, s->peers_lagging, sizeof(s->peers_lagging) - 1);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

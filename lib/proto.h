@@ -47,7 +47,7 @@
 /* 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     5
+#define PROTO_VERSION     6
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -59,7 +59,7 @@
 
 enum proto_type {
 	PROTO_HELLO = 1,     /* c->s: staging wanted; s->c: lease (+memfd) */
-	PROTO_BEGIN,         /* job, version, uid -> handle */
+	PROTO_BEGIN,         /* job, version, uid, nparts -> handle */
 	PROTO_WRITE,         /* handle, path, off, len, ring_off, id; async */
 	PROTO_WACK,          /* s->c only: id, status of one WRITE */
 	PROTO_COMMIT,        /* handle, stall, stall_staging, rank */
@@ -87,6 +87,8 @@ enum proto_type {
 			      * (1: remove the record's name) */
 	PROTO_GETXATTRS,     /* job, version, path -> u32 len + an xattr.h
 			      * blob after the fields */
+	PROTO_LIST_PARTS,    /* job, version, off -> the version's parts
+			      * across the cluster, as version entries */
 	PROTO_NTYPES
 };
 
@@ -119,6 +121,8 @@ struct proto_msg {
 	uint64_t stall;          /* COMMIT: ns this writer's writes were
 				  * blocked (lease wait + ring full) */
 	uint64_t stall_staging;  /* COMMIT: of which ns waiting for staging */
+	uint32_t nparts;         /* BEGIN: parts (nodes) the version has,
+				  * 0 = as the first writer said, else 1 */
 	uint32_t rank;           /* COMMIT: the writer's rank, or
 				  * PROTO_RANK_NONE */
 	const char *job;

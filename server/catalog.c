@@ -423,6 +423,7 @@ static int version_manifest(const struct version *v, uint32_t level,
 	m->open_id = v->open_id;
 	m->uid = v->job->uid;
 	m->level = level >= CKPT_LOCAL ? level : CKPT_LOCAL;
+	m->nparts = v->nparts;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);
 	map = calloc(v->nfiles ? v->nfiles : 1, sizeof(*map));
@@ -854,7 +855,9 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 		return ret;
 	v->state = CKPT_ST_SEALED;
 	version_set_copies(v, CKPT_COPY_LOCAL |
-			   (m->level >= CKPT_DRAINED ? CKPT_COPY_PFS : 0));
+			   (m->level >= CKPT_DRAINED ? CKPT_COPY_PFS : 0) |
+			   (m->level == CKPT_PROTECTED ? CKPT_COPY_PEERS : 0));
+	v->nparts = m->nparts;
 	v->seq = m->seq;
 	v->sealed_ns = m->sealed_ns;
 	/* Carried so that a later rewrite (a level change) still names the

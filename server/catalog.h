@@ -53,6 +53,8 @@ struct version {
 	uint32_t copies;          /* CKPT_COPY_*: the copies it has (set by
 				   * version_set_copies() only) */
 	int32_t error;            /* 0, or why it FAILED */
+	uint32_t nparts;          /* parts (nodes) the version has across the
+				   * cluster, as its writers said: >= 1 */
 	uint32_t writers;         /* writers that joined */
 	uint32_t committed;       /* writers that committed */
 	uint64_t seq;             /* commit order; 0 until sealing */
@@ -166,6 +168,8 @@ static inline uint32_t copies_level(uint32_t copies)
 {
 	if (copies & CKPT_COPY_PFS)
 		return CKPT_DRAINED;
+	if ((copies & CKPT_COPY_LOCAL) && (copies & CKPT_COPY_PEERS))
+		return CKPT_PROTECTED;
 	if (copies & CKPT_COPY_LOCAL)
 		return CKPT_LOCAL;
 	return CKPT_NONE;

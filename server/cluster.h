@@ -18,11 +18,15 @@
  * is made again with exponential backoff (CLUSTER_BACKOFF_MIN_MS doubling to
  * CLUSTER_BACKOFF_MAX_MS).  Every change of a peer's state is logged.
  *
- * Not built yet: shards (encode, hold, acknowledge), PROTECTED, the
- * cluster-wide namespace.  The links carry only the handshake today.
+ * Links are made between every two nodes (a full mesh): shards go to the
+ * members of a node's group, and parts are announced to every node so that
+ * each sees the whole namespace.
  *
- * Owns: the listening socket, the links and their buffers, the placement.
- * Called by ckptd.c (open, tick, close, status).  Threads: the loop only.
+ * Owns: the listening socket, the links and their buffers, the placement,
+ * the shards held for peers, this node's protection queue and what it
+ * knows of other nodes' parts (cluster_i.h).  Called by ckptd.c (open,
+ * start, tick, events, close, status) and by the request modules (views,
+ * remote reads).  Threads: the loop only.
  */
 #ifndef CKPTD_CLUSTER_H
 #define CKPTD_CLUSTER_H
@@ -35,16 +39,72 @@ struct ckpt_status;
 #define CLUSTER_HANDSHAKE_MS   5000
 #define CLUSTER_BACKOFF_MIN_MS 200
 #define CLUSTER_BACKOFF_MAX_MS 10000
+/* A peer lags when its oldest request has waited this long, or this much
+ * is queued to it. */
+#define CLUSTER_LAG_MS         2000
+#define CLUSTER_LAG_BYTES      (64u << 20)
+/* A read forwarded to the node holding the file gives up after this. */
+#define CLUSTER_READ_MS        30000
+
+struct conn;
+struct proto_msg;
+struct version;
+struct ckpt_version_info;
 
 /* 0 (also with no cluster: d->cluster stays NULL), or -errno, logged. */
 int cluster_open(struct ckptd *d);
+/* The catalog is loaded and the pool is up: queue this node's parts that
+ * are not protected yet. */
+void cluster_start(struct ckptd *d);
+/* The version_changed event: v (this node's part) changed state or level,
+ * or was removed: tell the peers, protect it when it is LOCAL. */
+void cluster_version_changed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: connect what is due, expire handshakes. */
 void cluster_tick(struct ckptd *d);
 /* Shutting down: close every link and the listener. */
 void cluster_stop(struct ckptd *d);
 /* After the loop is gone: free everything. */
 void cluster_close(struct ckptd *d);
+/* Nodes in the cluster (this one included), 0 with none. */
+uint32_t cluster_nodes(const struct ckptd *d);
 /* Peers of this node and how many are up, for STATUS. */
 void cluster_status(const struct ckptd *d, struct ckpt_status *s);
+
+/*
+ * The namespace (parts.c).  A version's parts are this node's (v, in the
+ * catalog, or NULL) and those other nodes announced.  With no cluster the
+ * views below leave everything as the local part says.
+ */
+
+/* Fill the whole-version fields of info (v's, or those of a version only
+ * other nodes hold when v is NULL): nparts, parts_sealed, and state and
+ * level over every part.  0, or -ENOENT (no part known; info untouched). */
+int cluster_version_view(const struct ckptd *d, const char *job,
+			 const char *version, const struct version *v,
+			 struct ckpt_version_info *info);
+/* Is the version complete (every part sealed), at level or above?  v as
+ * above.  1 or 0. */
+int cluster_version_ready(const struct ckptd *d, const char *job,
+			  const char *version, const struct version *v,
+			  uint32_t level);
+/* For LIST_JOBS, LIST_VERSIONS and LATEST: call fn for each job (version
+ * NULL) or each version of job (job set) that only other nodes hold,
+ * visible to uid (0: all).  fn gets the version's newest seal time. */
+void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
+			 void (*fn)(void *arg, const char *job,
+				    const char *version, uint64_t sealed_ns),
+			 void *arg);
+/* The owner uid of a job only other nodes hold, or -ENOENT. */
+int cluster_job_uid(const struct ckptd *d, const char *job);
+/* LIST_PARTS, LIST_FILES, STAT_FILE and READ of what other nodes hold.
+ * Each answers c (and returns 0), or returns -ENOENT having answered
+ * nothing (the caller answers as for a node alone).  v: this node's part
+ * or NULL; the caller checked c may see the job. */
+int cluster_list_parts(struct conn *c, const struct proto_msg *req,
+		       const struct version *v);
+int cluster_list_files(struct conn *c, const struct proto_msg *req,
+		       const struct version *v);
+int cluster_stat_file(struct conn *c, const struct proto_msg *req);
+int cluster_read(struct conn *c, const struct proto_msg *req);
 
 #endif

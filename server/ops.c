@@ -67,13 +67,31 @@ static int stale(const struct version *v)
 	return version_dead(v) && v->refs == 1;
 }
 
+/* The parts a version begun with want (0: as said before, else 1) has: on
+ * a node alone, always 1 (a count from the environment, say Slurm's, does
+ * not make a lone node wait for others); in a cluster, at most its nodes,
+ * and what the first writer said.  >= 1, or -EINVAL. */
+static int begin_nparts(struct ckptd *d, const struct version *v,
+			uint32_t want)
+{
+	uint32_t nodes = cluster_nodes(d);
+
+	if (!nodes)
+		return 1;
+	if (want > nodes)
+		return -EINVAL;
+	if (v)
+		return want && want != v->nparts ? -EINVAL : (int)v->nparts;
+	return want ? (int)want : 1;
+}
+
 void op_begin(struct conn *c, const struct proto_msg *req)
 {
 	struct catalog *cat = &c->d->cat;
 	struct job *j = catalog_job(cat, req->job);
 	struct version *v = NULL;
 	uid_t uid = c->uid;
-	int h, ret;
+	int h, ret, nparts;
 
 	/* Root (ckptfs) may write on behalf of the user it serves. */
 	if (req->uid != CKPT_UID_SELF && req->uid != c->uid) {
@@ -98,6 +116,11 @@ void op_begin(struct conn *c, const struct proto_msg *req)
 						 : -CKPT_ESEALED;
 		goto out_reply;
 	}
+	nparts = begin_nparts(c->d, v, req->nparts);
+	if (nparts < 0) {
+		ret = nparts;
+		goto out_reply;
+	}
 	h = writer_slot(c);
 	if (h < 0) {
 		ret = h;
@@ -107,8 +130,12 @@ void op_begin(struct conn *c, const struct proto_msg *req)
 		ret = catalog_create(cat, req->job, req->version, uid, &v);
 		if (ret < 0)
 			goto out_reply;
-		log_printf(LOG_INFO, "version %s/%s: opened by pid %d",
-			   req->job, req->version, c->pid);
+		v->nparts = (uint32_t)nparts;
+		log_printf(LOG_INFO, "version %s/%s: opened by pid %d%s%.0u%s",
+			   req->job, req->version, c->pid,
+			   nparts > 1 ? " (part of " : "",
+			   nparts > 1 ? (unsigned)nparts : 0,
+			   nparts > 1 ? " nodes)" : "");
 	}
 	version_get(v);
 	v->writers++;
@@ -268,22 +295,7 @@ out_reply:
 	conn_reply_status(c, req, ret);
 }
 
-/*
- * Listings are paged (proto.h): a reply carries the entries from req->off
- * on, as many as fit in PROTO_LIST_BUDGET bytes, and the total in size.
- */
-struct page {
-	struct enc e;
-	struct proto_msg r;
-	size_t start;             /* e.len where the entries begin */
-	uint32_t index;           /* entries seen */
-	uint32_t count;           /* entries encoded */
-	uint32_t off;             /* first entry wanted */
-	uint8_t *count_at;        /* where the count goes */
-	int full;
-};
-
-static int page_begin(struct conn *c, const struct proto_msg *req,
+int page_begin(struct conn *c, const struct proto_msg *req,
 		      uint64_t total, struct page *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -299,8 +311,7 @@ static int page_begin(struct conn *c, const struct proto_msg *req,
 	return 0;
 }
 
-/* Should entry number p->index go in this page?  Counts it either way. */
-static int page_take(struct page *p)
+int page_take(struct page *p)
 {
 	uint32_t i = p->index++;
 
@@ -314,7 +325,7 @@ static int page_take(struct page *p)
 	return 1;
 }
 
-static void page_end(struct conn *c, struct page *p)
+void page_end(struct conn *c, struct page *p)
 {
 	put_le32(p->count_at, p->count);
 	conn_reply_end(c, &p->e);

@@ -11,6 +11,7 @@
 #ifndef CKPTD_OPS_H
 #define CKPTD_OPS_H
 
+#include "codec.h"
 #include "proto.h"
 
 struct conn;
@@ -32,6 +33,29 @@ void op_status(struct conn *c, const struct proto_msg *req);
 /* PROTO_DRAIN (pause, resume) and PROTO_DRAIN_NOW (job/version next). */
 void op_drain(struct conn *c, const struct proto_msg *req);
 void op_drain_now(struct conn *c, const struct proto_msg *req);
+
+/*
+ * Listings are paged (proto.h): a reply carries the entries from req->off
+ * on, as many as fit in PROTO_LIST_BUDGET bytes, and the total in size.
+ * page_begin() starts the reply (-1: no memory, answered); page_take()
+ * says whether entry number p->index goes in this page (counting it either
+ * way); page_end() sends it.  Shared with parts.c's listings.
+ */
+struct page {
+	struct enc e;
+	struct proto_msg r;
+	size_t start;             /* e.len where the entries begin */
+	uint32_t index;           /* entries seen */
+	uint32_t count;           /* entries encoded */
+	uint32_t off;             /* first entry wanted */
+	uint8_t *count_at;        /* where the count goes */
+	int full;
+};
+
+int page_begin(struct conn *c, const struct proto_msg *req, uint64_t total,
+	       struct page *p);
+int page_take(struct page *p);
+void page_end(struct conn *c, struct page *p);
 
 /* The writer named by req->handle, or NULL after answering the error. */
 struct writer *writer_of(struct conn *c, const struct proto_msg *req);

@@ -18,7 +18,8 @@
 /* Offsets in the manifest image. */
 #define OFF_FORMAT 8
 #define OFF_FLAGS  12
-#define OFF_JOB    48
+#define OFF_NPARTS 48
+#define OFF_JOB    52
 
 static char path0[] = "model/rank00.pt";
 static char path1[] = "model/rank01.pt";
@@ -197,9 +198,9 @@ static void test_bit_flips(void)
 	img[0] ^= 1;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADMAGIC);
 	img[0] ^= 1;
-	img[OFF_FORMAT] ^= 2;
+	img[OFF_FORMAT] ^= 4;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
-	img[OFF_FORMAT] ^= 2;
+	img[OFF_FORMAT] ^= 4;
 	img[n / 2] ^= 0x80;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_ECORRUPT);
 	img[n / 2] ^= 0x80;
@@ -447,7 +448,7 @@ static void test_format1(void)
 	CU_ASSERT_FATAL(n > 0);
 	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
 	assert_same(&m, &out);          /* attributes all 0 */
-	/* Written again (a level change), it becomes format 2. */
+	/* Written again (a level change), it becomes the current format. */
 	n = manifest_encode(&out, img2, IMG_MAX);
 	CU_ASSERT_FATAL(n > 0);
 	CU_ASSERT_EQUAL(get_le32(img2 + OFF_FORMAT), MANIFEST_FORMAT);
@@ -462,6 +463,39 @@ static void test_format1(void)
 	put_le32(img2 + OFF_FORMAT, MANIFEST_FORMAT_V1);
 	fix_crc(img2, n);
 	CU_ASSERT_NOT_EQUAL(decode(img2, n), 0);
+}
+
+/* Format 3 carries the part count; older formats read as one part. */
+static void test_nparts(void)
+{
+	uint8_t img[IMG_MAX];
+	struct manifest m, out;
+	long n;
+
+	sample(&m);
+	m.nparts = 6;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_NPARTS), 6);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_EQUAL(out.nparts, 6);
+	manifest_release(&out);
+	CU_ASSERT_EQUAL(manifest_peek(img, n, &out), 0);
+	CU_ASSERT_EQUAL(out.nparts, 6);
+	put_le32(img + OFF_NPARTS, 0);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	put_le32(img + OFF_NPARTS, MANIFEST_MAX_PARTS + 1);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* Unset, it is written as one part. */
+	m.nparts = 0;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_NPARTS), 1);
+	/* Format 1 has none: one part. */
+	n = encode_v1(&m, img);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_EQUAL(out.nparts, 1);
+	manifest_release(&out);
 }
 
 static void test_attr_rules(void)
@@ -509,6 +543,7 @@ int main(void)
 		{ "seghdr", test_seghdr },
 		{ "format1", test_format1 },
 		{ "attr_rules", test_attr_rules },
+		{ "nparts", test_nparts },
 		{ NULL, NULL }
 	};
 

@@ -22,7 +22,7 @@
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
        F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR, F_BLOB, F_STALL,
-       F_STALL_STAGING, F_RANK };
+       F_STALL_STAGING, F_RANK, F_NPARTS };
 
 /* The wire format, restated: request and reply fields per type. */
 struct spec {
@@ -33,7 +33,8 @@ struct spec {
 
 static const struct spec specs[] = {
 	{ PROTO_HELLO, 1, 1, 0, { F_SIZE }, { F_SIZE, F_AUX } },
-	{ PROTO_BEGIN, 1, 1, 0, { F_JOB, F_VERSION, F_UID }, { F_HANDLE } },
+	{ PROTO_BEGIN, 1, 1, 0, { F_JOB, F_VERSION, F_UID, F_NPARTS },
+	  { F_HANDLE } },
 	{ PROTO_WRITE, 1, 0, 0,
 	  { F_HANDLE, F_PATH, F_OFF, F_LEN, F_RING, F_ID }, { 0 } },
 	{ PROTO_WACK, 0, 1, 0, { 0 }, { F_ID } },
@@ -97,6 +98,7 @@ static size_t set_field(struct proto_msg *m, int f, unsigned salt)
 	case F_STALL: m->stall = 1234567890123ull + salt; return 8;
 	case F_STALL_STAGING: m->stall_staging = 98765ull + salt; return 8;
 	case F_RANK: m->rank = 4095 + salt; return 4;
+	case F_NPARTS: m->nparts = 6 + salt; return 4;
 	}
 	return 0;
 }
@@ -143,6 +145,7 @@ static int msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	       a->level == b->level && a->id == b->id && a->off == b->off &&
 	       a->len == b->len && a->ring_off == b->ring_off &&
 	       a->size == b->size && a->aux == b->aux && a->uid == b->uid &&
+	       a->nparts == b->nparts && a->rank == b->rank &&
 	       !strcmp(str_or_empty(a->job), str_or_empty(b->job)) &&
 	       !strcmp(str_or_empty(a->version), str_or_empty(b->version)) &&
 	       !strcmp(str_or_empty(a->path), str_or_empty(b->path)) &&
@@ -748,6 +751,7 @@ static size_t begin_raw(uint8_t *frame, const char *job, size_t jlen)
 	enc_bytes(&e, job, jlen);
 	enc_str(&e, "v1");
 	enc_u32(&e, CKPT_UID_SELF);
+	enc_u32(&e, 0);                         /* nparts */
 	CU_ASSERT_EQUAL(e.err, 0);
 	fix_frame(frame, e.len);
 	return e.len;

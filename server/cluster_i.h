@@ -1,0 +1,181 @@
+/*
+ * cluster_i.h - what the cluster's own modules share: the membership
+ * (struct cluster, struct peer) and the links between nodes.
+ *
+ *   cluster.c  start-up: the node list, placement, key, listener; tick;
+ *              status
+ *   link.c     the links: handshake, frame queues, requests and replies
+ *   hold.c     shards this node holds for its peers (shardstore.h)
+ *   protect.c  this node's parts: encode and send their shards
+ *   parts.c    the parts of versions that other nodes hold: the namespace
+ *
+ * Nothing outside those files includes this header; the rest of the daemon
+ * sees cluster.h.  Threads: the loop thread only.
+ */
+#ifndef CKPTD_CLUSTER_I_H
+#define CKPTD_CLUSTER_I_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ckptd.h"
+#include "list.h"
+#include "log.h"
+#include "nodes.h"
+#include "peer.h"
+#include "place.h"
+
+struct link;
+struct version;
+struct hold;
+struct protect_q;
+struct parts;
+
+enum peer_state { P_DOWN, P_CONNECTING, P_UP };
+
+struct peer {
+	uint32_t id;              /* node index in the placement */
+	struct sockaddr_storage addr;
+	socklen_t alen;           /* 0: the address did not resolve */
+	int outgoing;             /* this node makes the link */
+	enum peer_state st;
+	struct link *l;           /* the link UP, or being made */
+	uint64_t retry_ms;
+	uint32_t backoff_ms;
+	int32_t last_err;
+	uint64_t up_since_ms;
+};
+
+struct cluster {
+	struct ckptd *d;
+	struct node_list nodes;
+	struct placement place;
+	uint32_t self;            /* this node's index */
+	struct peer *peers;       /* indexed by node id (self unused) */
+	uint8_t key[PEER_KEY_MAX];
+	size_t keylen;
+	int listen_fd;
+	struct loop_op accept_op;
+	struct list links;
+	struct log_rl bad_rl;
+	uint32_t next_seq;
+	int stopping;
+	struct hold *hold;        /* hold.c */
+	struct protect_q *prot;   /* protect.c */
+	struct parts *parts;      /* parts.c */
+};
+
+static inline const char *cl_name(const struct cluster *cl, uint32_t id)
+{
+	return cl->place.nodes[id].name;
+}
+
+/* ---- link.c --------------------------------------------------------- */
+
+/* Frames a link holds for its handlers (hold.c's disk writes, say) before
+ * it stops reading from the socket: TCP then slows the sender. */
+#define LINK_MAX_HOLDS 8
+
+/* A reply to a request this node sent (status from its header, frame the
+ * whole checked reply, valid during the call only), or its failure: status
+ * -ENOTCONN (the link went down) or -ETIMEDOUT, frame NULL. */
+typedef void (*link_reply_fn)(struct ckptd *d, void *arg, int status,
+			      const uint8_t *frame, size_t len);
+
+/* The next request seq of this node. */
+uint32_t link_seq(struct cluster *cl);
+/*
+ * Queue the request frame buf (len bytes, malloc'd, encoded with seq) to
+ * node: ownership of buf passes (freed once sent, or when the link goes).
+ * fn runs exactly once, on the loop, after this returns: with the reply,
+ * or -ENOTCONN / -ETIMEDOUT (timeout_ms > 0).  0, or -ENOTCONN with no
+ * link up to node (buf freed, fn never runs).
+ */
+int link_request(struct cluster *cl, uint32_t node, void *buf, size_t len,
+		 uint32_t seq, int timeout_ms, link_reply_fn fn, void *arg);
+/* Queue the frame buf (malloc'd, ownership passes) on l: a reply.  Dropped
+ * if l is closed. */
+void link_answer(struct link *l, void *buf, size_t len);
+/* Reply to request (type, seq) with a status and no payload. */
+void link_answer_status(struct link *l, uint16_t type, uint32_t seq,
+			int32_t status);
+/* A handler keeps l past the frame (a reply to send later): take a hold,
+ * which also counts against LINK_MAX_HOLDS; give it back with link_drop. */
+struct link *link_hold(struct link *l);
+void link_drop(struct link *l);
+/* The node at the other end of an UP link. */
+uint32_t link_node(const struct link *l);
+/* Bytes queued to node and the age of its oldest unanswered request (0:
+ * none), for the lag report. */
+void link_lag(const struct cluster *cl, uint32_t node, size_t *queued,
+	      uint64_t *oldest_ms);
+
+/* For cluster.c: links made and accepted, expiry, shutdown. */
+void link_connect(struct cluster *cl, struct peer *p);
+void link_accept_arm(struct cluster *cl);
+void link_tick(struct cluster *cl, uint64_t now);
+void link_close_all(struct cluster *cl);
+void link_free_all(struct cluster *cl);
+/* A peer's state changed (logged here); UP also runs the modules' link-up
+ * work (parts.c announces this node's parts to it). */
+void peer_set(struct cluster *cl, struct peer *p, enum peer_state st,
+	      int err);
+
+/* ---- handlers of requests on an UP link (frame checked, valid during
+ * the call only) -------------------------------------------------------- */
+
+void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
+		 size_t n, const struct peer_hdr *h);
+void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
+void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h);
+void parts_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h);
+
+/* ---- hold.c ------------------------------------------------------------- */
+
+struct shard_meta;
+
+/* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
+int hold_open(struct cluster *cl);
+void hold_close(struct cluster *cl);
+/* owner removed its part open_id (or wrote it anew): drop its shards. */
+void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
+/* fn for each shard held of owner's parts. */
+void hold_parts_of(struct cluster *cl, uint32_t owner,
+		   void (*fn)(void *arg, const struct shard_meta *m), void *arg);
+void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes);
+
+/* ---- protect.c ---------------------------------------------------------- */
+
+struct cluster_prot_status {
+	uint32_t queued;          /* parts waiting or being protected */
+	uint32_t done;            /* protected since start */
+	uint32_t failures;        /* attempts that failed since start */
+	uint64_t bytes_sent;      /* shard bytes acknowledged since start */
+};
+
+int protect_open(struct cluster *cl);
+void protect_close(struct cluster *cl);
+/* v (this node's part) changed: queue it if it is sealed, local and not
+ * yet protected. */
+void protect_version(struct cluster *cl, struct version *v);
+/* Start what is due (a retry, a link up). */
+void protect_kick(struct cluster *cl);
+void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
+
+/* ---- parts.c -------------------------------------------------------------- */
+
+int parts_open(struct cluster *cl);
+void parts_close(struct cluster *cl);
+/* Tell every peer up about v, this node's part (removed: state 0). */
+void parts_announce(struct cluster *cl, const struct version *v);
+
+/* A peer came up: tell it about this node's parts; restart protection
+ * that waited for it. */
+void parts_peer_up(struct cluster *cl, uint32_t node);
+void protect_peer_up(struct cluster *cl, uint32_t node);
+
+#endif

@@ -1,0 +1,374 @@
+/*
+ * hold.c - the shards this node holds for its peers: the answers to
+ * SHARD_PUT and SHARD_SEAL, the index of what is held, and dropping the
+ * shards of parts their owners removed (see cluster_i.h, shardstore.h).
+ *
+ * A request is checked on the loop before anything touches the disk: the
+ * frame decodes, the sender is the owner it names (a peer cannot write
+ * shards as another node), this node is the one place.h gives that shard
+ * of the owner's stripes, k and m are the cluster's, and the shard fits in
+ * the store's capacity.  The disk work (shardstore.h) runs on the worker
+ * pool; the reply goes when it is done: for SHARD_PUT once written, for
+ * SHARD_SEAL once durable.  A link keeps reading only while its handlers
+ * hold fewer than LINK_MAX_HOLDS frames, which bounds the memory one peer
+ * can make this node spend.
+ *
+ * The index (struct held) lists every sealed shard: found by the scan at
+ * start-up (which removes shards never sealed) and added by each seal.
+ * Shards count against the store's capacity with the segments.
+ *
+ * Threads: the loop thread; the tasks' run() on a worker touches only its
+ * task.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_i.h"
+#include "pool.h"
+#include "shardstore.h"
+
+struct held {
+	struct list link;
+	struct shard_meta m;      /* crcs and man owned */
+};
+
+struct hold {
+	struct cluster *cl;
+	char root[700];           /* <store>/shards */
+	struct list held;
+	uint64_t nheld, bytes;
+	uint64_t pending;         /* bytes of puts on the pool */
+	uint64_t refused;         /* requests refused since start */
+};
+
+enum hold_op { H_PUT, H_SEAL, H_DROP };
+
+struct hold_task {
+	struct pool_task pt;
+	struct hold *h;
+	struct link *l;           /* held; NULL for a drop */
+	enum hold_op op;
+	uint32_t seq;
+	char owner[PLACE_NAME_MAX + 1];
+	uint64_t open_id, off;
+	uint32_t shard;
+	uint8_t *data;            /* PUT: the chunk, owned */
+	size_t len;
+	struct shard_meta m;      /* SEAL: man owned, crcs set by run */
+};
+
+static void held_free(struct held *e)
+{
+	list_del(&e->link);
+	shardmeta_release(&e->m);
+	free(e);
+}
+
+static void held_forget(struct hold *h, const char *owner, uint64_t open_id,
+			uint32_t shard)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (strcmp(e->m.owner, owner) || e->m.open_id != open_id ||
+		    (shard && e->m.shard != shard))
+			continue;
+		h->nheld--;
+		h->bytes -= e->m.nstripes * e->m.chunk;
+		held_free(e);
+	}
+}
+
+/* Take m's allocations into the index. */
+static int held_add(struct hold *h, struct shard_meta *m)
+{
+	struct held *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	held_forget(h, m->owner, m->open_id, m->shard);
+	e->m = *m;
+	m->crcs = NULL;
+	m->man = NULL;
+	list_add_tail(&h->held, &e->link);
+	h->nheld++;
+	h->bytes += e->m.nstripes * e->m.chunk;
+	return 0;
+}
+
+/* ---- tasks ------------------------------------------------------------- */
+
+static int task_run(struct pool_task *t)
+{
+	struct hold_task *ht = (struct hold_task *)t;
+
+	switch (ht->op) {
+	case H_PUT:
+		return shardstore_put(ht->h->root, ht->owner, ht->open_id,
+				      ht->shard, ht->off, ht->data, ht->len);
+	case H_SEAL:
+		return shardstore_seal(ht->h->root, &ht->m);
+	case H_DROP:
+		return shardstore_drop(ht->h->root, ht->owner, ht->open_id);
+	}
+	return -EINVAL;
+}
+
+static void task_free(struct hold_task *ht)
+{
+	if (ht->op == H_PUT)
+		ht->h->pending -= ht->len;
+	if (ht->l)
+		link_drop(ht->l);
+	free(ht->data);
+	shardmeta_release(&ht->m);
+	free(ht);
+}
+
+static void task_done(struct pool_task *t)
+{
+	struct hold_task *ht = (struct hold_task *)t;
+	struct hold *h = ht->h;
+	int ret = t->result;
+
+	switch (ht->op) {
+	case H_PUT:
+		link_answer_status(ht->l, PEER_SHARD_PUT | PEER_REPLY, ht->seq,
+				   ret);
+		break;
+	case H_SEAL:
+		if (ret == 0)
+			ret = held_add(h, &ht->m);
+		if (ret < 0)
+			log_printf(LOG_WARNING, "cluster: shard %u of %s's part %s/%s not held: %s",
+				   ht->m.shard, ht->m.owner, ht->m.job,
+				   ht->m.version, ckpt_strerror(ret));
+		link_answer_status(ht->l, PEER_SHARD_SEAL | PEER_REPLY,
+				   ht->seq, ret);
+		break;
+	case H_DROP:
+		if (ret < 0)
+			log_printf(LOG_WARNING, "cluster: dropping the shards of %s's part %016llx: %s",
+				   ht->owner, (unsigned long long)ht->open_id,
+				   ckpt_strerror(ret));
+		break;
+	}
+	task_free(ht);
+}
+
+static void task_drop(struct pool_task *t)
+{
+	task_free((struct hold_task *)t);
+}
+
+static struct hold_task *task_new(struct hold *h, struct link *l,
+				  enum hold_op op, uint32_t seq)
+{
+	struct hold_task *ht = calloc(1, sizeof(*ht));
+
+	if (!ht)
+		return NULL;
+	ht->h = h;
+	ht->op = op;
+	ht->seq = seq;
+	ht->l = l ? link_hold(l) : NULL;
+	pool_task_init(&ht->pt, task_run, task_done, task_drop);
+	return ht;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* The checks every shard request passes: 0 or the status to answer. */
+static int check_shard(struct cluster *cl, struct link *l, const char *owner,
+		       uint32_t k, uint32_t m, uint32_t shard, uint64_t bytes)
+{
+	const struct ckptd *d = cl->d;
+	int id = place_find(&cl->place, owner);
+
+	if (id < 0 || (uint32_t)id != link_node(l))
+		return -EPERM;          /* only the owner sends its shards */
+	if (k != cl->place.k || m != cl->place.m ||
+	    place_peer(&cl->place, (uint32_t)id, shard) != cl->self)
+		return -EINVAL;         /* not a shard this node holds */
+	if (d->segs.capacity &&
+	    d->segs.bytes + cl->hold->bytes + cl->hold->pending + bytes >
+	    d->segs.capacity)
+		return -ENOSPC;
+	return 0;
+}
+
+static void refuse(struct hold *h, struct link *l, uint16_t type,
+		   uint32_t seq, int err)
+{
+	h->refused++;
+	if (log_rl_ok(&h->cl->bad_rl, 10, ckptd_now_ms(), "cluster: refused shards"))
+		log_printf(LOG_WARNING, "cluster: %s from %s refused: %s",
+			   peer_type_name(type), cl_name(h->cl, link_node(l)),
+			   ckpt_strerror(err));
+	link_answer_status(l, type | PEER_REPLY, seq, err);
+}
+
+void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
+		 size_t n, const struct peer_hdr *hdr)
+{
+	struct hold *h = cl->hold;
+	struct hold_task *ht;
+	struct peer_shard s;
+	int ret;
+
+	ret = peer_decode_shard(f, n, &s);
+	if (ret == 0)
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, s.len);
+	if (ret < 0)
+		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, ret);
+	ht = task_new(h, l, H_PUT, hdr->seq);
+	if (ht)
+		ht->data = malloc(s.len);
+	if (!ht || !ht->data) {
+		if (ht)
+			task_free(ht);
+		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, -ENOMEM);
+	}
+	memcpy(ht->data, s.data, s.len);
+	ht->len = s.len;
+	snprintf(ht->owner, sizeof(ht->owner), "%s", s.owner);
+	ht->open_id = s.open_id;
+	ht->shard = s.shard;
+	ht->off = s.off;
+	h->pending += s.len;
+	pool_submit(cl->d->pool, &ht->pt, 0);
+}
+
+void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *hdr)
+{
+	struct hold *h = cl->hold;
+	struct hold_task *ht;
+	struct peer_seal s;
+	int ret;
+
+	ret = peer_decode_seal(f, n, &s);
+	if (ret == 0)
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, 0);
+	if (ret < 0)
+		return refuse(h, l, PEER_SHARD_SEAL, hdr->seq, ret);
+	ht = task_new(h, l, H_SEAL, hdr->seq);
+	if (ht)
+		ht->m.man = malloc(s.manlen);
+	if (!ht || !ht->m.man) {
+		if (ht)
+			task_free(ht);
+		return refuse(h, l, PEER_SHARD_SEAL, hdr->seq, -ENOMEM);
+	}
+	memcpy(ht->m.man, s.man, s.manlen);
+	ht->m.manlen = s.manlen;
+	snprintf(ht->m.owner, sizeof(ht->m.owner), "%s", s.owner);
+	snprintf(ht->m.job, sizeof(ht->m.job), "%s", s.job);
+	snprintf(ht->m.version, sizeof(ht->m.version), "%s", s.version);
+	ht->m.uid = s.uid;
+	ht->m.seq = s.seq;
+	ht->m.open_id = s.open_id;
+	ht->m.k = s.k;
+	ht->m.m = s.m;
+	ht->m.shard = s.shard;
+	ht->m.chunk = s.chunk;
+	ht->m.stream_len = s.stream_len;
+	ht->m.nstripes = s.nstripes;
+	pool_submit(cl->d->pool, &ht->pt, 0);
+}
+
+void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id)
+{
+	struct hold *h = cl->hold;
+	struct hold_task *ht;
+
+	if (!h)
+		return;
+	held_forget(h, cl_name(cl, owner), open_id, 0);
+	ht = task_new(h, NULL, H_DROP, 0);
+	if (!ht)
+		return;        /* the next start's scan keeps them: harmless */
+	snprintf(ht->owner, sizeof(ht->owner), "%s", cl_name(cl, owner));
+	ht->open_id = open_id;
+	pool_submit(cl->d->pool, &ht->pt, 0);
+}
+
+void hold_parts_of(struct cluster *cl, uint32_t owner,
+		   void (*fn)(void *arg, const struct shard_meta *m), void *arg)
+{
+	struct list *pos;
+
+	if (!cl->hold)
+		return;
+	list_for_each(pos, &cl->hold->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (!strcmp(e->m.owner, cl_name(cl, owner)))
+			fn(arg, &e->m);
+	}
+}
+
+/* ---- start-up, status --------------------------------------------------- */
+
+static int scan_one(void *arg, struct shard_meta *m, const void *img,
+		    size_t len)
+{
+	struct hold *h = arg;
+
+	/* Shards of nodes no longer in the list are kept, not indexed. */
+	if (place_find(&h->cl->place, m->owner) < 0)
+		return 0;
+	return held_add(h, m);
+}
+
+int hold_open(struct cluster *cl)
+{
+	struct hold *h = calloc(1, sizeof(*h));
+	struct shardstore_scan_stats st;
+	int ret;
+
+	if (!h)
+		return -ENOMEM;
+	h->cl = cl;
+	list_init(&h->held);
+	snprintf(h->root, sizeof(h->root), "%s/shards", cl->d->conf->store);
+	cl->hold = h;
+	ret = shardstore_init(h->root);
+	if (ret == 0)
+		ret = shardstore_scan(h->root, scan_one, h, &st);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "cluster: shard store %s: %s", h->root,
+			   ckpt_strerror(ret));
+		return ret;
+	}
+	log_printf(LOG_INFO, "cluster: holding %llu shards (%llu bytes) for peers%s",
+		   (unsigned long long)h->nheld, (unsigned long long)h->bytes,
+		   st.partial || st.tmp ? "; removed shards never sealed" : "");
+	if (st.bad)
+		log_printf(LOG_WARNING, "cluster: %llu shard records failed their check and were set aside (.bad in %s)",
+			   (unsigned long long)st.bad, h->root);
+	return 0;
+}
+
+void hold_close(struct cluster *cl)
+{
+	struct hold *h = cl->hold;
+	struct list *pos, *tmp;
+
+	if (!h)
+		return;
+	list_for_each_safe(pos, tmp, &h->held)
+		held_free(list_entry(pos, struct held, link));
+	free(h);
+	cl->hold = NULL;
+}
+
+void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes)
+{
+	*nheld = cl->hold ? cl->hold->nheld : 0;
+	*bytes = cl->hold ? cl->hold->bytes : 0;
+}

@@ -1,0 +1,943 @@
+/*
+ * parts.c - one namespace over the cluster: what this node knows of the
+ * parts other nodes hold, and the requests that need them (cluster.h).
+ *
+ * Each node is the authority on its own parts (the versions in its
+ * catalog).  It announces each to every peer with a PART frame: when a link
+ * comes up (all of them), and whenever one changes (the version_changed
+ * event: sealed, failed, a level gained or lost, removed).  A SEALED part's
+ * PART carries its manifest, so that every node can list its files and
+ * send reads of them to their owner.  A node keeps the latest PART of each
+ * (owner, job, version) in memory (struct rpart); when a link to an owner
+ * comes up it forgets that owner's parts first, since the owner is about to
+ * say all of them again (so a part removed while the link was down does
+ * not linger).  A part whose owner is down stays known: its files are
+ * listed, and reads of them fail until it is back.
+ *
+ * A version is complete when as many parts as its writers said (nparts,
+ * the largest any part states) are SEALED, and its level is then the
+ * lowest of its parts'.  A path is expected in one part only; were it in
+ * two, this node's own part wins, then the owner whose name sorts first.
+ *
+ * A READ of a file another node holds goes to that node as PEER_READ
+ * pieces of at most PEER_MAX_SHARD bytes; each comes back with its CRC32C,
+ * checked here before its bytes reach the client's lease.  The owner
+ * serves one from its local copy on the worker pool, every record checked
+ * against its CRC as the local read path does.
+ *
+ * Threads: the loop thread; the read task's run() on a worker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "cluster.h"
+#include "cluster_i.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "ops.h"
+#include "pool.h"
+#include "session.h"
+#include "sys.h"
+
+struct rpart {
+	struct list link;         /* in parts.list */
+	uint32_t owner;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint32_t uid, state, level, copies, nparts, nfiles;
+	uint64_t seq, open_id, sealed_ns, bytes;
+	struct manifest man;      /* SEALED with a manifest; else zeroed */
+};
+
+struct parts {
+	struct cluster *cl;
+	struct list list;
+	uint64_t reads_served, reads_forwarded;
+};
+
+static struct cluster *cl_of(const struct ckptd *d)
+{
+	return d->cluster;
+}
+
+static void rpart_free(struct rpart *p)
+{
+	list_del(&p->link);
+	manifest_release(&p->man);
+	free(p);
+}
+
+static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
+				const char *job, const char *version)
+{
+	struct list *pos;
+
+	list_for_each(pos, &ps->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == owner && !strcmp(p->job, job) &&
+		    !strcmp(p->version, version))
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- announcing this node's parts ---------------------------------------- */
+
+static void on_part_reply(struct ckptd *d, void *arg, int status,
+			  const uint8_t *frame, size_t len)
+{
+	/* Nothing to do: a peer that missed it hears all again on reconnect. */
+}
+
+/* A PART frame for v (malloc'd, *len bytes), or NULL. */
+static uint8_t *part_frame(struct cluster *cl, const struct version *v,
+			   uint32_t seq, size_t *len)
+{
+	struct peer_part pp;
+	void *man = NULL;
+	size_t manlen = 0, cap;
+	uint8_t *buf;
+	uint32_t i;
+	int n;
+
+	memset(&pp, 0, sizeof(pp));
+	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
+	snprintf(pp.job, sizeof(pp.job), "%s", v->job->name);
+	snprintf(pp.version, sizeof(pp.version), "%s", v->name);
+	pp.uid = v->job->uid;
+	pp.state = v->removed ? 0 : v->state;
+	pp.level = v->level;
+	pp.copies = v->copies;
+	pp.nparts = v->nparts ? v->nparts : 1;
+	pp.seq = v->seq;
+	pp.open_id = v->open_id;
+	pp.sealed_ns = v->sealed_ns;
+	pp.nfiles = v->nlive;
+	for (i = 0; i < v->nfiles; i++)
+		if (!v->files[i].dead)
+			pp.bytes += v->files[i].size;
+	if (pp.state == CKPT_ST_SEALED &&
+	    catalog_manifest_encode(v, v->level, &man, &manlen) == 0 &&
+	    manlen <= PEER_MAX_MAN) {
+		pp.man = man;
+		pp.manlen = (uint32_t)manlen;
+	}
+	cap = PEER_FRAME_CAP(pp.manlen);
+	buf = malloc(cap);
+	n = buf ? peer_encode_part(buf, cap, seq, &pp) : -ENOMEM;
+	free(man);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Tell node (or every peer up: node == self) about v. */
+static void announce_to(struct cluster *cl, const struct version *v,
+			uint32_t node)
+{
+	uint32_t i, seq;
+	uint8_t *buf;
+	size_t len;
+
+	if (!v->job || v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
+		return;
+	for (i = 0; i < cl->place.n; i++) {
+		if (i == cl->self || (node != cl->self && i != node) ||
+		    cl->peers[i].st != P_UP)
+			continue;
+		seq = link_seq(cl);
+		buf = part_frame(cl, v, seq, &len);
+		if (!buf) {
+			log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
+				   cl_name(cl, i), v->job->name, v->name);
+			continue;
+		}
+		link_request(cl, i, buf, len, seq, 0, on_part_reply, NULL);
+	}
+}
+
+void parts_announce(struct cluster *cl, const struct version *v)
+{
+	announce_to(cl, v, cl->self);
+}
+
+void parts_peer_up(struct cluster *cl, uint32_t node)
+{
+	struct parts *ps = cl->parts;
+	struct list *pos, *tmp, *jp, *vp;
+
+	if (!ps)
+		return;
+	/* It is about to say all its parts again. */
+	list_for_each_safe(pos, tmp, &ps->list)
+		if (list_entry(pos, struct rpart, link)->owner == node)
+			rpart_free(list_entry(pos, struct rpart, link));
+	list_for_each(jp, &cl->d->cat.jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions)
+			announce_to(cl, list_entry(vp, struct version, link),
+				    node);
+	}
+}
+
+/* ---- hearing other nodes' parts ------------------------------------------ */
+
+void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	struct parts *ps = cl->parts;
+	uint32_t owner = link_node(l);
+	struct peer_part pp;
+	struct rpart *p;
+	int ret;
+
+	ret = peer_decode_part(f, n, &pp);
+	if (ret == 0 && strcmp(pp.owner, cl_name(cl, owner)))
+		ret = -EPERM;          /* a node speaks for its own parts */
+	if (ret < 0) {
+		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret);
+		return;
+	}
+	p = rpart_find(ps, owner, pp.job, pp.version);
+	if (p && (pp.state == 0 || p->open_id != pp.open_id)) {
+		/* Removed, or written anew under the name: the shards held
+		 * of the old one go. */
+		hold_part_gone(cl, owner, p->open_id);
+		rpart_free(p);
+		p = NULL;
+	}
+	if (pp.state == 0) {
+		hold_part_gone(cl, owner, pp.open_id);
+		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, 0);
+		return;
+	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			link_answer_status(l, PEER_PART | PEER_REPLY, h->seq,
+					   -ENOMEM);
+			return;
+		}
+		p->owner = owner;
+		snprintf(p->job, sizeof(p->job), "%s", pp.job);
+		snprintf(p->version, sizeof(p->version), "%s", pp.version);
+		list_add_tail(&ps->list, &p->link);
+	}
+	manifest_release(&p->man);
+	memset(&p->man, 0, sizeof(p->man));
+	if (pp.manlen) {
+		ret = manifest_decode(pp.man, pp.manlen, &p->man);
+		if (ret == 0 && (strcmp(p->man.job, pp.job) ||
+				 strcmp(p->man.version, pp.version))) {
+			manifest_release(&p->man);
+			ret = -CKPT_EPROTO;
+		}
+		if (ret < 0) {
+			memset(&p->man, 0, sizeof(p->man));
+			log_printf(LOG_WARNING, "cluster: the manifest of %s's part %s/%s does not decode: %s",
+				   cl_name(cl, owner), pp.job, pp.version,
+				   ckpt_strerror(ret));
+		}
+	}
+	p->uid = pp.uid;
+	p->state = pp.state;
+	p->level = pp.level;
+	p->copies = pp.copies;
+	p->nparts = pp.nparts;
+	p->nfiles = pp.nfiles;
+	p->seq = pp.seq;
+	p->open_id = pp.open_id;
+	p->sealed_ns = pp.sealed_ns;
+	p->bytes = pp.bytes;
+	link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret < 0 ? ret : 0);
+}
+
+/* ---- views ----------------------------------------------------------------- */
+
+struct vsum {
+	uint32_t nparts, sealed, failed, known, level;
+	uint32_t nfiles;
+	uint64_t bytes, sealed_ns;
+};
+
+static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
+		     uint32_t nparts, uint32_t nfiles, uint64_t bytes,
+		     uint64_t sealed_ns)
+{
+	s->known++;
+	if (nparts > s->nparts)
+		s->nparts = nparts;
+	if (state == CKPT_ST_SEALED) {
+		s->sealed++;
+		if (level < s->level)
+			s->level = level;
+	} else if (state == CKPT_ST_FAILED || state == CKPT_ST_INCOMPLETE ||
+		   state == CKPT_ST_DAMAGED) {
+		s->failed++;
+	}
+	s->nfiles += nfiles;
+	s->bytes += bytes;
+	if (sealed_ns > s->sealed_ns)
+		s->sealed_ns = sealed_ns;
+}
+
+/* Sum the parts of job/version: v (this node's, may be NULL) and the
+ * others'.  0, or -ENOENT when there is no cluster or other nodes hold
+ * nothing of it (the local part alone says all). */
+static int summarize(const struct ckptd *d, const char *job,
+		     const char *version, const struct version *v,
+		     struct vsum *s)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	int others = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->level = CKPT_DRAINED;
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	if (v) {
+		struct ckpt_version_info vi;
+
+		version_info(v, &vi);
+		sum_part(s, v->state, v->level, v->nparts, vi.nfiles, vi.bytes,
+			 v->sealed_ns);
+	}
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (strcmp(p->job, job) || strcmp(p->version, version))
+			continue;
+		sum_part(s, p->state, p->level, p->nparts, p->nfiles, p->bytes,
+			 p->sealed_ns);
+		others++;
+	}
+	if (!others && (!v || v->nparts <= 1))
+		return -ENOENT;
+	if (!s->nparts)
+		s->nparts = 1;
+	return 0;
+}
+
+int cluster_version_view(const struct ckptd *d, const char *job,
+			 const char *version, const struct version *v,
+			 struct ckpt_version_info *info)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, &s) < 0)
+		return -ENOENT;
+	info->nparts = s.nparts;
+	info->parts_sealed = s.sealed;
+	if (!v) {
+		snprintf(info->job, sizeof(info->job), "%s", job);
+		snprintf(info->version, sizeof(info->version), "%s", version);
+		info->nfiles = s.nfiles;
+		info->bytes = s.bytes;
+		info->sealed_ns = s.sealed_ns;
+		info->uid = (uint32_t)cluster_job_uid(d, job);
+	} else {
+		info->nfiles = s.nfiles;
+		info->bytes = s.bytes;
+	}
+	if (s.failed) {
+		info->state = CKPT_ST_FAILED;
+		info->level = CKPT_NONE;
+	} else if (s.sealed < s.nparts) {
+		info->state = CKPT_ST_OPEN;
+		info->level = CKPT_NONE;
+	} else {
+		info->state = CKPT_ST_SEALED;
+		info->level = s.level;
+	}
+	return 0;
+}
+
+int cluster_version_ready(const struct ckptd *d, const char *job,
+			  const char *version, const struct version *v,
+			  uint32_t level)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, &s) < 0)
+		return v && v->state == CKPT_ST_SEALED && v->level >= level;
+	return !s.failed && s.sealed >= s.nparts && s.level >= level;
+}
+
+void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
+			 void (*fn)(void *arg, const char *job,
+				    const char *version, uint64_t sealed_ns),
+			 void *arg)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos, *q;
+
+	if (!cl || !cl->parts)
+		return;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+		uint64_t newest = 0;
+		int first = 1;
+
+		if (uid && p->uid != uid)
+			continue;
+		if (job ? strcmp(p->job, job) != 0
+			: catalog_job((struct catalog *)&d->cat, p->job) != NULL)
+			continue;
+		if (job && catalog_version((struct catalog *)&d->cat, job,
+					   p->version))
+			continue;
+		/* Once per name: at its first entry in the list. */
+		for (q = cl->parts->list.next; q != pos; q = q->next) {
+			const struct rpart *o = list_entry(q, struct rpart, link);
+
+			if (!strcmp(o->job, p->job) &&
+			    (!job || !strcmp(o->version, p->version))) {
+				first = 0;
+				break;
+			}
+		}
+		if (!first)
+			continue;
+		for (q = cl->parts->list.next; q != &cl->parts->list; q = q->next) {
+			const struct rpart *o = list_entry(q, struct rpart, link);
+
+			if (!strcmp(o->job, p->job) && !strcmp(o->version, p->version) &&
+			    o->sealed_ns > newest)
+				newest = o->sealed_ns;
+		}
+		fn(arg, p->job, job ? p->version : NULL, newest);
+	}
+}
+
+int cluster_job_uid(const struct ckptd *d, const char *job)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (!strcmp(p->job, job))
+			return (int)p->uid;
+	}
+	return -ENOENT;
+}
+
+/* ---- listings ---------------------------------------------------------------- */
+
+/* The other nodes' parts of job/version, in the list's order. */
+#define for_each_rpart(ps, pos, p, jb, vr)                                  \
+	list_for_each(pos, &(ps)->list)                                     \
+		if ((p = list_entry(pos, struct rpart, link)),              \
+		    strcmp(p->job, jb) || strcmp(p->version, vr)) {         \
+		} else
+
+int cluster_list_parts(struct conn *c, const struct proto_msg *req,
+		       const struct version *v)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct ckpt_version_info info;
+	struct list *pos;
+	struct rpart *p;
+	uint32_t n = v ? 1 : 0;
+	struct page pg;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	for_each_rpart(cl->parts, pos, p, req->job, req->version)
+		n++;
+	if (!n)
+		return -ENOENT;
+	if (page_begin(c, req, n, &pg) < 0)
+		return 0;
+	if (v && page_take(&pg)) {
+		version_info(v, &info);
+		info.nparts = v->nparts;
+		info.parts_sealed = v->state == CKPT_ST_SEALED;
+		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));
+		proto_enc_version_entry(&pg.e, &info);
+	}
+	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+		if (!page_take(&pg))
+			continue;
+		memset(&info, 0, sizeof(info));
+		snprintf(info.job, sizeof(info.job), "%s", p->job);
+		snprintf(info.version, sizeof(info.version), "%s", p->version);
+		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, p->owner));
+		info.state = p->state;
+		info.level = p->level;
+		info.uid = p->uid;
+		info.copies = p->copies;
+		info.nfiles = p->nfiles;
+		info.bytes = p->bytes;
+		info.seq = p->seq;
+		info.sealed_ns = p->sealed_ns;
+		info.nparts = p->nparts;
+		info.parts_sealed = p->state == CKPT_ST_SEALED;
+		info.slow_rank = -1;
+		proto_enc_version_entry(&pg.e, &info);
+	}
+	page_end(c, &pg);
+	return 0;
+}
+
+/* Does the part own path, and is it the one the namespace shows?  Its
+ * file index, or -1. */
+static int rpart_file(const struct rpart *p, const char *path)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->man.nfiles; i++)
+		if (!strcmp(p->man.files[i].path, path))
+			return (int)i;
+	return -1;
+}
+
+/* The part that shows path (not this node's), and its file index. */
+static struct rpart *path_owner(const struct cluster *cl, const char *job,
+				const char *version, const char *path, int *fi)
+{
+	struct rpart *p, *best = NULL;
+	struct list *pos;
+	int i;
+
+	for_each_rpart(cl->parts, pos, p, job, version) {
+		i = rpart_file(p, path);
+		if (i < 0)
+			continue;
+		if (!best || strcmp(cl_name(cl, p->owner),
+				    cl_name(cl, best->owner)) < 0) {
+			best = p;
+			*fi = i;
+		}
+	}
+	return best;
+}
+
+static void file_entry(struct ckpt_file_info *fi, const struct man_file *f,
+		       uint32_t extents)
+{
+	memset(fi, 0, sizeof(*fi));
+	snprintf(fi->path, sizeof(fi->path), "%s", f->path);
+	fi->size = f->size;
+	fi->extents = extents;
+	fi->attr = f->attr;
+}
+
+/* Is file i of p shown (not shadowed by this node's part or another)? */
+static int shown(const struct cluster *cl, const struct rpart *p, uint32_t i,
+		 const struct version *v)
+{
+	int fi;
+
+	if (v && version_file((struct version *)v, p->man.files[i].path, 0) >= 0)
+		return 0;
+	return path_owner(cl, p->job, p->version, p->man.files[i].path,
+			  &fi) == p;
+}
+
+int cluster_list_files(struct conn *c, const struct proto_msg *req,
+		       const struct version *v)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct ckpt_file_info fi;
+	struct list *pos;
+	struct rpart *p;
+	uint32_t n = v ? v->nlive : 0, i;
+	struct page pg;
+	int any = 0;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+		any = 1;
+		for (i = 0; i < p->man.nfiles; i++)
+			n += shown(cl, p, i, v);
+	}
+	if (!any)
+		return -ENOENT;
+	if (page_begin(c, req, n, &pg) < 0)
+		return 0;
+	for (i = 0; v && i < v->nfiles; i++) {
+		if (v->files[i].dead || !page_take(&pg))
+			continue;
+		memset(&fi, 0, sizeof(fi));
+		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
+		fi.size = v->files[i].size;
+		fi.extents = v->files[i].nrecs;
+		fi.attr = v->files[i].attr;
+		proto_enc_file_entry(&pg.e, &fi);
+	}
+	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+		for (i = 0; i < p->man.nfiles; i++) {
+			if (!shown(cl, p, i, v) || !page_take(&pg))
+				continue;
+			file_entry(&fi, &p->man.files[i], 0);
+			proto_enc_file_entry(&pg.e, &fi);
+		}
+	}
+	page_end(c, &pg);
+	return 0;
+}
+
+int cluster_stat_file(struct conn *c, const struct proto_msg *req)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct ckpt_file_info fi;
+	struct rpart *p;
+	struct enc e;
+	int i;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, req->job, req->version, req->path, &i);
+	if (!p)
+		return -ENOENT;
+	if (!conn_reply_begin(c, req, &e))
+		return 0;
+	file_entry(&fi, &p->man.files[i], 0);
+	proto_enc_file_entry(&e, &fi);
+	conn_reply_end(c, &e);
+	return 0;
+}
+
+/* ---- reads: forwarding ------------------------------------------------------ */
+
+struct fread {
+	struct ckptd *d;
+	struct conn *c;           /* referenced: its lease stays */
+	uint32_t seq;
+	uint8_t *dst;             /* in c's lease */
+	uint64_t size;            /* bytes the reply will say */
+	uint32_t pending;
+	int32_t err;
+	struct fpiece {
+		struct fread *r;
+		uint64_t at;      /* offset in dst */
+		uint32_t len;
+	} *pieces;
+};
+
+static void fread_finish(struct fread *r)
+{
+	struct proto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_READ;
+	m.seq = r->seq;
+	m.status = r->err;
+	m.size = r->err ? 0 : r->size;
+	conn_reply(r->c, &m);
+	conn_put(r->c);
+	free(r->pieces);
+	free(r);
+}
+
+static void on_read_reply(struct ckptd *d, void *arg, int status,
+			  const uint8_t *frame, size_t len)
+{
+	struct fpiece *pc = arg;
+	struct fread *r = pc->r;
+	struct peer_data pd;
+	int ret = status;
+
+	if (ret == 0) {
+		ret = peer_decode_data(frame, len, &pd);
+		if (ret == 0 && pd.len != pc->len)
+			ret = -CKPT_EPROTO;
+		if (ret == 0)
+			memcpy(r->dst + pc->at, pd.data, pd.len);
+	}
+	if (ret < 0 && !r->err)
+		r->err = ret == -ENOTCONN ? -EHOSTDOWN : ret;
+	if (--r->pending == 0)
+		fread_finish(r);
+}
+
+int cluster_read(struct conn *c, const struct proto_msg *req)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct fread *r;
+	struct rpart *p;
+	uint64_t size, at;
+	uint32_t i, np;
+	int fi, ret;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, req->job, req->version, req->path, &fi);
+	if (!p)
+		return -ENOENT;
+	ret = -CKPT_EPROTO;
+	if (!c->lease || req->ring_off > c->lease->size ||
+	    req->len > c->lease->size - req->ring_off)
+		goto out_reply;
+	size = p->man.files[fi].size;
+	size = req->off >= size ? 0 : size - req->off;
+	if (size > req->len)
+		size = req->len;
+	ret = -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	np = (uint32_t)((size + PEER_MAX_SHARD - 1) / PEER_MAX_SHARD);
+	if (!r || !(r->pieces = calloc(np ? np : 1, sizeof(*r->pieces)))) {
+		free(r);
+		goto out_reply;
+	}
+	r->d = c->d;
+	r->c = c;
+	r->seq = req->seq;
+	r->dst = c->lease->map + req->ring_off;
+	r->size = size;
+	conn_get(c);
+	r->pending = 1;
+	cl->parts->reads_forwarded++;
+	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
+		struct fpiece *pc = &r->pieces[i];
+		struct peer_read pr;
+		size_t cap = PEER_FRAME_CAP(0);
+		uint32_t seq = link_seq(cl);
+		uint8_t *buf = malloc(cap);
+		int n;
+
+		pc->r = r;
+		pc->at = at;
+		pc->len = (uint32_t)(size - at < PEER_MAX_SHARD ? size - at
+							       : PEER_MAX_SHARD);
+		memset(&pr, 0, sizeof(pr));
+		snprintf(pr.job, sizeof(pr.job), "%s", req->job);
+		snprintf(pr.version, sizeof(pr.version), "%s", req->version);
+		snprintf(pr.path, sizeof(pr.path), "%s", req->path);
+		pr.off = req->off + at;
+		pr.len = pc->len;
+		n = buf ? peer_encode_read(buf, cap, seq, &pr) : -ENOMEM;
+		if (n < 0) {
+			free(buf);
+			ret = n;
+		} else {
+			ret = link_request(cl, p->owner, buf, (size_t)n, seq,
+					   CLUSTER_READ_MS, on_read_reply, pc);
+		}
+		if (ret < 0) {
+			r->err = ret == -ENOTCONN ? -EHOSTDOWN : ret;
+			break;
+		}
+		r->pending++;
+	}
+	if (--r->pending == 0)
+		fread_finish(r);
+	return 0;
+out_reply:
+	conn_reply_status(c, req, ret);
+	return 0;
+}
+
+/* ---- reads: serving ---------------------------------------------------------- */
+
+struct sread {
+	struct pool_task pt;
+	struct cluster *cl;
+	struct link *l;           /* held */
+	struct version *v;        /* referenced */
+	uint32_t seq;
+	uint64_t off;
+	uint32_t len;
+	char segdir[600];
+	struct man_rec *recs;     /* the file's records, write order */
+	uint32_t nrecs;
+	uint8_t *frame;
+	size_t flen;
+};
+
+static int sread_run(struct pool_task *t)
+{
+	struct sread *s = (struct sread *)t;
+	uint8_t *out, *rbuf = NULL;
+	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
+	struct peer_data pd;
+	char path[700];
+	uint32_t i;
+	int fd, n, ret = 0;
+
+	out = calloc(1, s->len ? s->len : 1);
+	s->frame = malloc(cap);
+	if (!out || !s->frame) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->nrecs && ret == 0; i++) {
+		const struct man_rec *r = &s->recs[i];
+		uint64_t a = r->file_off > s->off ? r->file_off : s->off;
+		uint64_t z = r->file_off + r->len < s->off + s->len
+			     ? r->file_off + r->len : s->off + s->len;
+		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
+
+		if (a >= z)
+			continue;
+		if (r->seg == MAN_SEG_ZERO) {
+			memset(out + (a - s->off), 0, z - a);
+			continue;
+		}
+		if (need > rcap) {
+			free(rbuf);
+			rbuf = NULL;
+			rcap = 0;
+			if (posix_memalign((void **)&rbuf, 4096, need)) {
+				ret = -ENOMEM;
+				break;
+			}
+			rcap = need;
+		}
+		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			break;
+		}
+		ret = sys_pread_all(fd, rbuf, need, r->seg_off);
+		close(fd);
+		if (ret == 0 && crc32c(rbuf, r->len) != r->crc)
+			ret = -CKPT_ECORRUPT;
+		if (ret == 0)
+			memcpy(out + (a - s->off), rbuf + (a - r->file_off), z - a);
+	}
+	if (ret < 0)
+		goto out;
+	pd.len = s->len;
+	pd.data = out;
+	pd.crc = crc32c(out, s->len);
+	n = peer_encode_data(s->frame, cap, s->seq, &pd);
+	if (n < 0)
+		ret = n;
+	else
+		s->flen = (size_t)n;
+out:
+	free(rbuf);
+	free(out);
+	return ret;
+}
+
+static void sread_free(struct sread *s)
+{
+	version_put(&s->cl->d->cat, s->v);
+	link_drop(s->l);
+	free(s->recs);
+	free(s->frame);
+	free(s);
+}
+
+static void sread_done(struct pool_task *t)
+{
+	struct sread *s = (struct sread *)t;
+
+	if (t->result < 0) {
+		link_answer_status(s->l, PEER_READ | PEER_REPLY, s->seq,
+				   t->result);
+	} else {
+		link_answer(s->l, s->frame, s->flen);
+		s->frame = NULL;
+	}
+	sread_free(s);
+}
+
+static void sread_drop(struct pool_task *t)
+{
+	sread_free((struct sread *)t);
+}
+
+void parts_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	struct ckptd *d = cl->d;
+	struct peer_read pr;
+	struct version *v;
+	struct sread *s;
+	uint64_t size;
+	uint32_t i;
+	int fi, ret;
+
+	ret = peer_decode_read(f, n, &pr);
+	if (ret < 0)
+		goto out_refuse;
+	v = catalog_version(&d->cat, pr.job, pr.version);
+	ret = -CKPT_ENOVERSION;
+	if (!v || v->state != CKPT_ST_SEALED)
+		goto out_refuse;
+	ret = -ENODATA;          /* evicted: read it from the PFS */
+	if (!(v->copies & CKPT_COPY_LOCAL))
+		goto out_refuse;
+	fi = version_file(v, pr.path, 0);
+	if (fi < 0) {
+		ret = fi;
+		goto out_refuse;
+	}
+	size = v->files[fi].size;
+	ret = -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out_refuse;
+	s->recs = calloc(v->files[fi].nrecs ? v->files[fi].nrecs : 1,
+			 sizeof(*s->recs));
+	if (!s->recs) {
+		free(s);
+		goto out_refuse;
+	}
+	for (i = 0; i < v->nrecs; i++)
+		if (v->recs[i].file == (uint32_t)fi &&
+		    s->nrecs < v->files[fi].nrecs)
+			s->recs[s->nrecs++] = v->recs[i];
+	s->cl = cl;
+	s->l = link_hold(l);
+	s->v = v;
+	version_get(v);
+	s->seq = h->seq;
+	s->off = pr.off;
+	s->len = pr.off >= size ? 0
+		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
+	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs.dir);
+	cl->parts->reads_served++;
+	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
+	pool_submit(d->pool, &s->pt, 1);
+	return;
+out_refuse:
+	link_answer_status(l, PEER_READ | PEER_REPLY, h->seq, ret);
+}
+
+/* ---- life --------------------------------------------------------------------- */
+
+int parts_open(struct cluster *cl)
+{
+	struct parts *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return -ENOMEM;
+	ps->cl = cl;
+	list_init(&ps->list);
+	cl->parts = ps;
+	return 0;
+}
+
+void parts_close(struct cluster *cl)
+{
+	struct parts *ps = cl->parts;
+	struct list *pos, *tmp;
+
+	if (!ps)
+		return;
+	list_for_each_safe(pos, tmp, &ps->list)
+		rpart_free(list_entry(pos, struct rpart, link));
+	free(ps);
+	cl->parts = NULL;
+}

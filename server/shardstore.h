@@ -1,0 +1,146 @@
+/*
+ * shardstore.h - the shards this node holds for its peers: the holder's
+ * side of SHARD_PUT and SHARD_SEAL (peer.h), on disk under a root directory
+ * (<store>/shards), with its own index and recovery.
+ *
+ * Layout below root:
+ *
+ *   <owner>/                         one directory per owner node, 0700
+ *     <open_id>.<shard>.dat          the shard's bytes, stripe i's chunk at
+ *                                    byte i * chunk; 0600
+ *     <open_id>.<shard>.meta         its shardmeta.h record, written last and
+ *                                    durably (tmp, fsync, rename, fsync dir)
+ *     <open_id>.<shard>.tmp          a .meta being written
+ *     <open_id>.<shard>.meta.bad     a record set aside by shardstore_scan()
+ *     <open_id>.<shard>.dat.bad      (and its bytes), for inspection only
+ *
+ * open_id is 16 lowercase hex digits, shard decimal (1..31, no leading
+ * zero).  A shard is held iff its .meta exists and decodes, and its .dat has
+ * nstripes * chunk bytes.  A .dat with no .meta is a shard never sealed: the
+ * owner resends it.  Nothing else below root is touched, except by
+ * shardstore_drop() (which leaves .bad files to the operator).
+ *
+ * Every function blocks on file I/O (call from worker threads, never the
+ * loop), uses no global state, and never prints.  Calls for different
+ * (owner, open_id, shard) may run at once on any threads; calls for one
+ * shard, and shardstore_drop() against calls for its part, must be
+ * serialized by the caller.  shardstore_scan() runs alone, at start-up.
+ * File operations go through the sys.h seam (fault injection).
+ *
+ * Owner names come from decoded frames, but are checked again here:
+ * anything shardmeta_owner_ok() refuses ('/', "." or "..", ...) gives
+ * -CKPT_EBADNAME before any path is made, and a root so long that a path
+ * below it would not fit PATH_MAX gives -ENAMETOOLONG.  All return 0 or
+ * -errno.
+ */
+#ifndef CKPTD_SHARDSTORE_H
+#define CKPTD_SHARDSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardmeta.h"
+
+/* Make root (0700) if it is missing, and make its entry durable.  0 or
+ * -errno. */
+int shardstore_init(const char *root);
+
+/*
+ * Write the len bytes of buf at byte off of shard `shard` (1..31) of the
+ * part owner sealed as open_id: the owner's directory is made if missing
+ * (and its entry fsync'd), the .dat created if missing.  Not durable until
+ * shardstore_seal().  -EEXIST if the shard is sealed already (a late
+ * duplicate must not change held bytes), -EINVAL (shard out of range, len
+ * 0, off + len past an off_t), -CKPT_EBADNAME, -ENOENT (no root), -errno.
+ */
+int shardstore_put(const char *root, const char *owner, uint64_t open_id,
+		   uint32_t shard, uint64_t off, const void *buf, size_t len);
+
+/*
+ * Seal shard m->shard of m->owner's part m->open_id: fsync its .dat, check
+ * that it has exactly m->nstripes * m->chunk bytes, read it back chunk by
+ * chunk into m->crcs (allocated here), then write the .meta durably (tmp,
+ * fsync, rename, fsync the owner's directory and root).  A shard of no
+ * stripes (stream_len 0) gets an empty .dat.  m->crcs must be NULL on entry
+ * and every other field set as in SHARD_SEAL; m->man is the caller's.
+ *
+ * Idempotent: if the shard is sealed already with the same fields and
+ * manifest, 0 (m->crcs set from the record; the .dat is not re-read).
+ *
+ * On success m->crcs is a malloc'd array of m->nstripes the caller owns
+ * (free() it, or shardmeta_release() when m->man is malloc'd too); on
+ * failure it is NULL.  0, or
+ *   -EINVAL         m fails shardmeta_check(), or m->crcs was not NULL
+ *   -CKPT_EBADNAME  a bad owner name
+ *   -ENODATA        the .dat is missing or not nstripes * chunk bytes (a
+ *                   chunk never arrived, or one past the end did): the
+ *                   owner should resend the shard, or drop it
+ *   -EEXIST         sealed already, with other fields or another manifest
+ *   -CKPT_ECORRUPT  a .meta is there but does not decode (scan sets it
+ *                   aside; meanwhile the shard is not held)
+ *   -ENOMEM, -errno of the file operations.
+ * Holes are not detected: chunks the sender never sent below the last one
+ * read as zeros.  SHARD_SEAL comes after every SHARD_PUT was answered.
+ */
+int shardstore_seal(const char *root, struct shard_meta *m);
+
+/*
+ * Re-read every chunk of the shard m (a sealed one: from shardstore_seal()
+ * or shardstore_scan()) and compare with m->crcs.  0; -CKPT_ECORRUPT with
+ * *bad (if not NULL) the first stripe whose chunk fails its crc or is not
+ * wholly in the .dat; -ENOENT (no .dat), -EINVAL (m fails shardmeta_check),
+ * -CKPT_EBADNAME, -ENOMEM, -errno.
+ */
+int shardstore_verify(const char *root, const struct shard_meta *m,
+		      uint64_t *bad);
+
+/*
+ * Read the chunk of stripe `stripe` (< m->nstripes) of the shard m into buf
+ * (m->chunk bytes), checked against m->crcs[stripe].  0; -CKPT_ECORRUPT
+ * (a wrong crc or a short .dat: buf holds nothing to use), -EINVAL (stripe
+ * out of range, m invalid), -CKPT_EBADNAME, -ENOENT, -errno.
+ */
+int shardstore_read(const char *root, const struct shard_meta *m,
+		    uint64_t stripe, void *buf);
+
+/*
+ * Remove every shard of owner's part open_id: .meta first (so that none is
+ * held any more), then .dat and .tmp, with the directory fsync'd after
+ * each step.  .bad files stay.  0 when nothing was there; -CKPT_EBADNAME,
+ * -errno.
+ */
+int shardstore_drop(const char *root, const char *owner, uint64_t open_id);
+
+/* What shardstore_scan() found and did. */
+struct shardstore_scan_stats {
+	uint64_t held;           /* records handed to the callback */
+	uint64_t partial;        /* .dat without .meta, removed */
+	uint64_t tmp;            /* stray .tmp, removed */
+	uint64_t bad;            /* .meta set aside (with their .dat) */
+};
+
+/*
+ * Called by shardstore_scan() for each held shard: m decoded (m->crcs and
+ * m->man malloc'd), img its len on-disk bytes.  The callback may take m's
+ * allocations (setting m->crcs and m->man to NULL); scan releases whatever
+ * is left when it returns.  img is valid only during the call.  A non-zero
+ * return stops the scan, which returns it.
+ */
+typedef int (*shardstore_scan_fn)(void *arg, struct shard_meta *m,
+				  const void *img, size_t len);
+
+/*
+ * At start-up, before any other call on root: walk every owner directory
+ * (entries whose names shardmeta_owner_ok() refuses, and files not named as
+ * above, are left alone).  Each .meta that decodes, agrees with its name
+ * (owner, open_id, shard) and has a .dat of nstripes * chunk bytes is
+ * handed to fn; one that does not is renamed to <name>.bad, its .dat (if
+ * any) to <name>.bad too.  A .dat with no .meta, and every .tmp, is
+ * removed.  Directories changed are fsync'd.  stats (may be NULL) is
+ * filled.  A missing root is empty: 0.  0, fn's return, -ENOMEM, -errno.
+ * Integrity of the chunks is not checked: shardstore_verify() does.
+ */
+int shardstore_scan(const char *root, shardstore_scan_fn fn, void *arg,
+		    struct shardstore_scan_stats *stats);
+
+#endif
