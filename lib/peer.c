@@ -190,17 +190,20 @@ static int seal_ok(const struct peer_seal *s)
 	return s->nstripes == want && want <= (uint64_t)INT64_MAX / kc;
 }
 
-#define COPIES_KNOWN (CKPT_COPY_LOCAL | CKPT_COPY_PFS | CKPT_COPY_QUARANTINE)
+/* Every CKPT_COPY_* bit ckpt.h defines: a new one belongs here too. */
+#define COPIES_KNOWN (CKPT_COPY_LOCAL | CKPT_COPY_PFS | \
+		      CKPT_COPY_QUARANTINE | CKPT_COPY_PEERS)
 
 /* PART's fields: a state (0, gone, or enum ckpt_state), a level, known copy
- * bits, and a manifest exactly when the part is SEALED. */
+ * bits, and a manifest for a SEALED part only (which may lack one: its
+ * owner could not encode it). */
 static int part_ok(const struct peer_part *p)
 {
 	if (p->state > CKPT_ST_DAMAGED || p->level > CKPT_DRAINED ||
 	    (p->copies & ~COPIES_KNOWN) || !p->nparts ||
 	    p->nparts > PLACE_MAX_NODES || p->manlen > PEER_MAX_MAN)
 		return 0;
-	return (p->state == CKPT_ST_SEALED) == (p->manlen != 0);
+	return p->state == CKPT_ST_SEALED || !p->manlen;
 }
 
 /* READ's range: 1..PEER_MAX_SHARD bytes, ending within an off_t. */

@@ -139,9 +139,10 @@ struct peer_seal {
  * ckpt_state; 0: the part is gone, removed), level and copies as the
  * owner's catalog has them (copies: CKPT_COPY_* bits only), the number of
  * parts the writers said the version has (nparts, 1..PLACE_MAX_NODES), and
- * for a SEALED part its encoded manifest (man, manlen >= 1 bytes; manlen is
- * 0 for any other state).  Sent by the owner when a link comes up and
- * whenever the part changes; the receiver keeps the latest.
+ * for a SEALED part its encoded manifest (man, manlen bytes; 0 when the
+ * owner could not encode it, and for any other state).  Sent by the owner
+ * when a link comes up and whenever the part changes; the receiver keeps
+ * the latest.
  */
 struct peer_part {
 	char owner[PLACE_NAME_MAX + 1];

@@ -780,10 +780,12 @@ static void test_part_rules(void)
 	PART_CASE(p.state = CKPT_ST_DAMAGED + 1, -CKPT_EPROTO);
 	PART_CASE(p.state = UINT32_MAX, -CKPT_EPROTO);
 	PART_CASE(p.level = CKPT_DRAINED + 1, -CKPT_EPROTO);
-	PART_CASE(p.copies = 0x8, -CKPT_EPROTO);
+	PART_CASE(p.copies = 0x10, -CKPT_EPROTO);
+	PART_CASE(p.copies = 0x80000000u, -CKPT_EPROTO);
 	PART_CASE(p.nparts = 0, -CKPT_EPROTO);
 	PART_CASE(p.nparts = PLACE_MAX_NODES + 1, -CKPT_EPROTO);
-	PART_CASE(p.manlen = 0, -CKPT_EPROTO);          /* SEALED needs one */
+	/* SEALED without its manifest (too big to send, say): as it is. */
+	PART_CASE(p.manlen = 0, 0);
 	PART_CASE(strcpy(p.owner, ""), -CKPT_EBADNAME);
 	PART_CASE(strcpy(p.owner, "x:y"), -CKPT_EBADNAME);
 	PART_CASE(strcpy(p.job, "a//b"), -CKPT_EBADNAME);
@@ -813,7 +815,8 @@ static void test_part_rules(void)
 	}
 	fill_part(&p);
 	p.level = CKPT_DRAINED;
-	p.copies = CKPT_COPY_LOCAL | CKPT_COPY_PFS | CKPT_COPY_QUARANTINE;
+	p.copies = CKPT_COPY_LOCAL | CKPT_COPY_PFS | CKPT_COPY_QUARANTINE |
+		   CKPT_COPY_PEERS;
 	p.nparts = PLACE_MAX_NODES;
 	n = peer_encode_part(frame, sizeof(frame), 1, &p);
 	CU_ASSERT(n > 0);
