@@ -33,6 +33,9 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_READ] = "READ",
 };
 
+/* Payload bytes of a READ reply of status 0: len, crc and the data. */
+#define DATA_FIXED 8u
+
 const char *peer_type_name(unsigned type)
 {
 	type &= ~PEER_REPLY;
@@ -62,9 +65,17 @@ int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
 	if (!type || type >= PEER_NTYPES || get_le32(p + H_FLAGS) ||
 	    hdr->len > PEER_MAX_PAYLOAD)
 		return -CKPT_EPROTO;
-	if (hdr->type & PEER_REPLY ? hdr->status > 0 : hdr->status != 0)
+	if (!(hdr->type & PEER_REPLY))
+		return hdr->status ? -CKPT_EPROTO : 0;
+	if (hdr->status > 0)
 		return -CKPT_EPROTO;
-	return 0;
+	/* A reply is a bare status, but for READ's with status 0, which
+	 * carries a struct peer_data: trusted lengths only. */
+	if (hdr->type == (PEER_READ | PEER_REPLY) && !hdr->status)
+		return hdr->len >= DATA_FIXED &&
+		       hdr->len <= DATA_FIXED + PEER_MAX_SHARD ?
+		       0 : -CKPT_EPROTO;
+	return hdr->len ? -CKPT_EPROTO : 0;
 }
 
 int peer_check(const void *frame, size_t len, struct peer_hdr *hdr)
@@ -117,7 +128,9 @@ int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 {
 	struct enc e;
 
-	if (status > 0)
+	/* READ's reply of status 0 carries data: peer_encode_data(). */
+	if (status > 0 || !type || type >= PEER_NTYPES ||
+	    (type == PEER_READ && !status))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, status);
 	return peer_end(&e);
@@ -148,13 +161,64 @@ int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
 	return peer_end(&e);
 }
 
+/* k data and m parity shards, k + m <= 32; shard 0 stays with its owner,
+ * so a peer holds one of 1..k+m-1.  The sum cannot wrap: each is checked
+ * alone first. */
+static int stripe_ok(uint32_t k, uint32_t m, uint32_t shard)
+{
+	return k && m && k <= 32 && m <= 32 && k + m <= 32 && shard &&
+	       shard < k + m;
+}
+
+/*
+ * SHARD_SEAL's geometry: chunk a whole number of pages up to a frame's
+ * shard bytes, nstripes what stream_len makes of it, and the padded stream
+ * (nstripes * k * chunk bytes, so also any shard's nstripes * chunk) within
+ * an off_t, so that no receiver's offset arithmetic wraps.  k * chunk is at
+ * most 31 * 4 MiB: no wrap either.
+ */
+static int seal_ok(const struct peer_seal *s)
+{
+	uint64_t kc, want;
+
+	if (!stripe_ok(s->k, s->m, s->shard) || !s->chunk ||
+	    s->chunk > PEER_MAX_SHARD || s->chunk % 4096 || !s->manlen ||
+	    s->manlen > PEER_MAX_MAN)
+		return 0;
+	kc = (uint64_t)s->k * s->chunk;
+	want = s->stream_len / kc + (s->stream_len % kc != 0);
+	return s->nstripes == want && want <= (uint64_t)INT64_MAX / kc;
+}
+
+/* Every CKPT_COPY_* bit ckpt.h defines: a new one belongs here too. */
+#define COPIES_KNOWN (CKPT_COPY_LOCAL | CKPT_COPY_PFS | \
+		      CKPT_COPY_QUARANTINE | CKPT_COPY_PEERS)
+
+/* PART's fields: a state (0, gone, or enum ckpt_state), a level, known copy
+ * bits, and a manifest for a SEALED part only (which may lack one: its
+ * owner could not encode it). */
+static int part_ok(const struct peer_part *p)
+{
+	if (p->state > CKPT_ST_DAMAGED || p->level > CKPT_DRAINED ||
+	    (p->copies & ~COPIES_KNOWN) || !p->nparts ||
+	    p->nparts > PLACE_MAX_NODES || p->manlen > PEER_MAX_MAN)
+		return 0;
+	return p->state == CKPT_ST_SEALED || !p->manlen;
+}
+
+/* READ's range: 1..PEER_MAX_SHARD bytes, ending within an off_t. */
+static int read_ok(const struct peer_read *r)
+{
+	return r->len && r->len <= PEER_MAX_SHARD &&
+	       r->off <= (uint64_t)INT64_MAX - r->len;
+}
+
 int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 		      const struct peer_shard *s)
 {
 	struct enc e;
 
-	if (s->len > PEER_MAX_SHARD || !s->k || !s->m || s->k + s->m > 32 ||
-	    !s->shard || s->shard >= s->k + s->m)
+	if (s->len > PEER_MAX_SHARD || !stripe_ok(s->k, s->m, s->shard))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, PEER_SHARD_PUT, seq, 0);
 	enc_strn(&e, s->owner, PLACE_NAME_MAX);
@@ -173,13 +237,95 @@ int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 	return peer_end(&e);
 }
 
-/* The payload of a checked frame of type want (request). */
+int peer_encode_seal(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_seal *s)
+{
+	struct enc e;
+
+	if (!seal_ok(s))
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_SHARD_SEAL, seq, 0);
+	enc_strn(&e, s->owner, PLACE_NAME_MAX);
+	enc_strn(&e, s->job, CKPT_JOB_MAX);
+	enc_strn(&e, s->version, CKPT_VERSION_MAX);
+	enc_u32(&e, s->uid);
+	enc_u64(&e, s->seq);
+	enc_u64(&e, s->open_id);
+	enc_u32(&e, s->k);
+	enc_u32(&e, s->m);
+	enc_u32(&e, s->shard);
+	enc_u32(&e, s->chunk);
+	enc_u64(&e, s->stream_len);
+	enc_u64(&e, s->nstripes);
+	enc_u32(&e, s->manlen);
+	enc_bytes(&e, s->man, s->manlen);
+	return peer_end(&e);
+}
+
+int peer_encode_part(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_part *p)
+{
+	struct enc e;
+
+	if (!part_ok(p))
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_PART, seq, 0);
+	enc_strn(&e, p->owner, PLACE_NAME_MAX);
+	enc_strn(&e, p->job, CKPT_JOB_MAX);
+	enc_strn(&e, p->version, CKPT_VERSION_MAX);
+	enc_u32(&e, p->uid);
+	enc_u32(&e, p->state);
+	enc_u32(&e, p->level);
+	enc_u32(&e, p->copies);
+	enc_u32(&e, p->nparts);
+	enc_u64(&e, p->seq);
+	enc_u64(&e, p->open_id);
+	enc_u64(&e, p->sealed_ns);
+	enc_u32(&e, p->nfiles);
+	enc_u64(&e, p->bytes);
+	enc_u32(&e, p->manlen);
+	enc_bytes(&e, p->man, p->manlen);
+	return peer_end(&e);
+}
+
+int peer_encode_read(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_read *r)
+{
+	struct enc e;
+
+	if (!read_ok(r))
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_READ, seq, 0);
+	enc_strn(&e, r->job, CKPT_JOB_MAX);
+	enc_strn(&e, r->version, CKPT_VERSION_MAX);
+	enc_strn(&e, r->path, CKPT_PATH_MAX);
+	enc_u64(&e, r->off);
+	enc_u32(&e, r->len);
+	return peer_end(&e);
+}
+
+int peer_encode_data(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_data *d)
+{
+	struct enc e;
+
+	if (d->len > PEER_MAX_SHARD)
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_READ | PEER_REPLY, seq, 0);
+	enc_u32(&e, d->len);
+	enc_u32(&e, d->crc);
+	enc_bytes(&e, d->data, d->len);
+	return peer_end(&e);
+}
+
+/* The payload of a checked frame of type want, a request or a reply of
+ * status 0. */
 static int payload(const void *frame, size_t len, unsigned want,
 		   struct dec *d)
 {
 	struct peer_hdr h;
 
-	if (peer_peek(frame, len, &h) || h.type != want ||
+	if (peer_peek(frame, len, &h) || h.type != want || h.status ||
 	    len != PEER_HDR_LEN + (size_t)h.len)
 		return -CKPT_EPROTO;
 	dec_init(d, (const uint8_t *)frame + PEER_HDR_LEN, h.len);
@@ -259,14 +405,109 @@ int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s)
 	s->len = dec_u32(&d);
 	s->crc = dec_u32(&d);
 	if (d.err || s->len > PEER_MAX_SHARD || dec_left(&d) != s->len ||
-	    !s->k || !s->m || s->k + s->m > 32 || !s->shard ||
-	    s->shard >= s->k + s->m)
+	    !stripe_ok(s->k, s->m, s->shard))
 		return -CKPT_EPROTO;
 	if (!node_name_ok(s->owner) || name_check_job(s->job) ||
 	    name_check_version(s->version))
 		return -CKPT_EBADNAME;
 	s->data = (const uint8_t *)frame + len - s->len;
 	if (crc32c(s->data, s->len) != s->crc)
+		return -CKPT_ECORRUPT;
+	return 0;
+}
+
+int peer_decode_seal(const void *frame, size_t len, struct peer_seal *s)
+{
+	struct dec d;
+
+	memset(s, 0, sizeof(*s));
+	if (payload(frame, len, PEER_SHARD_SEAL, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, s->owner, PLACE_NAME_MAX);
+	dec_str(&d, s->job, CKPT_JOB_MAX);
+	dec_str(&d, s->version, CKPT_VERSION_MAX);
+	s->uid = dec_u32(&d);
+	s->seq = dec_u64(&d);
+	s->open_id = dec_u64(&d);
+	s->k = dec_u32(&d);
+	s->m = dec_u32(&d);
+	s->shard = dec_u32(&d);
+	s->chunk = dec_u32(&d);
+	s->stream_len = dec_u64(&d);
+	s->nstripes = dec_u64(&d);
+	s->manlen = dec_u32(&d);
+	if (d.err || dec_left(&d) != s->manlen || !seal_ok(s))
+		return -CKPT_EPROTO;
+	if (!node_name_ok(s->owner) || name_check_job(s->job) ||
+	    name_check_version(s->version))
+		return -CKPT_EBADNAME;
+	s->man = (const uint8_t *)frame + len - s->manlen;
+	return 0;
+}
+
+int peer_decode_part(const void *frame, size_t len, struct peer_part *p)
+{
+	struct dec d;
+
+	memset(p, 0, sizeof(*p));
+	if (payload(frame, len, PEER_PART, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, p->owner, PLACE_NAME_MAX);
+	dec_str(&d, p->job, CKPT_JOB_MAX);
+	dec_str(&d, p->version, CKPT_VERSION_MAX);
+	p->uid = dec_u32(&d);
+	p->state = dec_u32(&d);
+	p->level = dec_u32(&d);
+	p->copies = dec_u32(&d);
+	p->nparts = dec_u32(&d);
+	p->seq = dec_u64(&d);
+	p->open_id = dec_u64(&d);
+	p->sealed_ns = dec_u64(&d);
+	p->nfiles = dec_u32(&d);
+	p->bytes = dec_u64(&d);
+	p->manlen = dec_u32(&d);
+	if (d.err || dec_left(&d) != p->manlen || !part_ok(p))
+		return -CKPT_EPROTO;
+	if (!node_name_ok(p->owner) || name_check_job(p->job) ||
+	    name_check_version(p->version))
+		return -CKPT_EBADNAME;
+	p->man = (const uint8_t *)frame + len - p->manlen;
+	return 0;
+}
+
+int peer_decode_read(const void *frame, size_t len, struct peer_read *r)
+{
+	struct dec d;
+
+	memset(r, 0, sizeof(*r));
+	if (payload(frame, len, PEER_READ, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, r->job, CKPT_JOB_MAX);
+	dec_str(&d, r->version, CKPT_VERSION_MAX);
+	dec_str(&d, r->path, CKPT_PATH_MAX);
+	r->off = dec_u64(&d);
+	r->len = dec_u32(&d);
+	if (d.err || dec_left(&d) || !read_ok(r))
+		return -CKPT_EPROTO;
+	if (name_check_job(r->job) || name_check_version(r->version) ||
+	    name_check_path(r->path))
+		return -CKPT_EBADNAME;
+	return 0;
+}
+
+int peer_decode_data(const void *frame, size_t len, struct peer_data *out)
+{
+	struct dec d;
+
+	memset(out, 0, sizeof(*out));
+	if (payload(frame, len, PEER_READ | PEER_REPLY, &d))
+		return -CKPT_EPROTO;
+	out->len = dec_u32(&d);
+	out->crc = dec_u32(&d);
+	if (d.err || out->len > PEER_MAX_SHARD || dec_left(&d) != out->len)
+		return -CKPT_EPROTO;
+	out->data = (const uint8_t *)frame + len - out->len;
+	if (crc32c(out->data, out->len) != out->crc)
 		return -CKPT_ECORRUPT;
 	return 0;
 }

@@ -114,7 +114,8 @@ struct peer_shard {
  * open_id was sent.  The part's stream is its records' bytes in manifest
  * order (stream_len bytes), cut into nstripes stripes of k * chunk bytes
  * (the last padded with zeros): nstripes = ceil(stream_len / (k * chunk)),
- * at least 1 when stream_len > 0, 0 when it is 0.  man (manlen bytes,
+ * at least 1 when stream_len > 0, 0 when it is 0, and the padded stream
+ * (nstripes * k * chunk bytes) within INT64_MAX.  man (manlen bytes,
  * manlen >= 1) is the part's encoded manifest (manifest.h), which says
  * where each record's bytes sit in the stream; it is checked by its own
  * decoder, not here.
@@ -136,10 +137,12 @@ struct peer_seal {
 /*
  * PART: what the sender (owner) holds of job/version: state (enum
  * ckpt_state; 0: the part is gone, removed), level and copies as the
- * owner's catalog has them, the number of parts the writers said the
- * version has (nparts, >= 1), and for a SEALED part its encoded manifest
- * (man, manlen bytes; 0 otherwise).  Sent by the owner when a link comes up
- * and whenever the part changes; the receiver keeps the latest.
+ * owner's catalog has them (copies: CKPT_COPY_* bits only), the number of
+ * parts the writers said the version has (nparts, 1..PLACE_MAX_NODES), and
+ * for a SEALED part its encoded manifest (man, manlen bytes; 0 when the
+ * owner could not encode it, and for any other state).  Sent by the owner
+ * when a link comes up and whenever the part changes; the receiver keeps
+ * the latest.
  */
 struct peer_part {
 	char owner[PLACE_NAME_MAX + 1];
@@ -154,9 +157,9 @@ struct peer_part {
 	const uint8_t *man;       /* decoded: in the frame */
 };
 
-/* READ: len (1..PEER_MAX_SHARD) bytes at off of path in the receiver's
- * part of job/version.  The reply carries them as a struct peer_data (fewer
- * at the end of the file), or a status. */
+/* READ: len (1..PEER_MAX_SHARD) bytes at off (off + len <= INT64_MAX) of
+ * path in the receiver's part of job/version.  The reply carries them as a
+ * struct peer_data (fewer at the end of the file), or a status. */
 struct peer_read {
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
@@ -175,7 +178,8 @@ struct peer_data {
 
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown
- * type, flags, len over PEER_MAX_PAYLOAD, a request with a status). */
+ * type, flags, len over PEER_MAX_PAYLOAD, a request with a status, a reply
+ * with a payload but READ's of status 0, whose len is 8..8+PEER_MAX_SHARD). */
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr);
 /* Check a whole frame: its header (peer_peek), its length and its payload
  * CRC.  0 or as peer_peek, -CKPT_ECORRUPT. */
@@ -183,8 +187,10 @@ int peer_check(const void *frame, size_t len, struct peer_hdr *hdr);
 
 /*
  * Encoders: a whole frame into buf (cap bytes).  Return the frame's length
- * or -EMSGSIZE (too small a buffer, too long a field) / -EINVAL.  A reply
- * of status != 0 carries no payload (peer_encode_status).
+ * or -EMSGSIZE (too small a buffer, too long a field) / -EINVAL (a field
+ * out of range; names are not checked).  A reply of status != 0 carries no
+ * payload (peer_encode_status(), which refuses READ with status 0: that is
+ * peer_encode_data()'s).
  */
 int peer_encode_hello(void *buf, size_t cap, uint16_t type, uint32_t seq,
 		      const struct peer_hello *h);

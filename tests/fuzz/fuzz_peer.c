@@ -2,6 +2,8 @@
  * fuzz_peer.c - libFuzzer harness for the peer frame decoders.  Each input
  * is checked as it is, then again with its header's len and both CRCs made
  * to agree, so that mutations reach the per-type decoders behind them.
+ * What a decoder accepts must hold its contract (the view inside the frame,
+ * the ranges of peer.h): a breach aborts.
  *
  * fuzz-sources: lib/peer.c lib/codec.c lib/crc32c.c lib/names.c lib/xattr.c
  * fuzz-libs: -lsodium
@@ -20,6 +22,10 @@ static void decode_one(const uint8_t *f, size_t len)
 	struct peer_hello h;
 	struct peer_auth a;
 	struct peer_shard s;
+	struct peer_seal se;
+	struct peer_part pa;
+	struct peer_read rd;
+	struct peer_data da;
 	struct peer_hdr hdr;
 
 	if (peer_check(f, len, &hdr))
@@ -35,6 +41,35 @@ static void decode_one(const uint8_t *f, size_t len)
 	case PEER_SHARD_PUT:
 		if (peer_decode_shard(f, len, &s) == 0 && s.len)
 			(void)crc32c(s.data, s.len);   /* in bounds */
+		break;
+	case PEER_SHARD_SEAL:
+		if (peer_decode_seal(f, len, &se) == 0) {
+			if (se.man + se.manlen != f + len || !se.manlen ||
+			    se.k + se.m > 32 || se.chunk % 4096 ||
+			    se.nstripes * se.k * se.chunk > INT64_MAX)
+				abort();
+			(void)crc32c(se.man, se.manlen);
+		}
+		break;
+	case PEER_PART:
+		if (peer_decode_part(f, len, &pa) == 0) {
+			if (pa.man + pa.manlen != f + len ||
+			    pa.nparts < 1 || pa.state > CKPT_ST_DAMAGED)
+				abort();
+			(void)crc32c(pa.man, pa.manlen);
+		}
+		break;
+	case PEER_READ:
+		if (peer_decode_read(f, len, &rd) == 0 &&
+		    (!rd.len || rd.len > PEER_MAX_SHARD ||
+		     strlen(rd.path) > CKPT_PATH_MAX))
+			abort();
+		break;
+	case PEER_READ | PEER_REPLY:
+		if (peer_decode_data(f, len, &da) == 0 &&
+		    (da.data + da.len != f + len ||
+		     crc32c(da.data, da.len) != da.crc))
+			abort();
 		break;
 	}
 }
