@@ -633,6 +633,7 @@ uint32_t proto_dec_list_count(struct dec *d, unsigned type)
 		min = JOB_ENTRY_MIN;
 		break;
 	case PROTO_LIST_VERSIONS:
+	case PROTO_LIST_PARTS:
 		min = VERSION_ENTRY_MIN;
 		break;
 	case PROTO_LIST_FILES:

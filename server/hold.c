@@ -87,6 +87,21 @@ static void held_forget(struct hold *h, const char *owner, uint64_t open_id,
 	}
 }
 
+static struct held *held_find(const struct hold *h, const char *owner,
+			      uint64_t open_id, uint32_t shard)
+{
+	struct list *pos;
+
+	list_for_each(pos, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (!strcmp(e->m.owner, owner) && e->m.open_id == open_id &&
+		    e->m.shard == shard)
+			return e;
+	}
+	return NULL;
+}
+
 /* Take m's allocations into the index. */
 static int held_add(struct hold *h, struct shard_meta *m)
 {
@@ -162,7 +177,7 @@ static void task_done(struct pool_task *t)
 	switch (ht->op) {
 	case H_PUT:
 		link_answer_status(ht->l, PEER_SHARD_PUT | PEER_REPLY, ht->seq,
-				   ret);
+				   ret == -EEXIST ? 0 : ret);
 		break;
 	case H_SEAL:
 		if (ret == 0)
@@ -263,6 +278,12 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, s.len);
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, ret);
+	/* A sealed shard is immutable; the owner sends it again when an
+	 * attempt failed elsewhere (its bytes are the same: the encoding is
+	 * deterministic), and its SEAL will find it sealed. */
+	if (held_find(h, s.owner, s.open_id, s.shard))
+		return link_answer_status(l, PEER_SHARD_PUT | PEER_REPLY,
+					  hdr->seq, 0);
 	ht = task_new(h, l, H_PUT, hdr->seq);
 	if (ht)
 		ht->data = malloc(s.len);
@@ -375,15 +396,16 @@ static void verify_all(struct hold *h)
 
 		if (!ht)
 			return;
+		/* The task's own copy: the index entry may go meanwhile. */
 		ht->m = e->m;
-		ht->m.man = NULL;       /* not needed; never freed twice */
-		ht->m.manlen = 0;
 		ht->m.crcs = malloc(e->m.nstripes * sizeof(uint32_t) + 1);
-		if (!ht->m.crcs) {
+		ht->m.man = malloc(e->m.manlen);
+		if (!ht->m.crcs || !ht->m.man) {
 			task_free(ht);
 			return;
 		}
 		memcpy(ht->m.crcs, e->m.crcs, e->m.nstripes * sizeof(uint32_t));
+		memcpy(ht->m.man, e->m.man, e->m.manlen);
 		pool_submit(h->cl->d->pool, &ht->pt, 0);
 	}
 }

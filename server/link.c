@@ -309,7 +309,8 @@ void link_answer_status(struct link *l, uint16_t type, uint32_t seq,
 		link_close(l, -ENOMEM);
 		return;
 	}
-	n = peer_encode_status(buf, PEER_HDR_LEN, type, seq, status);
+	n = peer_encode_status(buf, PEER_HDR_LEN, type & ~PEER_REPLY, seq,
+			       status);
 	if (n < 0) {
 		free(buf);
 		link_close(l, n);

@@ -629,12 +629,20 @@ void protect_kick(struct cluster *cl)
 				job_fail(j, -ECANCELED);
 			return;             /* one part at a time */
 		}
+	}
+	if (!holders_up(cl))
+		return;
+	/* The oldest part that is due; one waiting to retry lets the
+	 * younger ones go first. */
+	list_for_each_safe(pos, tmp, &q->jobs) {
+		struct pjob *j = list_entry(pos, struct pjob, link);
+
 		if (!wanted(j->v)) {
 			job_free(j);
 			continue;
 		}
-		if (now < j->retry_ms || !holders_up(cl))
-			return;
+		if (now < j->retry_ms)
+			continue;
 		ret = job_start(j);
 		if (ret < 0) {
 			job_end(j, ret);

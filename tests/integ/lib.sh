@@ -685,6 +685,12 @@ _cleanup() {
 		done
 	fi
 	_umount_all sweep
+	# CKPT_KEEP_FAILED=DIR: a failed test's directory (logs, stores) is
+	# copied there for a post-mortem.
+	if [ "$st" != 0 ] && [ -n "${CKPT_KEEP_FAILED:-}" ]; then
+		mkdir -p "$CKPT_KEEP_FAILED" &&
+			cp -a "$T" "$CKPT_KEEP_FAILED/" 2>/dev/null
+	fi
 	rm -rf "$T" "${SHORT_DIRS[@]}"
 	exit "$st"
 }
