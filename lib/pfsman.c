@@ -23,6 +23,7 @@
  * pfsman_size() and owns everything the struct points at.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,4 +370,96 @@ void pfsman_release(struct pfsman *m)
 	m->chunks = NULL;
 	m->nfiles = 0;
 	m->nchunks = 0;
+}
+
+/* ---- merging the parts of a version --------------------------------------- */
+
+/* Do part p agree with the first one on everything the union keeps once? */
+static int pfs_merge_check(const struct pfsman *first, const struct pfsman *p,
+			   const char **base)
+{
+	if (strcmp(p->job, first->job) || strcmp(p->version, first->version) ||
+	    p->uid != first->uid || p->chunk != first->chunk ||
+	    p->shuffle != first->shuffle)
+		return -CKPT_EPROTO;
+	if (!(p->flags & PFS_F_INCREMENTAL))
+		return 0;
+	if (*base && strcmp(*base, p->base))
+		return -CKPT_EPROTO;    /* one base per version */
+	*base = p->base;
+	return 0;
+}
+
+/* Append part p's files and chunks to out (sized for them). */
+static int pfs_merge_add(struct pfsman *out, const struct pfsman *p)
+{
+	uint32_t i, chunk0 = out->nchunks;
+
+	memcpy(out->chunks + out->nchunks, p->chunks,
+	       (size_t)p->nchunks * sizeof(*p->chunks));
+	out->nchunks += p->nchunks;
+	for (i = 0; i < p->nfiles; i++) {
+		struct pfs_file *f = &out->files[out->nfiles];
+
+		*f = p->files[i];
+		f->first = chunk0 + p->files[i].first;
+		f->path = strdup(p->files[i].path);
+		f->xattr = NULL;
+		out->nfiles++;
+		if (!f->path)
+			return -ENOMEM;
+		if (!p->files[i].xlen)
+			continue;
+		f->xattr = malloc(p->files[i].xlen);
+		if (!f->xattr)
+			return -ENOMEM;
+		memcpy(f->xattr, p->files[i].xattr, p->files[i].xlen);
+	}
+	return 0;
+}
+
+int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out)
+{
+	const char *base = NULL;
+	uint64_t nfiles = 0, nchunks = 0;
+	uint32_t i;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		ret = pfs_merge_check(&parts[0], &parts[i], &base);
+		if (ret < 0)
+			return ret;
+		nfiles += parts[i].nfiles;
+		nchunks += parts[i].nchunks;
+	}
+	if (nfiles > PFSMAN_MAX_FILES || nchunks > PFSMAN_MAX_CHUNKS)
+		return -EFBIG;
+	*out = parts[0];
+	out->nfiles = out->nchunks = 0;
+	out->flags = 0;
+	snprintf(out->base, sizeof(out->base), "%s", base ? base : "");
+	out->files = calloc(nfiles + 1, sizeof(*out->files));
+	out->chunks = calloc(nchunks + 1, sizeof(*out->chunks));
+	ret = out->files && out->chunks ? 0 : -ENOMEM;
+	for (i = 0; i < n && ret == 0; i++) {
+		out->flags |= parts[i].flags;
+		if (parts[i].sealed_ns > out->sealed_ns)
+			out->sealed_ns = parts[i].sealed_ns;
+		if (parts[i].drained_ns > out->drained_ns)
+			out->drained_ns = parts[i].drained_ns;
+		ret = pfs_merge_add(out, &parts[i]);
+	}
+	if (ret == 0) {
+		ret = pfs_check_unique(out);
+		if (ret == -CKPT_EPROTO)
+			ret = -EEXIST;
+	}
+	if (ret < 0) {
+		pfsman_release(out);
+		memset(out, 0, sizeof(*out));
+	}
+	return ret;
 }

@@ -112,4 +112,18 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
 int pfsman_decode(const void *buf, size_t len, struct pfsman *m);
 void pfsman_release(struct pfsman *m);
 
+/*
+ * The manifest of a version written in parts (one per cluster node, each
+ * drained by its node with a manifest of its files only): the union of the
+ * n parts, in the order given, into out (deep copies: release it with
+ * pfsman_release()).  The parts must be of one job, version and uid and
+ * have one chunk size and shuffle; a part with PFS_F_INCREMENTAL must have
+ * the same base as every other such part.  out gets their flags or'd, the
+ * largest sealed_ns and drained_ns, and the seq of parts[0] (the caller
+ * may set its own).  0, -EINVAL (n == 0), -CKPT_EPROTO (the parts do not
+ * agree), -EEXIST (two parts name the same path), -EFBIG (too many files or
+ * chunks) or -ENOMEM; out is zeroed on error.  Takes no ownership.
+ */
+int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out);
+
 #endif

@@ -99,6 +99,9 @@ struct version {
 	uint32_t drain_tries;
 	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
 	int32_t drain_err;
+	uint8_t publish;          /* a version in parts: enum drain_publish */
+	uint32_t publish_tries;
+	uint64_t publish_due_ms;  /* next check, ckptd_now_ms() */
 	struct pfsman *pfs;       /* remote: its PFS manifest, owned */
 	char base[CKPT_VERSION_MAX + 1];  /* incremental base on the PFS */
 

@@ -366,6 +366,11 @@ uint32_t cluster_nodes(const struct ckptd *d)
 	return cl_of(d) ? cl_of(d)->place.n : 0;
 }
 
+const char *cluster_self_name(const struct ckptd *d)
+{
+	return cl_of(d) ? cl_name(cl_of(d), cl_of(d)->self) : NULL;
+}
+
 /* Peers whose oldest request has waited CLUSTER_LAG_MS or more, or with
  * CLUSTER_LAG_BYTES queued: "n3 12.0s 24MiB, n5 ...". */
 static void lag_report(const struct cluster *cl, char *buf, size_t cap)

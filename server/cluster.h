@@ -67,6 +67,9 @@ void cluster_stop(struct ckptd *d);
 void cluster_close(struct ckptd *d);
 /* Nodes in the cluster (this one included), 0 with none. */
 uint32_t cluster_nodes(const struct ckptd *d);
+/* This node's name in the cluster (valid until cluster_close()), or NULL
+ * with no cluster. */
+const char *cluster_self_name(const struct ckptd *d);
 /* Peers of this node and how many are up, for STATUS. */
 void cluster_status(const struct ckptd *d, struct ckpt_status *s);
 

@@ -10,6 +10,15 @@
  * copy task carries a snapshot of the version (pfs.h) and a reference that
  * keeps its segments from being recycled meanwhile.  Level changes (DRAINED,
  * and back to LOCAL) go through version_reach() (level.h).
+ *
+ * A version in parts (nparts > 1, in a cluster) is drained by each node as
+ * its own part: the copy writes part.<node> instead of the manifest, and
+ * this node's part is DRAINED once that is durable.  Publishing the whole
+ * version (pfs_publish(), run on the pool like a copy) is a separate step
+ * with its own schedule (enum drain_publish): right after the part, then
+ * with the copies' backoff while parts are missing and this node may be
+ * the publisher, and again at start-up for a part drained before a crash
+ * whose version the PFS scan did not find published.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +28,7 @@
 #include <unistd.h>
 
 #include "ckptd.h"
+#include "cluster.h"
 #include "drain.h"
 #include "journal.h"
 #include "level.h"
@@ -132,6 +142,9 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 	if (journal_path(j->journal, sizeof(j->journal), d->conf->store,
 			 v->seq) < 0)
 		goto out_free;
+	j->nparts = v->nparts ? v->nparts : 1;
+	if (j->nparts > 1 && cluster_self_name(d))
+		snprintf(j->node, sizeof(j->node), "%s", cluster_self_name(d));
 	j->files = calloc(v->nlive + 1, sizeof(*j->files));
 	j->recs = calloc(v->nrecs + 1, sizeof(*j->recs));
 	j->fds = calloc(d->segs.n + 1, sizeof(*j->fds));
@@ -203,6 +216,129 @@ static void drained(struct ckptd *d, struct version *v, int err)
 		local_retain(d, v->job);
 }
 
+/* ---- publishing a version in parts ---------------------------------------- */
+
+/* The copies' backoff: 1 s doubling up to [drain] retry_max. */
+static uint64_t backoff_ms(const struct ckptd *d, uint32_t tries)
+{
+	uint64_t wait = 1000ull << (tries < 16 ? tries : 16);
+
+	if (wait > d->conf->drain_retry_max * 1000ull)
+		wait = d->conf->drain_retry_max * 1000ull;
+	return wait;
+}
+
+/* What pfs_publish() said for v (this node's part is drained). */
+static void published(struct ckptd *d, struct version *v, int res)
+{
+	uint64_t wait;
+
+	if (res == 0 || res == 1) {
+		v->publish = PUB_DONE;
+		log_printf(LOG_INFO, res == 0 ? "drain: %s/%s published on the PFS (%u parts)"
+					      : "drain: %s/%s: its %u parts are published by another node",
+			   v->job->name, v->name, v->nparts);
+		return;
+	}
+	wait = backoff_ms(d, v->publish_tries);
+	if (res == -EAGAIN && !v->publish_tries)
+		log_printf(LOG_INFO, "drain: %s/%s: part drained; the version is published once its %u parts are on the PFS",
+			   v->job->name, v->name, v->nparts);
+	else if (res == -EEXIST)
+		log_printf(LOG_ERR, "drain: %s/%s: two parts on the PFS name the same path; not published (retry %u in %llu s)",
+			   v->job->name, v->name, v->publish_tries + 1,
+			   (unsigned long long)(wait / 1000));
+	else if (res != -EAGAIN)
+		log_printf(LOG_ERR, "drain: %s/%s: publishing: %s (retry %u in %llu s)",
+			   v->job->name, v->name, ckpt_strerror(res),
+			   v->publish_tries + 1, (unsigned long long)(wait / 1000));
+	v->publish_tries++;
+	v->publish = PUB_WAIT;
+	v->publish_due_ms = ckptd_now_ms() + wait;
+}
+
+struct publish_task {
+	struct task t;
+	const char *target;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char node[64];
+	uint32_t uid, nparts;
+};
+
+static int publish_run(struct pool_task *pt)
+{
+	struct publish_task *p = (struct publish_task *)task_of(pt);
+
+	return pfs_publish(p->target, p->job, p->version, p->uid, p->nparts,
+			   p->node);
+}
+
+static void publish_done(struct pool_task *pt)
+{
+	struct publish_task *p = (struct publish_task *)task_of(pt);
+	struct ckptd *d = p->t.dr->d;
+	struct version *v = p->t.v;
+
+	if (!v->removed && v->publish == PUB_RUNNING)
+		published(d, v, pt->result);
+	version_put(&d->cat, v);
+	free(p);
+}
+
+/* Shutting down: the next start checks again (drain_open). */
+static void publish_drop(struct pool_task *pt)
+{
+	struct publish_task *p = (struct publish_task *)task_of(pt);
+
+	version_put(&p->t.dr->d->cat, p->t.v);
+	free(p);
+}
+
+static int start_publish(struct ckptd *d, struct version *v)
+{
+	struct publish_task *p;
+	const char *self = cluster_self_name(d);
+
+	if (!self)
+		return -ENOTSUP;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pool_task_init(&p->t.pt, publish_run, publish_done, publish_drop);
+	p->t.v = v;
+	p->target = d->conf->drain_target;
+	snprintf(p->job, sizeof(p->job), "%s", v->job->name);
+	snprintf(p->version, sizeof(p->version), "%s", v->name);
+	snprintf(p->node, sizeof(p->node), "%s", self);
+	p->uid = v->job->uid;
+	p->nparts = v->nparts;
+	version_get(v);
+	v->publish = PUB_RUNNING;
+	submit(drain_of(d), &p->t);
+	return 0;
+}
+
+/* Start the publish checks that are due. */
+static void publish_tick(struct ckptd *d, uint64_t now)
+{
+	struct list *jp, *vp;
+
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->publish != PUB_WAIT || v->publish_due_ms > now ||
+			    v->removing)
+				continue;
+			if (start_publish(d, v) < 0)
+				v->publish_due_ms = now + 1000;
+		}
+	}
+}
+
 static void copy_done(struct pool_task *pt)
 {
 	struct task *t = task_of(pt);
@@ -224,9 +360,7 @@ static void copy_done(struct pool_task *pt)
 		snprintf(dr->last_path, sizeof(dr->last_path), "%.255s",
 			 ct->job->failed_path);
 		v->drain_err = pt->result;
-		wait = 1000ull << (v->drain_tries < 16 ? v->drain_tries : 16);
-		if (wait > d->conf->drain_retry_max * 1000ull)
-			wait = d->conf->drain_retry_max * 1000ull;
+		wait = backoff_ms(d, v->drain_tries);
 		v->drain_tries++;
 		v->drain = DR_QUEUED;
 		v->drain_due_ms = ckptd_now_ms() + wait;
@@ -249,6 +383,10 @@ static void copy_done(struct pool_task *pt)
 		   (unsigned long long)ct->job->bytes_out,
 		   (unsigned long long)ct->job->bytes_ref);
 	version_reach(d, v, CKPT_COPY_PFS, 0, 0, drained);
+	if (ct->job->node[0]) {
+		v->publish_tries = 0;
+		published(d, v, ct->job->publish);
+	}
 out_free:
 	pfs_job_free(ct->job);
 	version_put(&d->cat, v);
@@ -349,6 +487,8 @@ void drain_tick(struct ckptd *d)
 			break;
 		}
 	}
+	if (!d->stopping && !dr->paused)
+		publish_tick(d, now);
 }
 
 /* ---- retention ---------------------------------------------------------- */
@@ -360,16 +500,24 @@ struct retain_task {
 	const char *target;
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
+	char node[64];            /* a part of a version in parts: this
+				   * node, else "" */
 	struct pfsman m;          /* loaded on the worker */
 	int loaded;
 };
 
+/* The local copy goes once the PFS has it: the version's manifest, or for
+ * a part, its part manifest (DRAINED as soon as that is durable, maybe
+ * before the version is published).  The version then holds just the
+ * files of its part, as it did locally. */
 static int evict_run(struct pool_task *pt)
 {
 	struct retain_task *rt = (struct retain_task *)task_of(pt);
 	int ret;
 
-	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	ret = rt->node[0] ? pfs_load_part(rt->target, rt->job, rt->version,
+					  rt->node, &rt->m)
+			  : pfs_load(rt->target, rt->job, rt->version, &rt->m);
 	rt->loaded = ret == 0;
 	return ret;
 }
@@ -426,6 +574,8 @@ static int retain_start(struct ckptd *d, struct version *v,
 	rt->target = d->conf->drain_target;
 	snprintf(rt->job, sizeof(rt->job), "%s", v->job->name);
 	snprintf(rt->version, sizeof(rt->version), "%s", v->name);
+	if (v->nparts > 1 && cluster_self_name(d))
+		snprintf(rt->node, sizeof(rt->node), "%s", cluster_self_name(d));
 	version_get(v);
 	v->removing = 1;
 	submit(drain_of(d), &rt->t);
@@ -480,7 +630,9 @@ int drain_is_base(const struct job *j, const char *name)
 	return 0;
 }
 
-/* Worker: remove the version from the PFS (its manifest first). */
+/* Worker: remove the version from the PFS (its manifest first).  A part
+ * of a version not published (or no longer: another node removed it)
+ * removes its own files and part manifest. */
 static int unpublish_run(struct pool_task *pt)
 {
 	struct retain_task *rt = (struct retain_task *)task_of(pt);
@@ -488,6 +640,9 @@ static int unpublish_run(struct pool_task *pt)
 
 	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
 	rt->loaded = ret == 0;
+	if (ret == -ENOENT && rt->node[0])
+		return pfs_remove_part(rt->target, rt->job, rt->version,
+				       rt->node);
 	return ret < 0 ? ret : pfs_remove(rt->target, &rt->m);
 }
 
@@ -633,6 +788,8 @@ static int found(void *arg, struct pfsman *m)
 			v->drain = DR_DONE;
 		return 0;
 	}
+	if (v && v->nparts > 1)
+		v->publish = PUB_DONE;  /* no check at start (drain_open) */
 	if (v) {
 		/* The incremental base lives only in the PFS manifest: without
 		 * it, [drain] keep and rm could remove a base still needed. */
@@ -708,6 +865,11 @@ int drain_open(struct ckptd *d)
 			 * once its manifest is written) */
 			if (v->level < CKPT_DRAINED && v->drain != DR_DONE)
 				v->drain = DR_QUEUED;
+			/* A part drained before a crash, its version not
+			 * found published: this node may be its publisher. */
+			if (v->nparts > 1 && v->level >= CKPT_DRAINED &&
+			    !version_remote(v) && v->publish == PUB_NONE)
+				v->publish = PUB_WAIT;
 		}
 	}
 	log_printf(LOG_NOTICE, "drain: to %s, %u threads, cap %llu B/s",

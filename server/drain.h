@@ -17,6 +17,9 @@
  * copy of older versions only once they are DRAINED (they stay listed, and
  * reads go to the PFS); `[drain] keep` bounds the versions kept on the PFS,
  * never removing the newest drained one or one a kept version refers to.
+ *
+ * In a cluster, a version written in parts drains part by part, each node
+ * its own, and is published on the PFS by one node (enum drain_publish).
  */
 #ifndef CKPTD_DRAIN_H
 #define CKPTD_DRAIN_H
@@ -36,6 +39,22 @@ enum drain_state {
 	DR_RUNNING,
 	DR_DONE,
 	DR_SKIPPED,       /* superseded ([drain] every) */
+};
+
+/*
+ * A version in parts (nparts > 1, one per cluster node): each node drains
+ * its own part, which is DRAINED once its part manifest is durable on the
+ * PFS (pfs.h).  The whole version is DRAINED when all its parts are; it is
+ * then published (its PFS manifest written, readers see it) by the node
+ * whose name sorts first among the parts' nodes, which checks after its
+ * own part is written and again on the retry schedule while parts are
+ * missing, also after a restart.  Other nodes never write the manifest.
+ */
+enum drain_publish {
+	PUB_NONE = 0,     /* one part, or not drained yet */
+	PUB_WAIT,         /* to check (again) at publish_due_ms */
+	PUB_RUNNING,      /* a check runs on the pool */
+	PUB_DONE,         /* published, or another node's to publish */
 };
 
 /* Start the threads and find what is left to drain or only on the PFS.

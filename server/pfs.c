@@ -30,6 +30,7 @@
 #include "log.h"
 #include "names.h"
 #include "pfs.h"
+#include "pfs_i.h"
 #include "pfslayout.h"
 #include "xattr.h"
 #include "sys.h"
@@ -215,6 +216,7 @@ struct copy {
 	size_t zcap;
 	int tfd;                  /* the target directory */
 	struct pfs_owner owner;   /* of the job's tree */
+	const char *node;         /* a part's copy: this node, else NULL */
 };
 
 /* The chunk of base matching path and index, if it is stored in base. */
@@ -433,8 +435,9 @@ static int copy_file(struct copy *c, uint32_t fi)
 	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
 		       f->path, 0);
 	if (ret == 0)
-		ret = pfs_path(tmp, sizeof(tmp), PFS_N_FILE_TMP, c->m.job,
-			       c->m.version, NULL, fi);
+		ret = pfs_path(tmp, sizeof(tmp),
+			       c->node ? PFS_N_PART_FILE_TMP : PFS_N_FILE_TMP,
+			       c->m.job, c->m.version, c->node, fi);
 	if (ret == 0)
 		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
 	if (ret < 0)
@@ -508,32 +511,23 @@ static int copy_layout(struct copy *c)
 	return c->m.chunks ? 0 : -ENOMEM;
 }
 
-static int write_manifest(struct copy *c)
+int pfs_manifest_put(int tfd, const struct pfs_owner *o,
+			const struct pfsman *m, const char *tmp,
+			const char *dst)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	struct timespec ts;
-	size_t size;
-	long len;
+	size_t size = pfsman_size(m);
 	void *buf;
+	long len;
 	int fd, ret;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c->m.drained_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	size = pfsman_size(&c->m);
 	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
-	len = pfsman_encode(&c->m, buf, size);
+	len = pfsman_encode(m, buf, size);
 	ret = len < 0 ? (int)len : 0;
-	if (ret == 0)
-		ret = pfs_path(dst, sizeof(dst), PFS_N_MANIFEST, c->m.job,
-			       c->m.version, NULL, 0);
-	if (ret == 0)
-		ret = pfs_path(tmp, sizeof(tmp), PFS_N_MANIFEST_TMP, c->m.job,
-			       c->m.version, NULL, 0);
 	if (ret < 0)
 		goto out_free;
-	fd = pfs_create(c->tfd, tmp, &c->owner);
+	fd = pfs_create(tfd, tmp, o);
 	ret = fd;
 	if (fd >= 0) {
 		ret = sys_pwrite_all(fd, buf, len, 0);
@@ -542,12 +536,36 @@ static int write_manifest(struct copy *c)
 		close(fd);
 	}
 	if (ret == 0)
-		ret = pfs_rename(c->tfd, tmp, dst);
+		ret = pfs_rename(tfd, tmp, dst);
 	if (ret < 0)
-		pfs_unlink(c->tfd, tmp, 0);
+		pfs_unlink(tfd, tmp, 0);
 out_free:
 	free(buf);
 	return ret;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The copy's manifest: the version's, or a part's as part.<node>. */
+static int write_manifest(struct copy *c)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	c->m.drained_ns = now_ns();
+	ret = pfs_path(dst, sizeof(dst), c->node ? PFS_N_PART : PFS_N_MANIFEST,
+		       c->m.job, c->m.version, c->node, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp),
+			       c->node ? PFS_N_PART_TMP : PFS_N_MANIFEST_TMP,
+			       c->m.job, c->m.version, c->node, 0);
+	return ret < 0 ? ret : pfs_manifest_put(c->tfd, &c->owner, &c->m, tmp, dst);
 }
 
 /*
@@ -580,6 +598,46 @@ static int unpublish_stale(const char *target, int tfd,
 	return ret;
 }
 
+/*
+ * The same for a part: this node's part.<node> of another incarnation of
+ * the version must go, and with it a manifest, which cannot be of this
+ * incarnation while this part is not on the PFS.  The manifest goes first.
+ */
+static int unpublish_stale_part(const char *target, int tfd,
+				const struct pfs_job *job)
+{
+	char path[PATH_MAX];
+	struct pfsman old;
+	int ret, have;
+
+	have = pfs_load_part(target, job->job, job->version, job->node,
+			     &old) == 0;
+	if (have) {
+		ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
+		pfsman_release(&old);
+		if (ret)
+			return 0;
+	}
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
+		       job->version, NULL, 0);
+	if (ret == 0)
+		ret = sys_inject(SYS_UNLINK);
+	if (ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
+	if (ret == 0)
+		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is unpublished",
+			   job->job, job->version);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	ret = 0;
+	if (have)
+		ret = pfs_path(path, sizeof(path), PFS_N_PART, job->job,
+			       job->version, job->node, 0);
+	if (have && ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 static int copy_begin(struct copy *c)
 {
 	struct pfs_job *job = c->job;
@@ -605,7 +663,8 @@ static int copy_begin(struct copy *c)
 		ret = pfs_mkdirs(c->tfd, dir, pfs_shared_levels(job->job),
 				 &c->owner);
 	if (ret == 0)
-		ret = unpublish_stale(c->o->target, c->tfd, job);
+		ret = c->node ? unpublish_stale_part(c->o->target, c->tfd, job)
+			      : unpublish_stale(c->o->target, c->tfd, job);
 	if (ret < 0)
 		return ret;
 	if (c->o->incremental && job->base[0] &&
@@ -667,6 +726,9 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	uint32_t fi;
 	int ret;
 
+	if (job->nparts > 1 && job->node[0])
+		c.node = job->node;
+
 	ret = copy_begin(&c);
 	if (ret < 0)
 		goto out;
@@ -696,6 +758,11 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	ret = write_manifest(&c);
 	if (ret == 0)
 		unlink(job->journal);
+	/* A part is drained now; the version is published when the last
+	 * part is there, by one node: is that now, and this one? */
+	if (ret == 0 && c.node)
+		job->publish = pfs_publish(opts->target, job->job, job->version,
+					   job->uid, job->nparts, c.node);
 out:
 	free(done);
 	copy_release(&c);
@@ -748,18 +815,17 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 	return ret;
 }
 
-int pfs_load(const char *target, const char *job, const char *version,
-	     struct pfsman *out)
+/* The manifest at rel (a version's or a part's), decoded and checked as
+ * pfs_load() says. */
+static int load_at(const char *target, const char *rel, const char *job,
+		   const char *version, struct pfsman *out)
 {
-	char path[PATH_MAX];
 	void *buf = NULL;
 	uid_t owner = 0;
 	size_t len = 0;
 	int ret;
 
-	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
-	if (ret == 0)
-		ret = manifest_read(target, path, &buf, &len, &owner);
+	ret = manifest_read(target, rel, &buf, &len, &owner);
 	if (ret < 0) {
 		free(buf);
 		return ret;
@@ -781,6 +847,26 @@ int pfs_load(const char *target, const char *job, const char *version,
 out_release:
 	pfsman_release(out);
 	return ret;
+}
+
+int pfs_load(const char *target, const char *job, const char *version,
+	     struct pfsman *out)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
+	return ret < 0 ? ret : load_at(target, path, job, version, out);
+}
+
+int pfs_load_part(const char *target, const char *job, const char *version,
+		  const char *node, struct pfsman *out)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = pfs_path(path, sizeof(path), PFS_N_PART, job, version, node, 0);
+	return ret < 0 ? ret : load_at(target, path, job, version, out);
 }
 
 /* Each drain thread keeps one decompression context and frame buffer. */
@@ -925,7 +1011,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 /* rmdir rel's directory and those above it while they are empty, up to
  * and with the version's directory (the job's stays: a copy of another
  * version may be making its way into it). */
-static void prune(int tfd, const char *rel, size_t keep)
+void pfs_prune(int tfd, const char *rel, size_t keep)
 {
 	char buf[PATH_MAX];
 	char *p;
@@ -966,8 +1052,10 @@ int pfs_remove(const char *target, const struct pfsman *m)
 			continue;
 		pfs_unlink(tfd, path, 0);
 		/* Directories left empty go too, the version's last. */
-		prune(tfd, path, strlen(top));
+		pfs_prune(tfd, path, strlen(top));
 	}
+	/* Part manifests, and temporaries an interrupted copy left. */
+	pfs_vdir_clean(tfd, m->job, m->version, NULL);
 	ret = 0;
 out_close:
 	close(tfd);

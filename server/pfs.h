@@ -13,6 +13,15 @@
  * and how it is reached is pfslayout.h's.  Files already published by an
  * earlier, interrupted copy are listed in a journal in the local store and
  * not copied again.
+ *
+ * A version in parts (nparts > 1, written by several nodes of a cluster,
+ * each node draining only its own part into the version's one directory):
+ * the copy writes the part's manifest, its files only, as part.<node>
+ * (pfslayout.h), not the manifest, and the node's part is drained (DRAINED)
+ * once that is durable.  The version itself is published by pfs_publish():
+ * the node whose name sorts first among the parts' nodes merges the part
+ * manifests into the manifest once all nparts are there.  Until then the
+ * version has no manifest, and no reader (pfs_load, pfs_scan) sees it.
  */
 #ifndef CKPTD_PFS_H
 #define CKPTD_PFS_H
@@ -50,11 +59,16 @@ struct pfs_job {
 	char segdir[600];         /* <store>/seg: the copy opens its own,
 				   * buffered fds there for read-ahead */
 	char journal[640];        /* <store>/drain/<seq>.journal */
+	uint32_t nparts;          /* the version's parts (>= 1) */
+	char node[64];            /* this node's name in the cluster, or "":
+				   * with nparts > 1 the copy is a part's */
 	/* results */
 	uint64_t bytes_in;        /* bytes of the trainer's files */
 	uint64_t bytes_out;       /* bytes written to the PFS */
 	uint64_t bytes_ref;       /* bytes left to an earlier version */
 	char failed_path[CKPT_PATH_MAX + 1];
+	int publish;              /* a part: pfs_publish()'s answer right
+				   * after the part was written */
 };
 
 /* Copy job out to opts->target.  0 or -errno (job->failed_path names the
@@ -72,18 +86,46 @@ int pfs_load(const char *target, const char *job, const char *version,
  * bytes read (short only at end of file) or -errno/-CKPT_ECORRUPT. */
 long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	      uint64_t off, uint64_t len, void *dst);
+/*
+ * A version in parts: node `self` has drained its part (part.<self> is
+ * durable); publish the version if that is self's to do and every part is
+ * there.  The publisher is the node whose name sorts first among the parts
+ * on the PFS; it merges the nparts part manifests (each must decode and be
+ * of job, version and uid; no path may be in two parts, pfsman_merge())
+ * into the version's manifest, written atomically (tmp, fsync, rename,
+ * fsync of the directory).  Returns 0 (published now or before), 1 (a node
+ * sorting before self has its part there: publishing is that node's),
+ * -EAGAIN (parts missing: ask again later), -CKPT_EPROTO (more parts than
+ * nparts, or parts that do not agree), -EEXIST (two parts name one path),
+ * or -errno.  The manifest keeps the seq of self's part.
+ */
+int pfs_publish(const char *target, const char *job, const char *version,
+		uint32_t uid, uint32_t nparts, const char *self);
+/* Read and verify node's part manifest of a version in parts, as
+ * pfs_load() does a manifest. */
+int pfs_load_part(const char *target, const char *job, const char *version,
+		  const char *node, struct pfsman *out);
+/* Remove node's part of a version in parts that is not published: the
+ * manifest first should there be one (the version would be torn), then
+ * the part's files and part.<node>, then the directories left empty. */
+int pfs_remove_part(const char *target, const char *job, const char *version,
+		    const char *node);
+
 /* Free what pfs_read() keeps per thread; call it before a thread ends.
  * Process-wide state: pfs_read() keeps, per worker thread (thread-local,
  * so never shared), one zstd context and one frame buffer, reused from read
  * to read because a chunk's buffers are large and readers are many. */
 void pfs_thread_exit(void);
 /* Remove a drained version from the PFS: the manifest first, then files,
- * then the directories left empty up to the version's.  0 or -errno. */
+ * then what else of ckptd's is in the version's directory (part manifests
+ * of a version in parts, temporaries of any node), then the directories
+ * left empty up to the version's.  0 or -errno. */
 int pfs_remove(const char *target, const struct pfsman *m);
 
 /* Call fn for every drained version found under target (laid out as
  * pfslayout.h says; anything else there is ignored, an invalid manifest
- * logged); fn owns the manifest it is given (keep it or pfsman_release it).
+ * logged; a version in parts not yet published has no manifest and is
+ * skipped); fn owns the manifest it is given (keep it or pfsman_release it).
  * Stops at the first non-zero fn result, which it returns. */
 int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
 	     void *arg);

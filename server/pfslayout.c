@@ -57,6 +57,12 @@ static int put_job(char *buf, size_t cap, size_t *n, const char *job)
 	return 0;
 }
 
+/* A node name goes into one level of the version's directory as it is. */
+static int node_name_ok(const char *s)
+{
+	return *s && !strchr(s, '/') && strlen(s) < NAME_MAX - 8;
+}
+
 int pfs_path(char *buf, size_t cap, enum pfs_node node, const char *job,
 	     const char *version, const char *path, uint32_t idx)
 {
@@ -85,8 +91,23 @@ int pfs_path(char *buf, size_t cap, enum pfs_node node, const char *job,
 			     version, path);
 		break;
 	case PFS_N_FILE_TMP:
-		w = snprintf(buf + n, cap - n, "/%s" PFS_SFX_VER "/tmp.%u",
+		w = snprintf(buf + n, cap - n, "/%s" PFS_SFX_VER "/" PFS_TMP "%u",
 			     version, idx);
+		break;
+	case PFS_N_PART_FILE_TMP:
+		if (!path || !node_name_ok(path))
+			return -EINVAL;
+		w = snprintf(buf + n, cap - n,
+			     "/%s" PFS_SFX_VER "/" PFS_TMP "%s.%u", version,
+			     path, idx);
+		break;
+	case PFS_N_PART:
+	case PFS_N_PART_TMP:
+		if (!path || !node_name_ok(path))
+			return -EINVAL;
+		w = snprintf(buf + n, cap - n, "/%s" PFS_SFX_VER "/%s%s",
+			     version, node == PFS_N_PART ? PFS_PART
+							 : PFS_PART_TMP, path);
 		break;
 	default:
 		return -EINVAL;
@@ -125,6 +146,24 @@ enum pfs_level pfs_level(const char *name, size_t *stem)
 		}
 	}
 	return PFS_L_OTHER;
+}
+
+enum pfs_ventry pfs_ventry(const char *name, const char **node)
+{
+	static const size_t plen = sizeof(PFS_PART) - 1;
+
+	*node = NULL;
+	if (!strncmp(name, PFS_PART, plen) && name[plen]) {
+		*node = name + plen;
+		return PFS_V_PART;
+	}
+	if (!strcmp(name, PFS_MANIFEST ".tmp") ||
+	    (!strncmp(name, PFS_PART_TMP, sizeof(PFS_PART_TMP) - 1) &&
+	     name[sizeof(PFS_PART_TMP) - 1]) ||
+	    (!strncmp(name, PFS_TMP, sizeof(PFS_TMP) - 1) &&
+	     name[sizeof(PFS_TMP) - 1]))
+		return PFS_V_TEMP;
+	return PFS_V_OTHER;
 }
 
 /* ---- owners -------------------------------------------------------------- */

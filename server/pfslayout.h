@@ -14,6 +14,21 @@
  *       files/<path>              the version's files under their own
  *                                 paths; directories 0700, files 0600
  *
+ *     and, for a version written in parts by several nodes of a cluster
+ *     (nparts > 1), each node draining its own part into the same place:
+ *       part.<node>               node's part manifest (pfsman.h, its
+ *                                 files only), 0600, written last by node
+ *       ptmp.<node>               node's part manifest being written
+ *       tmp.<node>.<n>            node's file number n being copied
+ *       manifest                  the union of the parts' manifests,
+ *                                 written by one node (the publisher)
+ *                                 once every part.<node> is there
+ *
+ * Node names are [A-Za-z0-9._-] (nodes.h), so a node's names never meet
+ * another's: "part." and "ptmp." are prefixes no other name has, and in
+ * tmp.<node>.<n> the last '.' ends the node (n has none).  A version in
+ * parts is a drained version only through its manifest, like any other.
+ *
  * The mapping is injective whatever bytes the names hold: every level says
  * what it is by a fixed suffix (a name may end in ".job" itself: the last
  * four bytes of a level are the suffix, the rest is the name, so stripping it
@@ -61,6 +76,9 @@
 #define PFS_SFX_LEN   4
 #define PFS_MANIFEST  "manifest"   /* in a version's directory */
 #define PFS_FILES     "files"      /* in a version's directory */
+#define PFS_PART      "part."      /* + node: a part's manifest */
+#define PFS_PART_TMP  "ptmp."      /* + node: one being written */
+#define PFS_TMP       "tmp."       /* + [node.]n: a file being copied */
 
 /* What pfs_path() names. */
 enum pfs_node {
@@ -70,13 +88,19 @@ enum pfs_node {
 	PFS_N_MANIFEST_TMP,  /* its manifest while being written */
 	PFS_N_FILE,          /* its file `path` */
 	PFS_N_FILE_TMP,      /* the temporary of its file number `idx` */
+	PFS_N_PART_FILE_TMP, /* the same in node `path`'s part */
+	PFS_N_PART,          /* the part manifest of node `path` */
+	PFS_N_PART_TMP,      /* the same while being written */
 };
 
 /*
  * The one place a PFS path is made: node of (job, version, path or idx),
  * relative to the target (no leading '/'), into buf.  version is ignored for
- * PFS_N_JOB, path is used by PFS_N_FILE only, idx by PFS_N_FILE_TMP only.
- * The names must be valid (names.h).  0 or -ENAMETOOLONG.
+ * PFS_N_JOB, path is the file's path for PFS_N_FILE and a node name
+ * (nodes.h) for PFS_N_PART, PFS_N_PART_TMP and PFS_N_PART_FILE_TMP, and
+ * unused otherwise; idx is used by the two FILE_TMP nodes only.  The names
+ * must be valid (names.h, nodes.h).  0, -EINVAL (no node name, an empty one
+ * or one with a '/') or -ENAMETOOLONG.
  */
 int pfs_path(char *buf, size_t cap, enum pfs_node node, const char *job,
 	     const char *version, const char *path, uint32_t idx);
@@ -88,6 +112,16 @@ enum pfs_level { PFS_L_OTHER, PFS_L_DIR, PFS_L_JOB, PFS_L_VER };
 /* The level name is, and in *stem the length of the name it stands for
  * (0 for PFS_L_OTHER). */
 enum pfs_level pfs_level(const char *name, size_t *stem);
+
+/* What an entry of a version's directory is, from its name. */
+enum pfs_ventry {
+	PFS_V_OTHER,         /* files/, manifest, anything not ckptd's */
+	PFS_V_PART,          /* part.<node>: *node is set */
+	PFS_V_TEMP,          /* manifest.tmp, ptmp.<node>, tmp.<...> */
+};
+/* The kind of version-directory entry name; for PFS_V_PART, *node points
+ * at the node name inside name. */
+enum pfs_ventry pfs_ventry(const char *name, const char **node);
 
 /* Who a job's tree belongs to on the PFS. */
 struct pfs_owner {

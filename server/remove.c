@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "journal.h"
 #include "log.h"
@@ -52,6 +53,8 @@ struct rm_task {
 	uint64_t open_id, vseq;
 	char journal[CONF_PATH_MAX + 64];  /* "" if none */
 	char *qdir;               /* quarantine to discard, owned, or NULL */
+	char node[64];            /* a part of a version in parts: this
+				   * node (its PFS copy is part.<node>) */
 	/* from the worker */
 	struct pfsman m;          /* RM_EVICT: the PFS manifest loaded */
 	int loaded;
@@ -89,7 +92,10 @@ static int rm_run(struct pool_task *t)
 
 	switch (rt->kind) {
 	case RM_EVICT:
-		ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+		ret = rt->node[0] ? pfs_load_part(rt->target, rt->job,
+						  rt->version, rt->node, &rt->m)
+				  : pfs_load(rt->target, rt->job, rt->version,
+					     &rt->m);
 		if (ret < 0)
 			return ret;
 		rt->loaded = 1;
@@ -98,6 +104,10 @@ static int rm_run(struct pool_task *t)
 		recover_discard(rt->cat, rt->qdir);
 		return 0;
 	case RM_PFS:
+		/* A part: the version is unpublished, this part goes. */
+		if (rt->node[0])
+			return pfs_remove_part(rt->target, rt->job, rt->version,
+					       rt->node);
 		return pfs_remove(rt->target, rt->pfs);
 	case RM_LOCAL:
 		return rm_local_run(rt);
@@ -192,6 +202,8 @@ static int rm_prepare(struct rm_task *rt, struct version *v)
 	rt->open_id = v->open_id;
 	rt->vseq = v->seq;
 	rt->pfs = v->pfs;
+	if (v->nparts > 1 && cluster_self_name(d))
+		snprintf(rt->node, sizeof(rt->node), "%s", cluster_self_name(d));
 	if (rt->kind == RM_QUARANTINE ||
 	    (rt->kind == RM_LOCAL && v->qdir)) {
 		rt->qdir = strdup(v->qdir);

@@ -201,6 +201,66 @@ static void test_levels(void)
 			-ENAMETOOLONG);
 }
 
+/*
+ * The names of a version in parts: per node, part.<node>, ptmp.<node> and
+ * tmp.<node>.<n>; no name of one node is another node's (tricky node
+ * names included), none is a name of a one-part version, and pfs_ventry()
+ * tells each kind and gives the node of a part back.
+ */
+static void test_parts(void)
+{
+	static const char *nodes[] = { "n1", "part", "tmp", "x.tmp", "1", "1.2",
+				       "manifest", "a-b_c.d", "ptmp" };
+	enum { NN = sizeof(nodes) / sizeof(nodes[0]), PER = 5 };
+	char rel[PATH_MAX], all[NN * PER + 3][PATH_MAX];
+	const char *base, *node;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < NN; i++) {
+		CU_ASSERT_EQUAL_FATAL(pfs_path(all[n], PATH_MAX, PFS_N_PART,
+					       "a/j", "v", nodes[i], 0), 0);
+		base = strrchr(all[n++], '/') + 1;
+		CU_ASSERT_EQUAL(pfs_ventry(base, &node), PFS_V_PART);
+		CU_ASSERT_STRING_EQUAL(node, nodes[i]);
+		CU_ASSERT_EQUAL_FATAL(pfs_path(all[n], PATH_MAX, PFS_N_PART_TMP,
+					       "a/j", "v", nodes[i], 0), 0);
+		CU_ASSERT_EQUAL(pfs_ventry(strrchr(all[n++], '/') + 1, &node),
+				PFS_V_TEMP);
+		for (j = 0; j < 3; j++) {
+			CU_ASSERT_EQUAL_FATAL(pfs_path(all[n], PATH_MAX,
+						       PFS_N_PART_FILE_TMP, "a/j",
+						       "v", nodes[i], j * 11), 0);
+			CU_ASSERT_EQUAL(pfs_ventry(strrchr(all[n++], '/') + 1,
+						   &node), PFS_V_TEMP);
+		}
+	}
+	CU_ASSERT_EQUAL(pfs_path(all[n++], PATH_MAX, PFS_N_MANIFEST, "a/j", "v",
+				 NULL, 0), 0);
+	CU_ASSERT_EQUAL(pfs_path(all[n++], PATH_MAX, PFS_N_MANIFEST_TMP, "a/j",
+				 "v", NULL, 0), 0);
+	CU_ASSERT_EQUAL(pfs_path(all[n++], PATH_MAX, PFS_N_FILE_TMP, "a/j", "v",
+				 NULL, 12), 0);
+	CU_ASSERT_STRING_EQUAL(all[n - 1], "a.dir/j.job/v.ver/tmp.12");
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			CU_ASSERT(strcmp(all[i], all[j]) != 0);
+	CU_ASSERT_STRING_EQUAL(all[0], "a.dir/j.job/v.ver/part.n1");
+	CU_ASSERT_STRING_EQUAL(all[1], "a.dir/j.job/v.ver/ptmp.n1");
+	CU_ASSERT_STRING_EQUAL(all[2], "a.dir/j.job/v.ver/tmp.n1.0");
+	CU_ASSERT_EQUAL(pfs_ventry("manifest", &node), PFS_V_OTHER);
+	CU_ASSERT_EQUAL(pfs_ventry("files", &node), PFS_V_OTHER);
+	CU_ASSERT_EQUAL(pfs_ventry("manifest.tmp", &node), PFS_V_TEMP);
+	CU_ASSERT_EQUAL(pfs_ventry("part.", &node), PFS_V_OTHER);
+	CU_ASSERT_EQUAL(pfs_ventry("tmp.", &node), PFS_V_OTHER);
+	/* A node name must be one level. */
+	CU_ASSERT_EQUAL(pfs_path(rel, sizeof(rel), PFS_N_PART, "j", "v", "a/b",
+				 0), -EINVAL);
+	CU_ASSERT_EQUAL(pfs_path(rel, sizeof(rel), PFS_N_PART, "j", "v", "", 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(pfs_path(rel, sizeof(rel), PFS_N_PART, "j", "v", NULL,
+				 0), -EINVAL);
+}
+
 /* Mode and uid of dir/rel. */
 static int mode_of(const char dir[256], const char *rel, uid_t *uid)
 {
@@ -268,6 +328,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "injective", test_injective },
 		{ "levels", test_levels },
+		{ "parts", test_parts },
 		{ "tree", test_tree },
 		{ NULL, NULL }
 	};

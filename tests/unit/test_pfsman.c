@@ -645,6 +645,83 @@ static void test_format2(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
 }
 
+/* Split the sample into two parts (files 0-1 and 2-3, chunk tables
+ * rebased), as two nodes of a cluster would drain them. */
+static void split(const struct pfsman *m, struct pfsman *a, struct pfsman *b)
+{
+	static struct pfs_file fa[2], fb[2];
+
+	*a = *m;
+	*b = *m;
+	memcpy(fa, m->files, sizeof(fa));
+	memcpy(fb, m->files + 2, sizeof(fb));
+	fb[0].first -= 4;
+	fb[1].first -= 4;
+	a->files = fa;
+	a->nfiles = 2;
+	a->chunks = m->chunks;
+	a->nchunks = 4;
+	b->files = fb;
+	b->nfiles = 2;
+	b->chunks = m->chunks + 4;
+	b->nchunks = 1;
+	b->seq = 7;
+	b->sealed_ns = m->sealed_ns + 5;
+	b->drained_ns = m->drained_ns - 5;
+}
+
+/* The union of parts is the whole, decodes, and keeps parts[0]'s seq and
+ * the newest times; parts that disagree or share a path are refused. */
+static void test_merge(void)
+{
+	struct pfsman m, parts[2], out;
+	uint8_t img[IMG_MAX];
+	long n;
+
+	sample(&m);
+	split(&m, &parts[0], &parts[1]);
+	CU_ASSERT_EQUAL_FATAL(pfsman_merge(parts, 2, &out), 0);
+	CU_ASSERT_EQUAL(out.seq, m.seq);
+	CU_ASSERT_EQUAL(out.sealed_ns, m.sealed_ns + 5);
+	CU_ASSERT_EQUAL(out.drained_ns, m.drained_ns);
+	out.sealed_ns = m.sealed_ns;
+	assert_same(&m, &out);
+	n = encode(&out, img);
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+	pfsman_release(&out);
+	/* One part alone is itself. */
+	CU_ASSERT_EQUAL_FATAL(pfsman_merge(&m, 1, &out), 0);
+	assert_same(&m, &out);
+	pfsman_release(&out);
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 0, &out), -EINVAL);
+	/* The same path in two parts. */
+	split(&m, &parts[0], &parts[1]);
+	parts[1].files[1].path = path0;
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -EEXIST);
+	CU_ASSERT_PTR_NULL(out.files);
+	/* Parts of different versions, uids, layouts or bases. */
+	split(&m, &parts[0], &parts[1]);
+	strcpy(parts[1].version, "step-000001");
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -CKPT_EPROTO);
+	split(&m, &parts[0], &parts[1]);
+	parts[1].uid++;
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -CKPT_EPROTO);
+	split(&m, &parts[0], &parts[1]);
+	parts[1].chunk *= 2;
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -CKPT_EPROTO);
+	split(&m, &parts[0], &parts[1]);
+	strcpy(parts[1].base, "step-000900");
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -CKPT_EPROTO);
+	/* A part that is not incremental may have any base (none). */
+	parts[1].flags = 0;
+	parts[1].chunks[0].kind = PFS_RAW;
+	parts[1].chunks[0].kind2 = 0;
+	CU_ASSERT_EQUAL_FATAL(pfsman_merge(parts, 2, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.base, m.base);
+	CU_ASSERT_EQUAL(out.flags, m.flags);
+	pfsman_release(&out);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -659,6 +736,7 @@ int main(void)
 		{ "kinds", test_kinds },
 		{ "head_fields", test_head_fields },
 		{ "names", test_names },
+		{ "merge", test_merge },
 		{ NULL, NULL }
 	};
 

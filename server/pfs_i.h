@@ -1,0 +1,29 @@
+/*
+ * pfs_i.h - what pfs.c (copies, reads, removal) and pfspart.c (versions in
+ * parts: publishing, a part's removal) share.  Nothing else includes it.
+ * Worker threads only; blocking; 0 or -errno.
+ */
+#ifndef CKPTD_PFS_I_H
+#define CKPTD_PFS_I_H
+
+#include <stddef.h>
+
+#include "pfsman.h"
+
+struct pfs_owner;
+
+/* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,
+ * renamed, its directory fsync'd; o's and 0600 (pfslayout.h). */
+int pfs_manifest_put(int tfd, const struct pfs_owner *o,
+		     const struct pfsman *m, const char *tmp, const char *dst);
+/* rmdir rel's directory and those above it while they are empty, up to
+ * and with the one whose path is keep bytes long. */
+void pfs_prune(int tfd, const char *rel, size_t keep);
+/* Unlink what of ckptd's is in the version's directory besides the
+ * manifest and files/: node's part manifest and temporaries (every
+ * node's when node is NULL), then the directory if it is left empty.
+ * Best effort. */
+void pfs_vdir_clean(int tfd, const char *job, const char *version,
+		    const char *node);
+
+#endif

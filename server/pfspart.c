@@ -1,0 +1,271 @@
+/*
+ * pfspart.c - versions in parts on the PFS (see pfs.h): the publish step
+ * that makes the parts one drained version, and removing a part or what
+ * the nodes of a cluster leave in a version's directory.
+ *
+ * Every node of a cluster drains its own part of a version into the
+ * version's one directory, its files under files/ and its part manifest as
+ * part.<node> (pfslayout.h); no two nodes ever write the same name.  The
+ * version's manifest, the only thing a reader looks at, is written by one
+ * node alone: the one whose name sorts first among the parts there.  The
+ * rule needs no messages between nodes: each node asks after its own part
+ * is durable, and the first one keeps asking (drain.c's retry schedule)
+ * until every part is there.  A node that sees a part sorting before its
+ * own knows the version is not its to publish and stops asking; the node
+ * that sorts first of all never sees one, so it is always the one left
+ * asking.  Worker threads only; blocking.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "manifest.h"
+#include "pfs.h"
+#include "pfs_i.h"
+#include "pfslayout.h"
+
+/* The version's directory open for reading, or -errno. */
+static DIR *vdir_open(int tfd, const char *job, const char *version, int *err)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	int fd;
+
+	*err = pfs_path(path, sizeof(path), PFS_N_VERSION, job, version, NULL, 0);
+	if (*err < 0)
+		return NULL;
+	fd = pfs_open(tfd, path, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		*err = -errno;
+		close(fd);
+	}
+	return d;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(char **names, uint32_t n)
+{
+	while (n)
+		free(names[--n]);
+	free(names);
+}
+
+/* The nodes whose part.<node> is in the version's directory, sorted, in
+ * *out (malloc'd, each name malloc'd) and *n.  0 or -errno. */
+static int parts_list(int tfd, const char *job, const char *version,
+		      char ***out, uint32_t *n)
+{
+	char **names;
+	const char *node;
+	struct dirent *e;
+	int ret = 0;
+	DIR *d;
+
+	*n = 0;
+	names = calloc(MANIFEST_MAX_PARTS + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	d = vdir_open(tfd, job, version, &ret);
+	if (!d) {
+		free(names);
+		return ret;
+	}
+	while (ret == 0 && (e = readdir(d))) {
+		if (pfs_ventry(e->d_name, &node) != PFS_V_PART)
+			continue;
+		if (*n == MANIFEST_MAX_PARTS) {
+			ret = -CKPT_EPROTO;
+			break;
+		}
+		names[*n] = strdup(node);
+		ret = names[*n] ? 0 : -ENOMEM;
+		*n += ret == 0;
+	}
+	closedir(d);
+	if (ret < 0) {
+		names_free(names, *n);
+		return ret;
+	}
+	qsort(names, *n, sizeof(*names), cmp_name);
+	*out = names;
+	return 0;
+}
+
+/* Merge the n parts named and write the manifest.  names[0] is self. */
+static int publish_parts(const char *target, int tfd, const char *job,
+			 const char *version, uint32_t uid, char **names,
+			 uint32_t n)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	struct pfsman *parts, m;
+	struct pfs_owner owner;
+	struct timespec ts;
+	uint32_t i, loaded = 0;
+	int ret;
+
+	parts = calloc(n, sizeof(*parts));
+	if (!parts)
+		return -ENOMEM;
+	for (ret = 0; ret == 0 && loaded < n; loaded += ret == 0) {
+		ret = pfs_load_part(target, job, version, names[loaded],
+				    &parts[loaded]);
+		if (ret == 0 && parts[loaded].uid != uid) {
+			pfsman_release(&parts[loaded]);
+			ret = -CKPT_EPROTO;
+		}
+	}
+	if (ret < 0)
+		goto out_release;
+	ret = pfsman_merge(parts, n, &m);
+	if (ret < 0)
+		goto out_release;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m.drained_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	ret = pfs_owner_of(uid, &owner);
+	if (ret == 0)
+		ret = pfs_path(dst, sizeof(dst), PFS_N_MANIFEST, job, version,
+			       NULL, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp), PFS_N_MANIFEST_TMP, job,
+			       version, NULL, 0);
+	if (ret == 0)
+		ret = pfs_manifest_put(tfd, &owner, &m, tmp, dst);
+	pfsman_release(&m);
+out_release:
+	for (i = 0; i < loaded; i++)
+		pfsman_release(&parts[i]);
+	free(parts);
+	return ret;
+}
+
+int pfs_publish(const char *target, const char *job, const char *version,
+		uint32_t uid, uint32_t nparts, const char *self)
+{
+	struct pfsman m;
+	char **names = NULL;
+	uint32_t n = 0;
+	int tfd, ret;
+
+	if (pfs_load(target, job, version, &m) == 0) {
+		pfsman_release(&m);
+		return 0;            /* published before (a retry, a restart) */
+	}
+	tfd = pfs_target_open(target);
+	if (tfd < 0)
+		return tfd;
+	ret = parts_list(tfd, job, version, &names, &n);
+	if (ret < 0)
+		goto out_close;
+	if (n && strcmp(names[0], self) < 0)
+		ret = 1;             /* names[0]'s to publish */
+	else if (n < nparts || strcmp(names[0], self))
+		ret = -EAGAIN;       /* self's own part is there, or soon */
+	else if (n > nparts)
+		ret = -CKPT_EPROTO;  /* parts of another incarnation? */
+	else
+		ret = publish_parts(target, tfd, job, version, uid, names, n);
+	names_free(names, n);
+out_close:
+	close(tfd);
+	return ret;
+}
+
+/* Is name node's temporary: ptmp.<node>, or tmp.<node>.<digits>? */
+static int temp_of(const char *name, const char *node)
+{
+	size_t tl = sizeof(PFS_TMP) - 1, nl = strlen(node);
+	const char *p;
+
+	if (!strncmp(name, PFS_PART_TMP, sizeof(PFS_PART_TMP) - 1))
+		return !strcmp(name + sizeof(PFS_PART_TMP) - 1, node);
+	if (strncmp(name, PFS_TMP, tl) || strncmp(name + tl, node, nl) ||
+	    name[tl + nl] != '.' || !name[tl + nl + 1])
+		return 0;
+	for (p = name + tl + nl + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+void pfs_vdir_clean(int tfd, const char *job, const char *version,
+		    const char *node)
+{
+	char path[PATH_MAX];
+	const char *pnode;
+	struct dirent *e;
+	enum pfs_ventry k;
+	int err;
+	DIR *d;
+
+	d = vdir_open(tfd, job, version, &err);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		k = pfs_ventry(e->d_name, &pnode);
+		if (k == PFS_V_OTHER)
+			continue;
+		if (node && !(k == PFS_V_PART ? !strcmp(pnode, node)
+					      : temp_of(e->d_name, node)))
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	if (pfs_path(path, sizeof(path), PFS_N_VERSION, job, version, NULL,
+		     0) == 0)
+		pfs_unlink(tfd, path, AT_REMOVEDIR);
+}
+
+int pfs_remove_part(const char *target, const char *job, const char *version,
+		    const char *node)
+{
+	char path[PATH_MAX], top[PATH_MAX];
+	struct pfsman m;
+	uint32_t i;
+	int tfd, ret;
+
+	ret = pfs_path(top, sizeof(top), PFS_N_VERSION, job, version, NULL, 0);
+	if (ret == 0)
+		ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version,
+			       NULL, 0);
+	if (ret < 0)
+		return ret;
+	tfd = pfs_target_open(target);
+	if (tfd < 0)
+		return tfd;
+	/* Without this part the version is torn: unpublish it first. */
+	ret = pfs_unlink(tfd, path, 0);
+	if (ret < 0 && ret != -ENOENT)
+		goto out_close;
+	ret = pfs_load_part(target, job, version, node, &m);
+	if (ret < 0 && ret != -ENOENT)
+		goto out_close;
+	for (i = 0; ret == 0 && i < m.nfiles; i++) {
+		if (pfs_path(path, sizeof(path), PFS_N_FILE, job, version,
+			     m.files[i].path, 0) < 0)
+			continue;
+		pfs_unlink(tfd, path, 0);
+		pfs_prune(tfd, path, strlen(top));
+	}
+	if (ret == 0)
+		pfsman_release(&m);
+	pfs_vdir_clean(tfd, job, version, node);
+	ret = 0;
+out_close:
+	close(tfd);
+	return ret;
+}
