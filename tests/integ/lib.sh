@@ -748,9 +748,11 @@ pfs_vdir() {
 	echo "$d/$job.job/$2.ver"
 }
 
-# pfs_temps: the drain's temporary files left anywhere under $PFS.
+# pfs_temps: the drain's temporary files left anywhere under $PFS (a
+# cluster node's too: tmp.<node>.<n>, ptmp.<node>).
 pfs_temps() {
-	find "$PFS" \( -path '*.ver/tmp.*' -o -path '*.ver/manifest.tmp' \) \
+	find "$PFS" \( -path '*.ver/tmp.*' -o -path '*.ver/manifest.tmp' \
+		-o -path '*.ver/ptmp.*' \) \
 		-print 2>/dev/null
 }
 

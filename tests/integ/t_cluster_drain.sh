@@ -1,0 +1,159 @@
+#!/bin/bash
+# t_cluster_drain: three ckptd nodes (127.0.0.1-3, ec 2+1) drain to one PFS
+# directory; a version written in parts is published whole or not at all.
+#  - v1, written in 3 parts (CKPT_NODES=3) with n3's drain paused: n1's and
+#    n2's parts reach DRAINED (part.n1, part.n2 on the PFS) and there is no
+#    manifest while n3's part is missing; once n3 resumes its part is
+#    DRAINED and the manifest appears, written by n1 (the first name) only;
+#    no temporaries are left, the PFS files are the writers' bytes, and
+#    `ckptctl restore` on a node alone on the same PFS gives back all 3
+#    parts' files byte for byte;
+#  - s1, a version of one part (CKPT_NODES unset) in the same cluster,
+#    drains as it always did: files/ and a manifest, no part manifests;
+#  - v2: n1 (the publisher) drains its part while n2 and n3 are paused and
+#    is killed with SIGKILL; n2 and n3 then drain theirs, and nothing is
+#    published until n1 restarts, which publishes it.
+# TIMEOUT: 300
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY is missing"
+PFS=$T/pfs
+mkdir -p "$PFS"
+PORT=$(( 20000 + RANDOM % 20000 ))
+KEY=$T/cluster.key
+head -c 48 /dev/urandom >"$KEY"
+chmod 600 "$KEY"
+S=$(short_dir)
+SHORT_DIRS+=("$S")
+NODES=$S/nodes
+cat >"$NODES" <<NODES
+n1 127.0.0.1:$PORT
+n2 127.0.0.2:$PORT
+n3 127.0.0.3:$PORT
+NODES
+ALL="n1 n2 n3"
+JOB=train/cd
+SIZE=1500000
+
+node() {    # NAME: configure (once) and start node NAME
+	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
+	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
+		-o cluster.ec=2+1 -o "cluster.key=$KEY"
+}
+
+sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
+	ctl "$1" --json status 2>/dev/null |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
+}
+is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
+
+# part_level NAME VERSION: the level of NAME's own part.
+part_level() {
+	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p["level"])' "$1"
+}
+part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
+has() { [ -f "$1" ]; }
+logged() { grep -q "$2" "$T/$1/ckptd.log"; }
+
+# write_parts VERSION SEED NODE...: NODE number i writes part i.
+write_parts() {
+	local v=$1 seed=$2 n i
+	shift 2
+	for n in "$@"; do
+		i=${n#n}
+		CKPT_NODES=3 tw $n write $JOB "$v" -r $i -P part$i -n 2 -z $SIZE \
+			-S $((seed + i)) -w local || fail "$n: writing its part of $v"
+	done
+}
+# expect_parts VERSION SEED DIR: the files of all three parts under DIR.
+expect_parts() {
+	local i
+	for i in 1 2 3; do
+		"$TW" expect $JOB "$1" -r $i -P part$i -n 2 -z $SIZE \
+			-S $(($2 + i)) -o "$3" || fail "ckpt_tw expect failed"
+	done
+}
+
+for n in $ALL; do node $n; done
+for n in $ALL; do
+	poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
+done
+V1=$(pfs_vdir $JOB v1)
+
+# ---- v1: the manifest once every part is there ------------------------------
+ctl n3 drain --pause >/dev/null || fail "ckptctl drain --pause on n3"
+write_parts v1 10 n1 n2 n3
+for n in n1 n2; do
+	poll_until 30 part_is $n v1 drained ||
+		fail "$n's part of v1 is $(part_level $n v1), not drained"
+	[ -f "$V1/part.$n" ] || fail "$n's part is drained without part.$n"
+done
+poll_until 10 logged n1 "train/cd/v1: part drained; the version is published once" ||
+	fail "n1 does not say it waits for the parts"
+sleep "$(scaled 3)"     # several publish checks of n1 (retry_max = 1)
+[ ! -e "$V1/manifest" ] || fail "v1 was published with n3's part missing"
+[ ! -e "$V1/part.n3" ] || fail "n3 drained while paused"
+[ "$(part_level n3 v1)" != drained ] || fail "n3's part is drained while paused"
+ctl n3 drain --resume >/dev/null || fail "ckptctl drain --resume on n3"
+poll_until 30 part_is n3 v1 drained ||
+	fail "n3's part of v1 is $(part_level n3 v1) after resume"
+poll_until 20 has "$V1/manifest" ||
+	fail "no manifest with every part drained: $(ls "$V1")"
+logged n1 "train/cd/v1 published on the PFS (3 parts)" || fail "n1 did not publish v1"
+for n in n2 n3; do
+	! logged $n "train/cd/v1 published on the PFS" || fail "$n published v1 too"
+done
+[ -z "$(pfs_temps)" ] || fail "temporary files left: $(pfs_temps)"
+expect_parts v1 10 "$T/exp1"
+diff -r "$T/exp1" "$V1/files" || fail "the PFS files of v1 are not the writers'"
+# A node alone on the same PFS sees the version whole, and restores it.
+drain_conf r
+start_ckptd r
+ctl r restore $JOB v1 --to "$T/rest1" >/dev/null || fail "ckptctl restore of v1 from the PFS"
+diff -r "$T/exp1" "$T/rest1" || fail "v1 restored from the PFS differs"
+[ "$(find "$T/rest1" -type f | wc -l)" = 6 ] || fail "v1 restored $(find "$T/rest1" -type f | wc -l) files, not 6"
+stop_ckptd r
+info "v1: parts drained, published once all 3 were there, restored whole"
+
+# ---- s1: a version of one part drains as before ---------------------------
+tw n2 write $JOB s1 -n 2 -z 1000000 -S 5 -w drained || fail "s1 did not reach DRAINED"
+S1=$(pfs_vdir $JOB s1)
+"$TW" expect $JOB s1 -r 0 -n 2 -z 1000000 -S 5 -o "$T/exps1" || fail "ckpt_tw expect failed"
+diff -r "$T/exps1" "$S1/files" || fail "the PFS files of s1 are not the writer's"
+[ "$(ls "$S1" | tr '\n' ' ')" = "files manifest " ] ||
+	fail "a one-part version's directory holds: $(ls "$S1")"
+info "s1: a one-part version drains as before"
+
+# ---- v2: the publisher killed between its part and the publish ------------
+V2=$(pfs_vdir $JOB v2)
+ctl n2 drain --pause >/dev/null || fail "ckptctl drain --pause on n2"
+ctl n3 drain --pause >/dev/null || fail "ckptctl drain --pause on n3"
+write_parts v2 20 n1 n2 n3
+poll_until 30 part_is n1 v2 drained || fail "n1's part of v2 is $(part_level n1 v2)"
+poll_until 10 logged n1 "train/cd/v2: part drained; the version is published once" ||
+	fail "n1 does not wait for v2's parts"
+kill9 n1
+ctl n2 drain --resume >/dev/null || fail "ckptctl drain --resume on n2"
+ctl n3 drain --resume >/dev/null || fail "ckptctl drain --resume on n3"
+for n in n2 n3; do
+	poll_until 30 has "$V2/part.$n" || fail "$n did not drain its part of v2"
+	poll_until 30 part_is $n v2 drained || fail "$n's part of v2 is $(part_level $n v2)"
+done
+sleep "$(scaled 3)"
+[ ! -e "$V2/manifest" ] || fail "v2 was published by a node that is not its publisher"
+node n1
+poll_until 20 has "$V2/manifest" || fail "n1 did not publish v2 after its restart"
+expect_parts v2 20 "$T/exp2"
+diff -r "$T/exp2" "$V2/files" || fail "the PFS files of v2 are not the writers'"
+[ -z "$(pfs_temps)" ] || fail "temporary files left: $(pfs_temps)"
+info "v2: published by its publisher after a SIGKILL and a restart"
+
+for n in $ALL; do stop_ckptd $n; done
+finish
