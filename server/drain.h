@@ -75,7 +75,7 @@ void drain_sealed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */
 void drain_tick(struct ckptd *d);
 /* Pause (1) or resume (0) the drain: copies running wait between chunks,
- * and none starts.  0, or -ENOTSUP without a target. */
+ * and none starts, nor does a publish check.  0, or -ENOTSUP without a target. */
 int drain_pause(struct ckptd *d, int paused);
 /* Drain v (sealed) next, before every other, never skipped.  0 (also when
  * it is drained or draining already), -ENOTSUP without a target, or

@@ -11,7 +11,10 @@
  * With compression or incremental drains a file holds its stored chunks one
  * after the other instead, and only the manifest says where each one is.
  * Where anything goes on the PFS, and every open, mkdir, rename and unlink
- * there, is pfslayout.c's: nothing here builds a PFS path.
+ * there, is pfslayout.c's: nothing here builds a PFS path.  A part of a
+ * version in parts is copied the same way, under its node's temporary
+ * names, with its part manifest in place of the manifest; publishing the
+ * version and removing a part are pfspart.c's.
  */
 #include <dirent.h>
 #include <errno.h>
