@@ -124,7 +124,8 @@ if grep -qw fuse /proc/filesystems && [ -c /dev/fuse ] && command -v fusermount3
 		fail "writing through the mounts"
 	# mv VER.tmp VER commits the mount's part.
 	mv "$T/m1/fj/vm.tmp" "$T/m1/fj/vm" || fail "commit of n1's part through the mount"
-	ctl n1 ls fj vm | head -1 | grep -qi "open.*1 of 2 parts" ||
+	one_of_two() { ctl n1 ls fj vm | head -1 | grep -qi "open.*1 of 2 parts"; }
+	poll_until 20 one_of_two ||
 		fail "with one of two parts committed n1 shows: $(ctl n1 ls fj vm | head -1)"
 	mv "$T/m4/fj/vm.tmp" "$T/m4/fj/vm" || fail "commit of n4's part through the mount"
 	poll_until 20 _state_is n1 fj vm sealed || fail "fj/vm is $(vstate n1 fj vm) on n1"
