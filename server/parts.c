@@ -87,6 +87,50 @@ static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
 	return NULL;
 }
 
+/*
+ * The uid a job name belongs to, as a caller of uid `caller` sees it: this
+ * node's job's, else caller's if some part of it is caller's, else that of
+ * the first part heard.  -ENOENT if nothing of the job is known.  Job names
+ * are not coordinated between nodes, so two uids may each hold a job of the
+ * same name on different nodes: only the parts of this one uid make up the
+ * job's versions, so that neither sees, lists or reads the other's.
+ */
+static int job_owner(const struct ckptd *d, const char *job, uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+	struct job *j = catalog_job((struct catalog *)&d->cat, job);
+	struct list *pos;
+	int first = -ENOENT;
+
+	if (j)
+		return (int)j->uid;
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (strcmp(p->job, job))
+			continue;
+		if (caller && p->uid == caller)
+			return (int)p->uid;
+		if (first < 0)
+			first = (int)p->uid;
+	}
+	return first;
+}
+
+/* The owner uid of v's job, or for the caller (see job_owner). */
+static uint32_t owner_of(const struct ckptd *d, const char *job,
+			 const struct version *v, uint32_t caller)
+{
+	int u;
+
+	if (v && v->job)
+		return v->job->uid;
+	u = job_owner(d, job, caller);
+	return u < 0 ? caller : (uint32_t)u;
+}
+
 /* ---- announcing this node's parts ---------------------------------------- */
 
 static void on_part_reply(struct ckptd *d, void *arg, int status,
@@ -296,16 +340,18 @@ static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
  * nothing of it (the local part alone says all). */
 static int summarize(const struct ckptd *d, const char *job,
 		     const char *version, const struct version *v,
-		     struct vsum *s)
+		     uint32_t caller, struct vsum *s)
 {
 	const struct cluster *cl = cl_of(d);
 	struct list *pos;
 	int others = 0;
+	uint32_t uid;
 
 	memset(s, 0, sizeof(*s));
 	s->level = CKPT_DRAINED;
 	if (!cl || !cl->parts)
 		return -ENOENT;
+	uid = owner_of(d, job, v, caller);
 	if (v) {
 		struct ckpt_version_info vi;
 
@@ -316,7 +362,8 @@ static int summarize(const struct ckptd *d, const char *job,
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
 
-		if (strcmp(p->job, job) || strcmp(p->version, version))
+		if (strcmp(p->job, job) || strcmp(p->version, version) ||
+		    p->uid != uid)
 			continue;
 		sum_part(s, p->state, p->level, p->nparts, p->nfiles, p->bytes,
 			 p->sealed_ns);
@@ -331,11 +378,11 @@ static int summarize(const struct ckptd *d, const char *job,
 
 int cluster_version_view(const struct ckptd *d, const char *job,
 			 const char *version, const struct version *v,
-			 struct ckpt_version_info *info)
+			 uint32_t caller, struct ckpt_version_info *info)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return -ENOENT;
 	info->nparts = s.nparts;
 	info->parts_sealed = s.sealed;
@@ -345,7 +392,7 @@ int cluster_version_view(const struct ckptd *d, const char *job,
 		info->nfiles = s.nfiles;
 		info->bytes = s.bytes;
 		info->sealed_ns = s.sealed_ns;
-		info->uid = (uint32_t)cluster_job_uid(d, job);
+		info->uid = owner_of(d, job, NULL, caller);
 	} else {
 		info->nfiles = s.nfiles;
 		info->bytes = s.bytes;
@@ -364,22 +411,23 @@ int cluster_version_view(const struct ckptd *d, const char *job,
 }
 
 uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
-				const char *version, const struct version *v)
+				const char *version, const struct version *v,
+				uint32_t caller)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return v ? v->sealed_ns : 0;
 	return s.sealed_ns;
 }
 
 int cluster_version_ready(const struct ckptd *d, const char *job,
 			  const char *version, const struct version *v,
-			  uint32_t level)
+			  uint32_t caller, uint32_t level)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return v && v->state == CKPT_ST_SEALED && v->level >= level;
 	return !s.failed && s.sealed >= s.nparts && s.level >= level;
 }
@@ -394,12 +442,14 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 
 	if (!cl || !cl->parts)
 		return;
+	if (job)         /* the versions of the job as uid sees it */
+		uid = owner_of(d, job, NULL, uid);
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
 		uint64_t newest = 0;
 		int first = 1;
 
-		if (uid && p->uid != uid)
+		if ((uid || job) && p->uid != uid)
 			continue;
 		if (job ? strcmp(p->job, job) != 0
 			: catalog_job((struct catalog *)&d->cat, p->job) != NULL)
@@ -423,36 +473,30 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 			const struct rpart *o = list_entry(q, struct rpart, link);
 
 			if (!strcmp(o->job, p->job) && !strcmp(o->version, p->version) &&
-			    o->sealed_ns > newest)
+			    o->uid == p->uid && o->sealed_ns > newest)
 				newest = o->sealed_ns;
 		}
 		fn(arg, p->job, job ? p->version : NULL, newest);
 	}
 }
 
-int cluster_job_uid(const struct ckptd *d, const char *job)
+int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller)
 {
 	const struct cluster *cl = cl_of(d);
-	struct list *pos;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	list_for_each(pos, &cl->parts->list) {
-		const struct rpart *p = list_entry(pos, struct rpart, link);
-
-		if (!strcmp(p->job, job))
-			return (int)p->uid;
-	}
-	return -ENOENT;
+	return job_owner(d, job, caller);
 }
 
 /* ---- listings ---------------------------------------------------------------- */
 
-/* The other nodes' parts of job/version, in the list's order. */
-#define for_each_rpart(ps, pos, p, jb, vr)                                  \
+/* The other nodes' parts of job/version of uid, in the list's order. */
+#define for_each_rpart(ps, pos, p, jb, vr, u)                               \
 	list_for_each(pos, &(ps)->list)                                     \
 		if ((p = list_entry(pos, struct rpart, link)),              \
-		    strcmp(p->job, jb) || strcmp(p->version, vr)) {         \
+		    strcmp(p->job, jb) || strcmp(p->version, vr) ||         \
+		    p->uid != (u)) {                                        \
 		} else
 
 int cluster_list_parts(struct conn *c, const struct proto_msg *req,
@@ -462,12 +506,13 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 	struct ckpt_version_info info;
 	struct list *pos;
 	struct rpart *p;
-	uint32_t n = v ? 1 : 0;
+	uint32_t n = v ? 1 : 0, uid;
 	struct page pg;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	for_each_rpart(cl->parts, pos, p, req->job, req->version)
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid)
 		n++;
 	if (!n)
 		return -ENOENT;
@@ -480,7 +525,7 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));
 		proto_enc_version_entry(&pg.e, &info);
 	}
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		if (!page_take(&pg))
 			continue;
 		memset(&info, 0, sizeof(info));
@@ -518,13 +563,14 @@ static int rpart_file(const struct rpart *p, const char *path)
 
 /* The part that shows path (not this node's), and its file index. */
 static struct rpart *path_owner(const struct cluster *cl, const char *job,
-				const char *version, const char *path, int *fi)
+				const char *version, uint32_t uid,
+				const char *path, int *fi)
 {
 	struct rpart *p, *best = NULL;
 	struct list *pos;
 	int i;
 
-	for_each_rpart(cl->parts, pos, p, job, version) {
+	for_each_rpart(cl->parts, pos, p, job, version, uid) {
 		i = rpart_file(p, path);
 		if (i < 0)
 			continue;
@@ -555,8 +601,8 @@ static int shown(const struct cluster *cl, const struct rpart *p, uint32_t i,
 
 	if (v && version_file((struct version *)v, p->man.files[i].path, 0) >= 0)
 		return 0;
-	return path_owner(cl, p->job, p->version, p->man.files[i].path,
-			  &fi) == p;
+	return path_owner(cl, p->job, p->version, p->uid,
+			  p->man.files[i].path, &fi) == p;
 }
 
 int cluster_list_files(struct conn *c, const struct proto_msg *req,
@@ -566,13 +612,14 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 	struct ckpt_file_info fi;
 	struct list *pos;
 	struct rpart *p;
-	uint32_t n = v ? v->nlive : 0, i;
+	uint32_t n = v ? v->nlive : 0, i, uid;
 	struct page pg;
 	int any = 0;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		any = 1;
 		for (i = 0; i < p->man.nfiles; i++)
 			n += shown(cl, p, i, v);
@@ -591,7 +638,7 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 		fi.attr = v->files[i].attr;
 		proto_enc_file_entry(&pg.e, &fi);
 	}
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		for (i = 0; i < p->man.nfiles; i++) {
 			if (!shown(cl, p, i, v) || !page_take(&pg))
 				continue;
@@ -613,7 +660,8 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	p = path_owner(cl, req->job, req->version, req->path, &i);
+	p = path_owner(cl, req->job, req->version,
+		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
 	if (!p)
 		return -ENOENT;
 	if (!conn_reply_begin(c, req, &e))
@@ -688,7 +736,8 @@ int cluster_read(struct conn *c, const struct proto_msg *req)
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	p = path_owner(cl, req->job, req->version, req->path, &fi);
+	p = path_owner(cl, req->job, req->version,
+		       owner_of(c->d, req->job, NULL, c->uid), req->path, &fi);
 	if (!p)
 		return -ENOENT;
 	ret = -CKPT_EPROTO;
