@@ -235,7 +235,10 @@ static struct hold_task *task_new(struct hold *h, struct link *l,
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* The checks every shard request passes: 0 or the status to answer. */
+/* The checks every shard request passes: 0 or the status to answer.
+ * bytes: what the shard will take on disk once the request is done (a
+ * PUT's end offset: a chunk far past what a shard can be would make a
+ * sparse file that a SEAL could then claim, and CRC, whole). */
 static int check_shard(struct cluster *cl, struct link *l, const char *owner,
 		       uint32_t k, uint32_t m, uint32_t shard, uint64_t bytes)
 {
@@ -248,8 +251,9 @@ static int check_shard(struct cluster *cl, struct link *l, const char *owner,
 	    place_peer(&cl->place, (uint32_t)id, shard) != cl->self)
 		return -EINVAL;         /* not a shard this node holds */
 	if (d->segs.capacity &&
-	    d->segs.bytes + cl->hold->bytes + cl->hold->pending + bytes >
-	    d->segs.capacity)
+	    (bytes > d->segs.capacity ||
+	     d->segs.bytes + cl->hold->bytes + cl->hold->pending + bytes >
+	     d->segs.capacity))
 		return -ENOSPC;
 	return 0;
 }
@@ -275,7 +279,9 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 
 	ret = peer_decode_shard(f, n, &s);
 	if (ret == 0)
-		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, s.len);
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard,
+				  s.off > UINT64_MAX - s.len ? UINT64_MAX
+							     : s.off + s.len);
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, ret);
 	/* A sealed shard is immutable; the owner sends it again when an
@@ -311,8 +317,16 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 	int ret;
 
 	ret = peer_decode_seal(f, n, &s);
-	if (ret == 0)
-		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, 0);
+	if (ret == 0) {
+		/* Its bytes count from now on (less a seal it replaces). */
+		struct held *e = held_find(h, s.owner, s.open_id, s.shard);
+		uint64_t bytes = s.nstripes * s.chunk;
+
+		if (e)
+			bytes = bytes > e->m.nstripes * e->m.chunk
+				? bytes - e->m.nstripes * e->m.chunk : 0;
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, bytes);
+	}
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_SEAL, hdr->seq, ret);
 	ht = task_new(h, l, H_SEAL, hdr->seq);
