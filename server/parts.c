@@ -152,9 +152,9 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 
 	memset(&pp, 0, sizeof(pp));
 	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
-	snprintf(pp.job, sizeof(pp.job), "%s", v->job->name);
+	snprintf(pp.job, sizeof(pp.job), "%s", v->jobname);
 	snprintf(pp.version, sizeof(pp.version), "%s", v->name);
-	pp.uid = v->job->uid;
+	pp.uid = v->uid;
 	pp.state = v->removed ? 0 : v->state;
 	pp.level = v->level;
 	pp.copies = v->copies;
@@ -192,7 +192,10 @@ static void announce_to(struct cluster *cl, const struct version *v,
 	uint8_t *buf;
 	size_t len;
 
-	if (!v->job || v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
+	/* A removed one (job NULL) is announced too: state 0, so that the
+	 * others forget it and drop the shards they hold of it. */
+	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
+	    v->state == CKPT_ST_SEALING)
 		return;
 	for (i = 0; i < cl->place.n; i++) {
 		if (i == cl->self || (node != cl->self && i != node) ||
@@ -202,7 +205,7 @@ static void announce_to(struct cluster *cl, const struct version *v,
 		buf = part_frame(cl, v, seq, &len);
 		if (!buf) {
 			log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
-				   cl_name(cl, i), v->job->name, v->name);
+				   cl_name(cl, i), v->jobname, v->name);
 			continue;
 		}
 		link_request(cl, i, buf, len, seq, 0, on_part_reply, NULL);

@@ -16,8 +16,11 @@
 #  - kills: n2 (a holder) SIGKILLed mid-protection and restarted, n1 (an
 #    owner) SIGKILLed mid-protection and restarted: every part reaches
 #    PROTECTED and reads back from every node;
+#  - a forwarded read whose client is killed while its owner is stopped;
+#    a part removed mid-protection while another node reads it, and a
+#    protected one: every node forgets them, their holders drop the shards;
 #  - all nodes stopped cleanly (SIGTERM) with protection and forwarded reads
-#    in flight, twice; everything reads back after.
+#    in flight, then restarted twice; everything reads back after.
 # Two uids are made with useradd and removed in the cleanup.
 # TIMEOUT: 300
 set -u
@@ -43,7 +46,8 @@ ALL="n1 n2 n3"
 node() {    # NAME: configure and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
 	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
-		-o cluster.ec=2+1 -o "cluster.key=$KEY"
+		-o cluster.ec=2+1 -o "cluster.key=$KEY" \
+		${BW:+-o cluster.bandwidth=$BW}
 }
 sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
 	ctl "$1" --json status 2>/dev/null |
@@ -268,6 +272,95 @@ flood() {
 		fail "200 unread 4 MiB READs grew n3 by $(((after - before) >> 10)) MiB"
 }
 hostile
+
+# ---- kills and restarts mid-protection -------------------------------------
+MB=$((1 << 20))
+# held NODE OWNER: .dat files NODE holds of OWNER's parts
+held() { find "$T/$1/store/shards/$2" -name '*.dat' 2>/dev/null | wc -l; }
+more_held() { [ "$(held "$1" "$2")" -gt "$3" ]; }
+# readall VERSION...: every part of each reads back from every node
+readall() {
+	local n v
+	for v in "$@"; do
+		for n in $ALL; do
+			poll_until 20 tw $n verify k1 $v -n 2 -z $((8 * MB)) -S ${v#v} ||
+				fail "$n: k1/$v does not read back"
+		done
+	done
+}
+protected_on() { ctl "$1" wait k1 "$2" protected --timeout 60 >/dev/null ||
+	fail "$1: k1/$2 not PROTECTED; $(grep protect "$T/$1/ckptd.log" | tail -3)"; }
+all_stop() { local n; for n in $ALL; do stop_ckptd $n; done; }
+all_start() { local n; for n in $ALL; do node $n; done; all_up; }
+kills() {
+	local h0 pid
+	BW=8M
+	all_stop; all_start               # slow protection: 2 MiB stripes, 4/s
+	# a holder killed mid-protection
+	h0=$(held n2 n1)
+	tw n1 write k1 v1 -n 2 -z $((8 * MB)) -S 1 -w local || fail "n1 writing k1/v1"
+	poll_until 20 more_held n2 n1 "$h0" || fail "n2 got no shard of n1's v1"
+	kill9 n2
+	node n2
+	protected_on n1 v1
+	# an owner killed mid-protection: protected after its restart
+	h0=$(held n3 n2)
+	tw n2 write k1 v2 -n 2 -z $((8 * MB)) -S 2 -w local || fail "n2 writing k1/v2"
+	poll_until 20 more_held n3 n2 "$h0" || fail "n3 got no shard of n2's v2"
+	kill9 n2
+	node n2
+	all_up
+	protected_on n2 v2
+	readall v1 v2
+	for n in $ALL; do
+		[ "$(tw $n latest k1 -w protected)" = v2 ] || fail "$n: latest protected of k1 is not v2"
+	done
+	info "kills: a holder and an owner SIGKILLed mid-protection; parts PROTECTED after"
+
+	# a forwarded read whose client goes, its owner stopped (SIGSTOP)
+	kill -STOP "$(ckptd_pid n2)"
+	tw n1 verify k1 v2 -n 2 -z $((8 * MB)) -S 2 >/dev/null 2>&1 &
+	pid=$!
+	lags() { [[ "$(sjson n1 peers_lagging)" == *"n2 "* ]]; }
+	poll_until 20 lags || { kill -CONT "$(ckptd_pid n2)"; fail "n1's read of n2's file is not waiting on n2"; }
+	kill -KILL $pid; wait $pid 2>/dev/null
+	kill -CONT "$(ckptd_pid n2)"
+	assert_up n1
+	# removed while being protected, and while another node reads it
+	h0=$(held n2 n1)
+	tw n1 write k1 v4 -n 2 -z $((8 * MB)) -S 4 -w local || fail "n1 writing k1/v4"
+	poll_until 20 more_held n2 n1 "$h0" || fail "n2 got no shard of n1's v4"
+	tw n3 verify k1 v4 -n 2 -z $((8 * MB)) -S 4 >/dev/null 2>&1 &
+	pid=$!
+	tw n1 rm k1 v4 || fail "removing k1/v4 mid-protection"
+	wait $pid
+	no_more() { [ "$(held n2 n1)" -le "$h0" ]; }
+	poll_until 20 no_more || fail "n2 keeps $(held n2 n1) shards of n1's, had $h0 before v4"
+	gone() { [ "$(vstate "$1" k1 "$2")" = absent ]; }
+	for n in $ALL; do poll_until 10 gone $n v4 || fail "$n still lists k1/v4: $(vstate $n k1 v4)"; done
+	for n in $ALL; do assert_up $n; done
+	# stopped (SIGTERM) with protection and forwarded reads in flight
+	tw n3 write k1 v3 -n 2 -z $((8 * MB)) -S 3 -w local || fail "n3 writing k1/v3"
+	for n in n1 n2; do
+		tw $n verify k1 v3 -n 2 -z $((8 * MB)) -S 3 >/dev/null 2>&1 &
+	done
+	all_stop
+	wait
+	BW=
+	all_start
+	protected_on n3 v3
+	readall v1 v2 v3
+	all_stop; all_start
+	readall v1 v2 v3
+	# a protected part removed: every node forgets it, its holders drop it
+	h0=$(held n2 n1)
+	tw n1 rm k1 v1 || fail "removing k1/v1"
+	for n in $ALL; do poll_until 10 gone $n v1 || fail "$n still lists k1/v1: $(vstate $n k1 v1)"; done
+	less_held() { [ "$(held n2 n1)" -lt "$h0" ]; }
+	poll_until 10 less_held || fail "n2 still holds its shard of n1's removed k1/v1"
+	info "kills: rm mid-protection, reads abandoned, SIGTERM with all in flight, two restarts"
+}
+kills
 
 for n in $ALL; do stop_ckptd $n; done
 finish
