@@ -52,6 +52,8 @@ struct rpart {
 	uint32_t uid, state, level, copies, nparts, nfiles;
 	uint64_t seq, open_id, sealed_ns, bytes;
 	struct manifest man;      /* SEALED with a manifest; else zeroed */
+	uint32_t *fhash;          /* man's files by path: index + 1, or 0 */
+	uint32_t hcap;            /* a power of two, > 2 * man.nfiles */
 };
 
 struct parts {
@@ -69,7 +71,42 @@ static void rpart_free(struct rpart *p)
 {
 	list_del(&p->link);
 	manifest_release(&p->man);
+	free(p->fhash);
 	free(p);
+}
+
+static uint32_t path_hash(const char *s)
+{
+	uint32_t h = 2166136261u;     /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* Index p's files by path (listings and reads look paths up in every
+ * part: a scan would make listing a part of n files cost n^2).  0 or
+ * -ENOMEM. */
+static int rpart_index(struct rpart *p)
+{
+	uint32_t cap = 16, i, k;
+
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
+	while (cap <= 2 * (uint64_t)p->man.nfiles)
+		cap *= 2;
+	p->fhash = calloc(cap, sizeof(*p->fhash));
+	if (!p->fhash)
+		return -ENOMEM;
+	p->hcap = cap;
+	for (i = 0; i < p->man.nfiles; i++) {
+		k = path_hash(p->man.files[i].path) & (cap - 1);
+		while (p->fhash[k])
+			k = (k + 1) & (cap - 1);
+		p->fhash[k] = i + 1;
+	}
+	return 0;
 }
 
 static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
@@ -282,12 +319,19 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	}
 	manifest_release(&p->man);
 	memset(&p->man, 0, sizeof(p->man));
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
 	if (pp.manlen) {
 		ret = manifest_decode(pp.man, pp.manlen, &p->man);
 		if (ret == 0 && (strcmp(p->man.job, pp.job) ||
 				 strcmp(p->man.version, pp.version))) {
 			manifest_release(&p->man);
 			ret = -CKPT_EPROTO;
+		}
+		if (ret == 0 && rpart_index(p) < 0) {
+			manifest_release(&p->man);
+			ret = -ENOMEM;
 		}
 		if (ret < 0) {
 			memset(&p->man, 0, sizeof(p->man));
@@ -556,11 +600,16 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
  * file index, or -1. */
 static int rpart_file(const struct rpart *p, const char *path)
 {
-	uint32_t i;
+	uint32_t k, i;
 
-	for (i = 0; i < p->man.nfiles; i++)
+	if (!p->hcap)
+		return -1;
+	k = path_hash(path) & (p->hcap - 1);
+	for (; p->fhash[k]; k = (k + 1) & (p->hcap - 1)) {
+		i = p->fhash[k] - 1;
 		if (!strcmp(p->man.files[i].path, path))
 			return (int)i;
+	}
 	return -1;
 }
 

@@ -13,6 +13,8 @@
 #    and no shard held;
 #  - (CKPT_ATTACK_FLOOD=1: a known defect) a flood of READs that never
 #    reads its replies: n3's memory must stay bounded;
+#  - a part of 30000 files is listed from another node within 5 s (each
+#    file's lookup in the other parts was a scan: 26 s for 40000);
 #  - kills: n2 (a holder) SIGKILLed mid-protection and restarted, n1 (an
 #    owner) SIGKILLed mid-protection and restarted: every part reaches
 #    PROTECTED and reads back from every node;
@@ -272,6 +274,22 @@ flood() {
 		fail "200 unread 4 MiB READs grew n3 by $(((after - before) >> 10)) MiB"
 }
 hostile
+
+# ---- a part of many files, listed from another node ---------------------------
+listing() {
+	local t0 ms nf
+	tw n2 write many v1 -n 30000 -z 16 -w local || fail "n2 writing many/v1"
+	ctl n2 wait many v1 protected --timeout 60 >/dev/null || fail "many/v1 not PROTECTED"
+	t0=$(now_ms)
+	nf=$(ctl n1 --json ls many v1 | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["files"]))') ||
+		fail "n1: ckptctl ls many v1"
+	ms=$(( $(now_ms) - t0 ))
+	info "listing: n1 lists n2's 30000 files in $ms ms"
+	[ "$nf" = 30000 ] || fail "n1 lists $nf files of many/v1"
+	[ $ms -lt $(( $(scaled 5) * 1000 )) ] || fail "n1 took $ms ms to list n2's 30000 files"
+	tw n1 rm many v1 2>/dev/null; tw n2 rm many v1 || fail "removing many/v1"
+}
+listing
 
 # ---- kills and restarts mid-protection -------------------------------------
 MB=$((1 << 20))
