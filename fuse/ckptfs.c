@@ -126,6 +126,10 @@ static const char usage_text[] =
 "                              bytes are in ckptd's store)\n"
 "    -o jobdepth=N             leading components that name the job\n"
 "                              (default 1)\n"
+"    -o nodes=N                in a cluster of ckptd nodes: the parts\n"
+"                              (nodes) each version has (default:\n"
+"                              $CKPT_NODES, else $SLURM_JOB_NUM_NODES,\n"
+"                              else 1); see ckpt_begin2()\n"
 "\n"
 "general options:\n"
 "    -f                        stay in the foreground\n"
@@ -144,6 +148,7 @@ struct fs_cli {
 	char *fsync;
 	unsigned autocommit;
 	unsigned jobdepth;
+	unsigned nodes;
 	int help;
 };
 
@@ -158,6 +163,7 @@ static const struct fuse_opt cli_opts[] = {
 	CLI_OPT("autocommit=%u", autocommit),
 	CLI_OPT("fsync=%s", fsync),
 	CLI_OPT("jobdepth=%u", jobdepth),
+	CLI_OPT("nodes=%u", nodes),
 	CLI_OPT("-h", help),
 	CLI_OPT("--help", help),
 	FUSE_OPT_END
@@ -275,7 +281,12 @@ static int check_options(struct ckptfs *fs, const struct fs_cli *cli)
 		fprintf(stderr, "ckptfs: fsync must be local or staged\n");
 		return -EINVAL;
 	}
+	if (cli->nodes > CKPT_NODES_MAX) {
+		fprintf(stderr, "ckptfs: nodes must be 1..%d\n", CKPT_NODES_MAX);
+		return -EINVAL;
+	}
 	fs->jobdepth = cli->jobdepth;
+	fs->nodes = cli->nodes;
 	fs->autocommit = cli->autocommit;
 	fs->fsync_staged = cli->fsync && !strcmp(cli->fsync, "staged");
 	return resolve_socket(fs, cli);

@@ -273,6 +273,8 @@ struct ckptfs {
 	/* options */
 	char socket[CKPT_PATH_MAX];
 	unsigned jobdepth;
+	unsigned nodes;           /* -o nodes=N: parts per version, 0: the
+				   * environment's (ckpt_begin2()) */
 	unsigned autocommit;          /* seconds; 0 = off */
 	int fsync_staged;             /* -o fsync=staged */
 	int foreground;

@@ -302,8 +302,8 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 		ret = conn_get(fs, CONN_W, &conn);
 		if (ret < 0)
 			goto out_free;
-		ret = ckpt_begin_as(conn->c, job, name, geteuid() == 0 ? uid :
-				    CKPT_UID_SELF, &ver->v);
+		ret = ckpt_begin2(conn->c, job, name, geteuid() == 0 ? uid :
+				  CKPT_UID_SELF, fs->nodes, &ver->v);
 	} while (ret < 0 && conn_again(fs, conn, ret, &tries));
 	if (ret < 0)
 		goto out_free;          /* conn_again() dropped conn */

@@ -1055,6 +1055,16 @@ int catalog_evict_dropped(struct catalog *cat, struct version *v,
 	return version_evict(cat, v, m, DROP_DONE);
 }
 
+void vfile_info(const struct version *v, uint32_t fi,
+		struct ckpt_file_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->path, sizeof(out->path), "%s", v->files[fi].path);
+	out->size = v->files[fi].size;
+	out->extents = v->files[fi].nrecs;
+	out->attr = v->files[fi].attr;
+}
+
 void version_info(const struct version *v, struct ckpt_version_info *out)
 {
 	uint64_t bytes = 0;

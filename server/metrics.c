@@ -347,10 +347,26 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_drain_lag_seconds",
 	      "Age of the oldest sealed version not yet drained.",
 	      (double)s->drain_lag_ms / 1e3);
-	gauge(f, "ckpt_cluster_peers", "Peers of this node's group (0 alone).",
+	gauge(f, "ckpt_cluster_peers", "Other nodes of the cluster (0 alone).",
 	      st->peers);
 	gauge(f, "ckpt_cluster_peers_up",
 	      "Peers with an authenticated link up.", st->peers_up);
+	gauge(f, "ckpt_protect_queued_versions",
+	      "This node's parts waiting for or in protection.",
+	      st->protect_queued);
+	counter(f, "ckpt_protected_versions_total",
+		"This node's parts that reached PROTECTED since start.",
+		st->protect_done);
+	counter(f, "ckpt_protect_bytes_total",
+		"Shard bytes sent and acknowledged since start.",
+		st->protect_bytes);
+	gauge(f, "ckpt_shards_held", "Shards held for peers.",
+	      st->shards_held);
+	gauge(f, "ckpt_shard_bytes", "Bytes of the shards held for peers.",
+	      st->shard_bytes);
+	gauge(f, "ckpt_shards_bad",
+	      "Held shards that failed their CRC check and were set aside.",
+	      st->shards_bad);
 	head(f, "ckpt_errors_total", "counter", "Errors, by kind.");
 	for (k = 0; k < MERR_N; k++)
 		fprintf(f, "ckpt_errors_total{kind=\"%s\"} %llu\n", err_label[k],

@@ -545,11 +545,7 @@ void op_list_files(struct conn *c, const struct proto_msg *req)
 	for (i = 0; i < v->nfiles; i++) {
 		if (v->files[i].dead || !page_take(&p))
 			continue;
-		memset(&fi, 0, sizeof(fi));
-		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
-		fi.size = v->files[i].size;
-		fi.extents = v->files[i].nrecs;
-		fi.attr = v->files[i].attr;
+		vfile_info(v, i, &fi);
 		proto_enc_file_entry(&p.e, &fi);
 	}
 	page_end(c, &p);
@@ -612,11 +608,7 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 	}
 	if (!conn_reply_begin(c, req, &e))
 		return;
-	memset(&fi, 0, sizeof(fi));
-	snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
-	fi.size = v->files[i].size;
-	fi.extents = v->files[i].nrecs;
-	fi.attr = v->files[i].attr;
+	vfile_info(v, (uint32_t)i, &fi);
 	proto_enc_file_entry(&e, &fi);
 	conn_reply_end(c, &e);
 }

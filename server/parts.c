@@ -683,11 +683,7 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 	for (i = 0; v && i < v->nfiles; i++) {
 		if (v->files[i].dead || !page_take(&pg))
 			continue;
-		memset(&fi, 0, sizeof(fi));
-		snprintf(fi.path, sizeof(fi.path), "%s", v->files[i].path);
-		fi.size = v->files[i].size;
-		fi.extents = v->files[i].nrecs;
-		fi.attr = v->files[i].attr;
+		vfile_info(v, i, &fi);
 		proto_enc_file_entry(&pg.e, &fi);
 	}
 	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {

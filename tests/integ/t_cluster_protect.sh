@@ -8,6 +8,9 @@
 #  - `ckptctl ls JOB VER` on every node shows the version SEALED, 6 of 6
 #    parts, its 18 files, and each part's node; every file reads back byte
 #    for byte from every node (reads of other nodes' files go to them);
+#  - through ckptfs (-o nodes=2): a part written on n1's mount and one on
+#    n4's; the version is open until both commit; both files read back
+#    through a third node's mount;
 #  - a version whose sixth part is never committed (its writer killed, then
 #    its node killed) is not complete on any node, and ckpt_latest is v1,
 #    also after n6 restarts (which finds nothing of its part committed);
@@ -108,6 +111,34 @@ for n in $ALL; do
 	done
 done
 info "v1: 6 parts protected, 30 shards held, every file reads from every node"
+
+# ---- the mount: a part written through ckptfs, the whole version read ----
+if grep -qw fuse /proc/filesystems && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mount_ckptfs n1 "$T/m1" nodes=2
+	mount_ckptfs n4 "$T/m4" nodes=2
+	mkdir -p "$T/m1/fj" "$T/m4/fj" || fail "mkdir of a job through the mounts"
+	mkdir "$T/m1/fj/vm.tmp" "$T/m4/fj/vm.tmp" || fail "mkdir of a version through the mounts"
+	head -c 3000000 /dev/urandom >"$T/a.bin"
+	head -c 1234567 /dev/urandom >"$T/b.bin"
+	cp "$T/a.bin" "$T/m1/fj/vm.tmp/a.bin" && cp "$T/b.bin" "$T/m4/fj/vm.tmp/b.bin" ||
+		fail "writing through the mounts"
+	# mv VER.tmp VER commits the mount's part.
+	mv "$T/m1/fj/vm.tmp" "$T/m1/fj/vm" || fail "commit of n1's part through the mount"
+	one_of_two() { ctl n1 ls fj vm | head -1 | grep -qi "open.*1 of 2 parts"; }
+	poll_until 20 one_of_two ||
+		fail "with one of two parts committed n1 shows: $(ctl n1 ls fj vm | head -1)"
+	mv "$T/m4/fj/vm.tmp" "$T/m4/fj/vm" || fail "commit of n4's part through the mount"
+	poll_until 20 _state_is n1 fj vm sealed || fail "fj/vm is $(vstate n1 fj vm) on n1"
+	umount_ckptfs "$T/m1"
+	umount_ckptfs "$T/m4"
+	# A mount on a third node sees the whole version, and reads each
+	# part from the node that holds it.
+	mount_ckptfs n2 "$T/m2"
+	cmp "$T/a.bin" "$T/m2/fj/vm/a.bin" || fail "n1's file does not read back through n2's mount"
+	cmp "$T/b.bin" "$T/m2/fj/vm/b.bin" || fail "n4's file does not read back through n2's mount"
+	umount_ckptfs "$T/m2"
+	info "mount: two parts written through two mounts, read through a third"
+fi
 
 # ---- v2: the sixth part is never committed --------------------------------
 i=0
