@@ -113,6 +113,8 @@ static void job_insert(struct job *j, struct version *v)
 out:
 	j->nversions++;
 	v->job = j;
+	snprintf(v->jobname, sizeof(v->jobname), "%s", j->name);
+	v->uid = (uint32_t)j->uid;
 }
 
 static struct version *version_alloc(const char *name, uid_t uid)

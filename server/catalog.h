@@ -47,6 +47,8 @@ struct version {
 	struct list link;         /* in job->versions, creation order */
 	struct job *job;
 	char name[CKPT_VERSION_MAX + 1];
+	char jobname[CKPT_JOB_MAX + 1];   /* job's name and uid, kept once */
+	uint32_t uid;                     /* removed (job NULL) */
 	uint32_t state;           /* enum ckpt_state */
 	uint32_t level;           /* enum ckpt_level reached: STAGED while
 				   * sealing, then what its copies give */

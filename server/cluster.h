@@ -84,15 +84,16 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s);
  * level over every part.  0, or -ENOENT (no part known; info untouched). */
 int cluster_version_view(const struct ckptd *d, const char *job,
 			 const char *version, const struct version *v,
-			 struct ckpt_version_info *info);
+			 uint32_t caller, struct ckpt_version_info *info);
 /* Is the version complete (every part sealed), at level or above?  v as
  * above.  1 or 0. */
 int cluster_version_ready(const struct ckptd *d, const char *job,
 			  const char *version, const struct version *v,
-			  uint32_t level);
+			  uint32_t caller, uint32_t level);
 /* For LIST_JOBS, LIST_VERSIONS and LATEST: call fn for each job (version
  * NULL) or each version of job (job set) that only other nodes hold,
- * visible to uid (0: all).  fn gets the version's newest seal time. */
+ * visible to uid (0: all; with job set, uid is the caller's, as for
+ * cluster_job_uid).  fn gets the version's newest seal time. */
 void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 			 void (*fn)(void *arg, const char *job,
 				    const char *version, uint64_t sealed_ns),
@@ -100,9 +101,15 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 /* The newest seal time over the version's parts (v's alone without a
  * cluster). */
 uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
-				const char *version, const struct version *v);
-/* The owner uid of a job only other nodes hold, or -ENOENT. */
-int cluster_job_uid(const struct ckptd *d, const char *job);
+				const char *version, const struct version *v,
+				uint32_t caller);
+/* The owner uid of a job only other nodes hold, as a client of uid caller
+ * sees it, or -ENOENT.  Job names are not coordinated between nodes: two
+ * uids may each hold a job of one name on different nodes.  A job's parts
+ * are then those of one uid only: v's job's, else caller's if it holds
+ * some, else the first heard's; every view, listing and read above (caller:
+ * the client's uid) leaves the other uids' parts out. */
+int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller);
 /* LIST_PARTS, LIST_FILES, STAT_FILE and READ of what other nodes hold.
  * Each answers c (and returns 0), or returns -ENOENT having answered
  * nothing (the caller answers as for a node alone).  v: this node's part

@@ -39,6 +39,7 @@ struct hold {
 	struct cluster *cl;
 	char root[700];           /* <store>/shards */
 	struct list held;
+	struct list busy;         /* PUT and SEAL tasks on the pool */
 	uint64_t nheld, bytes;
 	uint64_t pending;         /* bytes of puts on the pool */
 	uint64_t refused;         /* requests refused since start */
@@ -49,6 +50,8 @@ enum hold_op { H_PUT, H_SEAL, H_DROP, H_VERIFY };
 
 struct hold_task {
 	struct pool_task pt;
+	struct list busy;         /* PUT, SEAL: in h->busy while submitted */
+	int gone;                 /* its part was removed meanwhile */
 	struct hold *h;
 	struct link *l;           /* held; NULL for a drop */
 	enum hold_op op;
@@ -159,6 +162,8 @@ static int task_run(struct pool_task *t)
 
 static void task_free(struct hold_task *ht)
 {
+	if (ht->busy.next)
+		list_del(&ht->busy);
 	if (ht->op == H_PUT)
 		ht->h->pending -= ht->len;
 	if (ht->l)
@@ -168,12 +173,39 @@ static void task_free(struct hold_task *ht)
 	free(ht);
 }
 
+static void drop_submit(struct hold *h, const char *owner, uint64_t open_id);
+
+/* Is a PUT or SEAL of owner's part open_id on the pool? */
+static int busy_with(const struct hold *h, const char *owner,
+		     uint64_t open_id)
+{
+	struct list *pos;
+
+	list_for_each(pos, &h->busy) {
+		const struct hold_task *b = list_entry(pos, struct hold_task, busy);
+
+		if (!strcmp(b->owner, owner) && b->open_id == open_id)
+			return 1;
+	}
+	return 0;
+}
+
 static void task_done(struct pool_task *t)
 {
 	struct hold_task *ht = (struct hold_task *)t;
 	struct hold *h = ht->h;
 	int ret = t->result;
 
+	if (ht->gone) {
+		/* The part was removed while this ran: what it wrote goes
+		 * with the rest once the last such task is back. */
+		list_del(&ht->busy);
+		ht->busy.next = NULL;
+		if (ret == 0)
+			ret = -ECANCELED;
+		if (!busy_with(h, ht->owner, ht->open_id))
+			drop_submit(h, ht->owner, ht->open_id);
+	}
 	switch (ht->op) {
 	case H_PUT:
 		link_answer_status(ht->l, PEER_SHARD_PUT | PEER_REPLY, ht->seq,
@@ -235,7 +267,10 @@ static struct hold_task *task_new(struct hold *h, struct link *l,
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* The checks every shard request passes: 0 or the status to answer. */
+/* The checks every shard request passes: 0 or the status to answer.
+ * bytes: what the shard will take on disk once the request is done (a
+ * PUT's end offset: a chunk far past what a shard can be would make a
+ * sparse file that a SEAL could then claim, and CRC, whole). */
 static int check_shard(struct cluster *cl, struct link *l, const char *owner,
 		       uint32_t k, uint32_t m, uint32_t shard, uint64_t bytes)
 {
@@ -248,8 +283,9 @@ static int check_shard(struct cluster *cl, struct link *l, const char *owner,
 	    place_peer(&cl->place, (uint32_t)id, shard) != cl->self)
 		return -EINVAL;         /* not a shard this node holds */
 	if (d->segs.capacity &&
-	    d->segs.bytes + cl->hold->bytes + cl->hold->pending + bytes >
-	    d->segs.capacity)
+	    (bytes > d->segs.capacity ||
+	     d->segs.bytes + cl->hold->bytes + cl->hold->pending + bytes >
+	     d->segs.capacity))
 		return -ENOSPC;
 	return 0;
 }
@@ -275,7 +311,9 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 
 	ret = peer_decode_shard(f, n, &s);
 	if (ret == 0)
-		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, s.len);
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard,
+				  s.off > UINT64_MAX - s.len ? UINT64_MAX
+							     : s.off + s.len);
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, ret);
 	/* A sealed shard is immutable; the owner sends it again when an
@@ -299,6 +337,7 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 	ht->shard = s.shard;
 	ht->off = s.off;
 	h->pending += s.len;
+	list_add_tail(&h->busy, &ht->busy);
 	pool_submit(cl->d->pool, &ht->pt, 0);
 }
 
@@ -311,8 +350,16 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 	int ret;
 
 	ret = peer_decode_seal(f, n, &s);
-	if (ret == 0)
-		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, 0);
+	if (ret == 0) {
+		/* Its bytes count from now on (less a seal it replaces). */
+		struct held *e = held_find(h, s.owner, s.open_id, s.shard);
+		uint64_t bytes = s.nstripes * s.chunk;
+
+		if (e)
+			bytes = bytes > e->m.nstripes * e->m.chunk
+				? bytes - e->m.nstripes * e->m.chunk : 0;
+		ret = check_shard(cl, l, s.owner, s.k, s.m, s.shard, bytes);
+	}
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_SEAL, hdr->seq, ret);
 	ht = task_new(h, l, H_SEAL, hdr->seq);
@@ -337,23 +384,45 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 	ht->m.chunk = s.chunk;
 	ht->m.stream_len = s.stream_len;
 	ht->m.nstripes = s.nstripes;
+	snprintf(ht->owner, sizeof(ht->owner), "%s", s.owner);
+	ht->open_id = s.open_id;
+	list_add_tail(&h->busy, &ht->busy);
 	pool_submit(cl->d->pool, &ht->pt, 0);
+}
+
+static void drop_submit(struct hold *h, const char *owner, uint64_t open_id)
+{
+	struct hold_task *ht = task_new(h, NULL, H_DROP, 0);
+
+	if (!ht)
+		return;        /* the next start's scan keeps them: harmless */
+	snprintf(ht->owner, sizeof(ht->owner), "%s", owner);
+	ht->open_id = open_id;
+	pool_submit(h->cl->d->pool, &ht->pt, 0);
 }
 
 void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id)
 {
 	struct hold *h = cl->hold;
-	struct hold_task *ht;
+	const char *name = cl_name(cl, owner);
+	struct list *pos;
+	int busy = 0;
 
 	if (!h)
 		return;
-	held_forget(h, cl_name(cl, owner), open_id, 0);
-	ht = task_new(h, NULL, H_DROP, 0);
-	if (!ht)
-		return;        /* the next start's scan keeps them: harmless */
-	snprintf(ht->owner, sizeof(ht->owner), "%s", cl_name(cl, owner));
-	ht->open_id = open_id;
-	pool_submit(cl->d->pool, &ht->pt, 0);
+	held_forget(h, name, open_id, 0);
+	/* A PUT or SEAL of it still on the pool would write its file again
+	 * after the drop: the drop waits for the last of them. */
+	list_for_each(pos, &h->busy) {
+		struct hold_task *b = list_entry(pos, struct hold_task, busy);
+
+		if (!strcmp(b->owner, name) && b->open_id == open_id) {
+			b->gone = 1;
+			busy = 1;
+		}
+	}
+	if (!busy)
+		drop_submit(h, name, open_id);
 }
 
 void hold_parts_of(struct cluster *cl, uint32_t owner,
@@ -420,6 +489,7 @@ int hold_open(struct cluster *cl)
 		return -ENOMEM;
 	h->cl = cl;
 	list_init(&h->held);
+	list_init(&h->busy);
 	snprintf(h->root, sizeof(h->root), "%s/shards", cl->d->conf->store);
 	cl->hold = h;
 	ret = shardstore_init(h->root);

@@ -277,7 +277,7 @@ static int may_see(struct conn *c, const char *job)
 
 	if (j)
 		return session_may(c, j);
-	uid = cluster_job_uid(c->d, job);
+	uid = cluster_job_uid(c->d, job, (uint32_t)c->uid);
 	if (uid < 0)
 		return -CKPT_ENOJOB;
 	return c->uid == 0 || c->uid == (uid_t)uid ? 0 : -EACCES;
@@ -287,6 +287,7 @@ static int may_see(struct conn *c, const char *job)
  * part's seal. */
 struct latest {
 	const struct ckptd *d;
+	uint32_t caller;
 	const char *job;
 	uint32_t level;
 	char best[CKPT_VERSION_MAX + 1];
@@ -302,7 +303,7 @@ static void latest_consider(void *arg, const char *job, const char *version,
 	    cluster_version_ready(l->d, l->job, version,
 				  catalog_version((struct catalog *)&l->d->cat,
 						  l->job, version),
-				  l->level)) {
+				  l->caller, l->level)) {
 		snprintf(l->best, sizeof(l->best), "%s", version);
 		l->best_ns = sealed_ns;
 	}
@@ -312,7 +313,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);
 	struct proto_msg r = { .type = PROTO_LATEST, .seq = req->seq };
-	struct latest l = { c->d, req->job, req->level, "", 0 };
+	struct latest l = { c->d, (uint32_t)c->uid, req->job, req->level, "", 0 };
 	struct version *best = NULL;
 	struct list *pos, *tmp;
 	int ret;
@@ -332,11 +333,13 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 		} else if (v->state == CKPT_ST_SEALED) {
 			latest_consider(&l, req->job, v->name,
 					cluster_version_newest(c->d, req->job,
-							       v->name, v));
+							       v->name, v,
+							       (uint32_t)c->uid));
 		}
 	}
 	if (cluster_nodes(c->d))
-		cluster_each_remote(c->d, req->job, 0, latest_consider, &l);
+		cluster_each_remote(c->d, req->job, (uint32_t)c->uid,
+				    latest_consider, &l);
 	if (best)
 		r.version = best->name;
 	else if (l.best[0])
@@ -409,7 +412,8 @@ static void remote_entry(void *arg, const char *job, const char *version,
 	}
 	memset(&info, 0, sizeof(info));
 	info.slow_rank = -1;
-	cluster_version_view(rl->c->d, job, version, NULL, &info);
+	cluster_version_view(rl->c->d, job, version, NULL,
+			     (uint32_t)rl->c->uid, &info);
 	proto_enc_version_entry(&rl->p->e, &info);
 }
 
@@ -451,7 +455,8 @@ static void version_view(const struct conn *c, const struct version *v,
 	info->nparts = 1;
 	info->parts_sealed = v->state == CKPT_ST_SEALED;
 	if (v->job)
-		cluster_version_view(c->d, v->job->name, v->name, v, info);
+		cluster_version_view(c->d, v->job->name, v->name, v,
+				     (uint32_t)c->uid, info);
 }
 
 void op_list_versions(struct conn *c, const struct proto_msg *req)
@@ -468,7 +473,8 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 		conn_reply_status(c, req, ret);
 		return;
 	}
-	cluster_each_remote(c->d, req->job, 0, remote_entry, &rl);
+	cluster_each_remote(c->d, req->job, (uint32_t)c->uid, remote_entry,
+			    &rl);
 	if (page_begin(c, req, (j ? j->nversions : 0) + rl.n, &p) < 0)
 		return;
 	if (j) {
@@ -481,7 +487,8 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 		}
 	}
 	rl.p = &p;
-	cluster_each_remote(c->d, req->job, 0, remote_entry, &rl);
+	cluster_each_remote(c->d, req->job, (uint32_t)c->uid, remote_entry,
+			    &rl);
 	page_end(c, &p);
 }
 
@@ -497,7 +504,8 @@ static int lookup_any(struct conn *c, const struct proto_msg *req,
 	if (ret == 0) {
 		*out = catalog_version(&c->d->cat, req->job, req->version);
 		if (*out || cluster_version_view(c->d, req->job, req->version,
-						 NULL, &tmp) == 0)
+						 NULL, (uint32_t)c->uid,
+						 &tmp) == 0)
 			return 0;
 		ret = -CKPT_ENOVERSION;
 	}
@@ -556,7 +564,8 @@ void op_stat(struct conn *c, const struct proto_msg *req)
 	} else {
 		memset(&info, 0, sizeof(info));
 		info.slow_rank = -1;
-		cluster_version_view(c->d, req->job, req->version, NULL, &info);
+		cluster_version_view(c->d, req->job, req->version, NULL,
+				     (uint32_t)c->uid, &info);
 	}
 	proto_enc_version_entry(&e, &info);
 	conn_reply_end(c, &e);

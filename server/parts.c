@@ -52,6 +52,8 @@ struct rpart {
 	uint32_t uid, state, level, copies, nparts, nfiles;
 	uint64_t seq, open_id, sealed_ns, bytes;
 	struct manifest man;      /* SEALED with a manifest; else zeroed */
+	uint32_t *fhash;          /* man's files by path: index + 1, or 0 */
+	uint32_t hcap;            /* a power of two, > 2 * man.nfiles */
 };
 
 struct parts {
@@ -69,7 +71,42 @@ static void rpart_free(struct rpart *p)
 {
 	list_del(&p->link);
 	manifest_release(&p->man);
+	free(p->fhash);
 	free(p);
+}
+
+static uint32_t path_hash(const char *s)
+{
+	uint32_t h = 2166136261u;     /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* Index p's files by path (listings and reads look paths up in every
+ * part: a scan would make listing a part of n files cost n^2).  0 or
+ * -ENOMEM. */
+static int rpart_index(struct rpart *p)
+{
+	uint32_t cap = 16, i, k;
+
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
+	while (cap <= 2 * (uint64_t)p->man.nfiles)
+		cap *= 2;
+	p->fhash = calloc(cap, sizeof(*p->fhash));
+	if (!p->fhash)
+		return -ENOMEM;
+	p->hcap = cap;
+	for (i = 0; i < p->man.nfiles; i++) {
+		k = path_hash(p->man.files[i].path) & (cap - 1);
+		while (p->fhash[k])
+			k = (k + 1) & (cap - 1);
+		p->fhash[k] = i + 1;
+	}
+	return 0;
 }
 
 static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
@@ -85,6 +122,50 @@ static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
 			return p;
 	}
 	return NULL;
+}
+
+/*
+ * The uid a job name belongs to, as a caller of uid `caller` sees it: this
+ * node's job's, else caller's if some part of it is caller's, else that of
+ * the first part heard.  -ENOENT if nothing of the job is known.  Job names
+ * are not coordinated between nodes, so two uids may each hold a job of the
+ * same name on different nodes: only the parts of this one uid make up the
+ * job's versions, so that neither sees, lists or reads the other's.
+ */
+static int job_owner(const struct ckptd *d, const char *job, uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+	struct job *j = catalog_job((struct catalog *)&d->cat, job);
+	struct list *pos;
+	int first = -ENOENT;
+
+	if (j)
+		return (int)j->uid;
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (strcmp(p->job, job))
+			continue;
+		if (caller && p->uid == caller)
+			return (int)p->uid;
+		if (first < 0)
+			first = (int)p->uid;
+	}
+	return first;
+}
+
+/* The owner uid of v's job, or for the caller (see job_owner). */
+static uint32_t owner_of(const struct ckptd *d, const char *job,
+			 const struct version *v, uint32_t caller)
+{
+	int u;
+
+	if (v && v->job)
+		return v->job->uid;
+	u = job_owner(d, job, caller);
+	return u < 0 ? caller : (uint32_t)u;
 }
 
 /* ---- announcing this node's parts ---------------------------------------- */
@@ -108,9 +189,9 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 
 	memset(&pp, 0, sizeof(pp));
 	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
-	snprintf(pp.job, sizeof(pp.job), "%s", v->job->name);
+	snprintf(pp.job, sizeof(pp.job), "%s", v->jobname);
 	snprintf(pp.version, sizeof(pp.version), "%s", v->name);
-	pp.uid = v->job->uid;
+	pp.uid = v->uid;
 	pp.state = v->removed ? 0 : v->state;
 	pp.level = v->level;
 	pp.copies = v->copies;
@@ -148,7 +229,10 @@ static void announce_to(struct cluster *cl, const struct version *v,
 	uint8_t *buf;
 	size_t len;
 
-	if (!v->job || v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
+	/* A removed one (job NULL) is announced too: state 0, so that the
+	 * others forget it and drop the shards they hold of it. */
+	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
+	    v->state == CKPT_ST_SEALING)
 		return;
 	for (i = 0; i < cl->place.n; i++) {
 		if (i == cl->self || (node != cl->self && i != node) ||
@@ -158,7 +242,7 @@ static void announce_to(struct cluster *cl, const struct version *v,
 		buf = part_frame(cl, v, seq, &len);
 		if (!buf) {
 			log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
-				   cl_name(cl, i), v->job->name, v->name);
+				   cl_name(cl, i), v->jobname, v->name);
 			continue;
 		}
 		link_request(cl, i, buf, len, seq, 0, on_part_reply, NULL);
@@ -235,12 +319,19 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	}
 	manifest_release(&p->man);
 	memset(&p->man, 0, sizeof(p->man));
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
 	if (pp.manlen) {
 		ret = manifest_decode(pp.man, pp.manlen, &p->man);
 		if (ret == 0 && (strcmp(p->man.job, pp.job) ||
 				 strcmp(p->man.version, pp.version))) {
 			manifest_release(&p->man);
 			ret = -CKPT_EPROTO;
+		}
+		if (ret == 0 && rpart_index(p) < 0) {
+			manifest_release(&p->man);
+			ret = -ENOMEM;
 		}
 		if (ret < 0) {
 			memset(&p->man, 0, sizeof(p->man));
@@ -296,16 +387,18 @@ static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
  * nothing of it (the local part alone says all). */
 static int summarize(const struct ckptd *d, const char *job,
 		     const char *version, const struct version *v,
-		     struct vsum *s)
+		     uint32_t caller, struct vsum *s)
 {
 	const struct cluster *cl = cl_of(d);
 	struct list *pos;
 	int others = 0;
+	uint32_t uid;
 
 	memset(s, 0, sizeof(*s));
 	s->level = CKPT_DRAINED;
 	if (!cl || !cl->parts)
 		return -ENOENT;
+	uid = owner_of(d, job, v, caller);
 	if (v) {
 		struct ckpt_version_info vi;
 
@@ -316,7 +409,8 @@ static int summarize(const struct ckptd *d, const char *job,
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
 
-		if (strcmp(p->job, job) || strcmp(p->version, version))
+		if (strcmp(p->job, job) || strcmp(p->version, version) ||
+		    p->uid != uid)
 			continue;
 		sum_part(s, p->state, p->level, p->nparts, p->nfiles, p->bytes,
 			 p->sealed_ns);
@@ -331,11 +425,11 @@ static int summarize(const struct ckptd *d, const char *job,
 
 int cluster_version_view(const struct ckptd *d, const char *job,
 			 const char *version, const struct version *v,
-			 struct ckpt_version_info *info)
+			 uint32_t caller, struct ckpt_version_info *info)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return -ENOENT;
 	info->nparts = s.nparts;
 	info->parts_sealed = s.sealed;
@@ -345,7 +439,7 @@ int cluster_version_view(const struct ckptd *d, const char *job,
 		info->nfiles = s.nfiles;
 		info->bytes = s.bytes;
 		info->sealed_ns = s.sealed_ns;
-		info->uid = (uint32_t)cluster_job_uid(d, job);
+		info->uid = owner_of(d, job, NULL, caller);
 	} else {
 		info->nfiles = s.nfiles;
 		info->bytes = s.bytes;
@@ -364,22 +458,23 @@ int cluster_version_view(const struct ckptd *d, const char *job,
 }
 
 uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
-				const char *version, const struct version *v)
+				const char *version, const struct version *v,
+				uint32_t caller)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return v ? v->sealed_ns : 0;
 	return s.sealed_ns;
 }
 
 int cluster_version_ready(const struct ckptd *d, const char *job,
 			  const char *version, const struct version *v,
-			  uint32_t level)
+			  uint32_t caller, uint32_t level)
 {
 	struct vsum s;
 
-	if (summarize(d, job, version, v, &s) < 0)
+	if (summarize(d, job, version, v, caller, &s) < 0)
 		return v && v->state == CKPT_ST_SEALED && v->level >= level;
 	return !s.failed && s.sealed >= s.nparts && s.level >= level;
 }
@@ -394,12 +489,14 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 
 	if (!cl || !cl->parts)
 		return;
+	if (job)         /* the versions of the job as uid sees it */
+		uid = owner_of(d, job, NULL, uid);
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
 		uint64_t newest = 0;
 		int first = 1;
 
-		if (uid && p->uid != uid)
+		if ((uid || job) && p->uid != uid)
 			continue;
 		if (job ? strcmp(p->job, job) != 0
 			: catalog_job((struct catalog *)&d->cat, p->job) != NULL)
@@ -423,36 +520,30 @@ void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
 			const struct rpart *o = list_entry(q, struct rpart, link);
 
 			if (!strcmp(o->job, p->job) && !strcmp(o->version, p->version) &&
-			    o->sealed_ns > newest)
+			    o->uid == p->uid && o->sealed_ns > newest)
 				newest = o->sealed_ns;
 		}
 		fn(arg, p->job, job ? p->version : NULL, newest);
 	}
 }
 
-int cluster_job_uid(const struct ckptd *d, const char *job)
+int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller)
 {
 	const struct cluster *cl = cl_of(d);
-	struct list *pos;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	list_for_each(pos, &cl->parts->list) {
-		const struct rpart *p = list_entry(pos, struct rpart, link);
-
-		if (!strcmp(p->job, job))
-			return (int)p->uid;
-	}
-	return -ENOENT;
+	return job_owner(d, job, caller);
 }
 
 /* ---- listings ---------------------------------------------------------------- */
 
-/* The other nodes' parts of job/version, in the list's order. */
-#define for_each_rpart(ps, pos, p, jb, vr)                                  \
+/* The other nodes' parts of job/version of uid, in the list's order. */
+#define for_each_rpart(ps, pos, p, jb, vr, u)                               \
 	list_for_each(pos, &(ps)->list)                                     \
 		if ((p = list_entry(pos, struct rpart, link)),              \
-		    strcmp(p->job, jb) || strcmp(p->version, vr)) {         \
+		    strcmp(p->job, jb) || strcmp(p->version, vr) ||         \
+		    p->uid != (u)) {                                        \
 		} else
 
 int cluster_list_parts(struct conn *c, const struct proto_msg *req,
@@ -462,12 +553,13 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 	struct ckpt_version_info info;
 	struct list *pos;
 	struct rpart *p;
-	uint32_t n = v ? 1 : 0;
+	uint32_t n = v ? 1 : 0, uid;
 	struct page pg;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	for_each_rpart(cl->parts, pos, p, req->job, req->version)
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid)
 		n++;
 	if (!n)
 		return -ENOENT;
@@ -480,7 +572,7 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));
 		proto_enc_version_entry(&pg.e, &info);
 	}
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		if (!page_take(&pg))
 			continue;
 		memset(&info, 0, sizeof(info));
@@ -508,23 +600,29 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
  * file index, or -1. */
 static int rpart_file(const struct rpart *p, const char *path)
 {
-	uint32_t i;
+	uint32_t k, i;
 
-	for (i = 0; i < p->man.nfiles; i++)
+	if (!p->hcap)
+		return -1;
+	k = path_hash(path) & (p->hcap - 1);
+	for (; p->fhash[k]; k = (k + 1) & (p->hcap - 1)) {
+		i = p->fhash[k] - 1;
 		if (!strcmp(p->man.files[i].path, path))
 			return (int)i;
+	}
 	return -1;
 }
 
 /* The part that shows path (not this node's), and its file index. */
 static struct rpart *path_owner(const struct cluster *cl, const char *job,
-				const char *version, const char *path, int *fi)
+				const char *version, uint32_t uid,
+				const char *path, int *fi)
 {
 	struct rpart *p, *best = NULL;
 	struct list *pos;
 	int i;
 
-	for_each_rpart(cl->parts, pos, p, job, version) {
+	for_each_rpart(cl->parts, pos, p, job, version, uid) {
 		i = rpart_file(p, path);
 		if (i < 0)
 			continue;
@@ -555,8 +653,8 @@ static int shown(const struct cluster *cl, const struct rpart *p, uint32_t i,
 
 	if (v && version_file((struct version *)v, p->man.files[i].path, 0) >= 0)
 		return 0;
-	return path_owner(cl, p->job, p->version, p->man.files[i].path,
-			  &fi) == p;
+	return path_owner(cl, p->job, p->version, p->uid,
+			  p->man.files[i].path, &fi) == p;
 }
 
 int cluster_list_files(struct conn *c, const struct proto_msg *req,
@@ -566,13 +664,14 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 	struct ckpt_file_info fi;
 	struct list *pos;
 	struct rpart *p;
-	uint32_t n = v ? v->nlive : 0, i;
+	uint32_t n = v ? v->nlive : 0, i, uid;
 	struct page pg;
 	int any = 0;
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		any = 1;
 		for (i = 0; i < p->man.nfiles; i++)
 			n += shown(cl, p, i, v);
@@ -587,7 +686,7 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 		vfile_info(v, i, &fi);
 		proto_enc_file_entry(&pg.e, &fi);
 	}
-	for_each_rpart(cl->parts, pos, p, req->job, req->version) {
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
 		for (i = 0; i < p->man.nfiles; i++) {
 			if (!shown(cl, p, i, v) || !page_take(&pg))
 				continue;
@@ -609,7 +708,8 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	p = path_owner(cl, req->job, req->version, req->path, &i);
+	p = path_owner(cl, req->job, req->version,
+		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
 	if (!p)
 		return -ENOENT;
 	if (!conn_reply_begin(c, req, &e))
@@ -684,7 +784,8 @@ int cluster_read(struct conn *c, const struct proto_msg *req)
 
 	if (!cl || !cl->parts)
 		return -ENOENT;
-	p = path_owner(cl, req->job, req->version, req->path, &fi);
+	p = path_owner(cl, req->job, req->version,
+		       owner_of(c->d, req->job, NULL, c->uid), req->path, &fi);
 	if (!p)
 		return -ENOENT;
 	ret = -CKPT_EPROTO;

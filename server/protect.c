@@ -163,7 +163,7 @@ static void job_end(struct pjob *j, int err)
 		/* No retry mends these: a manifest too large for a frame, a
 		 * local record that fails its CRC. */
 		log_printf(LOG_ERR, "protect: %s/%s: %s; it stays LOCAL",
-			   v->job->name, v->name, ckpt_strerror(err));
+			   v->jobname, v->name, ckpt_strerror(err));
 		q->failures++;
 		job_free(j);
 		return;
@@ -174,7 +174,7 @@ static void job_end(struct pjob *j, int err)
 		      (j->tries >= 7 ? PROTECT_RETRY_MAX_MS
 				     : (uint64_t)PROTECT_RETRY_MIN_MS << (j->tries - 1));
 	log_printf(LOG_WARNING, "protect: %s/%s: %s; again in %llu s",
-		   v->job->name, v->name, ckpt_strerror(err),
+		   v->jobname, v->name, ckpt_strerror(err),
 		   (unsigned long long)(j->retry_ms - ckptd_now_ms()) / 1000);
 	job_reset(j);
 	j->st = PJ_WAIT;
@@ -362,7 +362,7 @@ static int stripe_run(struct pool_task *t)
 
 		memset(&sh, 0, sizeof(sh));
 		snprintf(sh.owner, sizeof(sh.owner), "%s", cl_name(cl, cl->self));
-		snprintf(sh.job, sizeof(sh.job), "%s", j->v->job->name);
+		snprintf(sh.job, sizeof(sh.job), "%s", j->v->jobname);
 		snprintf(sh.version, sizeof(sh.version), "%s", j->v->name);
 		sh.seq = j->v->seq;
 		sh.open_id = j->v->open_id;
@@ -514,7 +514,7 @@ static void on_reached(struct ckptd *d, struct version *v, int err)
 		if (err == 0) {
 			cl->prot->done++;
 			log_printf(LOG_INFO, "protect: %s/%s: PROTECTED (%llu bytes, %llu stripes of %u+%u) in %llu ms",
-				   v->job->name, v->name,
+				   v->jobname, v->name,
 				   (unsigned long long)j->stream_len,
 				   (unsigned long long)j->nstripes,
 				   cl->place.k, cl->place.m,
@@ -561,9 +561,9 @@ static void send_seals(struct pjob *j)
 
 		memset(&sl, 0, sizeof(sl));
 		snprintf(sl.owner, sizeof(sl.owner), "%s", cl_name(cl, cl->self));
-		snprintf(sl.job, sizeof(sl.job), "%s", v->job->name);
+		snprintf(sl.job, sizeof(sl.job), "%s", v->jobname);
 		snprintf(sl.version, sizeof(sl.version), "%s", v->name);
-		sl.uid = v->job->uid;
+		sl.uid = v->uid;
 		sl.seq = v->seq;
 		sl.open_id = v->open_id;
 		sl.k = cl->place.k;
@@ -608,8 +608,12 @@ static void pump(struct pjob *j)
 			return;
 		}
 	}
-	if (j->acked == j->nstripes && !j->encoding && !j->waiting)
-		send_seals(j);
+	if (j->acked == j->nstripes && !j->encoding && !j->waiting) {
+		if (!wanted(j->v))      /* removed while its stripes went */
+			job_fail(j, -ECANCELED);
+		else
+			send_seals(j);
+	}
 }
 
 void protect_kick(struct cluster *cl)
@@ -667,7 +671,7 @@ void protect_version(struct cluster *cl, struct version *v)
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		log_printf(LOG_ERR, "protect: %s/%s: out of memory; not protected until the next start",
-			   v->job->name, v->name);
+			   v->jobname, v->name);
 		return;
 	}
 	j->q = q;

@@ -607,9 +607,11 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	int fi, ret;
 
 	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
-	if (ret == -CKPT_ENOJOB && cluster_job_uid(c->d, req->job) >= 0)
+	if (ret == -CKPT_ENOJOB &&
+	    cluster_job_uid(c->d, req->job, (uint32_t)c->uid) >= 0)
 		ret = c->uid == 0 ||
-		      c->uid == (uid_t)cluster_job_uid(c->d, req->job)
+		      c->uid == (uid_t)cluster_job_uid(c->d, req->job,
+						       (uint32_t)c->uid)
 		      ? 0 : -EACCES;
 	if (ret < 0)
 		goto out_reply;
