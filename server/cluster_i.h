@@ -77,6 +77,9 @@ static inline const char *cl_name(const struct cluster *cl, uint32_t id)
 /* Frames a link holds for its handlers (hold.c's disk writes, say) before
  * it stops reading from the socket: TCP then slows the sender. */
 #define LINK_MAX_HOLDS 8
+/* Bytes of replies queued to a peer (that it has not read) past which its
+ * link stops reading its requests. */
+#define LINK_MAX_QUEUED (128u << 20)
 
 /* A reply to a request this node sent (status from its header, frame the
  * whole checked reply, valid during the call only), or its failure: status

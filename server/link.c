@@ -47,6 +47,7 @@ struct oframe {
 	struct list link;
 	uint8_t *buf;
 	size_t len;
+	int reply;                /* an answer to the peer's request */
 };
 
 struct preq {
@@ -68,6 +69,7 @@ struct link {
 	uint32_t refs;            /* the link itself, each op, each hold */
 	uint32_t holds;           /* handlers' holds (LINK_MAX_HOLDS) */
 	int recv_armed;
+	int processing;           /* link_process() runs */
 	uint64_t deadline_ms;     /* of the handshake */
 	uint8_t my_nonce[PEER_NONCE_LEN], their_nonce[PEER_NONCE_LEN];
 	struct loop_op connect_op, recv_op, send_op;
@@ -75,6 +77,7 @@ struct link {
 	size_t rcap, rlen;
 	struct list outq;         /* struct oframe; the first is sending */
 	size_t queued;            /* bytes in outq not yet sent */
+	size_t replies;           /* of which, replies (whole frames) */
 	size_t soff;              /* of the first frame */
 	int sending;
 	struct list reqs;         /* struct preq */
@@ -101,6 +104,14 @@ static void oframe_free(struct oframe *o)
 {
 	free(o->buf);
 	free(o);
+}
+
+static void oframe_gone(struct link *l, struct oframe *o)
+{
+	if (o->reply)
+		l->replies -= o->len;
+	list_del(&o->link);
+	oframe_free(o);
 }
 
 static void link_put(struct link *l)
@@ -183,8 +194,7 @@ static void link_close(struct link *l, int err)
 	list_for_each_safe(pos, tmp, &l->outq) {
 		if (l->sending && pos == l->outq.next)
 			continue;
-		list_del(pos);
-		oframe_free(list_entry(pos, struct oframe, link));
+		oframe_gone(l, list_entry(pos, struct oframe, link));
 	}
 	l->queued = 0;
 	if (l->peer && l->peer->l == l) {
@@ -210,7 +220,21 @@ static void link_refuse(struct link *l, const char *why)
 }
 
 static void link_recv_arm(struct link *l);
+static void link_process(struct link *l);
 static void send_next(struct link *l);
+
+/* May l read more frames?  Not while its handlers hold LINK_MAX_HOLDS
+ * frames' worth of work, nor while LINK_MAX_QUEUED bytes of replies wait to
+ * be sent to it: a peer that sends requests and never reads the replies
+ * stops being read, and its TCP window closes, so its cost stays bounded.
+ * Only replies count: a node's own requests are bounded by its own windows
+ * (protect.c), and two nodes that both stopped reading for their requests
+ * would wait on each other. */
+static int may_read(const struct link *l)
+{
+	return l->holds < LINK_MAX_HOLDS && l->replies < LINK_MAX_QUEUED;
+}
+
 
 static void on_send(struct loop_op *op, int res)
 {
@@ -219,21 +243,20 @@ static void on_send(struct loop_op *op, int res)
 
 	l->sending = 0;
 	if (res <= 0) {
-		list_del(&o->link);
-		oframe_free(o);
+		oframe_gone(l, o);
 		link_close(l, res < 0 ? res : -EPIPE);
 	} else if (l->st == L_CLOSED) {
-		list_del(&o->link);
-		oframe_free(o);
+		oframe_gone(l, o);
 	} else {
 		l->soff += (size_t)res;
 		l->queued -= (size_t)res;
 		if (l->soff == o->len) {
-			list_del(&o->link);
-			oframe_free(o);
+			oframe_gone(l, o);
 			l->soff = 0;
 		}
 		send_next(l);
+		if (l->st == L_UP && !l->recv_armed && may_read(l))
+			link_process(l);
 	}
 	link_put(l);
 }
@@ -254,8 +277,8 @@ static void send_next(struct link *l)
 			   MSG_NOSIGNAL);
 }
 
-/* Queue buf (malloc'd, len bytes; ownership passes). */
-static int link_queue(struct link *l, void *buf, size_t len)
+/* Queue buf (malloc'd, len bytes; ownership passes); reply: an answer. */
+static int link_queue(struct link *l, void *buf, size_t len, int reply)
 {
 	struct oframe *o;
 
@@ -270,8 +293,11 @@ static int link_queue(struct link *l, void *buf, size_t len)
 	}
 	o->buf = buf;
 	o->len = len;
+	o->reply = reply;
 	list_add_tail(&l->outq, &o->link);
 	l->queued += len;
+	if (reply)
+		l->replies += len;
 	send_next(l);
 	return 0;
 }
@@ -285,7 +311,7 @@ static void link_send_small(struct link *l, int n, uint8_t *buf)
 		link_close(l, n);
 		return;
 	}
-	if (link_queue(l, buf, (size_t)n) < 0)
+	if (link_queue(l, buf, (size_t)n, 0) < 0)
 		link_close(l, -ENOMEM);
 }
 
@@ -295,7 +321,7 @@ void link_answer(struct link *l, void *buf, size_t len)
 		free(buf);
 		return;
 	}
-	if (link_queue(l, buf, len) < 0)
+	if (link_queue(l, buf, len, 1) < 0)
 		link_close(l, -ENOMEM);
 }
 
@@ -341,7 +367,7 @@ int link_request(struct cluster *cl, uint32_t node, void *buf, size_t len,
 	r->deadline_ms = timeout_ms > 0 ? r->sent_ms + (uint64_t)timeout_ms : 0;
 	r->fn = fn;
 	r->arg = arg;
-	ret = link_queue(l, buf, len);
+	ret = link_queue(l, buf, len, 0);
 	if (ret < 0) {
 		free(r);
 		return ret;
@@ -360,8 +386,8 @@ struct link *link_hold(struct link *l)
 void link_drop(struct link *l)
 {
 	l->holds--;
-	if (l->st == L_UP && !l->recv_armed && l->holds < LINK_MAX_HOLDS)
-		link_recv_arm(l);
+	if (l->st == L_UP && !l->recv_armed && may_read(l))
+		link_process(l);
 	link_put(l);
 }
 
@@ -574,21 +600,22 @@ static int rbuf_room(struct link *l, size_t flen)
 	return 0;
 }
 
-static void on_recv(struct loop_op *op, int res)
+/* Handle the whole frames in rbuf while l may read (may_read()), then
+ * arm the receive if it still may.  Not re-entered: a handler that gives a
+ * hold back (link_drop) while frames are handled leaves them to the loop
+ * that runs. */
+static void link_process(struct link *l)
 {
-	struct link *l = (struct link *)((char *)op - offsetof(struct link, recv_op));
 	struct peer_hdr h;
 	size_t used = 0, flen, max;
 	int ret;
 
-	l->recv_armed = 0;
-	if (res <= 0 || l->st == L_CLOSED) {
-		link_close(l, res < 0 ? res : 0);
-		goto out_put;
-	}
-	loop_mark_defined(l->rbuf + l->rlen, res);
-	l->rlen += (size_t)res;
-	while (l->st != L_CLOSED && l->rlen - used >= PEER_HDR_LEN) {
+	if (l->processing || l->st == L_CLOSED)
+		return;
+	l->processing = 1;
+	l->refs++;
+	while (l->st != L_CLOSED && l->rlen - used >= PEER_HDR_LEN &&
+	       may_read(l)) {
 		ret = peer_peek(l->rbuf + used, l->rlen - used, &h);
 		max = l->st == L_UP ? PEER_MAX_PAYLOAD : LINK_HS_MAX;
 		if (ret < 0 || h.len > max) {
@@ -608,7 +635,7 @@ static void on_recv(struct loop_op *op, int res)
 		used += flen;
 	}
 	if (l->st == L_CLOSED)
-		goto out_put;
+		goto out;
 	memmove(l->rbuf, l->rbuf + used, l->rlen - used);
 	l->rlen -= used;
 	/* Room for the whole frame that has begun, whatever its size. */
@@ -626,11 +653,27 @@ static void on_recv(struct loop_op *op, int res)
 	}
 	if (rbuf_room(l, flen > l->rlen + 1 ? flen : l->rlen + 1) < 0) {
 		link_close(l, -ENOMEM);
-		goto out_put;
+		goto out;
 	}
-	if (l->holds < LINK_MAX_HOLDS)
+	if (may_read(l) && !l->recv_armed)
 		link_recv_arm(l);
-out_put:
+out:
+	l->processing = 0;
+	link_put(l);
+}
+
+static void on_recv(struct loop_op *op, int res)
+{
+	struct link *l = (struct link *)((char *)op - offsetof(struct link, recv_op));
+
+	l->recv_armed = 0;
+	if (res <= 0 || l->st == L_CLOSED) {
+		link_close(l, res < 0 ? res : 0);
+	} else {
+		loop_mark_defined(l->rbuf + l->rlen, res);
+		l->rlen += (size_t)res;
+		link_process(l);
+	}
 	link_put(l);
 }
 
