@@ -265,6 +265,8 @@ int cluster_open(struct ckptd *d)
 		ret = protect_open(cl);
 	if (ret == 0)
 		ret = parts_open(cl);
+	if (ret == 0)
+		ret = peerread_open(cl);
 	if (ret < 0) {
 		cluster_close(d);
 		return ret;
@@ -349,6 +351,7 @@ void cluster_close(struct ckptd *d)
 		return;
 	protect_close(cl);
 	link_free_all(cl);
+	peerread_close(cl);
 	parts_close(cl);
 	hold_close(cl);
 	if (cl->listen_fd >= 0)

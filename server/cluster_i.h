@@ -8,6 +8,7 @@
  *   hold.c     shards this node holds for its peers (shardstore.h)
  *   protect.c  this node's parts: encode and send their shards
  *   parts.c    the parts of versions that other nodes hold: the namespace
+ *   peerread.c reads of other nodes' files: forwarded, and served
  *
  * Nothing outside those files includes this header; the rest of the daemon
  * sees cluster.h.  Threads: the loop thread only.
@@ -32,6 +33,7 @@ struct version;
 struct hold;
 struct protect_q;
 struct parts;
+struct peerreads;
 
 enum peer_state { P_DOWN, P_CONNECTING, P_UP };
 
@@ -65,6 +67,7 @@ struct cluster {
 	struct hold *hold;        /* hold.c */
 	struct protect_q *prot;   /* protect.c */
 	struct parts *parts;      /* parts.c */
+	struct peerreads *reads;  /* peerread.c */
 };
 
 static inline const char *cl_name(const struct cluster *cl, uint32_t id)
@@ -135,8 +138,8 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
 void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		   size_t n, const struct peer_hdr *h);
-void parts_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
-		   size_t n, const struct peer_hdr *h);
+void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
+		      size_t n, const struct peer_hdr *h);
 
 /* ---- hold.c ------------------------------------------------------------- */
 
@@ -171,10 +174,21 @@ void protect_version(struct cluster *cl, struct version *v);
 void protect_kick(struct cluster *cl);
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
 
+/* ---- peerread.c ----------------------------------------------------------- */
+
+int peerread_open(struct cluster *cl);
+/* After the links are gone: reads still waiting fail. */
+void peerread_close(struct cluster *cl);
+
 /* ---- parts.c -------------------------------------------------------------- */
 
 int parts_open(struct cluster *cl);
 void parts_close(struct cluster *cl);
+/* The node whose part shows path (not this one; as caller, whose uid
+ * picks the job's parts) and the file's size.  0 or -ENOENT. */
+int parts_locate(struct cluster *cl, const char *job, const char *version,
+		 uint32_t caller, const char *path, uint32_t *node,
+		 uint64_t *size);
 /* Tell every peer up about v, this node's part (removed: state 0). */
 void parts_announce(struct cluster *cl, const struct version *v);
 

@@ -542,7 +542,7 @@ static void got_request(struct link *l, const uint8_t *f, size_t n,
 	case PEER_PART:
 		return parts_on_part(cl, l, f, n, h);
 	case PEER_READ:
-		return parts_on_read(cl, l, f, n, h);
+		return peerread_on_read(cl, l, f, n, h);
 	default:
 		return link_refuse(l, "a handshake frame on an established link");
 	}

@@ -19,11 +19,8 @@
  * lowest of its parts'.  A path is expected in one part only; were it in
  * two, this node's own part wins, then the owner whose name sorts first.
  *
- * A READ of a file another node holds goes to that node as PEER_READ
- * pieces of at most PEER_MAX_SHARD bytes; each comes back with its CRC32C,
- * checked here before its bytes reach the client's lease.  The owner
- * serves one from its local copy on the worker pool, every record checked
- * against its CRC as the local read path does.
+ * Reads of other nodes' files are peerread.c's; parts_locate() tells it
+ * which node holds a path.
  *
  * Threads: the loop thread; the read task's run() on a worker.
  */
@@ -59,7 +56,6 @@ struct rpart {
 struct parts {
 	struct cluster *cl;
 	struct list list;
-	uint64_t reads_served, reads_forwarded;
 };
 
 static struct cluster *cl_of(const struct ckptd *d)
@@ -720,306 +716,24 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 	return 0;
 }
 
-/* ---- reads: forwarding ------------------------------------------------------ */
-
-struct fread {
-	struct ckptd *d;
-	struct conn *c;           /* referenced: its lease stays */
-	uint32_t seq;
-	uint8_t *dst;             /* in c's lease */
-	uint64_t size;            /* bytes the reply will say */
-	uint32_t pending;
-	int32_t err;
-	struct fpiece {
-		struct fread *r;
-		uint64_t at;      /* offset in dst */
-		uint32_t len;
-	} *pieces;
-};
-
-static void fread_finish(struct fread *r)
+/* The node whose part shows path (not this one) and the file's size, for
+ * peerread.c.  0 or -ENOENT. */
+int parts_locate(struct cluster *cl, const char *job, const char *version,
+		 uint32_t caller, const char *path, uint32_t *node,
+		 uint64_t *size)
 {
-	struct proto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PROTO_READ;
-	m.seq = r->seq;
-	m.status = r->err;
-	m.size = r->err ? 0 : r->size;
-	conn_reply(r->c, &m);
-	conn_put(r->c);
-	free(r->pieces);
-	free(r);
-}
-
-static void on_read_reply(struct ckptd *d, void *arg, int status,
-			  const uint8_t *frame, size_t len)
-{
-	struct fpiece *pc = arg;
-	struct fread *r = pc->r;
-	struct peer_data pd;
-	int ret = status;
-
-	if (ret == 0) {
-		ret = peer_decode_data(frame, len, &pd);
-		if (ret == 0 && pd.len != pc->len)
-			ret = -CKPT_EPROTO;
-		if (ret == 0)
-			memcpy(r->dst + pc->at, pd.data, pd.len);
-	}
-	if (ret < 0 && !r->err)
-		r->err = ret == -ENOTCONN ? -EHOSTDOWN : ret;
-	if (--r->pending == 0)
-		fread_finish(r);
-}
-
-int cluster_read(struct conn *c, const struct proto_msg *req)
-{
-	struct cluster *cl = cl_of(c->d);
-	struct fread *r;
 	struct rpart *p;
-	uint64_t size, at;
-	uint32_t i, np;
-	int fi, ret;
+	int fi;
 
-	if (!cl || !cl->parts)
+	if (!cl->parts)
 		return -ENOENT;
-	p = path_owner(cl, req->job, req->version,
-		       owner_of(c->d, req->job, NULL, c->uid), req->path, &fi);
+	p = path_owner(cl, job, version, owner_of(cl->d, job, NULL, caller),
+		       path, &fi);
 	if (!p)
 		return -ENOENT;
-	ret = -CKPT_EPROTO;
-	if (!c->lease || req->ring_off > c->lease->size ||
-	    req->len > c->lease->size - req->ring_off)
-		goto out_reply;
-	size = p->man.files[fi].size;
-	size = req->off >= size ? 0 : size - req->off;
-	if (size > req->len)
-		size = req->len;
-	ret = -ENOMEM;
-	r = calloc(1, sizeof(*r));
-	np = (uint32_t)((size + PEER_MAX_SHARD - 1) / PEER_MAX_SHARD);
-	if (!r || !(r->pieces = calloc(np ? np : 1, sizeof(*r->pieces)))) {
-		free(r);
-		goto out_reply;
-	}
-	r->d = c->d;
-	r->c = c;
-	r->seq = req->seq;
-	r->dst = c->lease->map + req->ring_off;
-	r->size = size;
-	conn_get(c);
-	r->pending = 1;
-	cl->parts->reads_forwarded++;
-	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
-		struct fpiece *pc = &r->pieces[i];
-		struct peer_read pr;
-		size_t cap = PEER_FRAME_CAP(0);
-		uint32_t seq = link_seq(cl);
-		uint8_t *buf = malloc(cap);
-		int n;
-
-		pc->r = r;
-		pc->at = at;
-		pc->len = (uint32_t)(size - at < PEER_MAX_SHARD ? size - at
-							       : PEER_MAX_SHARD);
-		memset(&pr, 0, sizeof(pr));
-		snprintf(pr.job, sizeof(pr.job), "%s", req->job);
-		snprintf(pr.version, sizeof(pr.version), "%s", req->version);
-		snprintf(pr.path, sizeof(pr.path), "%s", req->path);
-		pr.off = req->off + at;
-		pr.len = pc->len;
-		n = buf ? peer_encode_read(buf, cap, seq, &pr) : -ENOMEM;
-		if (n < 0) {
-			free(buf);
-			ret = n;
-		} else {
-			ret = link_request(cl, p->owner, buf, (size_t)n, seq,
-					   CLUSTER_READ_MS, on_read_reply, pc);
-		}
-		if (ret < 0) {
-			r->err = ret == -ENOTCONN ? -EHOSTDOWN : ret;
-			break;
-		}
-		r->pending++;
-	}
-	if (--r->pending == 0)
-		fread_finish(r);
+	*node = p->owner;
+	*size = p->man.files[fi].size;
 	return 0;
-out_reply:
-	conn_reply_status(c, req, ret);
-	return 0;
-}
-
-/* ---- reads: serving ---------------------------------------------------------- */
-
-struct sread {
-	struct pool_task pt;
-	struct cluster *cl;
-	struct link *l;           /* held */
-	struct version *v;        /* referenced */
-	uint32_t seq;
-	uint64_t off;
-	uint32_t len;
-	char segdir[600];
-	struct man_rec *recs;     /* the file's records, write order */
-	uint32_t nrecs;
-	uint8_t *frame;
-	size_t flen;
-};
-
-static int sread_run(struct pool_task *t)
-{
-	struct sread *s = (struct sread *)t;
-	uint8_t *out, *rbuf = NULL;
-	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
-	struct peer_data pd;
-	char path[700];
-	uint32_t i;
-	int fd, n, ret = 0;
-
-	out = calloc(1, s->len ? s->len : 1);
-	s->frame = malloc(cap);
-	if (!out || !s->frame) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < s->nrecs && ret == 0; i++) {
-		const struct man_rec *r = &s->recs[i];
-		uint64_t a = r->file_off > s->off ? r->file_off : s->off;
-		uint64_t z = r->file_off + r->len < s->off + s->len
-			     ? r->file_off + r->len : s->off + s->len;
-		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
-
-		if (a >= z)
-			continue;
-		if (r->seg == MAN_SEG_ZERO) {
-			memset(out + (a - s->off), 0, z - a);
-			continue;
-		}
-		if (need > rcap) {
-			free(rbuf);
-			rbuf = NULL;
-			rcap = 0;
-			if (posix_memalign((void **)&rbuf, 4096, need)) {
-				ret = -ENOMEM;
-				break;
-			}
-			rcap = need;
-		}
-		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ret = -errno;
-			break;
-		}
-		ret = sys_pread_all(fd, rbuf, need, r->seg_off);
-		close(fd);
-		if (ret == 0 && crc32c(rbuf, r->len) != r->crc)
-			ret = -CKPT_ECORRUPT;
-		if (ret == 0)
-			memcpy(out + (a - s->off), rbuf + (a - r->file_off), z - a);
-	}
-	if (ret < 0)
-		goto out;
-	pd.len = s->len;
-	pd.data = out;
-	pd.crc = crc32c(out, s->len);
-	n = peer_encode_data(s->frame, cap, s->seq, &pd);
-	if (n < 0)
-		ret = n;
-	else
-		s->flen = (size_t)n;
-out:
-	free(rbuf);
-	free(out);
-	return ret;
-}
-
-static void sread_free(struct sread *s)
-{
-	version_put(&s->cl->d->cat, s->v);
-	link_drop(s->l);
-	free(s->recs);
-	free(s->frame);
-	free(s);
-}
-
-static void sread_done(struct pool_task *t)
-{
-	struct sread *s = (struct sread *)t;
-
-	if (t->result < 0) {
-		link_answer_status(s->l, PEER_READ | PEER_REPLY, s->seq,
-				   t->result);
-	} else {
-		link_answer(s->l, s->frame, s->flen);
-		s->frame = NULL;
-	}
-	sread_free(s);
-}
-
-static void sread_drop(struct pool_task *t)
-{
-	sread_free((struct sread *)t);
-}
-
-void parts_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
-		   size_t n, const struct peer_hdr *h)
-{
-	struct ckptd *d = cl->d;
-	struct peer_read pr;
-	struct version *v;
-	struct sread *s;
-	uint64_t size;
-	uint32_t i;
-	int fi, ret;
-
-	ret = peer_decode_read(f, n, &pr);
-	if (ret < 0)
-		goto out_refuse;
-	v = catalog_version(&d->cat, pr.job, pr.version);
-	ret = -CKPT_ENOVERSION;
-	if (!v || v->state != CKPT_ST_SEALED)
-		goto out_refuse;
-	ret = -ENODATA;          /* evicted: read it from the PFS */
-	if (!(v->copies & CKPT_COPY_LOCAL))
-		goto out_refuse;
-	fi = version_file(v, pr.path, 0);
-	if (fi < 0) {
-		ret = fi;
-		goto out_refuse;
-	}
-	size = v->files[fi].size;
-	ret = -ENOMEM;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		goto out_refuse;
-	s->recs = calloc(v->files[fi].nrecs ? v->files[fi].nrecs : 1,
-			 sizeof(*s->recs));
-	if (!s->recs) {
-		free(s);
-		goto out_refuse;
-	}
-	for (i = 0; i < v->nrecs; i++)
-		if (v->recs[i].file == (uint32_t)fi &&
-		    s->nrecs < v->files[fi].nrecs)
-			s->recs[s->nrecs++] = v->recs[i];
-	s->cl = cl;
-	s->l = link_hold(l);
-	s->v = v;
-	version_get(v);
-	s->seq = h->seq;
-	s->off = pr.off;
-	s->len = pr.off >= size ? 0
-		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
-	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs.dir);
-	cl->parts->reads_served++;
-	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
-	pool_submit(d->pool, &s->pt, 1);
-	return;
-out_refuse:
-	link_answer_status(l, PEER_READ | PEER_REPLY, h->seq, ret);
 }
 
 /* ---- life --------------------------------------------------------------------- */

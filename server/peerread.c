@@ -1,0 +1,451 @@
+/*
+ * peerread.c - reads of files that another node's part holds: forwarding a
+ * client's READ to that node, and serving such READs from this node's
+ * local copy (see cluster.h: cluster_read; cluster_i.h).
+ *
+ * Forwarding: parts.c says which node holds the path.  The client's READ
+ * (at most READ_MAX bytes, as on the local path) is cut into pieces of at
+ * most PEER_MAX_SHARD bytes; each goes as a PEER_READ and comes back with
+ * the CRC32C of its bytes, checked before they reach the client's lease.
+ * Pieces to one node wait in a FIFO while PEERREAD_BUDGET bytes of reads
+ * to it are in flight: a node never asks another for more than that at
+ * once, so the replies it asked for can never fill the other's reply cap
+ * (LINK_MAX_QUEUED) and stop it reading this node, whatever the clients
+ * do.  A piece whose node is down fails the read with EHOSTDOWN; one not
+ * answered within CLUSTER_READ_MS with ETIMEDOUT.
+ *
+ * Serving: a PEER_READ of a file of this node's sealed local part is read
+ * on the worker pool, every record read whole and checked against its CRC,
+ * later records over earlier ones, as the local read path does.  A part
+ * whose local copy was evicted answers ENODATA (the PFS copy is not read
+ * for a peer yet).
+ *
+ * Threads: the loop thread; the serving task's run() on a worker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "cluster.h"
+#include "cluster_i.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "pool.h"
+#include "session.h"
+#include "sys.h"
+
+#define PEERREAD_BUDGET (32u << 20)   /* READ bytes in flight to a node */
+#define PEERREAD_MAX    (64u << 20)   /* one client READ: reader.c's */
+
+struct fpiece {
+	struct list wlink;        /* in peerreads.wait[node] while waiting */
+	struct fread *r;
+	uint64_t at;              /* offset in dst */
+	uint32_t len;
+};
+
+struct fread {
+	struct ckptd *d;
+	struct conn *c;           /* referenced: its lease stays */
+	uint32_t seq;
+	uint32_t node;
+	uint8_t *dst;             /* in c's lease */
+	uint64_t size;            /* bytes the reply will say */
+	uint64_t off;             /* in the file */
+	uint32_t pending;
+	int32_t err;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	char path[CKPT_PATH_MAX + 1];
+	struct fpiece *pieces;
+};
+
+struct peerreads {
+	uint64_t *inflight;       /* by node: READ bytes asked, not answered */
+	struct list *wait;        /* by node: struct fpiece, FIFO */
+	uint64_t forwarded, served;
+};
+
+static struct peerreads *pr_of(const struct cluster *cl)
+{
+	return cl->reads;
+}
+
+static void fread_finish(struct fread *r)
+{
+	struct proto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_READ;
+	m.seq = r->seq;
+	m.status = r->err;
+	m.size = r->err ? 0 : r->size;
+	conn_reply(r->c, &m);
+	conn_put(r->c);
+	free(r->pieces);
+	free(r);
+}
+
+static void piece_settle(struct fpiece *pc, int err)
+{
+	struct fread *r = pc->r;
+
+	if (err < 0 && !r->err)
+		r->err = err == -ENOTCONN ? -EHOSTDOWN : err;
+	if (--r->pending == 0)
+		fread_finish(r);
+}
+
+static void pump(struct cluster *cl, uint32_t node);
+
+static void on_read_reply(struct ckptd *d, void *arg, int status,
+			  const uint8_t *frame, size_t len)
+{
+	struct fpiece *pc = arg;
+	struct fread *r = pc->r;
+	struct cluster *cl = d->cluster;
+	uint32_t node = r->node;
+	struct peer_data pd;
+	int ret = status;
+
+	if (ret == 0) {
+		ret = peer_decode_data(frame, len, &pd);
+		if (ret == 0 && pd.len != pc->len)
+			ret = -CKPT_EPROTO;
+		if (ret == 0)
+			memcpy(r->dst + pc->at, pd.data, pd.len);
+	}
+	if (cl)
+		pr_of(cl)->inflight[node] -= pc->len;
+	piece_settle(pc, ret);
+	if (cl)
+		pump(cl, node);
+}
+
+/* Send pc's PEER_READ; settles it at once if that fails. */
+static void piece_send(struct cluster *cl, struct fpiece *pc)
+{
+	struct fread *r = pc->r;
+	struct peer_read prq;
+	size_t cap = PEER_FRAME_CAP(0);
+	uint32_t seq = link_seq(cl);
+	uint8_t *buf;
+	int n, ret;
+
+	memset(&prq, 0, sizeof(prq));
+	snprintf(prq.job, sizeof(prq.job), "%s", r->job);
+	snprintf(prq.version, sizeof(prq.version), "%s", r->version);
+	snprintf(prq.path, sizeof(prq.path), "%s", r->path);
+	prq.off = r->off + pc->at;
+	prq.len = pc->len;
+	buf = malloc(cap);
+	n = buf ? peer_encode_read(buf, cap, seq, &prq) : -ENOMEM;
+	if (n < 0) {
+		free(buf);
+		ret = n;
+	} else {
+		ret = link_request(cl, r->node, buf, (size_t)n, seq,
+				   CLUSTER_READ_MS, on_read_reply, pc);
+	}
+	if (ret < 0) {
+		piece_settle(pc, ret);
+		return;
+	}
+	pr_of(cl)->inflight[r->node] += pc->len;
+}
+
+/* Send what waits for node while its budget allows (always one). */
+static void pump(struct cluster *cl, uint32_t node)
+{
+	struct peerreads *prs = pr_of(cl);
+	struct list *w = &prs->wait[node];
+
+	while (!list_empty(w)) {
+		struct fpiece *pc = list_entry(w->next, struct fpiece, wlink);
+
+		if (prs->inflight[node] &&
+		    prs->inflight[node] + pc->len > PEERREAD_BUDGET)
+			return;
+		list_del(&pc->wlink);
+		piece_send(cl, pc);
+	}
+}
+
+int cluster_read(struct conn *c, const struct proto_msg *req)
+{
+	struct cluster *cl = c->d->cluster;
+	struct fread *r;
+	uint64_t size, at;
+	uint32_t i, np, node;
+	int ret;
+
+	if (!cl || !pr_of(cl) ||
+	    parts_locate(cl, req->job, req->version, c->uid, req->path, &node,
+			 &size) < 0)
+		return -ENOENT;
+	ret = -CKPT_EPROTO;
+	if (!c->lease || req->len > PEERREAD_MAX ||
+	    req->ring_off > c->lease->size ||
+	    req->len > c->lease->size - req->ring_off)
+		goto out_reply;
+	size = req->off >= size ? 0 : size - req->off;
+	if (size > req->len)
+		size = req->len;
+	ret = -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	np = (uint32_t)((size + PEER_MAX_SHARD - 1) / PEER_MAX_SHARD);
+	if (!r || !(r->pieces = calloc(np ? np : 1, sizeof(*r->pieces)))) {
+		free(r);
+		goto out_reply;
+	}
+	r->d = c->d;
+	r->c = c;
+	r->seq = req->seq;
+	r->node = node;
+	r->dst = c->lease->map + req->ring_off;
+	r->size = size;
+	r->off = req->off;
+	snprintf(r->job, sizeof(r->job), "%s", req->job);
+	snprintf(r->version, sizeof(r->version), "%s", req->version);
+	snprintf(r->path, sizeof(r->path), "%s", req->path);
+	conn_get(c);
+	pr_of(cl)->forwarded++;
+	r->pending = 1 + np;
+	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
+		struct fpiece *pc = &r->pieces[i];
+
+		pc->r = r;
+		pc->at = at;
+		pc->len = (uint32_t)(size - at < PEER_MAX_SHARD ? size - at
+							       : PEER_MAX_SHARD);
+		list_add_tail(&pr_of(cl)->wait[node], &pc->wlink);
+	}
+	pump(cl, node);
+	if (--r->pending == 0)
+		fread_finish(r);
+	return 0;
+out_reply:
+	conn_reply_status(c, req, ret);
+	return 0;
+}
+
+/* ---- reads: serving ---------------------------------------------------------- */
+
+struct sread {
+	struct pool_task pt;
+	struct cluster *cl;
+	struct link *l;           /* held */
+	struct version *v;        /* referenced */
+	uint32_t seq;
+	uint64_t off;
+	uint32_t len;
+	char segdir[600];
+	struct man_rec *recs;     /* the file's records, write order */
+	uint32_t nrecs;
+	uint8_t *frame;
+	size_t flen;
+};
+
+static int sread_run(struct pool_task *t)
+{
+	struct sread *s = (struct sread *)t;
+	uint8_t *out, *rbuf = NULL;
+	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
+	struct peer_data pd;
+	char path[700];
+	uint32_t i;
+	int fd, n, ret = 0;
+
+	out = calloc(1, s->len ? s->len : 1);
+	s->frame = malloc(cap);
+	if (!out || !s->frame) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->nrecs && ret == 0; i++) {
+		const struct man_rec *r = &s->recs[i];
+		uint64_t a = r->file_off > s->off ? r->file_off : s->off;
+		uint64_t z = r->file_off + r->len < s->off + s->len
+			     ? r->file_off + r->len : s->off + s->len;
+		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
+
+		if (a >= z)
+			continue;
+		if (r->seg == MAN_SEG_ZERO) {
+			memset(out + (a - s->off), 0, z - a);
+			continue;
+		}
+		if (need > rcap) {
+			free(rbuf);
+			rbuf = NULL;
+			rcap = 0;
+			if (posix_memalign((void **)&rbuf, 4096, need)) {
+				ret = -ENOMEM;
+				break;
+			}
+			rcap = need;
+		}
+		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			break;
+		}
+		ret = sys_pread_all(fd, rbuf, need, r->seg_off);
+		close(fd);
+		if (ret == 0 && crc32c(rbuf, r->len) != r->crc)
+			ret = -CKPT_ECORRUPT;
+		if (ret == 0)
+			memcpy(out + (a - s->off), rbuf + (a - r->file_off), z - a);
+	}
+	if (ret < 0)
+		goto out;
+	pd.len = s->len;
+	pd.data = out;
+	pd.crc = crc32c(out, s->len);
+	n = peer_encode_data(s->frame, cap, s->seq, &pd);
+	if (n < 0)
+		ret = n;
+	else
+		s->flen = (size_t)n;
+out:
+	free(rbuf);
+	free(out);
+	return ret;
+}
+
+static void sread_free(struct sread *s)
+{
+	version_put(&s->cl->d->cat, s->v);
+	link_drop(s->l);
+	free(s->recs);
+	free(s->frame);
+	free(s);
+}
+
+static void sread_done(struct pool_task *t)
+{
+	struct sread *s = (struct sread *)t;
+
+	if (t->result < 0) {
+		link_answer_status(s->l, PEER_READ | PEER_REPLY, s->seq,
+				   t->result);
+	} else {
+		link_answer(s->l, s->frame, s->flen);
+		s->frame = NULL;
+	}
+	sread_free(s);
+}
+
+static void sread_drop(struct pool_task *t)
+{
+	sread_free((struct sread *)t);
+}
+
+void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	struct ckptd *d = cl->d;
+	struct peer_read pr;
+	struct version *v;
+	struct sread *s;
+	uint64_t size;
+	uint32_t i;
+	int fi, ret;
+
+	ret = peer_decode_read(f, n, &pr);
+	if (ret < 0)
+		goto out_refuse;
+	v = catalog_version(&d->cat, pr.job, pr.version);
+	ret = -CKPT_ENOVERSION;
+	if (!v || v->state != CKPT_ST_SEALED)
+		goto out_refuse;
+	ret = -ENODATA;          /* evicted: read it from the PFS */
+	if (!(v->copies & CKPT_COPY_LOCAL))
+		goto out_refuse;
+	fi = version_file(v, pr.path, 0);
+	if (fi < 0) {
+		ret = fi;
+		goto out_refuse;
+	}
+	size = v->files[fi].size;
+	ret = -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out_refuse;
+	s->recs = calloc(v->files[fi].nrecs ? v->files[fi].nrecs : 1,
+			 sizeof(*s->recs));
+	if (!s->recs) {
+		free(s);
+		goto out_refuse;
+	}
+	for (i = 0; i < v->nrecs; i++)
+		if (v->recs[i].file == (uint32_t)fi &&
+		    s->nrecs < v->files[fi].nrecs)
+			s->recs[s->nrecs++] = v->recs[i];
+	s->cl = cl;
+	s->l = link_hold(l);
+	s->v = v;
+	version_get(v);
+	s->seq = h->seq;
+	s->off = pr.off;
+	s->len = pr.off >= size ? 0
+		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
+	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs.dir);
+	pr_of(cl)->served++;
+	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
+	pool_submit(d->pool, &s->pt, 1);
+	return;
+out_refuse:
+	link_answer_status(l, PEER_READ | PEER_REPLY, h->seq, ret);
+}
+
+
+/* ---- life ------------------------------------------------------------------ */
+
+int peerread_open(struct cluster *cl)
+{
+	struct peerreads *prs = calloc(1, sizeof(*prs));
+	uint32_t i;
+
+	if (!prs)
+		return -ENOMEM;
+	prs->inflight = calloc(cl->place.n, sizeof(*prs->inflight));
+	prs->wait = calloc(cl->place.n, sizeof(*prs->wait));
+	if (!prs->inflight || !prs->wait) {
+		free(prs->inflight);
+		free(prs->wait);
+		free(prs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cl->place.n; i++)
+		list_init(&prs->wait[i]);
+	cl->reads = prs;
+	return 0;
+}
+
+void peerread_close(struct cluster *cl)
+{
+	struct peerreads *prs = cl->reads;
+	struct list *pos, *tmp;
+	uint32_t i;
+
+	if (!prs)
+		return;
+	/* Pieces still waiting (shutdown): their reads fail. */
+	for (i = 0; i < cl->place.n; i++)
+		list_for_each_safe(pos, tmp, &prs->wait[i]) {
+			struct fpiece *pc = list_entry(pos, struct fpiece, wlink);
+
+			list_del(&pc->wlink);
+			piece_settle(pc, -ECANCELED);
+		}
+	free(prs->inflight);
+	free(prs->wait);
+	free(prs);
+	cl->reads = NULL;
+}
