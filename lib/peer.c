@@ -31,6 +31,7 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_SHARD_SEAL] = "SHARD_SEAL",
 	[PEER_PART] = "PART",
 	[PEER_READ] = "READ",
+	[PEER_SYNC] = "SYNC",
 };
 
 /* Payload bytes of a READ reply of status 0: len, crc and the data. */
@@ -158,6 +159,17 @@ int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
 
 	peer_begin(&e, buf, cap, PEER_AUTH, seq, 0);
 	enc_bytes(&e, a->proof, PEER_PROOF_LEN);
+	return peer_end(&e);
+}
+
+int peer_encode_sync(void *buf, size_t cap, uint32_t seq, const char *owner)
+{
+	struct enc e;
+
+	if (!owner[0] || strlen(owner) > PLACE_NAME_MAX)
+		return -EINVAL;
+	peer_begin(&e, buf, cap, PEER_SYNC, seq, 0);
+	enc_strn(&e, owner, PLACE_NAME_MAX);
 	return peer_end(&e);
 }
 
@@ -383,6 +395,19 @@ int peer_decode_auth(const void *frame, size_t len, struct peer_auth *a)
 		return -CKPT_EPROTO;
 	dec_raw(&d, a->proof, PEER_PROOF_LEN);
 	return d.err || dec_left(&d) ? -CKPT_EPROTO : 0;
+}
+
+int peer_decode_sync(const void *frame, size_t len, char *owner)
+{
+	struct dec d;
+
+	owner[0] = 0;
+	if (payload(frame, len, PEER_SYNC, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, owner, PLACE_NAME_MAX);
+	if (d.err || dec_left(&d))
+		return -CKPT_EPROTO;
+	return node_name_ok(owner) ? 0 : -CKPT_EBADNAME;
 }
 
 int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s)

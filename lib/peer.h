@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      2
+#define PEER_VERSION      3
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -66,6 +66,9 @@ enum peer_type {
 			      * level and manifest; the reply is a status */
 	PEER_READ,           /* bytes of a file in the receiver's part; the
 			      * reply is a struct peer_data */
+	PEER_SYNC,           /* the sender has announced (PART) every part
+			      * it holds since the link came up: {owner};
+			      * the reply is a status */
 	PEER_NTYPES
 };
 
@@ -196,6 +199,8 @@ int peer_encode_hello(void *buf, size_t cap, uint16_t type, uint32_t seq,
 		      const struct peer_hello *h);
 int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_auth *a);
+/* SYNC: owner is the sending node's name (a struct peer_hello's name). */
+int peer_encode_sync(void *buf, size_t cap, uint32_t seq, const char *owner);
 int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 		      const struct peer_shard *s);
 int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
@@ -222,6 +227,8 @@ int peer_encode_data(void *buf, size_t cap, uint32_t seq,
  */
 int peer_decode_hello(const void *frame, size_t len, struct peer_hello *h);
 int peer_decode_auth(const void *frame, size_t len, struct peer_auth *a);
+/* SYNC: the owner's name into owner (PLACE_NAME_MAX + 1 bytes). */
+int peer_decode_sync(const void *frame, size_t len, char *owner);
 int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s);
 int peer_decode_seal(const void *frame, size_t len, struct peer_seal *s);
 int peer_decode_part(const void *frame, size_t len, struct peer_part *p);

@@ -148,6 +148,14 @@ struct shard_meta;
 /* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
 int hold_open(struct cluster *cl);
 void hold_close(struct cluster *cl);
+/* A link to owner came up: its parts are about to be announced again. */
+void hold_owner_up(struct cluster *cl, uint32_t owner);
+/* owner announced its part open_id since: its shards stay. */
+void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id);
+/* SYNC: owner announced every part it has; the shards held of parts it did
+ * not announce since its link came up are dropped. */
+void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
 /* owner removed its part open_id (or wrote it anew): drop its shards. */
 void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
 /* fn for each shard held of owner's parts. */

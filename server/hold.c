@@ -33,6 +33,7 @@
 struct held {
 	struct list link;
 	struct shard_meta m;      /* crcs and man owned */
+	uint32_t seen;            /* hold.gen[owner] when last announced */
 };
 
 struct hold {
@@ -44,6 +45,7 @@ struct hold {
 	uint64_t pending;         /* bytes of puts on the pool */
 	uint64_t refused;         /* requests refused since start */
 	uint64_t bad;             /* shards that failed their CRC check */
+	uint32_t *gen;            /* by owner: links up so far */
 };
 
 enum hold_op { H_PUT, H_SEAL, H_DROP, H_VERIFY };
@@ -425,6 +427,57 @@ void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id)
 		drop_submit(h, name, open_id);
 }
 
+void hold_owner_up(struct cluster *cl, uint32_t owner)
+{
+	if (cl->hold)
+		cl->hold->gen[owner]++;
+}
+
+void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id)
+{
+	struct hold *h = cl->hold;
+	struct list *pos;
+
+	if (!h)
+		return;
+	list_for_each(pos, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (e->m.open_id == open_id &&
+		    !strcmp(e->m.owner, cl_name(cl, owner)))
+			e->seen = h->gen[owner];
+	}
+}
+
+void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *hdr)
+{
+	struct hold *h = cl->hold;
+	uint32_t owner = link_node(l);
+	char name[PLACE_NAME_MAX + 1];
+	struct list *pos, *tmp;
+	int ret;
+
+	ret = peer_decode_sync(f, n, name);
+	if (ret == 0 && strcmp(name, cl_name(cl, owner)))
+		ret = -EPERM;
+	if (ret < 0)
+		return refuse(h, l, PEER_SYNC, hdr->seq, ret);
+	list_for_each_safe(pos, tmp, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (e->seen == h->gen[owner] || strcmp(e->m.owner, name))
+			continue;
+		log_printf(LOG_INFO, "cluster: %s no longer has its part %s/%s (%016llx): dropping the shards held of it",
+			   name, e->m.job, e->m.version,
+			   (unsigned long long)e->m.open_id);
+		/* Drops every held shard of that part: tmp may go. */
+		hold_part_gone(cl, owner, e->m.open_id);
+		tmp = h->held.next;
+	}
+	link_answer_status(l, PEER_SYNC | PEER_REPLY, hdr->seq, 0);
+}
+
 void hold_parts_of(struct cluster *cl, uint32_t owner,
 		   void (*fn)(void *arg, const struct shard_meta *m), void *arg)
 {
@@ -489,6 +542,11 @@ int hold_open(struct cluster *cl)
 		return -ENOMEM;
 	h->cl = cl;
 	list_init(&h->held);
+	h->gen = calloc(cl->place.n, sizeof(*h->gen));
+	if (!h->gen) {
+		free(h);
+		return -ENOMEM;
+	}
 	list_init(&h->busy);
 	snprintf(h->root, sizeof(h->root), "%s/shards", cl->d->conf->store);
 	cl->hold = h;
@@ -519,6 +577,7 @@ void hold_close(struct cluster *cl)
 		return;
 	list_for_each_safe(pos, tmp, &h->held)
 		held_free(list_entry(pos, struct held, link));
+	free(h->gen);
 	free(h);
 	cl->hold = NULL;
 }

@@ -543,6 +543,8 @@ static void got_request(struct link *l, const uint8_t *f, size_t n,
 		return parts_on_part(cl, l, f, n, h);
 	case PEER_READ:
 		return peerread_on_read(cl, l, f, n, h);
+	case PEER_SYNC:
+		return hold_on_sync(cl, l, f, n, h);
 	default:
 		return link_refuse(l, "a handshake frame on an established link");
 	}

@@ -218,31 +218,33 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 }
 
 /* Tell node (or every peer up: node == self) about v. */
-static void announce_to(struct cluster *cl, const struct version *v,
-			uint32_t node)
+static int announce_to(struct cluster *cl, const struct version *v,
+		       uint32_t node)
 {
 	uint32_t i, seq;
 	uint8_t *buf;
 	size_t len;
+	int failed = 0;
 
 	/* A removed one (job NULL) is announced too: state 0, so that the
 	 * others forget it and drop the shards they hold of it. */
 	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
 	    v->state == CKPT_ST_SEALING)
-		return;
+		return 0;
 	for (i = 0; i < cl->place.n; i++) {
 		if (i == cl->self || (node != cl->self && i != node) ||
 		    cl->peers[i].st != P_UP)
 			continue;
 		seq = link_seq(cl);
 		buf = part_frame(cl, v, seq, &len);
-		if (!buf) {
+		if (!buf || link_request(cl, i, buf, len, seq, 0,
+					 on_part_reply, NULL) < 0) {
 			log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
 				   cl_name(cl, i), v->jobname, v->name);
-			continue;
+			failed++;
 		}
-		link_request(cl, i, buf, len, seq, 0, on_part_reply, NULL);
 	}
+	return failed;
 }
 
 void parts_announce(struct cluster *cl, const struct version *v)
@@ -255,19 +257,39 @@ void parts_peer_up(struct cluster *cl, uint32_t node)
 	struct parts *ps = cl->parts;
 	struct list *pos, *tmp, *jp, *vp;
 
+	uint32_t seq;
+	uint8_t *buf;
+	int failed = 0, n;
+
 	if (!ps)
 		return;
-	/* It is about to say all its parts again. */
+	/* It is about to say all its parts again; the shards held of them
+	 * are confirmed as they come, and its SYNC drops the others. */
 	list_for_each_safe(pos, tmp, &ps->list)
 		if (list_entry(pos, struct rpart, link)->owner == node)
 			rpart_free(list_entry(pos, struct rpart, link));
+	hold_owner_up(cl, node);
 	list_for_each(jp, &cl->d->cat.jobs) {
 		struct job *j = list_entry(jp, struct job, link);
 
 		list_for_each(vp, &j->versions)
-			announce_to(cl, list_entry(vp, struct version, link),
-				    node);
+			failed += announce_to(cl, list_entry(vp, struct version,
+							     link), node);
 	}
+	/* All said: the peer may drop the shards of parts this node no
+	 * longer has (removed while the link was down).  Not after a part
+	 * that could not be said: it would lose that part's shards. */
+	if (failed)
+		return;
+	seq = link_seq(cl);
+	buf = malloc(PEER_FRAME_CAP(0));
+	n = buf ? peer_encode_sync(buf, PEER_FRAME_CAP(0), seq,
+				   cl_name(cl, cl->self)) : -ENOMEM;
+	if (n < 0) {
+		free(buf);
+		return;
+	}
+	link_request(cl, node, buf, (size_t)n, seq, 0, on_part_reply, NULL);
 }
 
 /* ---- hearing other nodes' parts ------------------------------------------ */
@@ -301,6 +323,7 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, 0);
 		return;
 	}
+	hold_confirm(cl, owner, pp.open_id);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p) {

@@ -23,8 +23,8 @@
 #    protected one: every node forgets them, their holders drop the shards;
 #  - all nodes stopped cleanly (SIGTERM) with protection and forwarded reads
 #    in flight, then restarted twice; everything reads back after;
-#  - (CKPT_ATTACK_KNOWN=1: a known defect) a part removed while a holder is
-#    down: the holder drops its shard once back.
+#  - a part removed while a holder is down: the holder drops its shard once
+#    back (its owner's PARTs, then SYNC).
 # Two uids are made with useradd and removed in the cleanup.
 # TIMEOUT: 300
 set -u
@@ -124,7 +124,7 @@ def crc(data):
     return c ^ 0xffffffff
 
 def frame(ftype, payload, seq, status=0):
-    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 2, ftype, len(payload), seq, status, 0)
+    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 3, ftype, len(payload), seq, status, 0)
     hdr += struct.pack("<I", crc(hdr))
     return hdr + struct.pack("<I", crc(payload)) + payload
 
@@ -380,9 +380,10 @@ kills() {
 	for n in $ALL; do poll_until 10 gone $n v1 || fail "$n still lists k1/v1: $(vstate $n k1 v1)"; done
 	less_held() { [ "$(held n2 n1)" -lt "$h0" ]; }
 	poll_until 10 less_held || fail "n2 still holds its shard of n1's removed k1/v1"
-	# Known defect (CKPT_ATTACK_KNOWN=1): a part removed while one of its
-	# holders is down; the holder comes back and keeps its shard for ever.
-	if [ "${CKPT_ATTACK_KNOWN:-0}" = 1 ]; then
+	# A part removed while one of its holders is down: the holder comes
+	# back, hears every part its owner still has and then SYNC, and drops
+	# the shard of the removed one.
+	if :; then
 		tw n1 write k1 v5 -n 2 -z $((8 * MB)) -S 5 -w local || fail "n1 writing k1/v5"
 		protected_on n1 v5
 		h0=$(held n2 n1)

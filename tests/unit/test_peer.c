@@ -120,12 +120,39 @@ static void test_round_trip(void)
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_PART), "PART");
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_READ), "READ");
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_READ | PEER_REPLY), "READ");
+	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_SYNC), "SYNC");
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_NTYPES), "?");
 	CU_ASSERT_STRING_EQUAL(peer_type_name(0), "?");
 	CU_ASSERT_STRING_EQUAL(peer_type_name(999), "?");
 }
 
 /* Every cut, every header byte and every payload byte changed: refused. */
+/* SYNC: the owner's name, checked; nothing else. */
+static void test_sync(void)
+{
+	uint8_t fr[512];
+	char owner[PLACE_NAME_MAX + 1];
+	struct peer_hdr hdr;
+	int n, i;
+
+	n = peer_encode_sync(fr, sizeof(fr), 7, "gpu-017");
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.type, PEER_SYNC);
+	CU_ASSERT_EQUAL(peer_decode_sync(fr, n, owner), 0);
+	CU_ASSERT_STRING_EQUAL(owner, "gpu-017");
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(peer_decode_sync(fr, i, owner), 0);
+	CU_ASSERT_EQUAL(peer_encode_sync(fr, sizeof(fr), 7, ""), -EINVAL);
+	CU_ASSERT(peer_encode_sync(fr, 8, 7, "n1") < 0);
+	n = peer_encode_sync(fr, sizeof(fr), 7, "a/b");
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_decode_sync(fr, n, owner), -CKPT_EBADNAME);
+	n = peer_encode_hello(fr, sizeof(fr), PEER_HELLO, 1,
+			      &(struct peer_hello){ .name = "n1" });
+	CU_ASSERT_EQUAL(peer_decode_sync(fr, n, owner), -CKPT_EPROTO);
+}
+
 static void test_damage(void)
 {
 	struct peer_shard s, so;
@@ -1192,6 +1219,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "round_trip", test_round_trip },
+		{ "sync", test_sync },
 		{ "damage", test_damage },
 		{ "shard_rules", test_shard_rules },
 		{ "new_round_trip", test_new_round_trip },
