@@ -781,3 +781,46 @@ wait_state() {
 # has_ctl: ckptctl is built.
 has_ctl() { [ -x "$CKPTCTL" ]; }
 ctl() { local name=$1; shift; "$CKPTCTL" -s "$(sock "$name")" "$@"; }
+
+# ---- clusters ----------------------------------------------------------------
+
+# cluster_setup N DOMAIN...: a cluster of N nodes n1..nN on 127.0.0.1..N
+# at a random port, node i in domain number ((i-1) * NDOMAINS / N) of the
+# given ones (one domain: every node its own); sets PORT, KEY (a fresh key
+# file, 0600), NODES (the node list, under a short path) and ALL.
+cluster_setup() {
+	local n=$1 i nd
+	shift
+	nd=$#
+	PORT=$(( 20000 + RANDOM % 20000 ))
+	KEY=$T/cluster.key
+	head -c 48 /dev/urandom >"$KEY"
+	chmod 600 "$KEY"
+	CLUSTER_DIR=$(short_dir)
+	SHORT_DIRS+=("$CLUSTER_DIR")   # short_dir ran in a subshell
+	NODES=$CLUSTER_DIR/nodes
+	ALL=
+	: >"$NODES"
+	for i in $(seq "$n"); do
+		local doms=("$@")
+		echo "n$i 127.0.0.$i:$PORT ${doms[$(( (i - 1) * nd / n ))]:-}" >>"$NODES"
+		ALL+="${ALL:+ }n$i"
+	done
+}
+
+# cluster_start NAME EC [ARGS...]: start node NAME of the cluster set up by
+# cluster_setup with ec EC; its config must exist (ckptd_conf, drain_conf).
+cluster_start() {
+	local name=$1 ec=$2
+	shift 2
+	start_ckptd "$name" -o "cluster.node=$name" -o "cluster.nodes=$NODES" \
+		-o "cluster.ec=$ec" -o "cluster.key=$KEY" "$@"
+}
+
+# sjson NAME KEY: a field of `ckptctl status --json`'s daemon object.
+sjson() {
+	ctl "$1" --json status 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
+}
+# status_is NAME KEY VALUE: for poll_until.
+status_is() { [ "$(sjson "$1" "$2")" = "$3" ]; }

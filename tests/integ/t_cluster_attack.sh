@@ -36,29 +36,11 @@ has_ctl || skip "ckptctl is not built"
 # Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
 # default) before it is reused: the flood's bound would measure that.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
-PORT=$(( 20000 + RANDOM % 20000 ))
-KEY=$T/cluster.key
-head -c 48 /dev/urandom >"$KEY"
-chmod 600 "$KEY"
-S=$(short_dir)
-SHORT_DIRS+=("$S")
-NODES=$S/nodes
-cat >"$NODES" <<NODES
-n1 127.0.0.1:$PORT rackA
-n2 127.0.0.2:$PORT rackB
-n3 127.0.0.3:$PORT rackC
-NODES
-ALL="n1 n2 n3"
+cluster_setup 3 rackA rackB rackC
 
 node() {    # NAME: configure and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
-	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
-		-o cluster.ec=2+1 -o "cluster.key=$KEY" \
-		${BW:+-o cluster.bandwidth=$BW}
-}
-sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
-	ctl "$1" --json status 2>/dev/null |
-		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
+	cluster_start "$1" 2+1 ${BW:+-o cluster.bandwidth=$BW}
 }
 is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
 all_up() { local n; for n in $ALL; do poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"; done; }

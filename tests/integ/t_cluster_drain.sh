@@ -21,33 +21,15 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY is missing"
 PFS=$T/pfs
 mkdir -p "$PFS"
-PORT=$(( 20000 + RANDOM % 20000 ))
-KEY=$T/cluster.key
-head -c 48 /dev/urandom >"$KEY"
-chmod 600 "$KEY"
-S=$(short_dir)
-SHORT_DIRS+=("$S")
-NODES=$S/nodes
-cat >"$NODES" <<NODES
-n1 127.0.0.1:$PORT
-n2 127.0.0.2:$PORT
-n3 127.0.0.3:$PORT
-NODES
-ALL="n1 n2 n3"
+cluster_setup 3
 JOB=train/cd
 SIZE=1500000
 
 node() {    # NAME: configure (once) and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
-	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
-		-o cluster.ec=2+1 -o "cluster.key=$KEY"
+	cluster_start "$1" 2+1
 }
-
-sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
-	ctl "$1" --json status 2>/dev/null |
-		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
-}
-is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
+is() { status_is "$@"; }
 
 # part_level NAME VERSION: the level of NAME's own part.
 part_level() {

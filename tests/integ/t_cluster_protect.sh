@@ -26,36 +26,15 @@ set -u
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY is missing"
-PORT=$(( 20000 + RANDOM % 20000 ))
-KEY=$T/cluster.key
-head -c 48 /dev/urandom >"$KEY"
-chmod 600 "$KEY"
-S=$(short_dir)
-SHORT_DIRS+=("$S")
-NODES=$S/nodes
-cat >"$NODES" <<NODES
-n1 127.0.0.1:$PORT rackA
-n2 127.0.0.2:$PORT rackA
-n3 127.0.0.3:$PORT rackB
-n4 127.0.0.4:$PORT rackB
-n5 127.0.0.5:$PORT rackC
-n6 127.0.0.6:$PORT rackC
-NODES
-ALL="n1 n2 n3 n4 n5 n6"
+cluster_setup 6 rackA rackB rackC
 JOB=train/llm
 FILES=(-n 3 -z 3145728 -R)
 
 node() {    # NAME: configure and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
-	start_ckptd "$1" -o "cluster.node=$1" -o "cluster.nodes=$NODES" \
-		-o cluster.ec=4+2 -o "cluster.key=$KEY"
+	cluster_start "$1" 4+2
 }
-
-sjson() {   # NAME KEY: a field of ckptctl status --json's daemon object
-	ctl "$1" --json status 2>/dev/null |
-		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
-}
-is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
+is() { status_is "$@"; }
 
 # part_level NAME VERSION: the level of NAME's own part (its entry in
 # ckptctl ls --json's parts).
