@@ -15,6 +15,7 @@
 #    bounded (under 256 MiB of growth for 800 MiB asked);
 #  - a part of 30000 files is listed from another node within 5 s (each
 #    file's lookup in the other parts was a scan: 26 s for 40000);
+#  - [cluster] bandwidth = 8M: 16 MiB of shards take at least 1.8 s;
 #  - kills: n2 (a holder) SIGKILLed mid-protection and restarted, n1 (an
 #    owner) SIGKILLed mid-protection and restarted: every part reaches
 #    PROTECTED and reads back from every node;
@@ -297,9 +298,17 @@ protected_on() { ctl "$1" wait k1 "$2" protected --timeout 60 >/dev/null ||
 all_stop() { local n; for n in $ALL; do stop_ckptd $n; done; }
 all_start() { local n; for n in $ALL; do node $n; done; all_up; }
 kills() {
-	local h0 pid
+	local h0 pid t0 took
 	BW=8M
 	all_stop; all_start               # slow protection: 2 MiB stripes, 4/s
+	# The cap holds: 16 MiB of shards (2+1 sends one byte per byte) at
+	# 8 MiB/s after a 1 MiB burst cannot take less than 1.8 s.
+	tw n1 write k1 v0 -n 2 -z $((8 * MB)) -S 9 -w local || fail "n1 writing k1/v0"
+	t0=$(now_ms)
+	protected_on n1 v0
+	took=$(( $(now_ms) - t0 ))
+	[ $took -ge 1800 ] || fail "16 MiB protected in $took ms under an 8 MiB/s cap"
+	info "bandwidth: 16 MiB protected in $took ms under [cluster] bandwidth = 8M"
 	# a holder killed mid-protection
 	h0=$(held n2 n1)
 	tw n1 write k1 v1 -n 2 -z $((8 * MB)) -S 1 -w local || fail "n1 writing k1/v1"
