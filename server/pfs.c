@@ -571,6 +571,21 @@ static int write_manifest(struct copy *c)
 	return ret < 0 ? ret : pfs_manifest_put(c->tfd, &c->owner, &c->m, tmp, dst);
 }
 
+/* Remove the version's published manifest (an injectable unlink). */
+static int unlink_manifest(int tfd, const struct pfs_job *job)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
+		       job->version, NULL, 0);
+	if (ret == 0)
+		ret = sys_inject(SYS_UNLINK);
+	if (ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
+	return ret;
+}
+
 /*
  * A manifest already at this version's place on the PFS that is not this
  * version's (the name was removed and written again) must go before any file
@@ -579,7 +594,6 @@ static int write_manifest(struct copy *c)
 static int unpublish_stale(const char *target, int tfd,
 			   const struct pfs_job *job)
 {
-	char path[PATH_MAX];
 	struct pfsman old;
 	int ret;
 
@@ -589,12 +603,7 @@ static int unpublish_stale(const char *target, int tfd,
 	pfsman_release(&old);
 	if (ret)
 		return 0;
-	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
-		       job->version, NULL, 0);
-	if (ret == 0)
-		ret = sys_inject(SYS_UNLINK);
-	if (ret == 0)
-		ret = pfs_unlink(tfd, path, 0);
+	ret = unlink_manifest(tfd, job);
 	if (ret == 0)
 		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is replaced",
 			   job->job, job->version);
@@ -621,12 +630,7 @@ static int unpublish_stale_part(const char *target, int tfd,
 		if (ret)
 			return 0;
 	}
-	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
-		       job->version, NULL, 0);
-	if (ret == 0)
-		ret = sys_inject(SYS_UNLINK);
-	if (ret == 0)
-		ret = pfs_unlink(tfd, path, 0);
+	ret = unlink_manifest(tfd, job);
 	if (ret == 0)
 		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is unpublished",
 			   job->job, job->version);
