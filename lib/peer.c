@@ -32,6 +32,7 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_PART] = "PART",
 	[PEER_READ] = "READ",
 	[PEER_SYNC] = "SYNC",
+	[PEER_SHARD_GET] = "SHARD_GET",
 };
 
 /* Payload bytes of a READ reply of status 0: len, crc and the data. */
@@ -72,7 +73,8 @@ int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
 		return -CKPT_EPROTO;
 	/* A reply is a bare status, but for READ's with status 0, which
 	 * carries a struct peer_data: trusted lengths only. */
-	if (hdr->type == (PEER_READ | PEER_REPLY) && !hdr->status)
+	if ((hdr->type == (PEER_READ | PEER_REPLY) ||
+	     hdr->type == (PEER_SHARD_GET | PEER_REPLY)) && !hdr->status)
 		return hdr->len >= DATA_FIXED &&
 		       hdr->len <= DATA_FIXED + PEER_MAX_SHARD ?
 		       0 : -CKPT_EPROTO;
@@ -131,7 +133,7 @@ int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 
 	/* READ's reply of status 0 carries data: peer_encode_data(). */
 	if (status > 0 || !type || type >= PEER_NTYPES ||
-	    (type == PEER_READ && !status))
+	    ((type == PEER_READ || type == PEER_SHARD_GET) && !status))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, status);
 	return peer_end(&e);
@@ -319,11 +321,34 @@ int peer_encode_read(void *buf, size_t cap, uint32_t seq,
 int peer_encode_data(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_data *d)
 {
+	return peer_encode_data_for(buf, cap, PEER_READ, seq, d);
+}
+
+int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_sget *g)
+{
 	struct enc e;
 
-	if (d->len > PEER_MAX_SHARD)
+	if (!g->owner[0] || strlen(g->owner) > PLACE_NAME_MAX || !g->shard ||
+	    g->shard >= 32 || g->stripe > (uint64_t)INT64_MAX)
 		return -EINVAL;
-	peer_begin(&e, buf, cap, PEER_READ | PEER_REPLY, seq, 0);
+	peer_begin(&e, buf, cap, PEER_SHARD_GET, seq, 0);
+	enc_strn(&e, g->owner, PLACE_NAME_MAX);
+	enc_u64(&e, g->open_id);
+	enc_u32(&e, g->shard);
+	enc_u64(&e, g->stripe);
+	return peer_end(&e);
+}
+
+int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
+			 const struct peer_data *d)
+{
+	struct enc e;
+
+	if (d->len > PEER_MAX_SHARD ||
+	    (type != PEER_READ && type != PEER_SHARD_GET))
+		return -EINVAL;
+	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, 0);
 	enc_u32(&e, d->len);
 	enc_u32(&e, d->crc);
 	enc_bytes(&e, d->data, d->len);
@@ -522,10 +547,34 @@ int peer_decode_read(const void *frame, size_t len, struct peer_read *r)
 
 int peer_decode_data(const void *frame, size_t len, struct peer_data *out)
 {
+	return peer_decode_data_for(frame, len, PEER_READ, out);
+}
+
+int peer_decode_sget(const void *frame, size_t len, struct peer_sget *g)
+{
+	struct dec d;
+
+	memset(g, 0, sizeof(*g));
+	if (payload(frame, len, PEER_SHARD_GET, &d))
+		return -CKPT_EPROTO;
+	dec_str(&d, g->owner, PLACE_NAME_MAX);
+	g->open_id = dec_u64(&d);
+	g->shard = dec_u32(&d);
+	g->stripe = dec_u64(&d);
+	if (d.err || dec_left(&d) || !g->shard || g->shard >= 32 ||
+	    g->stripe > (uint64_t)INT64_MAX)
+		return -CKPT_EPROTO;
+	return node_name_ok(g->owner) ? 0 : -CKPT_EBADNAME;
+}
+
+int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
+			 struct peer_data *out)
+{
 	struct dec d;
 
 	memset(out, 0, sizeof(*out));
-	if (payload(frame, len, PEER_READ | PEER_REPLY, &d))
+	if ((type != PEER_READ && type != PEER_SHARD_GET) ||
+	    payload(frame, len, type | PEER_REPLY, &d))
 		return -CKPT_EPROTO;
 	out->len = dec_u32(&d);
 	out->crc = dec_u32(&d);

@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      3
+#define PEER_VERSION      4
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -69,6 +69,8 @@ enum peer_type {
 	PEER_SYNC,           /* the sender has announced (PART) every part
 			      * it holds since the link came up: {owner};
 			      * the reply is a status */
+	PEER_SHARD_GET,      /* one stripe's chunk of a shard the receiver
+			      * holds; the reply is a struct peer_data */
 	PEER_NTYPES
 };
 
@@ -171,8 +173,19 @@ struct peer_read {
 	uint32_t len;
 };
 
-/* The reply to READ with status 0: len bytes (0..PEER_MAX_SHARD) and their
- * CRC32C. */
+/* SHARD_GET: the chunk of stripe `stripe` of shard `shard` of the part
+ * owner sealed as open_id, as the receiver holds it (checked against the
+ * CRC it recorded at the seal: a chunk that fails is answered
+ * -CKPT_ECORRUPT).  For degraded reads and rebuilds. */
+struct peer_sget {
+	char owner[PLACE_NAME_MAX + 1];
+	uint64_t open_id;
+	uint32_t shard;           /* 1..31 */
+	uint64_t stripe;
+};
+
+/* The reply to READ or SHARD_GET with status 0: len bytes
+ * (0..PEER_MAX_SHARD) and their CRC32C. */
 struct peer_data {
 	uint32_t len;
 	uint32_t crc;
@@ -214,6 +227,11 @@ int peer_encode_read(void *buf, size_t cap, uint32_t seq,
 /* The reply to READ seq (type PEER_READ | PEER_REPLY, status 0). */
 int peer_encode_data(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_data *d);
+/* The same for a request of type (PEER_READ or PEER_SHARD_GET). */
+int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
+			 const struct peer_data *d);
+int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_sget *g);
 /* Bytes a frame needs for a payload of fixed fields and n bytes of data
  * (shard, manifest or file bytes): what a caller allocates. */
 #define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))
@@ -235,6 +253,10 @@ int peer_decode_part(const void *frame, size_t len, struct peer_part *p);
 int peer_decode_read(const void *frame, size_t len, struct peer_read *r);
 /* A READ reply with status 0; -CKPT_ECORRUPT if the bytes fail their crc. */
 int peer_decode_data(const void *frame, size_t len, struct peer_data *d);
+/* The same for a reply to a request of type (PEER_READ, PEER_SHARD_GET). */
+int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
+			 struct peer_data *d);
+int peer_decode_sget(const void *frame, size_t len, struct peer_sget *g);
 
 /* The proof of role ('C' the connecting node, 'A' the accepting node)
  * over both nonces and both names, under key.  0, or -EINVAL. */

@@ -148,6 +148,9 @@ struct shard_meta;
 /* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
 int hold_open(struct cluster *cl);
 void hold_close(struct cluster *cl);
+/* SHARD_GET: a chunk of a shard held here, for a degraded read. */
+void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
 /* A link to owner came up: its parts are about to be announced again. */
 void hold_owner_up(struct cluster *cl, uint32_t owner);
 /* owner announced its part open_id since: its shards stay. */

@@ -32,8 +32,10 @@
 
 struct held {
 	struct list link;
-	struct shard_meta m;      /* crcs and man owned */
+	struct shard_meta m;      /* crcs and man owned; never changed */
 	uint32_t seen;            /* hold.gen[owner] when last announced */
+	uint32_t refs;            /* SHARD_GET tasks reading m */
+	int detached;             /* out of the index, freed at refs 0 */
 };
 
 struct hold {
@@ -48,7 +50,7 @@ struct hold {
 	uint32_t *gen;            /* by owner: links up so far */
 };
 
-enum hold_op { H_PUT, H_SEAL, H_DROP, H_VERIFY };
+enum hold_op { H_PUT, H_SEAL, H_DROP, H_VERIFY, H_GET };
 
 struct hold_task {
 	struct pool_task pt;
@@ -66,11 +68,19 @@ struct hold_task {
 	struct shard_meta m;      /* SEAL: man owned, crcs set by run;
 				   * VERIFY: a copy of the held one's */
 	uint64_t bad_stripe;      /* VERIFY */
+	struct held *e;           /* GET: the shard (referenced) */
+	uint64_t stripe;          /* GET */
+	uint8_t *frame;           /* GET: the reply, built by run */
+	size_t flen;
 };
 
 static void held_free(struct held *e)
 {
 	list_del(&e->link);
+	if (e->refs) {          /* a SHARD_GET still reads it */
+		e->detached = 1;
+		return;
+	}
 	shardmeta_release(&e->m);
 	free(e);
 }
@@ -144,6 +154,35 @@ static int verify_run(struct hold_task *ht)
 	return ret;
 }
 
+/* Worker: one chunk of a held shard, checked against its CRC, framed as
+ * the reply. */
+static int get_run(struct hold_task *ht)
+{
+	const struct shard_meta *m = &ht->e->m;
+	size_t cap = PEER_FRAME_CAP(m->chunk);
+	struct peer_data pd;
+	uint8_t *buf;
+	int ret, n;
+
+	buf = malloc(m->chunk);
+	ht->frame = malloc(cap);
+	ret = -ENOMEM;
+	if (!buf || !ht->frame)
+		goto out;
+	ret = shardstore_read(ht->h->root, m, ht->stripe, buf);
+	if (ret < 0)
+		goto out;
+	pd.len = m->chunk;
+	pd.crc = m->crcs[ht->stripe];
+	pd.data = buf;
+	n = peer_encode_data_for(ht->frame, cap, PEER_SHARD_GET, ht->seq, &pd);
+	ret = n < 0 ? n : 0;
+	ht->flen = n < 0 ? 0 : (size_t)n;
+out:
+	free(buf);
+	return ret;
+}
+
 static int task_run(struct pool_task *t)
 {
 	struct hold_task *ht = (struct hold_task *)t;
@@ -158,6 +197,8 @@ static int task_run(struct pool_task *t)
 		return shardstore_drop(ht->h->root, ht->owner, ht->open_id);
 	case H_VERIFY:
 		return verify_run(ht);
+	case H_GET:
+		return get_run(ht);
 	}
 	return -EINVAL;
 }
@@ -170,6 +211,11 @@ static void task_free(struct hold_task *ht)
 		ht->h->pending -= ht->len;
 	if (ht->l)
 		link_drop(ht->l);
+	if (ht->e && --ht->e->refs == 0 && ht->e->detached) {
+		shardmeta_release(&ht->e->m);
+		free(ht->e);
+	}
+	free(ht->frame);
 	free(ht->data);
 	shardmeta_release(&ht->m);
 	free(ht);
@@ -228,6 +274,21 @@ static void task_done(struct pool_task *t)
 			log_printf(LOG_WARNING, "cluster: dropping the shards of %s's part %016llx: %s",
 				   ht->owner, (unsigned long long)ht->open_id,
 				   ckpt_strerror(ret));
+		break;
+	case H_GET:
+		if (ret == -CKPT_ECORRUPT)
+			log_printf(LOG_ERR, "cluster: shard %u of %s's part %s/%s fails its CRC at stripe %llu (asked by %s)",
+				   ht->e->m.shard, ht->e->m.owner, ht->e->m.job,
+				   ht->e->m.version,
+				   (unsigned long long)ht->stripe,
+				   cl_name(h->cl, link_node(ht->l)));
+		if (ret < 0) {
+			link_answer_status(ht->l, PEER_SHARD_GET | PEER_REPLY,
+					   ht->seq, ret);
+		} else {
+			link_answer(ht->l, ht->frame, ht->flen);
+			ht->frame = NULL;
+		}
 		break;
 	case H_VERIFY:
 		if (ret == -CKPT_ECORRUPT) {
@@ -425,6 +486,31 @@ void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id)
 	}
 	if (!busy)
 		drop_submit(h, name, open_id);
+}
+
+void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *hdr)
+{
+	struct hold *h = cl->hold;
+	struct hold_task *ht;
+	struct peer_sget g;
+	struct held *e;
+	int ret;
+
+	ret = peer_decode_sget(f, n, &g);
+	if (ret < 0)
+		return refuse(h, l, PEER_SHARD_GET, hdr->seq, ret);
+	e = held_find(h, g.owner, g.open_id, g.shard);
+	if (!e || g.stripe >= e->m.nstripes)
+		return link_answer_status(l, PEER_SHARD_GET | PEER_REPLY,
+					  hdr->seq, -ENOENT);
+	ht = task_new(h, l, H_GET, hdr->seq);
+	if (!ht)
+		return refuse(h, l, PEER_SHARD_GET, hdr->seq, -ENOMEM);
+	ht->e = e;
+	e->refs++;
+	ht->stripe = g.stripe;
+	pool_submit(cl->d->pool, &ht->pt, 1);
 }
 
 void hold_owner_up(struct cluster *cl, uint32_t owner)

@@ -153,6 +153,51 @@ static void test_sync(void)
 	CU_ASSERT_EQUAL(peer_decode_sync(fr, n, owner), -CKPT_EPROTO);
 }
 
+/* SHARD_GET and its data reply. */
+static void test_sget(void)
+{
+	struct peer_sget g = { .owner = "n5", .open_id = 0x1234, .shard = 3,
+			       .stripe = 77 }, go;
+	uint8_t fr[512], bytes[100];
+	struct peer_data pd = { sizeof(bytes), 0, bytes }, po;
+	struct peer_hdr hdr;
+	int n, i;
+
+	memset(bytes, 0xab, sizeof(bytes));
+	pd.crc = crc32c(bytes, sizeof(bytes));
+	n = peer_encode_sget(fr, sizeof(fr), 9, &g);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(peer_decode_sget(fr, n, &go), 0);
+	CU_ASSERT_STRING_EQUAL(go.owner, "n5");
+	CU_ASSERT_EQUAL(go.open_id, 0x1234);
+	CU_ASSERT_EQUAL(go.shard, 3);
+	CU_ASSERT_EQUAL(go.stripe, 77);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(peer_decode_sget(fr, i, &go), 0);
+	g.shard = 0;
+	CU_ASSERT_EQUAL(peer_encode_sget(fr, sizeof(fr), 9, &g), -EINVAL);
+	g.shard = 32;
+	CU_ASSERT_EQUAL(peer_encode_sget(fr, sizeof(fr), 9, &g), -EINVAL);
+	g.shard = 1;
+	g.stripe = (uint64_t)INT64_MAX + 1;
+	CU_ASSERT_EQUAL(peer_encode_sget(fr, sizeof(fr), 9, &g), -EINVAL);
+	/* Its reply carries data; READ's decoder will not take it. */
+	n = peer_encode_data_for(fr, sizeof(fr), PEER_SHARD_GET, 9, &pd);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.type, PEER_SHARD_GET | PEER_REPLY);
+	CU_ASSERT_EQUAL(peer_decode_data_for(fr, n, PEER_SHARD_GET, &po), 0);
+	CU_ASSERT_EQUAL(po.len, sizeof(bytes));
+	CU_ASSERT_NOT_EQUAL(peer_decode_data(fr, n, &po), 0);
+	CU_ASSERT_EQUAL(peer_encode_data_for(fr, sizeof(fr), PEER_PART, 9, &pd),
+			-EINVAL);
+	fr[n - 1] ^= 1;
+	CU_ASSERT_EQUAL(peer_decode_data_for(fr, n, PEER_SHARD_GET, &po),
+			-CKPT_ECORRUPT);
+	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_SHARD_GET), "SHARD_GET");
+}
+
 static void test_damage(void)
 {
 	struct peer_shard s, so;
@@ -1220,6 +1265,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "round_trip", test_round_trip },
 		{ "sync", test_sync },
+		{ "sget", test_sget },
 		{ "damage", test_damage },
 		{ "shard_rules", test_shard_rules },
 		{ "new_round_trip", test_new_round_trip },
