@@ -9,6 +9,7 @@
  *   protect.c  this node's parts: encode and send their shards
  *   parts.c    the parts of versions that other nodes hold: the namespace
  *   peerread.c reads of other nodes' files: forwarded, and served
+ *   degraded.c reads of files whose node is down: decoded from shards
  *
  * Nothing outside those files includes this header; the rest of the daemon
  * sees cluster.h.  Threads: the loop thread only.
@@ -29,6 +30,8 @@
 #include "place.h"
 
 struct link;
+struct manifest;
+struct part_loc;
 struct version;
 struct hold;
 struct protect_q;
@@ -148,6 +151,14 @@ struct shard_meta;
 /* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
 int hold_open(struct cluster *cl);
 void hold_close(struct cluster *cl);
+/* A chunk of a shard held here read for this node (a degraded read):
+ * fn(d, arg, 0 or -errno / -CKPT_ECORRUPT) on the loop once dst (the
+ * shard's chunk bytes) is filled and checked.  0 (fn will run), -ENOENT
+ * (not held here) or -ENOMEM. */
+typedef void (*hold_chunk_fn)(struct ckptd *d, void *arg, int status);
+int hold_chunk(struct cluster *cl, uint32_t owner, uint64_t open_id,
+	       uint32_t shard, uint64_t stripe, void *dst, hold_chunk_fn fn,
+	       void *arg);
 /* SHARD_GET: a chunk of a shard held here, for a degraded read. */
 void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
@@ -167,6 +178,9 @@ void hold_parts_of(struct cluster *cl, uint32_t owner,
 void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
 		 uint64_t *bad);
 
+/* Bytes of one shard in each stripe (protect.c writes, degraded.c reads). */
+#define PROTECT_CHUNK (1u << 20)
+
 /* ---- protect.c ---------------------------------------------------------- */
 
 struct cluster_prot_status {
@@ -185,6 +199,14 @@ void protect_version(struct cluster *cl, struct version *v);
 void protect_kick(struct cluster *cl);
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
 
+/* ---- degraded.c ----------------------------------------------------------- */
+
+/* A READ (req, from c, its lease range checked) of a file of a part whose
+ * node is down and whose shards peers hold (loc): decoded from them, the
+ * reply sent when done.  0 (answered later), or -errno (nothing sent). */
+int degraded_read(struct cluster *cl, struct conn *c,
+		  const struct proto_msg *req, const struct part_loc *loc);
+
 /* ---- peerread.c ----------------------------------------------------------- */
 
 int peerread_open(struct cluster *cl);
@@ -195,11 +217,21 @@ void peerread_close(struct cluster *cl);
 
 int parts_open(struct cluster *cl);
 void parts_close(struct cluster *cl);
-/* The node whose part shows path (not this one; as caller, whose uid
- * picks the job's parts) and the file's size.  0 or -ENOENT. */
+/* Where a path of another node's part is: the node, the file (its size
+ * and index in the part's manifest), the part's open_id and copies, and
+ * its manifest (valid until the loop runs again: copy what is kept). */
+struct part_loc {
+	uint32_t node;
+	uint32_t fi;
+	uint64_t size;
+	uint64_t open_id;
+	uint32_t copies;
+	const struct manifest *man;
+};
+/* The part that shows path (not this node's; as caller, whose uid picks
+ * the job's parts).  0 or -ENOENT. */
 int parts_locate(struct cluster *cl, const char *job, const char *version,
-		 uint32_t caller, const char *path, uint32_t *node,
-		 uint64_t *size);
+		 uint32_t caller, const char *path, struct part_loc *out);
 /* Tell every peer up about v, this node's part (removed: state 0). */
 void parts_announce(struct cluster *cl, const struct version *v);
 

@@ -72,6 +72,9 @@ struct hold_task {
 	uint64_t stripe;          /* GET */
 	uint8_t *frame;           /* GET: the reply, built by run */
 	size_t flen;
+	hold_chunk_fn fn;         /* GET for this node (l NULL): the chunk */
+	void *arg;
+	void *dst;
 };
 
 static void held_free(struct held *e)
@@ -198,7 +201,9 @@ static int task_run(struct pool_task *t)
 	case H_VERIFY:
 		return verify_run(ht);
 	case H_GET:
-		return get_run(ht);
+		return ht->fn ? shardstore_read(ht->h->root, &ht->e->m,
+						ht->stripe, ht->dst)
+			      : get_run(ht);
 	}
 	return -EINVAL;
 }
@@ -281,8 +286,11 @@ static void task_done(struct pool_task *t)
 				   ht->e->m.shard, ht->e->m.owner, ht->e->m.job,
 				   ht->e->m.version,
 				   (unsigned long long)ht->stripe,
-				   cl_name(h->cl, link_node(ht->l)));
-		if (ret < 0) {
+				   ht->l ? cl_name(h->cl, link_node(ht->l))
+					 : "this node");
+		if (ht->fn) {
+			ht->fn(h->cl->d, ht->arg, ret);
+		} else if (ret < 0) {
 			link_answer_status(ht->l, PEER_SHARD_GET | PEER_REPLY,
 					   ht->seq, ret);
 		} else {
@@ -511,6 +519,30 @@ void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
 	e->refs++;
 	ht->stripe = g.stripe;
 	pool_submit(cl->d->pool, &ht->pt, 1);
+}
+
+int hold_chunk(struct cluster *cl, uint32_t owner, uint64_t open_id,
+	       uint32_t shard, uint64_t stripe, void *dst, hold_chunk_fn fn,
+	       void *arg)
+{
+	struct hold *h = cl->hold;
+	struct hold_task *ht;
+	struct held *e;
+
+	e = h ? held_find(h, cl_name(cl, owner), open_id, shard) : NULL;
+	if (!e || stripe >= e->m.nstripes)
+		return -ENOENT;
+	ht = task_new(h, NULL, H_GET, 0);
+	if (!ht)
+		return -ENOMEM;
+	ht->e = e;
+	e->refs++;
+	ht->stripe = stripe;
+	ht->dst = dst;
+	ht->fn = fn;
+	ht->arg = arg;
+	pool_submit(cl->d->pool, &ht->pt, 1);
+	return 0;
 }
 
 void hold_owner_up(struct cluster *cl, uint32_t owner)

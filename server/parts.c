@@ -742,8 +742,7 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 /* The node whose part shows path (not this one) and the file's size, for
  * peerread.c.  0 or -ENOENT. */
 int parts_locate(struct cluster *cl, const char *job, const char *version,
-		 uint32_t caller, const char *path, uint32_t *node,
-		 uint64_t *size)
+		 uint32_t caller, const char *path, struct part_loc *out)
 {
 	struct rpart *p;
 	int fi;
@@ -754,8 +753,12 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 		       path, &fi);
 	if (!p)
 		return -ENOENT;
-	*node = p->owner;
-	*size = p->man.files[fi].size;
+	out->node = p->owner;
+	out->size = p->man.files[fi].size;
+	out->fi = (uint32_t)fi;
+	out->open_id = p->open_id;
+	out->copies = p->copies;
+	out->man = &p->man;
 	return 0;
 }
 

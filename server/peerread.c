@@ -178,20 +178,31 @@ static void pump(struct cluster *cl, uint32_t node)
 int cluster_read(struct conn *c, const struct proto_msg *req)
 {
 	struct cluster *cl = c->d->cluster;
+	struct part_loc loc;
 	struct fread *r;
 	uint64_t size, at;
 	uint32_t i, np, node;
 	int ret;
 
 	if (!cl || !pr_of(cl) ||
-	    parts_locate(cl, req->job, req->version, c->uid, req->path, &node,
-			 &size) < 0)
+	    parts_locate(cl, req->job, req->version, c->uid, req->path,
+			 &loc) < 0)
 		return -ENOENT;
 	ret = -CKPT_EPROTO;
 	if (!c->lease || req->len > PEERREAD_MAX ||
 	    req->ring_off > c->lease->size ||
 	    req->len > c->lease->size - req->ring_off)
 		goto out_reply;
+	/* Its node is down: decode the file from its peers' shards. */
+	if (cl->peers[loc.node].st != P_UP &&
+	    (loc.copies & CKPT_COPY_PEERS)) {
+		ret = degraded_read(cl, c, req, &loc);
+		if (ret == 0)
+			return 0;
+		goto out_reply;
+	}
+	node = loc.node;
+	size = loc.size;
 	size = req->off >= size ? 0 : size - req->off;
 	if (size > req->len)
 		size = req->len;

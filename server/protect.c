@@ -47,7 +47,6 @@
 #include "pool.h"
 #include "sys.h"
 
-#define PROTECT_CHUNK        (1u << 20)
 #define PROTECT_WINDOW       4
 #define PROTECT_RETRY_MIN_MS 1000
 #define PROTECT_RETRY_MAX_MS 60000
