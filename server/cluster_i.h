@@ -172,9 +172,6 @@ void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
 /* owner removed its part open_id (or wrote it anew): drop its shards. */
 void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
-/* fn for each shard held of owner's parts. */
-void hold_parts_of(struct cluster *cl, uint32_t owner,
-		   void (*fn)(void *arg, const struct shard_meta *m), void *arg);
 void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
 		 uint64_t *bad);
 

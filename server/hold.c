@@ -596,21 +596,6 @@ void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
 	link_answer_status(l, PEER_SYNC | PEER_REPLY, hdr->seq, 0);
 }
 
-void hold_parts_of(struct cluster *cl, uint32_t owner,
-		   void (*fn)(void *arg, const struct shard_meta *m), void *arg)
-{
-	struct list *pos;
-
-	if (!cl->hold)
-		return;
-	list_for_each(pos, &cl->hold->held) {
-		struct held *e = list_entry(pos, struct held, link);
-
-		if (!strcmp(e->m.owner, cl_name(cl, owner)))
-			fn(arg, &e->m);
-	}
-}
-
 /* ---- start-up, status --------------------------------------------------- */
 
 static int scan_one(void *arg, struct shard_meta *m, const void *img,

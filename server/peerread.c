@@ -67,7 +67,6 @@ struct fread {
 struct peerreads {
 	uint64_t *inflight;       /* by node: READ bytes asked, not answered */
 	struct list *wait;        /* by node: struct fpiece, FIFO */
-	uint64_t forwarded, served;
 };
 
 static struct peerreads *pr_of(const struct cluster *cl)
@@ -224,7 +223,6 @@ int cluster_read(struct conn *c, const struct proto_msg *req)
 	snprintf(r->version, sizeof(r->version), "%s", req->version);
 	snprintf(r->path, sizeof(r->path), "%s", req->path);
 	conn_get(c);
-	pr_of(cl)->forwarded++;
 	r->pending = 1 + np;
 	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
 		struct fpiece *pc = &r->pieces[i];
@@ -407,7 +405,6 @@ void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 	s->len = pr.off >= size ? 0
 		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
 	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs.dir);
-	pr_of(cl)->served++;
 	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
 	pool_submit(d->pool, &s->pt, 1);
 	return;

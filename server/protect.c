@@ -82,6 +82,13 @@ struct pjob {
 	uint32_t tries;
 	uint64_t retry_ms;
 	uint64_t started_ms;
+	/* The stripe task's scratch, kept from stripe to stripe (one task
+	 * of a job runs at a time): the encode tables, the k + m chunks and
+	 * a record buffer.  Freed with the attempt, never while a task runs. */
+	struct ec *ec;
+	uint8_t *frag[EC_MAX_FRAGS];
+	uint8_t *rbuf;
+	size_t rcap;
 };
 
 struct protect_q {
@@ -118,6 +125,15 @@ static void job_reset(struct pjob *j)
 {
 	uint32_t i;
 
+	ec_free(j->ec);
+	j->ec = NULL;
+	for (i = 0; i < EC_MAX_FRAGS; i++) {
+		free(j->frag[i]);
+		j->frag[i] = NULL;
+	}
+	free(j->rbuf);
+	j->rbuf = NULL;
+	j->rcap = 0;
 	free(j->man);
 	j->man = NULL;
 	free(j->recs);
@@ -332,28 +348,24 @@ static int stripe_run(struct pool_task *t)
 	struct pjob *j = st->j;
 	struct cluster *cl = j->q->cl;
 	uint32_t k = cl->place.k, m = cl->place.m, s;
-	uint8_t *frag[EC_MAX_FRAGS] = { NULL }, *rbuf = NULL;
-	size_t rcap = 0;
-	struct ec *ec = NULL;
+	uint8_t **frag = j->frag;
 	int ret;
 
 	ret = open_fds(j);
 	if (ret < 0)
-		goto out;
-	ret = -ENOMEM;
+		return ret;
 	for (s = 0; s < k + m; s++)
-		if (posix_memalign((void **)&frag[s], 64, PROTECT_CHUNK))
-			goto out;
-	ret = 0;
+		if (!frag[s] && posix_memalign((void **)&frag[s], 64,
+					       PROTECT_CHUNK))
+			return -ENOMEM;
+	if (!j->ec && (ret = ec_new((int)k, (int)m, &j->ec)) < 0)
+		return ret;
 	for (s = 0; s < k && ret == 0; s++)
 		ret = stream_read(j, (st->stripe * k + s) * PROTECT_CHUNK,
-				  frag[s], PROTECT_CHUNK, &rbuf, &rcap);
+				  frag[s], PROTECT_CHUNK, &j->rbuf, &j->rcap);
 	if (ret < 0)
-		goto out;
-	ret = ec_new((int)k, (int)m, &ec);
-	if (ret < 0)
-		goto out;
-	ec_encode(ec, frag, frag + k, PROTECT_CHUNK);
+		return ret;
+	ec_encode(j->ec, frag, frag + k, PROTECT_CHUNK);
 	for (s = 1; s < k + m; s++) {
 		struct peer_shard sh;
 		size_t cap = PEER_FRAME_CAP(PROTECT_CHUNK);
@@ -373,26 +385,19 @@ static int stripe_run(struct pool_task *t)
 		sh.len = PROTECT_CHUNK;
 		sh.data = frag[s];
 		sh.crc = crc32c(frag[s], PROTECT_CHUNK);
-		ret = -ENOMEM;
+		/* Frames go to the links: each its own buffer (freed by
+		 * stripe_free() if this fails). */
 		st->frame[s - 1] = malloc(cap);
 		if (!st->frame[s - 1])
-			goto out;
+			return -ENOMEM;
 		n = peer_encode_shard(st->frame[s - 1], cap, st->seq[s - 1], &sh);
-		if (n < 0) {
-			ret = n;
-			goto out;
-		}
+		if (n < 0)
+			return n;
 		st->flen[s - 1] = (size_t)n;
 	}
 	/* The cap counts what goes on the wire. */
 	bwlimit_take(&j->q->bw, (uint64_t)(k + m - 1) * PROTECT_CHUNK);
-	ret = 0;
-out:
-	ec_free(ec);
-	free(rbuf);
-	for (s = 0; s < k + m; s++)
-		free(frag[s]);
-	return ret;
+	return 0;
 }
 
 static void stripe_free(struct stripe_task *st)

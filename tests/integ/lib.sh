@@ -824,3 +824,30 @@ sjson() {
 }
 # status_is NAME KEY VALUE: for poll_until.
 status_is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
+
+# cluster_up PEERS: every node of $ALL has PEERS peers up (30 s deadline).
+cluster_up() {
+	local n
+	for n in $ALL; do
+		poll_until 30 status_is $n peers_up "$1" ||
+			fail "$n: $(sjson $n peers_up) of $1 peers up"
+	done
+}
+
+# cluster_protect_parts JOB VERSION TW-ARGS...: node number i of $ALL
+# writes part i of JOB/VERSION (ckpt_tw -r i -P part<i>, the version of
+# as many parts as $ALL has nodes), and every part reaches PROTECTED.
+cluster_protect_parts() {
+	local job=$1 ver=$2 n i=0 nn
+	shift 2
+	nn=$(echo $ALL | wc -w)
+	for n in $ALL; do
+		i=$((i + 1))
+		CKPT_NODES=$nn tw $n write "$job" "$ver" -r $i -P part$i "$@" -w local ||
+			fail "$n: writing its part of $ver"
+	done
+	for n in $ALL; do
+		ctl $n wait "$job" "$ver" protected --timeout 60 >/dev/null ||
+			fail "$n: its part of $ver did not reach PROTECTED; log: $(grep protect "$T/$n/ckptd.log" | tail -3)"
+	done
+}

@@ -31,19 +31,8 @@ verify_part() {    # NODE RANK: part RANK reads back through NODE
 down_on() { ! status_is "$1" peers_up 5; }
 
 for n in $ALL; do node $n; done
-for n in $ALL; do
-	poll_until 30 status_is $n peers_up 5 || fail "$n: $(sjson $n peers_up) of 5 peers up"
-done
-i=0
-for n in $ALL; do
-	i=$((i + 1))
-	CKPT_NODES=6 tw $n write $JOB v1 -r $i -P part$i "${FILES[@]}" -w local ||
-		fail "$n: writing its part"
-done
-for n in $ALL; do
-	ctl $n wait $JOB v1 protected --timeout 60 >/dev/null ||
-		fail "$n: its part did not reach PROTECTED"
-done
+cluster_up 5
+cluster_protect_parts $JOB v1 "${FILES[@]}"
 
 # ---- one node lost, one shard of its part damaged --------------------------
 kill9 n6

@@ -49,21 +49,10 @@ for p in d["parts"]:
 part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
 
 for n in $ALL; do node $n; done
-for n in $ALL; do
-	poll_until 30 is $n peers_up 5 || fail "$n: $(sjson $n peers_up) of 5 peers up"
-done
+cluster_up 5
 
 # ---- v1: every node writes its part --------------------------------------
-i=0
-for n in $ALL; do
-	i=$((i + 1))
-	CKPT_NODES=6 tw $n write $JOB v1 -r $i -P part$i "${FILES[@]}" -w local ||
-		fail "$n: writing its part of v1"
-done
-for n in $ALL; do
-	ctl $n wait $JOB v1 protected --timeout 60 >/dev/null ||
-		fail "$n: its part of v1 did not reach PROTECTED; log: $(grep protect "$T/$n/ckptd.log" | tail -3)"
-done
+cluster_protect_parts $JOB v1 "${FILES[@]}"
 for n in $ALL; do
 	poll_until 20 is $n shards_held 5 || fail "$n holds $(sjson $n shards_held) shards, not 5"
 	# 9 MiB per part in stripes of 4 x 1 MiB: 3 stripes, 3 MiB a shard.
