@@ -33,10 +33,23 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_READ] = "READ",
 	[PEER_SYNC] = "SYNC",
 	[PEER_SHARD_GET] = "SHARD_GET",
+	[PEER_HELD] = "HELD",
 };
 
 /* Payload bytes of a READ reply of status 0: len, crc and the data. */
 #define DATA_FIXED 8u
+
+/* Does a reply of status 0 to a request of type carry a struct peer_data,
+ * and of how many bytes at most? */
+static int has_data(unsigned type)
+{
+	return type == PEER_READ || type == PEER_SHARD_GET || type == PEER_HELD;
+}
+
+static uint32_t data_max(unsigned type)
+{
+	return type == PEER_HELD ? PEER_MAX_HELD : PEER_MAX_SHARD;
+}
 
 const char *peer_type_name(unsigned type)
 {
@@ -73,10 +86,9 @@ int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
 		return -CKPT_EPROTO;
 	/* A reply is a bare status, but for READ's with status 0, which
 	 * carries a struct peer_data: trusted lengths only. */
-	if ((hdr->type == (PEER_READ | PEER_REPLY) ||
-	     hdr->type == (PEER_SHARD_GET | PEER_REPLY)) && !hdr->status)
+	if (has_data(type) && !hdr->status)
 		return hdr->len >= DATA_FIXED &&
-		       hdr->len <= DATA_FIXED + PEER_MAX_SHARD ?
+		       hdr->len <= DATA_FIXED + data_max(type) ?
 		       0 : -CKPT_EPROTO;
 	return hdr->len ? -CKPT_EPROTO : 0;
 }
@@ -133,7 +145,7 @@ int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 
 	/* READ's reply of status 0 carries data: peer_encode_data(). */
 	if (status > 0 || !type || type >= PEER_NTYPES ||
-	    ((type == PEER_READ || type == PEER_SHARD_GET) && !status))
+	    (has_data(type) && !status))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, status);
 	return peer_end(&e);
@@ -324,15 +336,23 @@ int peer_encode_data(void *buf, size_t cap, uint32_t seq,
 	return peer_encode_data_for(buf, cap, PEER_READ, seq, d);
 }
 
-int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
-		     const struct peer_sget *g)
+/* SHARD_GET names a shard (1..31); HELD's cursor may be shard 0. */
+static int sget_ok(unsigned type, const struct peer_sget *g)
+{
+	if (type == PEER_HELD)
+		return g->shard < 32 && !g->stripe;
+	return g->shard && g->shard < 32 && g->stripe <= (uint64_t)INT64_MAX;
+}
+
+static int encode_sget(void *buf, size_t cap, unsigned type, uint32_t seq,
+		       const struct peer_sget *g)
 {
 	struct enc e;
 
-	if (!g->owner[0] || strlen(g->owner) > PLACE_NAME_MAX || !g->shard ||
-	    g->shard >= 32 || g->stripe > (uint64_t)INT64_MAX)
+	if (!g->owner[0] || strlen(g->owner) > PLACE_NAME_MAX ||
+	    !sget_ok(type, g))
 		return -EINVAL;
-	peer_begin(&e, buf, cap, PEER_SHARD_GET, seq, 0);
+	peer_begin(&e, buf, cap, (uint16_t)type, seq, 0);
 	enc_strn(&e, g->owner, PLACE_NAME_MAX);
 	enc_u64(&e, g->open_id);
 	enc_u32(&e, g->shard);
@@ -340,13 +360,24 @@ int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
 	return peer_end(&e);
 }
 
+int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_sget *g)
+{
+	return encode_sget(buf, cap, PEER_SHARD_GET, seq, g);
+}
+
+int peer_encode_held(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_sget *g)
+{
+	return encode_sget(buf, cap, PEER_HELD, seq, g);
+}
+
 int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
 			 const struct peer_data *d)
 {
 	struct enc e;
 
-	if (d->len > PEER_MAX_SHARD ||
-	    (type != PEER_READ && type != PEER_SHARD_GET))
+	if (!has_data(type) || d->len > data_max(type))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, 0);
 	enc_u32(&e, d->len);
@@ -550,21 +581,31 @@ int peer_decode_data(const void *frame, size_t len, struct peer_data *out)
 	return peer_decode_data_for(frame, len, PEER_READ, out);
 }
 
-int peer_decode_sget(const void *frame, size_t len, struct peer_sget *g)
+static int decode_sget(const void *frame, size_t len, unsigned type,
+		       struct peer_sget *g)
 {
 	struct dec d;
 
 	memset(g, 0, sizeof(*g));
-	if (payload(frame, len, PEER_SHARD_GET, &d))
+	if (payload(frame, len, type, &d))
 		return -CKPT_EPROTO;
 	dec_str(&d, g->owner, PLACE_NAME_MAX);
 	g->open_id = dec_u64(&d);
 	g->shard = dec_u32(&d);
 	g->stripe = dec_u64(&d);
-	if (d.err || dec_left(&d) || !g->shard || g->shard >= 32 ||
-	    g->stripe > (uint64_t)INT64_MAX)
+	if (d.err || dec_left(&d) || !sget_ok(type, g))
 		return -CKPT_EPROTO;
 	return node_name_ok(g->owner) ? 0 : -CKPT_EBADNAME;
+}
+
+int peer_decode_sget(const void *frame, size_t len, struct peer_sget *g)
+{
+	return decode_sget(frame, len, PEER_SHARD_GET, g);
+}
+
+int peer_decode_held(const void *frame, size_t len, struct peer_sget *g)
+{
+	return decode_sget(frame, len, PEER_HELD, g);
 }
 
 int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
@@ -573,12 +614,11 @@ int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
 	struct dec d;
 
 	memset(out, 0, sizeof(*out));
-	if ((type != PEER_READ && type != PEER_SHARD_GET) ||
-	    payload(frame, len, type | PEER_REPLY, &d))
+	if (!has_data(type) || payload(frame, len, type | PEER_REPLY, &d))
 		return -CKPT_EPROTO;
 	out->len = dec_u32(&d);
 	out->crc = dec_u32(&d);
-	if (d.err || out->len > PEER_MAX_SHARD || dec_left(&d) != out->len)
+	if (d.err || out->len > data_max(type) || dec_left(&d) != out->len)
 		return -CKPT_EPROTO;
 	out->data = (const uint8_t *)frame + len - out->len;
 	if (crc32c(out->data, out->len) != out->crc)

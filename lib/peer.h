@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      4
+#define PEER_VERSION      5
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -71,6 +71,11 @@ enum peer_type {
 			      * the reply is a status */
 	PEER_SHARD_GET,      /* one stripe's chunk of a shard the receiver
 			      * holds; the reply is a struct peer_data */
+	PEER_HELD,           /* (5) the next shard the receiver holds of the
+			      * sender's parts after a cursor (struct
+			      * peer_sget); the reply is a struct peer_data
+			      * carrying its shardmeta.h record, or -ENOENT
+			      * past the last */
 	PEER_NTYPES
 };
 
@@ -183,9 +188,14 @@ struct peer_sget {
 	uint32_t shard;           /* 1..31 */
 	uint64_t stripe;
 };
+/* HELD uses the same view as a cursor: the first shard of owner's parts
+ * the receiver holds after (open_id, shard) in that order; shard 0..31,
+ * stripe 0.  Only the owner itself may ask (a rebuild, or an owner checking
+ * what its holders still have). */
 
-/* The reply to READ or SHARD_GET with status 0: len bytes
- * (0..PEER_MAX_SHARD) and their CRC32C. */
+/* The reply to READ, SHARD_GET or HELD with status 0: len bytes
+ * (0..PEER_MAX_SHARD; HELD's up to PEER_MAX_HELD) and their CRC32C. */
+#define PEER_MAX_HELD (PEER_MAX_PAYLOAD - 8)
 struct peer_data {
 	uint32_t len;
 	uint32_t crc;
@@ -195,7 +205,8 @@ struct peer_data {
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown
  * type, flags, len over PEER_MAX_PAYLOAD, a request with a status, a reply
- * with a payload but READ's of status 0, whose len is 8..8+PEER_MAX_SHARD). */
+ * with a payload but READ's, SHARD_GET's or HELD's of status 0, whose len
+ * is 8..8+PEER_MAX_SHARD, HELD's 8..8+PEER_MAX_HELD). */
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr);
 /* Check a whole frame: its header (peer_peek), its length and its payload
  * CRC.  0 or as peer_peek, -CKPT_ECORRUPT. */
@@ -232,6 +243,8 @@ int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
 			 const struct peer_data *d);
 int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_sget *g);
+int peer_encode_held(void *buf, size_t cap, uint32_t seq,
+		     const struct peer_sget *g);
 /* Bytes a frame needs for a payload of fixed fields and n bytes of data
  * (shard, manifest or file bytes): what a caller allocates. */
 #define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))
@@ -257,6 +270,7 @@ int peer_decode_data(const void *frame, size_t len, struct peer_data *d);
 int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
 			 struct peer_data *d);
 int peer_decode_sget(const void *frame, size_t len, struct peer_sget *g);
+int peer_decode_held(const void *frame, size_t len, struct peer_sget *g);
 
 /* The proof of role ('C' the connecting node, 'A' the accepting node)
  * over both nonces and both names, under key.  0, or -EINVAL. */

@@ -28,6 +28,7 @@
 #include "nodes.h"
 #include "peer.h"
 #include "place.h"
+#include "pool.h"
 
 struct link;
 struct manifest;
@@ -162,6 +163,11 @@ int hold_chunk(struct cluster *cl, uint32_t owner, uint64_t open_id,
 /* SHARD_GET: a chunk of a shard held here, for a degraded read. */
 void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
+/* HELD: the next shard held here of the asking node's parts after a
+ * cursor, as its shardmeta.h record (rebuild.c, and owners checking what
+ * their holders still have). */
+void hold_on_held(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
 /* A link to owner came up: its parts are about to be announced again. */
 void hold_owner_up(struct cluster *cl, uint32_t owner);
 /* owner announced its part open_id since: its shards stay. */
@@ -195,6 +201,46 @@ void protect_version(struct cluster *cl, struct version *v);
 /* Start what is due (a retry, a link up). */
 void protect_kick(struct cluster *cl);
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
+
+/* ---- sfetch.c ------------------------------------------------------------ */
+
+struct ec;
+struct sfetch;
+/* A fetch is over (on the loop): 0, the stripe's k data chunks in frag[0..k-1]
+ * (and copied to out), or -EIO (fewer than k shards readable), -ECANCELED
+ * (shutting down).  The fetch is idle again: it may be asked for another
+ * stripe, or released. */
+typedef void (*sfetch_fn)(struct sfetch *f, int err);
+/*
+ * One stripe of owner's part open_id, fetched from the holders of its
+ * shards and decoded.  Embed it in what needs it; the caller frees that
+ * only while !busy.  A shard that failed once (bad) is not asked for again
+ * by this fetch.
+ */
+struct sfetch {
+	struct pool_task pt;      /* the decode (pool.h), first */
+	struct cluster *cl;
+	uint32_t owner;
+	uint64_t open_id;
+	uint32_t k, m;
+	uint64_t stripe;
+	uint8_t *out;             /* k * PROTECT_CHUNK bytes, or NULL */
+	uint8_t *frag[32];        /* k + m chunks of PROTECT_CHUNK bytes */
+	uint8_t want[32], have[32], bad[32];
+	uint32_t pending;         /* chunk requests in flight */
+	struct ec *ec;            /* decode tables, kept per erasure pattern */
+	sfetch_fn done;
+	int busy;
+	char what[160];           /* for the log; the caller may rewrite it */
+};
+/* 0, or -ENOMEM / -EINVAL (the cluster's k and m). */
+int sfetch_init(struct sfetch *f, struct cluster *cl, uint32_t owner,
+		uint64_t open_id, sfetch_fn done);
+/* Free the chunks and tables (f not busy). */
+void sfetch_release(struct sfetch *f);
+/* Fetch stripe `stripe`; done runs exactly once, on the loop, after this
+ * returns or during it. */
+void sfetch_stripe(struct sfetch *f, uint64_t stripe, uint8_t *out);
 
 /* ---- degraded.c ----------------------------------------------------------- */
 

@@ -7,11 +7,9 @@
  * stripe was in the owner's local copy (lost with it), shards 1..k+m-1 are
  * on the peers place.h names.  A read takes the records of the file that
  * touch the range asked, the stream span that holds those records whole,
- * and, stripe by stripe, k chunks from the holders that are up (this node's
- * own shard is read from its store): data chunks first, parity to fill.
- * Each chunk comes with its holder's CRC check; one that fails (or a
- * holder that does not answer) is replaced by another shard while any is
- * left.  ISA-L rebuilds the data chunks (lib/ec, on the worker pool); then
+ * and, stripe by stripe, k chunks from the holders that are up (sfetch.c:
+ * data chunks first, parity to fill, a chunk that fails its holder's CRC
+ * replaced by another shard while one is left, ISA-L on the pool).  Then
  * every record is checked against its CRC32C before its bytes reach the
  * client's lease, later records over earlier ones, zero records as zeros.
  *
@@ -31,7 +29,6 @@
 #include "cluster.h"
 #include "cluster_i.h"
 #include "crc32c.h"
-#include "ec.h"
 #include "manifest.h"
 #include "pool.h"
 #include "session.h"
@@ -46,37 +43,26 @@ struct drec {                    /* a record of the file, in manifest order */
 };
 
 struct dread {
-	struct pool_task pt;
+	struct pool_task pt;     /* the assembly */
+	struct sfetch f;         /* the stripe being fetched */
 	struct cluster *cl;
 	struct conn *c;          /* referenced: its lease stays */
 	uint32_t seq;
 	uint8_t *dst;            /* in c's lease */
 	uint64_t off, size;      /* in the file: what the reply gives */
-	uint32_t owner;
-	uint64_t open_id;
 	uint32_t k, m;
 	struct drec *recs;
 	uint32_t nrecs;
 	uint64_t first;          /* first stripe of the span */
 	uint64_t nstripes;       /* stripes of the span */
 	uint8_t *span;           /* nstripes * k * chunk bytes */
-	uint64_t stripe;         /* the one being fetched: first + i */
-	uint8_t *frag[EC_MAX_FRAGS];   /* its k + m chunks */
-	uint8_t want[EC_MAX_FRAGS];    /* asked for this stripe */
-	uint8_t have[EC_MAX_FRAGS];    /* arrived, checked */
-	uint8_t bad[EC_MAX_FRAGS];     /* failed for this read: not again */
-	uint32_t pending;        /* chunk requests in flight */
-	int task;                /* 1: decoding a stripe, 2: assembling */
 	int32_t err;
 	char what[256];          /* job/version/path, for the log */
 };
 
 static void dread_free(struct dread *r)
 {
-	uint32_t i;
-
-	for (i = 0; i < r->k + r->m; i++)
-		free(r->frag[i]);
+	sfetch_release(&r->f);
 	free(r->span);
 	free(r->recs);
 	free(r);
@@ -96,46 +82,12 @@ static void dread_finish(struct dread *r)
 	dread_free(r);
 }
 
-static void fetch_stripe(struct dread *r);
-static void stripe_reset(struct dread *r);
-
-/* Is shard s of the owner's stripes readable now: held here, or its holder
- * up? */
-static int shard_reachable(const struct dread *r, uint32_t s)
-{
-	const struct cluster *cl = r->cl;
-	uint32_t h = place_peer(&cl->place, r->owner, s);
-
-	return h == cl->self || cl->peers[h].st == P_UP;
-}
-
-/* ---- decode and assembly, on the pool ----------------------------------- */
-
-static int decode_run(struct dread *r)
-{
-	uint8_t lost[EC_MAX_FRAGS] = { 0 };
-	uint32_t i, n = r->k + r->m;
-	struct ec *ec;
-	int ret;
-
-	for (i = 0; i < n; i++)
-		lost[i] = !r->have[i];
-	ret = ec_new((int)r->k, (int)r->m, &ec);
-	if (ret < 0)
-		return ret;
-	ret = ec_reconstruct(ec, r->frag, lost, PROTECT_CHUNK);
-	ec_free(ec);
-	if (ret < 0)
-		return -EIO;
-	for (i = 0; i < r->k; i++)
-		memcpy(r->span + ((r->stripe - r->first) * r->k + i) *
-		       (uint64_t)PROTECT_CHUNK, r->frag[i], PROTECT_CHUNK);
-	return 0;
-}
+/* ---- assembly, on the pool ------------------------------------------------ */
 
 /* Every record checked, then laid over the range in manifest order. */
-static int assemble_run(struct dread *r)
+static int assemble_run(struct pool_task *t)
 {
+	struct dread *r = (struct dread *)t;
 	uint64_t base = r->first * r->k * (uint64_t)PROTECT_CHUNK;
 	uint32_t i;
 
@@ -161,41 +113,19 @@ static int assemble_run(struct dread *r)
 	return 0;
 }
 
-static int dtask_run(struct pool_task *t)
+static void assemble_done(struct pool_task *t)
 {
 	struct dread *r = (struct dread *)t;
 
-	return r->task == 1 ? decode_run(r) : assemble_run(r);
-}
-
-static void dtask_done(struct pool_task *t)
-{
-	struct dread *r = (struct dread *)t;
-	int task = r->task;
-
-	r->task = 0;
 	if (t->result < 0) {
 		r->err = t->result;
 		log_printf(LOG_ERR, "degraded read of %s: %s", r->what,
 			   ckpt_strerror(t->result));
-		dread_finish(r);
-		return;
 	}
-	if (task == 2 || r->stripe + 1 == r->first + r->nstripes) {
-		if (task == 2) {
-			dread_finish(r);
-			return;
-		}
-		r->task = 2;
-		pool_submit(r->cl->d->pool, &r->pt, 1);
-		return;
-	}
-	r->stripe++;
-	stripe_reset(r);
-	fetch_stripe(r);
+	dread_finish(r);
 }
 
-static void dtask_drop(struct pool_task *t)
+static void assemble_drop(struct pool_task *t)
 {
 	struct dread *r = (struct dread *)t;
 
@@ -203,136 +133,33 @@ static void dtask_drop(struct pool_task *t)
 	dread_free(r);
 }
 
-/* ---- fetching a stripe's chunks ------------------------------------------ */
+/* ---- the span, stripe by stripe -------------------------------------------- */
 
-struct dchunk {
-	struct dread *r;
-	uint32_t shard;
-};
-
-static void chunk_back(struct dread *r, uint32_t s, int status)
+static uint8_t *stripe_out(struct dread *r, uint64_t stripe)
 {
-	if (status == 0) {
-		r->have[s] = 1;
-	} else {
-		r->bad[s] = 1;
-		log_printf(LOG_WARNING, "degraded read of %s: shard %u of stripe %llu from %s: %s; trying another",
-			   r->what, s, (unsigned long long)r->stripe,
-			   cl_name(r->cl, place_peer(&r->cl->place, r->owner, s)),
-			   ckpt_strerror(status));
-	}
-	if (--r->pending == 0)
-		fetch_stripe(r);
+	return r->span + (stripe - r->first) * r->k * (uint64_t)PROTECT_CHUNK;
 }
 
-static void on_local_chunk(struct ckptd *d, void *arg, int status)
+static void on_stripe(struct sfetch *f, int err)
 {
-	struct dchunk *dc = arg;
+	struct dread *r = (struct dread *)((char *)f -
+					   offsetof(struct dread, f));
 
-	chunk_back(dc->r, dc->shard, status);
-	free(dc);
-}
-
-static void on_chunk_reply(struct ckptd *d, void *arg, int status,
-			   const uint8_t *frame, size_t len)
-{
-	struct dchunk *dc = arg;
-	struct dread *r = dc->r;
-	struct peer_data pd;
-	int ret = status;
-
-	if (ret == 0) {
-		ret = peer_decode_data_for(frame, len, PEER_SHARD_GET, &pd);
-		if (ret == 0 && pd.len != PROTECT_CHUNK)
-			ret = -CKPT_EPROTO;
-		if (ret == 0)
-			memcpy(r->frag[dc->shard], pd.data, PROTECT_CHUNK);
-	}
-	chunk_back(r, dc->shard, ret);
-	free(dc);
-}
-
-/* Ask for shard s of the current stripe.  0, or -errno (not asked). */
-static int ask(struct dread *r, uint32_t s)
-{
-	struct cluster *cl = r->cl;
-	uint32_t h = place_peer(&cl->place, r->owner, s), seq;
-	struct dchunk *dc = malloc(sizeof(*dc));
-	struct peer_sget g;
-	uint8_t *buf;
-	int n, ret;
-
-	if (!dc)
-		return -ENOMEM;
-	dc->r = r;
-	dc->shard = s;
-	if (h == cl->self) {
-		ret = hold_chunk(cl, r->owner, r->open_id, s, r->stripe,
-				 r->frag[s], on_local_chunk, dc);
-		if (ret < 0)
-			free(dc);
-		return ret;
-	}
-	memset(&g, 0, sizeof(g));
-	snprintf(g.owner, sizeof(g.owner), "%s", cl_name(cl, r->owner));
-	g.open_id = r->open_id;
-	g.shard = s;
-	g.stripe = r->stripe;
-	seq = link_seq(cl);
-	buf = malloc(PEER_FRAME_CAP(0));
-	n = buf ? peer_encode_sget(buf, PEER_FRAME_CAP(0), seq, &g) : -ENOMEM;
-	if (n < 0) {
-		free(buf);
-		free(dc);
-		return n;
-	}
-	ret = link_request(cl, h, buf, (size_t)n, seq, CLUSTER_READ_MS,
-			   on_chunk_reply, dc);
-	if (ret < 0)
-		free(dc);
-	return ret;
-}
-
-/* Ask for what the current stripe still needs; decode once k are in. */
-static void fetch_stripe(struct dread *r)
-{
-	uint32_t s, n = r->k + r->m, have = 0, asked = 0;
-
-	if (r->pending)
-		return;
-	for (s = 0; s < n; s++)
-		have += r->have[s];
-	if (have >= r->k) {
-		r->task = 1;
-		pool_submit(r->cl->d->pool, &r->pt, 1);
+	if (err == -ECANCELED) {     /* the pool is closing */
+		conn_put(r->c);
+		dread_free(r);
 		return;
 	}
-	/* Data shards first (no decode work for them), then parity. */
-	for (s = 1; s < n && have + asked < r->k; s++) {
-		if (r->have[s] || r->bad[s] || r->want[s] ||
-		    !shard_reachable(r, s))
-			continue;
-		r->want[s] = 1;
-		if (ask(r, s) < 0) {
-			r->bad[s] = 1;
-			continue;
-		}
-		r->pending++;
-		asked++;
-	}
-	if (!asked) {
-		r->err = -EIO;
-		log_printf(LOG_ERR, "degraded read of %s: stripe %llu has only %u of the %u shards it needs",
-			   r->what, (unsigned long long)r->stripe, have, r->k);
+	if (err < 0) {
+		r->err = err;
 		dread_finish(r);
+		return;
 	}
-}
-
-/* A new stripe: nothing asked or had yet (bad shards stay bad). */
-static void stripe_reset(struct dread *r)
-{
-	memset(r->want, 0, sizeof(r->want));
-	memset(r->have, 0, sizeof(r->have));
+	if (f->stripe + 1 < r->first + r->nstripes) {
+		sfetch_stripe(f, f->stripe + 1, stripe_out(r, f->stripe + 1));
+		return;
+	}
+	pool_submit(r->cl->d->pool, &r->pt, 1);
 }
 
 /* ---- the read ------------------------------------------------------------ */
@@ -382,15 +209,12 @@ int degraded_read(struct cluster *cl, struct conn *c,
 		  const struct proto_msg *req, const struct part_loc *loc)
 {
 	struct dread *r = calloc(1, sizeof(*r));
-	uint32_t i;
 	int ret = -ENOMEM;
 
 	if (!r)
 		return ret;
 	r->cl = cl;
 	r->seq = req->seq;
-	r->owner = loc->node;
-	r->open_id = loc->open_id;
 	r->k = cl->place.k;
 	r->m = cl->place.m;
 	r->off = req->off;
@@ -400,26 +224,24 @@ int degraded_read(struct cluster *cl, struct conn *c,
 	r->dst = c->lease->map + req->ring_off;
 	snprintf(r->what, sizeof(r->what), "%.60s/%.40s/%.50s (%s is down)",
 		 req->job, req->version, req->path, cl_name(cl, loc->node));
-	for (i = 0; i < r->k + r->m; i++)
-		if (!(r->frag[i] = malloc(PROTECT_CHUNK)))
-			goto out_free;
+	ret = sfetch_init(&r->f, cl, loc->node, loc->open_id, on_stripe);
+	if (ret < 0)
+		goto out_free;
+	snprintf(r->f.what, sizeof(r->f.what), "degraded read of %.130s", r->what);
 	ret = plan(r, loc->man, loc->fi);
 	if (ret < 0)
 		goto out_free;
-	pool_task_init(&r->pt, dtask_run, dtask_done, dtask_drop);
+	pool_task_init(&r->pt, assemble_run, assemble_done, assemble_drop);
 	r->c = c;
 	conn_get(c);
 	log_printf(LOG_INFO, "degraded read of %s: %llu bytes from %llu stripes",
 		   r->what, (unsigned long long)r->size,
 		   (unsigned long long)r->nstripes);
 	if (!r->nstripes) {
-		r->task = 2;
 		pool_submit(cl->d->pool, &r->pt, 1);
 		return 0;
 	}
-	r->stripe = r->first;
-	stripe_reset(r);
-	fetch_stripe(r);
+	sfetch_stripe(&r->f, r->first, stripe_out(r, r->first));
 	return 0;
 
 out_free:

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cluster_i.h"
+#include "crc32c.h"
 #include "pool.h"
 #include "shardstore.h"
 #include "sys.h"
@@ -543,6 +544,71 @@ int hold_chunk(struct cluster *cl, uint32_t owner, uint64_t open_id,
 	ht->arg = arg;
 	pool_submit(cl->d->pool, &ht->pt, 1);
 	return 0;
+}
+
+/* Is (open_id, shard) of e after the cursor (a, b)? */
+static int after(const struct held *e, uint64_t a, uint32_t b)
+{
+	return e->m.open_id > a || (e->m.open_id == a && e->m.shard > b);
+}
+
+void hold_on_held(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *hdr)
+{
+	struct hold *h = cl->hold;
+	struct held *next = NULL;
+	struct peer_data pd;
+	struct peer_sget g;
+	struct list *pos;
+	uint8_t *img = NULL, *buf = NULL;
+	size_t size;
+	long len;
+	int ret;
+
+	ret = peer_decode_held(f, n, &g);
+	if (ret == 0 && strcmp(g.owner, cl_name(cl, link_node(l))))
+		ret = -EPERM;          /* a node asks for its own shards only */
+	if (ret < 0)
+		return refuse(h, l, PEER_HELD, hdr->seq, ret);
+	list_for_each(pos, &h->held) {
+		struct held *e = list_entry(pos, struct held, link);
+
+		if (strcmp(e->m.owner, g.owner) || !after(e, g.open_id, g.shard))
+			continue;
+		if (!next || after(next, e->m.open_id, e->m.shard))
+			next = e;
+	}
+	if (!next)
+		return link_answer_status(l, PEER_HELD | PEER_REPLY, hdr->seq,
+					  -ENOENT);
+	ret = -EMSGSIZE;
+	size = shardmeta_size(&next->m);
+	if (size > PEER_MAX_HELD)
+		goto out_refuse;
+	ret = -ENOMEM;
+	img = malloc(size);
+	buf = malloc(PEER_FRAME_CAP(size));
+	if (!img || !buf)
+		goto out_refuse;
+	len = shardmeta_encode(&next->m, img, size);
+	ret = (int)len;
+	if (len < 0)
+		goto out_refuse;
+	pd.len = (uint32_t)len;
+	pd.crc = crc32c(img, pd.len);
+	pd.data = img;
+	ret = peer_encode_data_for(buf, PEER_FRAME_CAP(size), PEER_HELD,
+				   hdr->seq, &pd);
+	if (ret < 0)
+		goto out_refuse;
+	free(img);
+	link_answer(l, buf, (size_t)ret);
+	return;
+
+out_refuse:
+	free(img);
+	free(buf);
+	link_answer_status(l, PEER_HELD | PEER_REPLY, hdr->seq, ret);
 }
 
 void hold_owner_up(struct cluster *cl, uint32_t owner)

@@ -547,6 +547,8 @@ static void got_request(struct link *l, const uint8_t *f, size_t n,
 		return hold_on_sync(cl, l, f, n, h);
 	case PEER_SHARD_GET:
 		return hold_on_sget(cl, l, f, n, h);
+	case PEER_HELD:
+		return hold_on_held(cl, l, f, n, h);
 	default:
 		return link_refuse(l, "a handshake frame on an established link");
 	}

@@ -26,6 +26,7 @@ static void decode_one(const uint8_t *f, size_t len)
 	struct peer_part pa;
 	struct peer_read rd;
 	struct peer_data da;
+	struct peer_sget sg;
 	struct peer_hdr hdr;
 
 	if (peer_check(f, len, &hdr))
@@ -63,6 +64,16 @@ static void decode_one(const uint8_t *f, size_t len)
 		if (peer_decode_read(f, len, &rd) == 0 &&
 		    (!rd.len || rd.len > PEER_MAX_SHARD ||
 		     strlen(rd.path) > CKPT_PATH_MAX))
+			abort();
+		break;
+	case PEER_HELD:
+		if (peer_decode_held(f, len, &sg) == 0 &&
+		    (sg.shard >= 32 || sg.stripe || !sg.owner[0]))
+			abort();
+		break;
+	case PEER_HELD | PEER_REPLY:
+		if (peer_decode_data_for(f, len, PEER_HELD, &da) == 0 &&
+		    (da.len > PEER_MAX_HELD || da.data + da.len != f + len))
 			abort();
 		break;
 	case PEER_READ | PEER_REPLY:

@@ -25,6 +25,8 @@ CKPTFS=$BUILD/ckptfs
 TW=$BUILD/tests/ckpt_tw
 RAW=$BUILD/tests/ckpt_raw
 TEST=$(basename "$0" .sh)
+# The peer protocol version, for tests that build peer frames by hand.
+export PEER_VERSION=$(sed -n 's/^#define PEER_VERSION *\([0-9]*\).*/\1/p' "$ROOT/lib/peer.h")
 
 if [ "${CKPT_VALGRIND:-0}" = 1 ]; then
 	SCALE=${CKPT_SCALE:-10}

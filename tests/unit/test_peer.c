@@ -198,6 +198,56 @@ static void test_sget(void)
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_SHARD_GET), "SHARD_GET");
 }
 
+/* HELD: a cursor (shard 0 allowed, stripe must be 0), and a reply that may
+ * carry more than a shard's worth of bytes (a shardmeta record). */
+static void test_held(void)
+{
+	struct peer_sget g = { .owner = "n2", .open_id = 0x99, .shard = 0 }, go;
+	size_t cap = PEER_FRAME_CAP(PEER_MAX_SHARD + 4096);
+	uint8_t fr[512], *big = malloc(cap), *bytes = calloc(1, PEER_MAX_SHARD + 100);
+	struct peer_data pd = { PEER_MAX_SHARD + 100, 0, bytes }, po;
+	struct peer_hdr hdr;
+	int n;
+
+	CU_ASSERT_FATAL(big && bytes);
+	pd.crc = crc32c(bytes, pd.len);
+	n = peer_encode_held(fr, sizeof(fr), 4, &g);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.type, PEER_HELD);
+	CU_ASSERT_EQUAL(peer_decode_held(fr, n, &go), 0);
+	CU_ASSERT_STRING_EQUAL(go.owner, "n2");
+	CU_ASSERT_EQUAL(go.open_id, 0x99);
+	CU_ASSERT_EQUAL(go.shard, 0);
+	/* Not a SHARD_GET, and the reverse. */
+	CU_ASSERT_NOT_EQUAL(peer_decode_sget(fr, n, &go), 0);
+	g.stripe = 1;
+	CU_ASSERT_EQUAL(peer_encode_held(fr, sizeof(fr), 4, &g), -EINVAL);
+	g.stripe = 0;
+	g.shard = 32;
+	CU_ASSERT_EQUAL(peer_encode_held(fr, sizeof(fr), 4, &g), -EINVAL);
+	/* A reply past PEER_MAX_SHARD is HELD's only. */
+	n = peer_encode_data_for(big, cap, PEER_HELD, 4, &pd);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(big, n, &hdr), 0);
+	CU_ASSERT_EQUAL(peer_decode_data_for(big, n, PEER_HELD, &po), 0);
+	CU_ASSERT_EQUAL(po.len, PEER_MAX_SHARD + 100);
+	CU_ASSERT_EQUAL(peer_encode_data_for(big, cap, PEER_SHARD_GET, 4, &pd),
+			-EINVAL);
+	/* The same bytes labelled a SHARD_GET reply fail the header check. */
+	big[6] = PEER_SHARD_GET & 0xff;
+	CU_ASSERT_NOT_EQUAL(peer_check(big, n, &hdr), 0);
+	CU_ASSERT_EQUAL(peer_encode_status(fr, sizeof(fr), PEER_HELD, 4, 0),
+			-EINVAL);
+	n = peer_encode_status(fr, sizeof(fr), PEER_HELD, 4, -ENOENT);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.status, -ENOENT);
+	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_HELD), "HELD");
+	free(big);
+	free(bytes);
+}
+
 static void test_damage(void)
 {
 	struct peer_shard s, so;
@@ -1266,6 +1316,7 @@ int main(void)
 		{ "round_trip", test_round_trip },
 		{ "sync", test_sync },
 		{ "sget", test_sget },
+		{ "held", test_held },
 		{ "damage", test_damage },
 		{ "shard_rules", test_shard_rules },
 		{ "new_round_trip", test_new_round_trip },
