@@ -488,6 +488,21 @@ int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 	return ret;
 }
 
+int ckpt_rebuild(struct ckpt_client *c)
+{
+	struct proto_msg req, rep;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_REBUILD;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
 	return named_call(c, PROTO_REMOVE, job, version);

@@ -266,6 +266,24 @@ struct ckpt_status {
 	uint64_t shards_bad;     /* held shards that failed their CRC check
 				  * (at start), set aside */
 	char peers_lagging[256];
+	/* the rebuild of this node's parts from its peers' shards (a new
+	 * store under this node's name, or ckptctl rebuild): state
+	 * (CKPT_REBUILD_*), parts found, rebuilt and unrecoverable, their
+	 * bytes and those fetched so far, and the holders not asked yet */
+	uint32_t rebuild_state;
+	uint32_t rebuild_parts;
+	uint32_t rebuild_parts_done;
+	uint32_t rebuild_parts_lost;
+	uint64_t rebuild_bytes;
+	uint64_t rebuild_bytes_done;
+	char rebuild_waiting[256];
+};
+
+/* struct ckpt_status's rebuild_state. */
+enum ckpt_rebuild_state {
+	CKPT_REBUILD_NONE = 0,    /* none since start */
+	CKPT_REBUILD_RUNNING,     /* asking holders, or rebuilding parts */
+	CKPT_REBUILD_DONE,        /* the last one is over */
 };
 
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last
@@ -494,6 +512,13 @@ int ckpt_status2(struct ckpt_client *c, struct ckpt_status *out, size_t size);
 enum ckpt_drain_cmd { CKPT_DRAIN_PAUSE = 1, CKPT_DRAIN_RESUME, CKPT_DRAIN_NOW };
 int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 	       const char *job, const char *version);
+
+/* Rebuild this node's parts from the shards its peers hold (root, or the
+ * daemon's uid): every part of this node's a holder names that this node
+ * does not have.  Returns at once (0, or -ENOTSUP with no cluster); the
+ * progress is in ckpt_status2()'s rebuild_* fields.  A node whose store is
+ * new starts one by itself. */
+int ckpt_rebuild(struct ckpt_client *c);
 
 /* Delete a version (any state but SEALING) from this node. */
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);

@@ -568,6 +568,13 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u64(e, s->shard_bytes);
 	enc_u64(e, s->shards_bad);
 	enc_strn(e, s->peers_lagging, sizeof(s->peers_lagging) - 1);
+	enc_u32(e, s->rebuild_state);
+	enc_u32(e, s->rebuild_parts);
+	enc_u32(e, s->rebuild_parts_done);
+	enc_u32(e, s->rebuild_parts_lost);
+	enc_u64(e, s->rebuild_bytes);
+	enc_u64(e, s->rebuild_bytes_done);
+	enc_strn(e, s->rebuild_waiting, sizeof(s->rebuild_waiting) - 1);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -611,6 +618,13 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->shard_bytes = dec_u64(d);
 	s->shards_bad = dec_u64(d);
 	dec_str(d, s->peers_lagging, sizeof(s->peers_lagging) - 1);
+	s->rebuild_state = dec_u32(d);
+	s->rebuild_parts = dec_u32(d);
+	s->rebuild_parts_done = dec_u32(d);
+	s->rebuild_parts_lost = dec_u32(d);
+	s->rebuild_bytes = dec_u64(d);
+	s->rebuild_bytes_done = dec_u64(d);
+	dec_str(d, s->rebuild_waiting, sizeof(s->rebuild_waiting) - 1);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

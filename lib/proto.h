@@ -47,7 +47,7 @@
 /* 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     6
+#define PROTO_VERSION     7
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -89,6 +89,7 @@ enum proto_type {
 			      * blob after the fields */
 	PROTO_LIST_PARTS,    /* job, version, off -> the version's parts
 			      * across the cluster, as version entries */
+	PROTO_REBUILD,       /* (7) start rebuilding this node's parts */
 	PROTO_NTYPES
 };
 

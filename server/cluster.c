@@ -201,6 +201,7 @@ int cluster_open(struct ckptd *d)
 	cl->d = d;
 	cl->listen_fd = -1;
 	list_init(&cl->links);
+	bwlimit_init(&cl->bw, conf->cluster_bandwidth, 0);
 	ret = load_nodes(conf, &cl->nodes);
 	if (ret < 0)
 		goto out_free;
@@ -266,7 +267,11 @@ int cluster_open(struct ckptd *d)
 	if (ret == 0)
 		ret = parts_open(cl);
 	if (ret == 0)
+		hold_learn_parts(cl);
+	if (ret == 0)
 		ret = peerread_open(cl);
+	if (ret == 0)
+		ret = rebuild_open(cl);
 	if (ret < 0) {
 		cluster_close(d);
 		return ret;
@@ -277,6 +282,7 @@ int cluster_open(struct ckptd *d)
 	return 0;
 
 out_free:
+	bwlimit_release(&cl->bw);
 	free(pn);
 	free(cl->peers);
 	place_release(&cl->place);
@@ -296,6 +302,7 @@ void cluster_tick(struct ckptd *d)
 	if (!cl || cl->stopping)
 		return;
 	link_tick(cl, now);
+	rebuild_tick(cl);
 	for (i = 0; i < cl->place.n; i++) {
 		struct peer *p = &cl->peers[i];
 
@@ -352,6 +359,7 @@ void cluster_close(struct ckptd *d)
 	protect_close(cl);
 	link_free_all(cl);
 	peerread_close(cl);
+	rebuild_close(cl);
 	parts_close(cl);
 	hold_close(cl);
 	if (cl->listen_fd >= 0)
@@ -360,8 +368,14 @@ void cluster_close(struct ckptd *d)
 	place_release(&cl->place);
 	nodes_release(&cl->nodes);
 	memset(cl->key, 0, sizeof(cl->key));
+	bwlimit_release(&cl->bw);
 	free(cl);
 	d->cluster = NULL;
+}
+
+int cluster_rebuild(struct ckptd *d)
+{
+	return cl_of(d) ? rebuild_start(cl_of(d)) : -ENOTSUP;
 }
 
 uint32_t cluster_nodes(const struct ckptd *d)
@@ -427,4 +441,5 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 	s->ec_k = cl->place.k;
 	s->ec_m = cl->place.m;
 	lag_report(cl, s->peers_lagging, sizeof(s->peers_lagging));
+	rebuild_status(cl, s);
 }

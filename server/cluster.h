@@ -70,6 +70,9 @@ uint32_t cluster_nodes(const struct ckptd *d);
 /* This node's name in the cluster (valid until cluster_close()), or NULL
  * with no cluster. */
 const char *cluster_self_name(const struct ckptd *d);
+/* ckptctl rebuild: rebuild this node's parts from its peers' shards
+ * (rebuild.c).  0, or -ENOTSUP with no cluster, -errno. */
+int cluster_rebuild(struct ckptd *d);
 /* Peers of this node and how many are up, for STATUS. */
 void cluster_status(const struct ckptd *d, struct ckpt_status *s);
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "bwlimit.h"
 #include "ckptd.h"
 #include "cluster.h"
 #include "list.h"
@@ -38,6 +39,7 @@ struct hold;
 struct protect_q;
 struct parts;
 struct peerreads;
+struct rebuild;
 
 enum peer_state { P_DOWN, P_CONNECTING, P_UP };
 
@@ -72,6 +74,9 @@ struct cluster {
 	struct protect_q *prot;   /* protect.c */
 	struct parts *parts;      /* parts.c */
 	struct peerreads *reads;  /* peerread.c */
+	struct rebuild *rb;       /* rebuild.c */
+	struct bwlimit bw;        /* [cluster] bandwidth: shards sent by
+				   * protect.c and fetched by rebuild.c */
 };
 
 static inline const char *cl_name(const struct cluster *cl, uint32_t id)
@@ -152,6 +157,8 @@ struct shard_meta;
 /* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
 int hold_open(struct cluster *cl);
 void hold_close(struct cluster *cl);
+/* Tell parts.c of the parts the shards held here belong to (start-up). */
+void hold_learn_parts(struct cluster *cl);
 /* A chunk of a shard held here read for this node (a degraded read):
  * fn(d, arg, 0 or -errno / -CKPT_ECORRUPT) on the loop once dst (the
  * shard's chunk bytes) is filled and checked.  0 (fn will run), -ENOENT
@@ -277,6 +284,47 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 		 uint32_t caller, const char *path, struct part_loc *out);
 /* Tell every peer up about v, this node's part (removed: state 0). */
 void parts_announce(struct cluster *cl, const struct version *v);
+
+/* A part of this node's that rebuild.c is rebuilding (its holder's record
+ * m: the manifest, open_id, seq): known and listed like another node's part,
+ * SEALED and LOCAL with the copies "peers" (read decoded from the shards),
+ * and announced to every peer up.  0, -EEXIST, or a manifest_decode()
+ * error. */
+struct shard_meta;
+int parts_adopt(struct cluster *cl, const struct shard_meta *m);
+/* A part of another node's known from a shard held here (m): listed and
+ * read (through its owner, or decoded) until its owner says otherwise, so
+ * that a node restarted while a peer is down still sees that peer's
+ * parts.  Nothing if the part is known already. */
+void parts_learn_held(struct cluster *cl, const struct shard_meta *m);
+/* The part rebuilt is in the catalog now (or given up): forget it here. */
+void parts_forget_own(struct cluster *cl, const char *job,
+		      const char *version);
+/* SYNC to node: every part of this node's has been announced to it. */
+void parts_sync(struct cluster *cl, uint32_t node);
+
+/* ---- rebuild.c ------------------------------------------------------------ */
+
+/*
+ * What this node's holders keep of its parts, and rebuilding this node's
+ * parts from them.  At each link up this node asks the peer (HELD) for the
+ * shards it holds of this node's parts: a PROTECTED part missing one there
+ * loses PROTECTED and is protected again (the holder was replaced).  While
+ * a rebuild is on (a new store under this node's name, or ckptctl rebuild:
+ * <store>/rebuild exists), every part the answers name that this node does
+ * not have is adopted into the namespace (parts_adopt), decoded from k
+ * shards, written to the store and sealed under its own open_id, so its
+ * holders' shards stay valid.
+ */
+struct ckpt_status;
+int rebuild_open(struct cluster *cl);
+void rebuild_close(struct cluster *cl);
+int rebuild_active(const struct cluster *cl);
+/* Start a rebuild now (ckptctl rebuild).  0, or -errno. */
+int rebuild_start(struct cluster *cl);
+void rebuild_peer_up(struct cluster *cl, uint32_t node);
+void rebuild_tick(struct cluster *cl);
+void rebuild_status(const struct cluster *cl, struct ckpt_status *s);
 
 /* A peer came up: tell it about this node's parts; restart protection
  * that waited for it. */

@@ -125,10 +125,16 @@ static struct held *held_find(const struct hold *h, const char *owner,
 static int held_add(struct hold *h, struct shard_meta *m)
 {
 	struct held *e = calloc(1, sizeof(*e));
+	int owner;
 
 	if (!e)
 		return -ENOMEM;
 	held_forget(h, m->owner, m->open_id, m->shard);
+	/* Sealed since the owner's link came up: it has the part (a SYNC
+	 * racing the seal must not drop it). */
+	owner = place_find(&h->cl->place, m->owner);
+	if (owner >= 0)
+		e->seen = h->gen[owner];
 	e->m = *m;
 	m->crcs = NULL;
 	m->man = NULL;
@@ -735,6 +741,16 @@ int hold_open(struct cluster *cl)
 		log_printf(LOG_WARNING, "cluster: %llu shard records failed their check and were set aside (.bad in %s)",
 			   (unsigned long long)st.bad, h->root);
 	return 0;
+}
+
+void hold_learn_parts(struct cluster *cl)
+{
+	struct list *pos;
+
+	if (!cl->hold)
+		return;
+	list_for_each(pos, &cl->hold->held)
+		parts_learn_held(cl, &list_entry(pos, struct held, link)->m);
 }
 
 void hold_close(struct cluster *cl)

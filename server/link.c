@@ -159,6 +159,7 @@ void peer_set(struct cluster *cl, struct peer *p, enum peer_state st,
 	if (st == P_UP && was != P_UP && !cl->stopping) {
 		parts_peer_up(cl, p->id);
 		protect_peer_up(cl, p->id);
+		rebuild_peer_up(cl, p->id);
 	}
 }
 

@@ -732,6 +732,18 @@ out_reply:
 	conn_reply_status(c, req, ret);
 }
 
+void op_rebuild(struct conn *c, const struct proto_msg *req)
+{
+	int ret = -EPERM;
+
+	if (c->uid != 0 && c->uid != getuid())
+		goto out_reply;
+	log_printf(LOG_NOTICE, "rebuild asked by uid %u", c->uid);
+	ret = cluster_rebuild(c->d);
+out_reply:
+	conn_reply_status(c, req, ret);
+}
+
 void op_drain_now(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);

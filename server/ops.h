@@ -34,6 +34,7 @@ void op_status(struct conn *c, const struct proto_msg *req);
 /* PROTO_DRAIN (pause, resume) and PROTO_DRAIN_NOW (job/version next). */
 void op_drain(struct conn *c, const struct proto_msg *req);
 void op_drain_now(struct conn *c, const struct proto_msg *req);
+void op_rebuild(struct conn *c, const struct proto_msg *req);
 
 /*
  * Listings are paged (proto.h): a reply carries the entries from req->off

@@ -39,6 +39,7 @@
 #include "ops.h"
 #include "pool.h"
 #include "session.h"
+#include "shardmeta.h"
 #include "sys.h"
 
 struct rpart {
@@ -172,16 +173,32 @@ static void on_part_reply(struct ckptd *d, void *arg, int status,
 	/* Nothing to do: a peer that missed it hears all again on reconnect. */
 }
 
+/* A PART frame for pp (its man set or not; malloc'd, *len bytes), or
+ * NULL. */
+static uint8_t *pp_frame(const struct peer_part *pp, uint32_t seq,
+			 size_t *len)
+{
+	size_t cap = PEER_FRAME_CAP(pp->manlen);
+	uint8_t *buf = malloc(cap);
+	int n = buf ? peer_encode_part(buf, cap, seq, pp) : -ENOMEM;
+
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
 /* A PART frame for v (malloc'd, *len bytes), or NULL. */
 static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 			   uint32_t seq, size_t *len)
 {
 	struct peer_part pp;
 	void *man = NULL;
-	size_t manlen = 0, cap;
+	size_t manlen = 0;
 	uint8_t *buf;
 	uint32_t i;
-	int n;
 
 	memset(&pp, 0, sizeof(pp));
 	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
@@ -205,16 +222,57 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 		pp.man = man;
 		pp.manlen = (uint32_t)manlen;
 	}
-	cap = PEER_FRAME_CAP(pp.manlen);
-	buf = malloc(cap);
-	n = buf ? peer_encode_part(buf, cap, seq, &pp) : -ENOMEM;
+	buf = pp_frame(&pp, seq, len);
 	free(man);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	*len = (size_t)n;
 	return buf;
+}
+
+/* The same for a part of this node's being rebuilt (an rpart of its own). */
+static uint8_t *rpart_frame(struct cluster *cl, const struct rpart *p,
+			    uint32_t seq, size_t *len)
+{
+	struct peer_part pp;
+	uint8_t *man, *buf;
+	size_t size = manifest_size(&p->man);
+	long n;
+
+	memset(&pp, 0, sizeof(pp));
+	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
+	snprintf(pp.job, sizeof(pp.job), "%s", p->job);
+	snprintf(pp.version, sizeof(pp.version), "%s", p->version);
+	pp.uid = p->uid;
+	pp.state = p->state;
+	pp.level = p->level;
+	pp.copies = p->copies;
+	pp.nparts = p->nparts;
+	pp.seq = p->seq;
+	pp.open_id = p->open_id;
+	pp.sealed_ns = p->sealed_ns;
+	pp.nfiles = p->nfiles;
+	pp.bytes = p->bytes;
+	man = size <= PEER_MAX_MAN ? malloc(size) : NULL;
+	n = man ? manifest_encode(&p->man, man, size) : -ENOMEM;
+	if (n > 0) {
+		pp.man = man;
+		pp.manlen = (uint32_t)n;
+	}
+	buf = pp_frame(&pp, seq, len);
+	free(man);
+	return buf;
+}
+
+/* Send a PART frame (built for seq) to node.  0 or -1 (logged). */
+static int send_part(struct cluster *cl, uint32_t node, uint8_t *buf,
+		     size_t len, uint32_t seq, const char *job,
+		     const char *version)
+{
+	if (!buf || link_request(cl, node, buf, len, seq, 0, on_part_reply,
+				 NULL) < 0) {
+		log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
+			   cl_name(cl, node), job, version);
+		return -1;
+	}
+	return 0;
 }
 
 /* Tell node (or every peer up: node == self) about v. */
@@ -237,12 +295,8 @@ static int announce_to(struct cluster *cl, const struct version *v,
 			continue;
 		seq = link_seq(cl);
 		buf = part_frame(cl, v, seq, &len);
-		if (!buf || link_request(cl, i, buf, len, seq, 0,
-					 on_part_reply, NULL) < 0) {
-			log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
-				   cl_name(cl, i), v->jobname, v->name);
+		if (send_part(cl, i, buf, len, seq, v->jobname, v->name) < 0)
 			failed++;
-		}
 	}
 	return failed;
 }
@@ -252,14 +306,48 @@ void parts_announce(struct cluster *cl, const struct version *v)
 	announce_to(cl, v, cl->self);
 }
 
+/* Tell node (or every peer up: node == self) about p, a part of this
+ * node's being rebuilt.  The number of peers that could not be told. */
+static int announce_own(struct cluster *cl, const struct rpart *p,
+			uint32_t node)
+{
+	uint32_t i, seq;
+	uint8_t *buf;
+	size_t len;
+	int failed = 0;
+
+	for (i = 0; i < cl->place.n; i++) {
+		if (i == cl->self || (node != cl->self && i != node) ||
+		    cl->peers[i].st != P_UP)
+			continue;
+		seq = link_seq(cl);
+		buf = rpart_frame(cl, p, seq, &len);
+		if (send_part(cl, i, buf, len, seq, p->job, p->version) < 0)
+			failed++;
+	}
+	return failed;
+}
+
+void parts_sync(struct cluster *cl, uint32_t node)
+{
+	uint8_t *buf = malloc(PEER_FRAME_CAP(0));
+	uint32_t seq = link_seq(cl);
+	int n;
+
+	n = buf ? peer_encode_sync(buf, PEER_FRAME_CAP(0), seq,
+				   cl_name(cl, cl->self)) : -ENOMEM;
+	if (n < 0) {
+		free(buf);
+		return;
+	}
+	link_request(cl, node, buf, (size_t)n, seq, 0, on_part_reply, NULL);
+}
+
 void parts_peer_up(struct cluster *cl, uint32_t node)
 {
 	struct parts *ps = cl->parts;
 	struct list *pos, *tmp, *jp, *vp;
-
-	uint32_t seq;
-	uint8_t *buf;
-	int failed = 0, n;
+	int failed = 0;
 
 	if (!ps)
 		return;
@@ -276,20 +364,103 @@ void parts_peer_up(struct cluster *cl, uint32_t node)
 			failed += announce_to(cl, list_entry(vp, struct version,
 							     link), node);
 	}
+	list_for_each(pos, &ps->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == cl->self)
+			failed += announce_own(cl, p, node);
+	}
 	/* All said: the peer may drop the shards of parts this node no
 	 * longer has (removed while the link was down).  Not after a part
-	 * that could not be said: it would lose that part's shards. */
-	if (failed)
+	 * that could not be said: it would lose that part's shards; nor
+	 * while this node is being rebuilt: it has not heard of all its parts
+	 * yet (rebuild.c sends SYNC when it is done). */
+	if (failed || rebuild_active(cl))
 		return;
-	seq = link_seq(cl);
-	buf = malloc(PEER_FRAME_CAP(0));
-	n = buf ? peer_encode_sync(buf, PEER_FRAME_CAP(0), seq,
-				   cl_name(cl, cl->self)) : -ENOMEM;
-	if (n < 0) {
-		free(buf);
-		return;
+	parts_sync(cl, node);
+}
+
+/* A part known from a shard's record m (its owner's manifest in it): the
+ * rpart of owner, SEALED at level with copies.  0, -EEXIST, -ENOMEM, or a
+ * manifest_decode() error. */
+static int rpart_from_meta(struct cluster *cl, uint32_t owner,
+			   const struct shard_meta *m, uint32_t level,
+			   uint32_t copies, struct rpart **out)
+{
+	struct parts *ps = cl->parts;
+	struct rpart *p;
+	uint32_t i;
+	int ret;
+
+	if (rpart_find(ps, owner, m->job, m->version))
+		return -EEXIST;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = manifest_decode(m->man, m->manlen, &p->man);
+	if (ret == 0 && (strcmp(p->man.job, m->job) ||
+			 strcmp(p->man.version, m->version)))
+		ret = -CKPT_EPROTO;
+	if (ret < 0) {
+		free(p);
+		return ret;
 	}
-	link_request(cl, node, buf, (size_t)n, seq, 0, on_part_reply, NULL);
+	ret = rpart_index(p);
+	if (ret < 0) {
+		manifest_release(&p->man);
+		free(p);
+		return ret;
+	}
+	p->owner = owner;
+	snprintf(p->job, sizeof(p->job), "%s", m->job);
+	snprintf(p->version, sizeof(p->version), "%s", m->version);
+	p->uid = m->uid;
+	p->state = CKPT_ST_SEALED;
+	p->level = level;
+	p->copies = copies;
+	p->nparts = p->man.nparts ? p->man.nparts : 1;
+	p->nfiles = p->man.nfiles;
+	for (i = 0; i < p->man.nfiles; i++)
+		p->bytes += p->man.files[i].size;
+	p->seq = m->seq;
+	p->open_id = m->open_id;
+	p->sealed_ns = p->man.sealed_ns;
+	list_add_tail(&ps->list, &p->link);
+	*out = p;
+	return 0;
+}
+
+int parts_adopt(struct cluster *cl, const struct shard_meta *m)
+{
+	struct rpart *p;
+	int ret;
+
+	/* Readable, decoded from the peers: no local copy yet. */
+	ret = rpart_from_meta(cl, cl->self, m, CKPT_LOCAL, CKPT_COPY_PEERS, &p);
+	if (ret == 0)
+		announce_own(cl, p, cl->self);
+	return ret;
+}
+
+void parts_learn_held(struct cluster *cl, const struct shard_meta *m)
+{
+	struct rpart *p;
+	int owner = place_find(&cl->place, m->owner);
+
+	/* What its owner says when it comes up replaces this. */
+	if (owner >= 0 && (uint32_t)owner != cl->self)
+		rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
+				CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p);
+}
+
+void parts_forget_own(struct cluster *cl, const char *job,
+		      const char *version)
+{
+	struct rpart *p = cl->parts ? rpart_find(cl->parts, cl->self, job,
+						 version) : NULL;
+
+	if (p)
+		rpart_free(p);
 }
 
 /* ---- hearing other nodes' parts ------------------------------------------ */

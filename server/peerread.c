@@ -192,8 +192,10 @@ int cluster_read(struct conn *c, const struct proto_msg *req)
 	    req->ring_off > c->lease->size ||
 	    req->len > c->lease->size - req->ring_off)
 		goto out_reply;
-	/* Its node is down: decode the file from its peers' shards. */
-	if (cl->peers[loc.node].st != P_UP &&
+	/* Its node is down, or has no copy to read from (this node's own
+	 * part being rebuilt): decode the file from its peers' shards. */
+	if ((loc.node == cl->self || cl->peers[loc.node].st != P_UP ||
+	     !(loc.copies & CKPT_COPY_LOCAL)) &&
 	    (loc.copies & CKPT_COPY_PEERS)) {
 		ret = degraded_read(cl, c, req, &loc);
 		if (ret == 0)

@@ -94,7 +94,6 @@ struct pjob {
 struct protect_q {
 	struct cluster *cl;
 	struct list jobs;
-	struct bwlimit bw;
 	uint64_t bytes_sent;      /* chunk bytes acknowledged since start */
 	uint32_t done;            /* parts protected since start */
 	uint32_t failures;        /* attempts that failed */
@@ -396,7 +395,7 @@ static int stripe_run(struct pool_task *t)
 		st->flen[s - 1] = (size_t)n;
 	}
 	/* The cap counts what goes on the wire. */
-	bwlimit_take(&j->q->bw, (uint64_t)(k + m - 1) * PROTECT_CHUNK);
+	bwlimit_take(&j->q->cl->bw, (uint64_t)(k + m - 1) * PROTECT_CHUNK);
 	return 0;
 }
 
@@ -698,7 +697,6 @@ int protect_open(struct cluster *cl)
 		return -ENOMEM;
 	q->cl = cl;
 	list_init(&q->jobs);
-	bwlimit_init(&q->bw, cl->d->conf->cluster_bandwidth, 0);
 	cl->prot = q;
 	return 0;
 }
@@ -713,7 +711,6 @@ void protect_close(struct cluster *cl)
 	/* The pool is closed: its tasks were dropped. */
 	list_for_each_safe(pos, tmp, &q->jobs)
 		job_free(list_entry(pos, struct pjob, link));
-	bwlimit_release(&q->bw);
 	free(q);
 	cl->prot = NULL;
 }

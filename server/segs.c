@@ -22,7 +22,7 @@
 #include "segs.h"
 #include "sys.h"
 
-static int seg_path(const struct segs *s, uint32_t id, char *buf, size_t cap)
+int segs_path(const struct segs *s, uint32_t id, char *buf, size_t cap)
 {
 	int n = snprintf(buf, cap, "%s/%08u", s->dir, id);
 
@@ -105,7 +105,7 @@ static int segs_scan(struct segs *s)
 				   s->dir, de->d_name);
 			continue;
 		}
-		ret = seg_path(s, id, path, sizeof(path));
+		ret = segs_path(s, id, path, sizeof(path));
 		if (ret == 0)
 			ret = segs_add(s, id, path);
 		if (ret < 0)
@@ -178,7 +178,7 @@ static int segs_create(struct segs *s, uint32_t id)
 	char path[700];
 	int fd, ret;
 
-	ret = seg_path(s, id, path, sizeof(path));
+	ret = segs_path(s, id, path, sizeof(path));
 	if (ret < 0)
 		return ret;
 	fd = seg_open_fd(s, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC);
@@ -308,7 +308,7 @@ void segs_refill(struct segs *s)
 			break;
 	mk = calloc(1, sizeof(*mk));
 	if (!mk || i == SEGS_MAX_ID || segs_grow(s, i) < 0 ||
-	    seg_path(s, i, mk->path, sizeof(mk->path)) < 0) {
+	    segs_path(s, i, mk->path, sizeof(mk->path)) < 0) {
 		free(mk);
 		return;
 	}
@@ -454,7 +454,7 @@ int segs_move(struct segs *s, uint32_t id, const char *path)
 
 	if (id >= s->n || s->v[id].fd < 0)
 		return -ENOENT;
-	ret = seg_path(s, id, from, sizeof(from));
+	ret = segs_path(s, id, from, sizeof(from));
 	if (ret < 0)
 		return ret;
 	ret = sys_rename(from, path);

@@ -99,6 +99,9 @@ void segs_free(struct segs *s, uint32_t id);
  * system) and forget it: the id becomes a hole, and the capacity shrinks by
  * its size, since its bytes still take the disk.  0 or -errno. */
 int segs_move(struct segs *s, uint32_t id, const char *path);
+/* The path of segment id's file (for a worker that opens it itself).  0 or
+ * -ENAMETOOLONG. */
+int segs_path(const struct segs *s, uint32_t id, char *buf, size_t cap);
 static inline int segs_fd(const struct segs *s, uint32_t id)
 {
 	return id < s->n ? s->v[id].fd : -1;

@@ -68,6 +68,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_STAT_FILE] = op_stat_file,
 	[PROTO_COMMIT_NAME] = op_commit_name,
 	[PROTO_DRAIN] = op_drain,
+	[PROTO_REBUILD] = op_rebuild,
 	[PROTO_DRAIN_NOW] = op_drain_now,
 	[PROTO_RELEASE] = lease_op_release,
 };

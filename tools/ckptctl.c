@@ -82,6 +82,13 @@ static const char usage_text[] =
 "        Pause or resume the drain to the parallel file system, or drain\n"
 "        one version next.\n"
 "\n"
+"    rebuild [--no-wait] [--timeout SECONDS]\n"
+"        Rebuild this node's parts from the shards its peers hold (a node\n"
+"        that replaces a lost one, under its name).  A node whose store is\n"
+"        new does this by itself at start.  Shows the progress, then the\n"
+"        parts rebuilt; exit 1 if some are unrecoverable (fewer than k\n"
+"        shards left).\n"
+"\n"
 "    import JOB VERSION DIR\n"
 "        Make a committed version of every file under DIR (a checkpoint\n"
 "        written by any tool), and wait until it is LOCAL.\n"
@@ -235,6 +242,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "rm",      cmd_rm },
 	{ "commit",  cmd_commit },
 	{ "drain",   cmd_drain },
+	{ "rebuild", cmd_rebuild },
 	{ "import",  cmd_import },
 	{ "bench",   cmd_bench },
 	{ "help",    NULL },

@@ -59,6 +59,9 @@ int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int plain_args(struct ctl *ctl, int argc, char **argv);
 /* Reset getopt_long() before a command parses its own argv. */
 void ctl_opt_reset(void);
+/* Parse "--timeout S" (seconds, fractions allowed) into milliseconds.  0 or
+ * -EINVAL. */
+int ctl_parse_timeout(const char *s, int *ms);
 /* Print the full usage text on stdout; returns CTL_EXIT_OK. */
 int ctl_help(void);
 
@@ -77,6 +80,7 @@ int cmd_import(struct ctl *ctl, int argc, char **argv);
 int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_restore(struct ctl *ctl, int argc, char **argv);
 int cmd_bench(struct ctl *ctl, int argc, char **argv);
+int cmd_rebuild(struct ctl *ctl, int argc, char **argv);
 
 /* Monotonic and wall clocks in nanoseconds. */
 static inline uint64_t ctl_now_ns(void)

@@ -291,6 +291,13 @@ static void status_json(const struct ckpt_status *s,
 	jw_ku64(&w, "shard_bytes", s->shard_bytes);
 	jw_ku64(&w, "shards_bad", s->shards_bad);
 	jw_kstr(&w, "peers_lagging", s->peers_lagging);
+	jw_ku64(&w, "rebuild_state", s->rebuild_state);
+	jw_ku64(&w, "rebuild_parts", s->rebuild_parts);
+	jw_ku64(&w, "rebuild_parts_done", s->rebuild_parts_done);
+	jw_ku64(&w, "rebuild_parts_lost", s->rebuild_parts_lost);
+	jw_ku64(&w, "rebuild_bytes", s->rebuild_bytes);
+	jw_ku64(&w, "rebuild_bytes_done", s->rebuild_bytes_done);
+	jw_kstr(&w, "rebuild_waiting", s->rebuild_waiting);
 	jw_obj_end(&w);
 	jw_key(&w, "versions");
 	jw_arr(&w);
@@ -333,6 +340,17 @@ static void status_text(const struct ckpt_status *s,
 			       s->shards_bad);
 		if (s->peers_lagging[0])
 			printf("lagging   %s\n", s->peers_lagging);
+		if (s->rebuild_state == CKPT_REBUILD_RUNNING)
+			printf("rebuild   running: %" PRIu32 " of %" PRIu32
+			       " parts, %s of %s%s%s\n", s->rebuild_parts_done,
+			       s->rebuild_parts, fmt_size(a, s->rebuild_bytes_done),
+			       fmt_size(b, s->rebuild_bytes),
+			       s->rebuild_waiting[0] ? "; waiting for " : "",
+			       s->rebuild_waiting);
+		else if (s->rebuild_state == CKPT_REBUILD_DONE)
+			printf("rebuild   done: %" PRIu32 " parts rebuilt, %" PRIu32
+			       " unrecoverable\n", s->rebuild_parts_done,
+			       s->rebuild_parts_lost);
 	}
 	if (s->drain_target[0]) {
 		printf("drain     to %s: %s written, %s now", s->drain_target,

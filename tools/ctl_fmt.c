@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
+#include "ctl.h"
 #include "ctl_fmt.h"
 
 char *fmt_size(char *buf, uint64_t bytes)
@@ -170,4 +173,18 @@ void tbl_release(struct tbl *t)
 	free(t->cells);
 	t->cells = NULL;
 	t->nrows = t->cap = 0;
+}
+
+/* Parse "--timeout S" (seconds, fractions allowed) into milliseconds. */
+int ctl_parse_timeout(const char *s, int *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.0))
+		return -EINVAL;
+	*ms = v * 1000.0 >= (double)INT_MAX ? INT_MAX : (int)(v * 1000.0);
+	return 0;
 }

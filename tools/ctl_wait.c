@@ -17,20 +17,6 @@
 #include "ctl_json.h"
 #include "progress.h"
 
-/* Parse "--timeout S" (seconds, fractions allowed) into milliseconds. */
-static int parse_timeout(const char *s, int *ms)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0.0))
-		return -EINVAL;
-	*ms = v * 1000.0 >= (double)INT_MAX ? INT_MAX : (int)(v * 1000.0);
-	return 0;
-}
-
 /*
  * Wait in short slices so that the terminal shows progress between them.
  * Returns the result of the last ckpt_wait_name().
@@ -116,7 +102,7 @@ int cmd_wait(struct ctl *ctl, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
-			if (parse_timeout(optarg, &timeout_ms))
+			if (ctl_parse_timeout(optarg, &timeout_ms))
 				return ctl_usage("wait: bad timeout '%s'", optarg);
 			break;
 		case CTL_OPT_JSON:
