@@ -33,7 +33,11 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_READ] = "READ",
 	[PEER_SYNC] = "SYNC",
 	[PEER_SHARD_GET] = "SHARD_GET",
+	[PEER_PING] = "PING",
 };
+
+/* Wire values: fixed forever (PEER_HELD is reserved and refused here). */
+_Static_assert(PEER_HELD == 10 && PEER_PING == 11, "peer type values");
 
 /* Payload bytes of a READ reply of status 0: len, crc and the data. */
 #define DATA_FIXED 8u
@@ -41,7 +45,8 @@ static const char *const type_names[PEER_NTYPES] = {
 const char *peer_type_name(unsigned type)
 {
 	type &= ~PEER_REPLY;
-	return type && type < PEER_NTYPES ? type_names[type] : "?";
+	return type && type < PEER_NTYPES && type_names[type] ?
+	       type_names[type] : "?";
 }
 
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
@@ -64,11 +69,12 @@ int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
 	hdr->seq = get_le32(p + H_SEQ);
 	hdr->status = (int32_t)get_le32(p + H_STATUS);
 	type &= ~PEER_REPLY;
-	if (!type || type >= PEER_NTYPES || get_le32(p + H_FLAGS) ||
-	    hdr->len > PEER_MAX_PAYLOAD)
+	if (!type || type >= PEER_NTYPES || type == PEER_HELD ||
+	    get_le32(p + H_FLAGS) || hdr->len > PEER_MAX_PAYLOAD)
 		return -CKPT_EPROTO;
 	if (!(hdr->type & PEER_REPLY))
-		return hdr->status ? -CKPT_EPROTO : 0;
+		return hdr->status || (type == PEER_PING && hdr->len) ?
+		       -CKPT_EPROTO : 0;
 	if (hdr->status > 0)
 		return -CKPT_EPROTO;
 	/* A reply is a bare status, but for READ's with status 0, which
@@ -132,7 +138,7 @@ int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,
 	struct enc e;
 
 	/* READ's reply of status 0 carries data: peer_encode_data(). */
-	if (status > 0 || !type || type >= PEER_NTYPES ||
+	if (status > 0 || !type || type >= PEER_NTYPES || type == PEER_HELD ||
 	    ((type == PEER_READ || type == PEER_SHARD_GET) && !status))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, type | PEER_REPLY, seq, status);
@@ -161,6 +167,14 @@ int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
 
 	peer_begin(&e, buf, cap, PEER_AUTH, seq, 0);
 	enc_bytes(&e, a->proof, PEER_PROOF_LEN);
+	return peer_end(&e);
+}
+
+int peer_encode_ping(void *buf, size_t cap, uint32_t seq)
+{
+	struct enc e;
+
+	peer_begin(&e, buf, cap, PEER_PING, seq, 0);
 	return peer_end(&e);
 }
 

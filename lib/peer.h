@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      4
+#define PEER_VERSION      5      /* 5: PING; 4: SHARD_GET */
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -71,6 +71,10 @@ enum peer_type {
 			      * the reply is a status */
 	PEER_SHARD_GET,      /* one stripe's chunk of a shard the receiver
 			      * holds; the reply is a struct peer_data */
+	PEER_HELD,  /* reserved: issue 11 rebuild */
+	PEER_PING,           /* = 11: empty; the reply is a status.  Sent on
+			      * an UP link that sent nothing for a while, so
+			      * that the peer hears something (cluster.h) */
 	PEER_NTYPES
 };
 
@@ -194,8 +198,9 @@ struct peer_data {
 
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown
- * type, flags, len over PEER_MAX_PAYLOAD, a request with a status, a reply
- * with a payload but READ's of status 0, whose len is 8..8+PEER_MAX_SHARD). */
+ * type, PEER_HELD (reserved), flags, len over PEER_MAX_PAYLOAD, a request
+ * with a status, a PING with a payload, a reply with a payload but READ's
+ * of status 0, whose len is 8..8+PEER_MAX_SHARD). */
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr);
 /* Check a whole frame: its header (peer_peek), its length and its payload
  * CRC.  0 or as peer_peek, -CKPT_ECORRUPT. */
@@ -232,6 +237,8 @@ int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
 			 const struct peer_data *d);
 int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_sget *g);
+/* PING: a header alone (its reply: peer_encode_status(PEER_PING)). */
+int peer_encode_ping(void *buf, size_t cap, uint32_t seq);
 /* Bytes a frame needs for a payload of fixed fields and n bytes of data
  * (shard, manifest or file bytes): what a caller allocates. */
 #define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))

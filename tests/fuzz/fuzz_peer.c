@@ -65,6 +65,14 @@ static void decode_one(const uint8_t *f, size_t len)
 		     strlen(rd.path) > CKPT_PATH_MAX))
 			abort();
 		break;
+	case PEER_PING:
+	case PEER_PING | PEER_REPLY:
+		if (hdr.len)            /* a bare header, both ways */
+			abort();
+		break;
+	case PEER_HELD:
+	case PEER_HELD | PEER_REPLY:
+		abort();                /* reserved: peer_check refuses it */
 	case PEER_READ | PEER_REPLY:
 		if (peer_decode_data(f, len, &da) == 0 &&
 		    (da.data + da.len != f + len ||

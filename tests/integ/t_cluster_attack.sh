@@ -107,7 +107,7 @@ def crc(data):
     return c ^ 0xffffffff
 
 def frame(ftype, payload, seq, status=0):
-    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 4, ftype, len(payload), seq, status, 0)
+    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 5, ftype, len(payload), seq, status, 0)
     hdr += struct.pack("<I", crc(hdr))
     return hdr + struct.pack("<I", crc(payload)) + payload
 

@@ -72,7 +72,7 @@ def crc32c(data, crc=0):
 
 def frame(ftype, payload, seq=1, status=0, length=None):
     n = len(payload) if length is None else length
-    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 4, ftype, n, seq, status, 0)
+    hdr = struct.pack("<IHHIIiI", 0x4e504b43, 5, ftype, n, seq, status, 0)
     hdr += struct.pack("<I", crc32c(hdr))
     return hdr + struct.pack("<I", crc32c(payload)) + payload
 

@@ -178,7 +178,7 @@ before=$(find "$T"/n*/store/shards -name '*.dat' | wc -l)
 import os, socket, struct, sys
 port = int(sys.argv[1])
 for host in ("127.0.0.1", "127.0.0.2"):
-    for data in (os.urandom(5000), struct.pack("<IHHII", 0x4e504b43, 4, 4, 1 << 30, 1) + os.urandom(20)):
+    for data in (os.urandom(5000), struct.pack("<IHHII", 0x4e504b43, 5, 4, 1 << 30, 1) + os.urandom(20)):
         s = socket.create_connection((host, port), timeout=10)
         try:
             s.sendall(data)
