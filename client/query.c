@@ -303,6 +303,25 @@ int ckpt_list_parts(struct ckpt_client *c, const char *job,
 					 (void **)out);
 }
 
+static void node_entry(struct dec *d, void *dst, size_t elem)
+{
+	struct ckpt_node_info full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_node_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
+}
+
+int ckpt_list_nodes(struct ckpt_client *c, struct ckpt_node_info **out,
+		    size_t size)
+{
+	struct proto_msg req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = PROTO_LIST_NODES;
+	return list_call(c, &req, size, node_entry, (void **)out);
+}
+
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size)

@@ -20,7 +20,8 @@
  * caller and released with free().
  *
  * Growing structs.  The structs this header lets the library fill
- * (struct ckpt_status, struct ckpt_version_info, struct ckpt_file_info) only
+ * (struct ckpt_status, struct ckpt_version_info, struct ckpt_file_info,
+ * struct ckpt_node_info) only
  * ever grow at the end: a field is never removed, moved or retyped, and a new
  * one is appended.  Each has a call that takes the size the caller was
  * compiled with, in the manner of openat2(2) and sched_getattr(2):
@@ -38,7 +39,8 @@
  * ckpt_stat_version(), ckpt_stat_file()) fill exactly the fields of the
  * structs' first release, CKPT_*_SIZE_VER0 bytes, forever; new fields are
  * read through the *2 calls.  The list calls return arrays: the *2 ones
- * (ckpt_list_versions2(), ckpt_list_files2()) make each element size bytes
+ * (ckpt_list_versions2(), ckpt_list_files2(), and those born with a size:
+ * ckpt_list_parts(), ckpt_list_nodes()) make each element size bytes
  * filled by the same rule, so a caller passing sizeof indexes the array as
  * usual; the original ones keep the first release's element size.
  *
@@ -286,6 +288,40 @@ enum ckpt_rebuild_state {
 	CKPT_REBUILD_DONE,        /* the last one is over */
 };
 
+/*
+ * The nodes of a cluster as this node sees them (ckpt_list_nodes()): each
+ * peer's link state, since when, why it last failed, when it was last
+ * heard and how far behind it is.  A peer is DOWN from the moment its link
+ * fails (a reset, or nothing heard for [cluster] heartbeat_timeout) until
+ * a new link is authenticated; CONNECTING while one is being made.
+ */
+enum ckpt_node_state {
+	CKPT_NODE_DOWN = 1,       /* no link */
+	CKPT_NODE_CONNECTING,     /* a link being made (the handshake) */
+	CKPT_NODE_UP,             /* an authenticated link */
+	CKPT_NODE_SELF,           /* the node that answered */
+};
+/* heard_ms_ago of a node never heard since this ckptd started. */
+#define CKPT_NODE_NEVER UINT64_MAX
+
+/* Grows at the end only: see "Growing structs" at the top. */
+struct ckpt_node_info {
+	char name[CKPT_HOST_MAX + 1];   /* as in the node list */
+	char domain[CKPT_HOST_MAX + 1]; /* its failure domain ("": its own) */
+	uint32_t state;          /* enum ckpt_node_state */
+	int32_t last_error;      /* why its link last failed (a negative
+				  * errno, ckpt_strerror()); 0: none since
+				  * it was last UP, and always 0 while UP */
+	uint64_t since_ms_ago;   /* ms since it last went UP or stopped
+				  * being UP (since this ckptd started if
+				  * never); SELF: this ckptd's uptime */
+	uint64_t heard_ms_ago;   /* ms since a byte last came from it, or
+				  * CKPT_NODE_NEVER; SELF: 0 */
+	uint64_t lag_ms;         /* age of its oldest unanswered request
+				  * (0: none), while UP */
+	uint64_t queued_bytes;   /* bytes queued to it, not yet sent */
+};
+
 /* Bytes of each struct's first release (LIBCKPT_1): the end of its last
  * field then.  The growth rule above; never changes. */
 #define CKPT_STATUS_SIZE_VER0 \
@@ -483,6 +519,13 @@ int ckpt_list_parts(struct ckpt_client *c, const char *job,
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size);
+/* The nodes of the cluster as the node that answers sees them, by name,
+ * itself included (CKPT_NODE_SELF).  As
+ * ckpt_list_versions2() for size and the return (the count); the array
+ * is freed with free().  A ckptd that is not in a cluster answers no
+ * entries (returns 0, *out an array of none). */
+int ckpt_list_nodes(struct ckpt_client *c, struct ckpt_node_info **out,
+		    size_t size);
 /* One version (any state).  Fills the first CKPT_VERSION_INFO_SIZE_VER0
  * bytes of *out; ckpt_stat_version2() fills size bytes and returns the
  * library's sizeof (see "Growing structs" above). */

@@ -60,6 +60,7 @@ enum conf_type {
 	CONF_STR,       /* char[size], NUL-terminated */
 	CONF_SIZE,      /* uint64_t, "2G" */
 	CONF_U32,       /* uint32_t, plain decimal */
+	CONF_MS,        /* uint32_t milliseconds: "5000", "500ms", "5s" */
 	CONF_BOOL,      /* int, 0 or 1 */
 	CONF_ENUM,      /* char[size], one of choices[] */
 	CONF_COMPRESS,  /* int: "none" 0, "zstd" 1, "zstd:N" N in min..max */
@@ -70,7 +71,7 @@ struct conf_key {
 	const char *section;
 	const char *name;
 	enum conf_type type;
-	uint64_t min, max;              /* SIZE, U32: inclusive bounds;
+	uint64_t min, max;              /* SIZE, U32, MS: inclusive bounds;
 					 * COMPRESS: of the level; LIST: of
 					 * the count (max <= CONF_LIST_MAX) */
 	uint64_t align;                 /* SIZE: must be a multiple; 0 = any */
@@ -171,6 +172,8 @@ static const struct conf_key conf_keys[] = {
 	  CONF_FIELD(cluster_bandwidth) },
 	{ "cluster", "port", CONF_U32, 1, 65535, 0, NULL, "7470",
 	  CONF_FIELD(cluster_port) },
+	{ "cluster", "heartbeat_timeout", CONF_MS, 500, 3600000, 0, NULL,
+	  "5000", CONF_FIELD(cluster_heartbeat_timeout) },
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)
@@ -301,6 +304,30 @@ static int conf_parse_u64(const char *s, uint64_t *out)
 	return conf_parse_size(s, out);
 }
 
+/* A duration: digits, then nothing or "ms" (milliseconds), "s" or "m".
+ * 0, -EINVAL or -ERANGE. */
+static int conf_parse_ms(const char *s, uint64_t *out)
+{
+	size_t n = strspn(s, "0123456789");
+	uint64_t v = 0, mul;
+	size_t i;
+
+	if (n == 0 || n > 12)
+		return n ? -ERANGE : -EINVAL;
+	if (!s[n] || !strcmp(s + n, "ms"))
+		mul = 1;
+	else if (!strcmp(s + n, "s"))
+		mul = 1000;
+	else if (!strcmp(s + n, "m"))
+		mul = 60000;
+	else
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	*out = v * mul;     /* 12 digits times 60000: no wrap */
+	return 0;
+}
+
 /* Spell a bound the way the key's values are spelled. */
 static void conf_format_bound(const struct conf_key *k, uint64_t v, char *buf,
 			      size_t len)
@@ -308,7 +335,8 @@ static void conf_format_bound(const struct conf_key *k, uint64_t v, char *buf,
 	if (k->type == CONF_SIZE)
 		conf_format_size(v, buf, len);
 	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
+		snprintf(buf, len, "%llu%s", (unsigned long long)v,
+			 k->type == CONF_MS ? " ms" : "");
 }
 
 /* Check a number against k's bounds and alignment. */
@@ -338,15 +366,19 @@ static int conf_check_range(const struct conf_key *k, const char *value,
 	return 0;
 }
 
-/* Parse a SIZE or U32 value into *v and check its range. */
+/* Parse a SIZE, U32 or MS value into *v and check its range. */
 static int conf_parse_number(const struct conf_key *k, const char *value,
 			     uint64_t *v, char *msg, size_t len)
 {
-	const char *what = k->type == CONF_SIZE ? "a size" : "a number";
+	const char *what = k->type == CONF_SIZE ? "a size" :
+			   k->type == CONF_MS ? "a time (5000, 500ms, 5s)" :
+			   "a number";
 	int ret;
 
 	if (k->type == CONF_SIZE)
 		ret = conf_parse_size(value, v);
+	else if (k->type == CONF_MS)
+		ret = conf_parse_ms(value, v);
 	else
 		ret = conf_parse_u64(value, v);
 	if (ret == -ERANGE) {
@@ -636,6 +668,7 @@ static int conf_apply(struct conf *c, const struct conf_key *k,
 		return 0;
 	case CONF_SIZE:
 	case CONF_U32:
+	case CONF_MS:
 		if (k->choices)
 			ret = conf_parse_listed(k, value, &v, msg, len);
 		else
@@ -1084,6 +1117,7 @@ static void conf_print_key(const struct conf *c, const struct conf_key *k,
 		fprintf(out, "%s = %s\n", k->name, buf);
 		return;
 	case CONF_U32:
+	case CONF_MS:
 		fprintf(out, "%s = %llu\n", k->name,
 			(unsigned long long)conf_load_num(field, k->size));
 		return;

@@ -92,6 +92,8 @@ struct conf {
 	char cluster_key[CONF_PATH_MAX]; /* the shared secret's file */
 	uint64_t cluster_bandwidth;    /* protect traffic, bytes/s; 0 = none */
 	uint32_t cluster_port;         /* for nodes = slurm */
+	uint32_t cluster_heartbeat_timeout; /* ms: a link on which nothing
+					* was heard this long goes down */
 };
 
 struct conf_err {

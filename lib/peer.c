@@ -34,7 +34,11 @@ static const char *const type_names[PEER_NTYPES] = {
 	[PEER_SYNC] = "SYNC",
 	[PEER_SHARD_GET] = "SHARD_GET",
 	[PEER_HELD] = "HELD",
+	[PEER_PING] = "PING",
 };
+
+/* Wire values: fixed forever. */
+_Static_assert(PEER_HELD == 10 && PEER_PING == 11, "peer type values");
 
 /* Payload bytes of a READ reply of status 0: len, crc and the data. */
 #define DATA_FIXED 8u
@@ -54,7 +58,8 @@ static uint32_t data_max(unsigned type)
 const char *peer_type_name(unsigned type)
 {
 	type &= ~PEER_REPLY;
-	return type && type < PEER_NTYPES ? type_names[type] : "?";
+	return type && type < PEER_NTYPES && type_names[type] ?
+	       type_names[type] : "?";
 }
 
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
@@ -81,7 +86,8 @@ int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr)
 	    hdr->len > PEER_MAX_PAYLOAD)
 		return -CKPT_EPROTO;
 	if (!(hdr->type & PEER_REPLY))
-		return hdr->status ? -CKPT_EPROTO : 0;
+		return hdr->status || (type == PEER_PING && hdr->len) ?
+		       -CKPT_EPROTO : 0;
 	if (hdr->status > 0)
 		return -CKPT_EPROTO;
 	/* A reply is a bare status, but for READ's with status 0, which
@@ -173,6 +179,14 @@ int peer_encode_auth(void *buf, size_t cap, uint32_t seq,
 
 	peer_begin(&e, buf, cap, PEER_AUTH, seq, 0);
 	enc_bytes(&e, a->proof, PEER_PROOF_LEN);
+	return peer_end(&e);
+}
+
+int peer_encode_ping(void *buf, size_t cap, uint32_t seq)
+{
+	struct enc e;
+
+	peer_begin(&e, buf, cap, PEER_PING, seq, 0);
 	return peer_end(&e);
 }
 

@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      5
+#define PEER_VERSION      5      /* 5: HELD, PING; 4: SHARD_GET */
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -76,6 +76,9 @@ enum peer_type {
 			      * peer_sget); the reply is a struct peer_data
 			      * carrying its shardmeta.h record, or -ENOENT
 			      * past the last */
+	PEER_PING,           /* = 11: empty; the reply is a status.  Sent on
+			      * an UP link that sent nothing for a while, so
+			      * that the peer hears something (cluster.h) */
 	PEER_NTYPES
 };
 
@@ -204,9 +207,9 @@ struct peer_data {
 
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown
- * type, flags, len over PEER_MAX_PAYLOAD, a request with a status, a reply
- * with a payload but READ's, SHARD_GET's or HELD's of status 0, whose len
- * is 8..8+PEER_MAX_SHARD, HELD's 8..8+PEER_MAX_HELD). */
+ * type, flags, len over PEER_MAX_PAYLOAD, a request with a status, a PING
+ * with a payload, a reply with a payload but READ's, SHARD_GET's or HELD's
+ * of status 0, whose len is 8..8+PEER_MAX_SHARD, HELD's 8..8+PEER_MAX_HELD). */
 int peer_peek(const void *buf, size_t avail, struct peer_hdr *hdr);
 /* Check a whole frame: its header (peer_peek), its length and its payload
  * CRC.  0 or as peer_peek, -CKPT_ECORRUPT. */
@@ -245,6 +248,8 @@ int peer_encode_sget(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_sget *g);
 int peer_encode_held(void *buf, size_t cap, uint32_t seq,
 		     const struct peer_sget *g);
+/* PING: a header alone (its reply: peer_encode_status(PEER_PING)). */
+int peer_encode_ping(void *buf, size_t cap, uint32_t seq);
 /* Bytes a frame needs for a payload of fixed fields and n bytes of data
  * (shard, manifest or file bytes): what a caller allocates. */
 #define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))

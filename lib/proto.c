@@ -154,7 +154,13 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			      { PF_JOB, PF_VERSION, PF_PATH }, { 0 } },
 	[PROTO_LIST_PARTS] = { "LIST_PARTS", PT_LIST,
 			       { PF_JOB, PF_VERSION, PF_OFF }, { PF_SIZE } },
+	[PROTO_LIST_NODES] = { "LIST_NODES", PT_LIST, { PF_OFF }, { PF_SIZE } },
+	[PROTO_REBUILD] = { "REBUILD", 0, { 0 }, { 0 } },
 };
+
+/* Wire values: fixed once released. */
+_Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
+	       PROTO_REBUILD == 29, "proto type values");
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
@@ -162,6 +168,7 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
 			   4 * 2 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
+#define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
  * the direction its PROTO_REPLY bit says. */
@@ -528,6 +535,35 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
 	proto_dec_attr(d, &f->attr);
 }
 
+void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n)
+{
+	enc_strn(e, n->name, CKPT_HOST_MAX);
+	enc_strn(e, n->domain, CKPT_HOST_MAX);
+	enc_u32(e, n->state);
+	enc_u32(e, (uint32_t)n->last_error);
+	enc_u64(e, n->since_ms_ago);
+	enc_u64(e, n->heard_ms_ago);
+	enc_u64(e, n->lag_ms);
+	enc_u64(e, n->queued_bytes);
+}
+
+void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n)
+{
+	/* Node names are not job names: any bytes but NUL, as the node list
+	 * allows (the node list's own parser checks them at start). */
+	dec_str(d, n->name, CKPT_HOST_MAX);
+	dec_str(d, n->domain, CKPT_HOST_MAX);
+	n->state = dec_u32(d);
+	n->last_error = (int32_t)dec_u32(d);
+	n->since_ms_ago = dec_u64(d);
+	n->heard_ms_ago = dec_u64(d);
+	n->lag_ms = dec_u64(d);
+	n->queued_bytes = dec_u64(d);
+	if (n->state < CKPT_NODE_DOWN || n->state > CKPT_NODE_SELF ||
+	    n->last_error > 0)
+		dec_fail(d, -CKPT_EPROTO);
+}
+
 void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 {
 	enc_u32(e, s->proto_version);
@@ -652,6 +688,9 @@ uint32_t proto_dec_list_count(struct dec *d, unsigned type)
 		break;
 	case PROTO_LIST_FILES:
 		min = FILE_ENTRY_MIN;
+		break;
+	case PROTO_LIST_NODES:
+		min = NODE_ENTRY_MIN;
 		break;
 	default:
 		dec_fail(d, -CKPT_EPROTO);

@@ -44,7 +44,7 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 5: COMMIT carries the writer's stall, version entries their sum; 4: file
+/* 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
 #define PROTO_VERSION     7
@@ -89,6 +89,8 @@ enum proto_type {
 			      * blob after the fields */
 	PROTO_LIST_PARTS,    /* job, version, off -> the version's parts
 			      * across the cluster, as version entries */
+	PROTO_LIST_NODES,    /* off -> size (total), count, node entries:
+			      * the cluster's nodes as this one sees them */
 	PROTO_REBUILD,       /* (7) start rebuilding this node's parts */
 	PROTO_NTYPES
 };
@@ -188,14 +190,20 @@ void proto_dec_attr(struct dec *d, struct ckpt_attr *a);
 /* A u32 length and that many bytes of a checked xattr.h blob: a view into
  * the decoder's buffer (-CKPT_EPROTO in d->err if bad). */
 const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len);
+/* A LIST_NODES entry: name, domain (str, up to CKPT_HOST_MAX); u32
+ * state, last_error; u64 since_ms_ago, heard_ms_ago, lag_ms,
+ * queued_bytes.  The decoder refuses a state out of enum ckpt_node_state
+ * or a positive last_error (-CKPT_EPROTO). */
+void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n);
+void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */
 void proto_enc_job_entry(struct enc *e, const char *job);
 void proto_dec_job_entry(struct dec *d, char job[CKPT_JOB_MAX + 1]);
 /*
- * Read the u32 count that opens the list of a LIST_JOBS, LIST_VERSIONS or
- * LIST_FILES reply (type, with or without PROTO_REPLY).  Sets d->err to
+ * Read the u32 count that opens the list of a LIST_JOBS, LIST_VERSIONS,
+ * LIST_FILES, LIST_PARTS or LIST_NODES reply (type, with or without PROTO_REPLY).  Sets d->err to
  * -CKPT_EPROTO and returns 0 if the bytes left cannot hold that many entries
  * of the smallest possible size, so a caller may size an allocation by it.
  */

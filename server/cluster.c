@@ -1,6 +1,8 @@
 /*
  * cluster.c - membership: the node list, placement, the key and the
- * listener at start; the tick, events and status after (see cluster.h).
+ * listener at start; the tick, events, status and the node table
+ * (LIST_NODES: each peer's state, since when, its last error, when it was
+ * last heard, its lag) after (see cluster.h).
  * The links themselves are link.c's; shards held, hold.c's; this node's
  * protection, protect.c's; the namespace, parts.c's (cluster_i.h).
  */
@@ -17,6 +19,8 @@
 #include "cluster.h"
 #include "cluster_i.h"
 #include "hostlist.h"
+#include "ops.h"
+#include "session.h"
 
 static struct cluster *cl_of(const struct ckptd *d)
 {
@@ -200,6 +204,11 @@ int cluster_open(struct ckptd *d)
 		return -ENOMEM;
 	cl->d = d;
 	cl->listen_fd = -1;
+	cl->hb_timeout_ms = conf->cluster_heartbeat_timeout;
+	/* A peer pings at most every ping_ms (and ticks are 250 ms): a third
+	 * of the timeout leaves room for a tick and the network. */
+	cl->ping_ms = cl->hb_timeout_ms / 3 < CLUSTER_PING_MS ?
+		      cl->hb_timeout_ms / 3 : CLUSTER_PING_MS;
 	list_init(&cl->links);
 	bwlimit_init(&cl->bw, conf->cluster_bandwidth, 0);
 	ret = load_nodes(conf, &cl->nodes);
@@ -249,6 +258,7 @@ int cluster_open(struct ckptd *d)
 		struct peer *p = &cl->peers[i];
 
 		p->id = i;
+		p->since_ms = ckptd_now_ms();
 		p->outgoing = strcmp(name_of(cl, cl->self), name_of(cl, i)) < 0;
 		for (j = 0; j < cl->nodes.n; j++)
 			if (!strcmp(cl->nodes.v[j].name, name_of(cl, i)) &&
@@ -415,6 +425,59 @@ static void lag_report(const struct cluster *cl, char *buf, size_t cap)
 			return;
 		}
 	}
+}
+
+/* Node id as a LIST_NODES entry, at now. */
+static void node_info(const struct cluster *cl, uint32_t id, uint64_t now,
+		      struct ckpt_node_info *n)
+{
+	static const uint32_t states[] = {
+		[P_DOWN] = CKPT_NODE_DOWN,
+		[P_CONNECTING] = CKPT_NODE_CONNECTING,
+		[P_UP] = CKPT_NODE_UP,
+	};
+	const struct peer *p = &cl->peers[id];
+	uint64_t oldest;
+	size_t queued;
+
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name_of(cl, id));
+	snprintf(n->domain, sizeof(n->domain), "%s",
+		 cl->place.nodes[id].domain);
+	if (id == cl->self) {
+		n->state = CKPT_NODE_SELF;
+		n->since_ms_ago = now - cl->d->st.start_ms;
+		return;
+	}
+	n->state = states[p->st];
+	n->last_error = p->st == P_UP ? 0 : p->last_err;
+	n->since_ms_ago = now - p->since_ms;
+	n->heard_ms_ago = p->heard_ms ? now - p->heard_ms : CKPT_NODE_NEVER;
+	link_lag(cl, id, &queued, &oldest);
+	n->lag_ms = oldest ? now - oldest : 0;
+	n->queued_bytes = queued;
+}
+
+int cluster_list_nodes(struct conn *c, const struct proto_msg *req)
+{
+	const struct cluster *cl = cl_of(c->d);
+	struct ckpt_node_info n;
+	uint64_t now = ckptd_now_ms();
+	struct page pg;
+	uint32_t i;
+
+	if (!cl)
+		return -ENOENT;
+	if (page_begin(c, req, cl->place.n, &pg) < 0)
+		return 0;
+	for (i = 0; i < cl->place.n; i++) {
+		if (!page_take(&pg))
+			continue;
+		node_info(cl, i, now, &n);
+		proto_enc_node_entry(&pg.e, &n);
+	}
+	page_end(c, &pg);
+	return 0;
 }
 
 void cluster_status(const struct ckptd *d, struct ckpt_status *s)

@@ -43,6 +43,14 @@ struct ckpt_status;
  * is queued to it. */
 #define CLUSTER_LAG_MS         2000
 #define CLUSTER_LAG_BYTES      (64u << 20)
+/* The heartbeat: an UP link that sent nothing for CLUSTER_PING_MS (or a
+ * third of heartbeat_timeout, if less) sends a PING (peer.h); one on which nothing was received for [cluster]
+ * heartbeat_timeout goes down (-ETIMEDOUT), as a hung node or a dead host
+ * that sends no RST would otherwise be noticed only by requests timing
+ * out.  Time when this node stopped reading the link (its handlers hold
+ * too much, link.c) or its loop did not run (a tick later than
+ * CLUSTER_PING_MS) does not count: the silence is then this node's own. */
+#define CLUSTER_PING_MS        1000
 /* A read forwarded to the node holding the file gives up after this. */
 #define CLUSTER_READ_MS        30000
 
@@ -119,6 +127,10 @@ int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller);
  * or NULL; the caller checked c may see the job. */
 int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		       const struct version *v);
+/* LIST_NODES: every node of the cluster as this one sees it (struct
+ * ckpt_node_info), answered on c (0); -ENOENT with no cluster, nothing
+ * answered. */
+int cluster_list_nodes(struct conn *c, const struct proto_msg *req);
 int cluster_list_files(struct conn *c, const struct proto_msg *req,
 		       const struct version *v);
 int cluster_stat_file(struct conn *c, const struct proto_msg *req);

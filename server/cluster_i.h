@@ -3,7 +3,7 @@
  * (struct cluster, struct peer) and the links between nodes.
  *
  *   cluster.c  start-up: the node list, placement, key, listener; tick;
- *              status
+ *              status and the node table (LIST_NODES)
  *   link.c     the links: handshake, frame queues, requests and replies
  *   hold.c     shards this node holds for its peers (shardstore.h)
  *   protect.c  this node's parts: encode and send their shards
@@ -52,8 +52,13 @@ struct peer {
 	struct link *l;           /* the link UP, or being made */
 	uint64_t retry_ms;
 	uint32_t backoff_ms;
-	int32_t last_err;
-	uint64_t up_since_ms;
+	int32_t last_err;         /* why its link last failed (a handshake
+				   * that failed, a link that went down); 0
+				   * once UP */
+	uint64_t since_ms;        /* when it last went UP, or stopped being
+				   * UP (cluster_open() at first) */
+	uint64_t heard_ms;        /* last byte received on its UP link; 0:
+				   * never */
 };
 
 struct cluster {
@@ -70,6 +75,10 @@ struct cluster {
 	struct log_rl bad_rl;
 	uint32_t next_seq;
 	int stopping;
+	uint32_t hb_timeout_ms;   /* [cluster] heartbeat_timeout */
+	uint32_t ping_ms;         /* CLUSTER_PING_MS, or less: a third of
+				   * hb_timeout_ms */
+	uint64_t tick_ms;         /* link_tick()'s last run */
 	struct hold *hold;        /* hold.c */
 	struct protect_q *prot;   /* protect.c */
 	struct parts *parts;      /* parts.c */
@@ -122,14 +131,17 @@ struct link *link_hold(struct link *l);
 void link_drop(struct link *l);
 /* The node at the other end of an UP link. */
 uint32_t link_node(const struct link *l);
-/* Bytes queued to node and the age of its oldest unanswered request (0:
- * none), for the lag report. */
+/* Bytes queued to node and the time its oldest unanswered request was
+ * sent (0: none), for the lag report. */
 void link_lag(const struct cluster *cl, uint32_t node, size_t *queued,
 	      uint64_t *oldest_ms);
 
 /* For cluster.c: links made and accepted, expiry, shutdown. */
 void link_connect(struct cluster *cl, struct peer *p);
 void link_accept_arm(struct cluster *cl);
+/* Expire handshakes and requests; the heartbeat: PING an UP link that
+ * sent nothing for CLUSTER_PING_MS, close one that heard nothing for
+ * hb_timeout_ms (-ETIMEDOUT) while it was reading. */
 void link_tick(struct cluster *cl, uint64_t now);
 void link_close_all(struct cluster *cl);
 void link_free_all(struct cluster *cl);

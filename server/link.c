@@ -18,6 +18,17 @@
  * unauthenticated connection costs a few KiB at most.  On an UP link,
  * requests go to their handlers (hold.c, parts.c) and replies to the
  * request that waits for them (struct preq), matched by seq.
+ *
+ * The heartbeat (cluster.h) runs from link_tick(): a link notes when it
+ * last queued or sent a frame (sent_ms) and when it last received a byte
+ * (heard_ms).  An UP link with nothing queued that sent nothing for
+ * CLUSTER_PING_MS (a third of the timeout if that is less) sends a PING,
+ * which the peer answers; so a live peer is heard at least that often, and
+ * one silent for heartbeat_timeout is taken for hung.  A link whose receive is not armed (its handlers hold too
+ * much, may_read()) hears nothing by this node's choice: its silence clock
+ * restarts at every tick until it reads again.  A tick that comes late
+ * (this node's loop was stalled, or the process stopped) excuses the
+ * stall: what the peer sent meanwhile may still wait in the ring.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -32,6 +43,7 @@
 #define LINK_HS_MAX   4096              /* payload bytes before UP */
 #define LINK_RBUF_MIN (64u << 10)
 #define LINK_RBUF_KEEP (8u << 20)       /* shrink a buffer past this */
+#define LINK_TICK_MS   250              /* ckptd's tick (link_tick()) */
 
 enum link_state {
 	L_CONNECT,        /* connecting side: connect in flight */
@@ -71,6 +83,8 @@ struct link {
 	int recv_armed;
 	int processing;           /* link_process() runs */
 	uint64_t deadline_ms;     /* of the handshake */
+	uint64_t sent_ms;         /* a frame last queued or sent */
+	uint64_t heard_ms;        /* a byte last received (or reading resumed) */
 	uint8_t my_nonce[PEER_NONCE_LEN], their_nonce[PEER_NONCE_LEN];
 	struct loop_op connect_op, recv_op, send_op;
 	uint8_t *rbuf;
@@ -137,11 +151,12 @@ void peer_set(struct cluster *cl, struct peer *p, enum peer_state st,
 	const char *nm = cl_name(cl, p->id);
 	enum peer_state was = p->st;
 
+	if ((st == P_UP) != (was == P_UP))
+		p->since_ms = ckptd_now_ms();
 	if (st == P_UP) {
 		log_printf(LOG_NOTICE, "cluster: peer %s up", nm);
 		p->backoff_ms = 0;
 		p->last_err = 0;
-		p->up_since_ms = ckptd_now_ms();
 	} else if (st == P_DOWN && p->st == P_UP) {
 		log_printf(LOG_WARNING, "cluster: peer %s down: %s", nm,
 			   err ? ckpt_strerror(err) : "connection closed");
@@ -207,8 +222,8 @@ static void link_close(struct link *l, int err)
 }
 
 /* A handshake or a frame that fails: logged (rate-limited: any host may
- * connect). */
-static void link_refuse(struct link *l, const char *why)
+ * connect), the link closed with err (the peer's last error). */
+static void link_fail(struct link *l, const char *why, int err)
 {
 	struct cluster *cl = l->cl;
 
@@ -217,7 +232,12 @@ static void link_refuse(struct link *l, const char *why)
 			   l->outgoing ? "outgoing" : "incoming",
 			   l->peer ? " with " : "",
 			   l->peer ? cl_name(cl, l->peer->id) : "", why);
-	link_close(l, -EACCES);
+	link_close(l, err);
+}
+
+static void link_refuse(struct link *l, const char *why)
+{
+	link_fail(l, why, -EACCES);
 }
 
 static void link_recv_arm(struct link *l);
@@ -251,6 +271,7 @@ static void on_send(struct loop_op *op, int res)
 	} else {
 		l->soff += (size_t)res;
 		l->queued -= (size_t)res;
+		l->sent_ms = ckptd_now_ms();
 		if (l->soff == o->len) {
 			oframe_gone(l, o);
 			l->soff = 0;
@@ -297,6 +318,7 @@ static int link_queue(struct link *l, void *buf, size_t len, int reply)
 	o->reply = reply;
 	list_add_tail(&l->outq, &o->link);
 	l->queued += len;
+	l->sent_ms = ckptd_now_ms();
 	if (reply)
 		l->replies += len;
 	send_next(l);
@@ -434,6 +456,7 @@ static void link_up(struct link *l)
 		link_close(p->l, 0);    /* an older one: this one wins */
 	p->l = l;
 	l->st = L_UP;
+	l->heard_ms = p->heard_ms = ckptd_now_ms();
 	peer_set(l->cl, p, P_UP, 0);
 }
 
@@ -550,6 +573,8 @@ static void got_request(struct link *l, const uint8_t *f, size_t n,
 		return hold_on_sget(cl, l, f, n, h);
 	case PEER_HELD:
 		return hold_on_held(cl, l, f, n, h);
+	case PEER_PING:
+		return link_answer_status(l, PEER_PING, h->seq, 0);
 	default:
 		return link_refuse(l, "a handshake frame on an established link");
 	}
@@ -675,8 +700,12 @@ static void on_recv(struct loop_op *op, int res)
 
 	l->recv_armed = 0;
 	if (res <= 0 || l->st == L_CLOSED) {
-		link_close(l, res < 0 ? res : 0);
+		/* The peer closed its end (0): its last error says so. */
+		link_close(l, res < 0 ? res : -ECONNRESET);
 	} else {
+		l->heard_ms = ckptd_now_ms();
+		if (l->st == L_UP)
+			l->peer->heard_ms = l->heard_ms;
 		loop_mark_defined(l->rbuf + l->rlen, res);
 		l->rlen += (size_t)res;
 		link_process(l);
@@ -711,7 +740,8 @@ static struct link *link_new(struct cluster *cl, int fd, int outgoing)
 	l->fd = fd;
 	l->outgoing = outgoing;
 	l->refs = 1;
-	l->deadline_ms = ckptd_now_ms() + CLUSTER_HANDSHAKE_MS;
+	l->sent_ms = l->heard_ms = ckptd_now_ms();
+	l->deadline_ms = l->sent_ms + CLUSTER_HANDSHAKE_MS;
 	list_init(&l->outq);
 	list_init(&l->reqs);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -801,20 +831,60 @@ void link_accept_arm(struct cluster *cl)
 	io_uring_prep_accept(sqe, cl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 }
 
+/* Queue a PING on l (an empty request; its reply matches no request). */
+static void link_ping(struct link *l)
+{
+	uint8_t *buf = malloc(PEER_HDR_LEN);
+
+	if (!buf) {
+		link_close(l, -ENOMEM);
+		return;
+	}
+	link_send_small(l, peer_encode_ping(buf, PEER_HDR_LEN,
+					    link_seq(l->cl)), buf);
+}
+
+/* The heartbeat of an UP link (see the top of the file); stall: ms this
+ * node's loop did not run (a late tick), not the peer's silence. */
+static void link_heartbeat(struct link *l, uint64_t now, uint64_t stall)
+{
+	struct cluster *cl = l->cl;
+
+	if (!l->recv_armed)
+		l->heard_ms = now;
+	else
+		l->heard_ms = now - l->heard_ms > stall ? l->heard_ms + stall
+							: now;
+	if (now - l->heard_ms >= cl->hb_timeout_ms) {
+		log_printf(LOG_WARNING, "cluster: %s is down: nothing heard for %.1f s",
+			   cl_name(cl, l->peer->id),
+			   (double)(now - l->heard_ms) / 1000.0);
+		link_close(l, -ETIMEDOUT);
+		return;
+	}
+	if (list_empty(&l->outq) && now - l->sent_ms >= cl->ping_ms)
+		link_ping(l);
+}
+
 void link_tick(struct cluster *cl, uint64_t now)
 {
 	struct list *pos, *tmp, *rp, *rtmp;
+	uint64_t gap = cl->tick_ms ? now - cl->tick_ms : 0;
+	uint64_t stall = gap > 2 * LINK_TICK_MS ? gap - LINK_TICK_MS : 0;
 
+	cl->tick_ms = now;
 	list_for_each_safe(pos, tmp, &cl->links) {
 		struct link *l = list_entry(pos, struct link, link);
 
 		if (l->st != L_UP && l->st != L_CLOSED && now >= l->deadline_ms) {
-			link_refuse(l, "handshake not finished in time");
+			link_fail(l, "handshake not finished in time",
+				  -ETIMEDOUT);
 			continue;
 		}
 		if (l->st != L_UP)
 			continue;
 		l->refs++;      /* a callback may close it */
+		link_heartbeat(l, now, stall);
 		list_for_each_safe(rp, rtmp, &l->reqs) {
 			struct preq *r = list_entry(rp, struct preq, link);
 

@@ -531,6 +531,16 @@ void op_list_parts(struct conn *c, const struct proto_msg *req)
 	page_end(c, &p);
 }
 
+/* LIST_NODES: the cluster's nodes (cluster.c); alone, none. */
+void op_list_nodes(struct conn *c, const struct proto_msg *req)
+{
+	struct page p;
+
+	if (cluster_list_nodes(c, req) == 0 || page_begin(c, req, 0, &p) < 0)
+		return;
+	page_end(c, &p);
+}
+
 void op_list_files(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v;

@@ -26,6 +26,7 @@ void op_list_jobs(struct conn *c, const struct proto_msg *req);
 void op_list_versions(struct conn *c, const struct proto_msg *req);
 void op_list_files(struct conn *c, const struct proto_msg *req);
 void op_list_parts(struct conn *c, const struct proto_msg *req);
+void op_list_nodes(struct conn *c, const struct proto_msg *req);
 void op_stat(struct conn *c, const struct proto_msg *req);
 void op_stat_file(struct conn *c, const struct proto_msg *req);
 void op_getxattrs(struct conn *c, const struct proto_msg *req);

@@ -47,6 +47,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_HELLO] = lease_op_hello,
 	[PROTO_BEGIN] = op_begin,
 	[PROTO_LIST_PARTS] = op_list_parts,
+	[PROTO_LIST_NODES] = op_list_nodes,
 	[PROTO_WRITE] = op_write,
 	[PROTO_COMMIT] = op_commit,
 	[PROTO_ABORT] = op_abort,

@@ -69,6 +69,11 @@ int ctl_help(void);
 struct jw;
 void ctl_json_version(struct jw *w, const struct ckpt_version_info *v);
 
+/* The node table of a cluster's status (ctl_nodes.c): printed on stdout
+ * (0, or -ENOMEM), or as the "nodes" key and array of an open object. */
+int ctl_nodes_text(const struct ckpt_node_info *nodes, int n);
+void ctl_nodes_json(struct jw *w, const struct ckpt_node_info *nodes, int n);
+
 /* Commands (ctl_cmds.c, ctl_wait.c, ctl_read.c, bench.c). */
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_ls(struct ctl *ctl, int argc, char **argv);

@@ -242,9 +242,19 @@ out_free:
 	return err;
 }
 
-static void status_json(const struct ckpt_status *s,
-			const struct ckpt_version_info *v, int n)
+/* What `ckptctl status` shows: the daemon, its cluster's nodes (none
+ * alone), and every version. */
+struct status_view {
+	struct ckpt_status s;
+	struct ckpt_node_info *nodes;
+	int nnodes;
+	struct ckpt_version_info *v;
+	int n;
+};
+
+static void status_json(const struct status_view *sv)
 {
+	const struct ckpt_status *s = &sv->s;
 	struct jw w;
 	int i;
 
@@ -299,18 +309,19 @@ static void status_json(const struct ckpt_status *s,
 	jw_ku64(&w, "rebuild_bytes_done", s->rebuild_bytes_done);
 	jw_kstr(&w, "rebuild_waiting", s->rebuild_waiting);
 	jw_obj_end(&w);
+	ctl_nodes_json(&w, sv->nodes, sv->nnodes);
 	jw_key(&w, "versions");
 	jw_arr(&w);
-	for (i = 0; i < n; i++)
-		ctl_json_version(&w, &v[i]);
+	for (i = 0; i < sv->n; i++)
+		ctl_json_version(&w, &sv->v[i]);
 	jw_arr_end(&w);
 	jw_obj_end(&w);
 	jw_done(&w);
 }
 
-static void status_text(const struct ckpt_status *s,
-			const struct ckpt_version_info *v, int n)
+static void status_text(const struct status_view *sv)
 {
+	const struct ckpt_status *s = &sv->s;
 	char a[FMT_LEN], b[FMT_LEN];
 
 	printf("ckptd     pid %" PRIu64 ", up %s, protocol %" PRIu32 "\n",
@@ -328,6 +339,8 @@ static void status_text(const struct ckpt_status *s,
 		printf("cluster   node %s: %" PRIu32 " of %" PRIu32 " peers up, ec %"
 		       PRIu32 "+%" PRIu32 "\n", s->node, s->peers_up, s->peers,
 		       s->ec_k, s->ec_m);
+		if (sv->nnodes)
+			ctl_nodes_text(sv->nodes, sv->nnodes);
 		printf("protect   %" PRIu32 " parts queued, %" PRIu32
 		       " protected since start, %s sent, %" PRIu32 " failed attempts\n",
 		       s->protect_queued, s->protect_done,
@@ -373,17 +386,16 @@ static void status_text(const struct ckpt_status *s,
 	       " (%" PRIu32 " open), disk queue depth %" PRIu32 "\n",
 	       s->clients, s->jobs, s->versions, s->open_versions,
 	       s->queue_depth);
-	if (n) {
+	if (sv->n) {
 		putchar('\n');
-		print_versions(v, n, 1);
+		print_versions(sv->v, sv->n, 1);
 	}
 }
 
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
-	struct ckpt_version_info *v = NULL;
-	struct ckpt_status s;
-	int rc, err, n = 0;
+	struct status_view sv;
+	int rc, err;
 
 	rc = plain_args(ctl, argc, argv);
 	if (rc >= 0)
@@ -392,18 +404,27 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage("status: no arguments expected");
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	memset(&s, 0, sizeof(s));
-	err = ckpt_status2(ctl->c, &s, sizeof(s));
+	memset(&sv, 0, sizeof(sv));
+	err = ckpt_status2(ctl->c, &sv.s, sizeof(sv.s));
 	if (err < 0)
 		return ctl_fail(err, "status");
-	err = collect_versions(ctl->c, &v, &n);
-	if (err)
+	if (sv.s.node[0]) {
+		err = ckpt_list_nodes(ctl->c, &sv.nodes, sizeof(*sv.nodes));
+		if (err < 0)
+			return ctl_fail(err, "list nodes");
+		sv.nnodes = err;
+	}
+	err = collect_versions(ctl->c, &sv.v, &sv.n);
+	if (err) {
+		free(sv.nodes);
 		return ctl_fail(err, "list versions");
+	}
 	if (ctl->json)
-		status_json(&s, v, n);
+		status_json(&sv);
 	else
-		status_text(&s, v, n);
-	free(v);
+		status_text(&sv);
+	free(sv.nodes);
+	free(sv.v);
 	return CTL_EXIT_OK;
 }
 

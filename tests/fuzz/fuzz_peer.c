@@ -76,6 +76,11 @@ static void decode_one(const uint8_t *f, size_t len)
 		    (da.len > PEER_MAX_HELD || da.data + da.len != f + len))
 			abort();
 		break;
+	case PEER_PING:
+	case PEER_PING | PEER_REPLY:
+		if (hdr.len)            /* a bare header, both ways */
+			abort();
+		break;
 	case PEER_READ | PEER_REPLY:
 		if (peer_decode_data(f, len, &da) == 0 &&
 		    (da.data + da.len != f + len ||

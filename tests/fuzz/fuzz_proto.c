@@ -19,6 +19,7 @@ static void decode_one(uint8_t *f, size_t len)
 		struct ckpt_version_info v;
 		struct ckpt_file_info fi;
 		struct ckpt_status s;
+		struct ckpt_node_info nd;
 		char job[CKPT_JOB_MAX + 1];
 	} u;
 	struct proto_hdr hdr;
@@ -38,12 +39,16 @@ static void decode_one(uint8_t *f, size_t len)
 	case PROTO_LIST_JOBS:
 	case PROTO_LIST_VERSIONS:
 	case PROTO_LIST_FILES:
+	case PROTO_LIST_PARTS:
+	case PROTO_LIST_NODES:
 		n = proto_dec_list_count(&rest, m.type);
 		for (i = 0; i < n && !rest.err; i++) {
 			if (m.type == (PROTO_LIST_JOBS | PROTO_REPLY))
 				proto_dec_job_entry(&rest, u.job);
 			else if (m.type == (PROTO_LIST_FILES | PROTO_REPLY))
 				proto_dec_file_entry(&rest, &u.fi);
+			else if (m.type == (PROTO_LIST_NODES | PROTO_REPLY))
+				proto_dec_node_entry(&rest, &u.nd);
 			else
 				proto_dec_version_entry(&rest, &u.v);
 		}

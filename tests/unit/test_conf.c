@@ -82,7 +82,8 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       !strcmp(a->cluster_ec, b->cluster_ec) &&
 	       !strcmp(a->cluster_key, b->cluster_key) &&
 	       a->cluster_bandwidth == b->cluster_bandwidth &&
-	       a->cluster_port == b->cluster_port;
+	       a->cluster_port == b->cluster_port &&
+	       a->cluster_heartbeat_timeout == b->cluster_heartbeat_timeout;
 }
 
 /* Found by fuzz_conf: values that load must print back to themselves. */
@@ -169,6 +170,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.drain_threads, 2);
 	CU_ASSERT_EQUAL(c.drain_chunk, 4 * MiB);
 	CU_ASSERT_EQUAL(c.drain_retry_max, 60);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 5000);
 }
 
 /* Every key, with comments, blanks, indentation, CRLF and odd case. */
@@ -567,7 +569,7 @@ static void test_round_trip(void)
 		"drain.retry_max=3600", "cluster.nodes=n1 n2,n3, [::1]:7",
 		"cluster.node=n2", "cluster.ec=10+4",
 		"cluster.key=/etc/ckpt/cluster.key", "cluster.bandwidth=1G",
-		"cluster.port=7000",
+		"cluster.port=7000", "cluster.heartbeat_timeout=2500",
 	};
 	/* Every spelling of compress, and shuffle without it (a struct
 	 * conf_finish would refuse still prints and loads). */
@@ -773,6 +775,38 @@ static void test_set(void)
 	CU_ASSERT_EQUAL(conf_set(&c, "dir=/a;b", &err), 0);
 	CU_ASSERT_STRING_EQUAL(c.dir, "/a;b");
 	CU_ASSERT_EQUAL(conf_set(&c, "keep=1", NULL), 0);
+}
+
+/* [cluster] heartbeat_timeout: milliseconds, or with ms, s or m. */
+static void test_set_ms(void)
+{
+	struct conf_err err;
+	struct conf c;
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=1500", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 1500);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=700ms", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 700);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=5s", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 5000);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=2m", &err), 0);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 120000);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=10", &err),
+			-EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "heartbeat_timeout: '10' is below the minimum 500 ms");
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=2h", &err),
+			-EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=s", &err),
+			-EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=-5", &err),
+			-EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=99999999999999m",
+				 &err), -EINVAL);
+	CU_ASSERT_EQUAL(conf_set(&c, "cluster.heartbeat_timeout=61m", &err),
+			-EINVAL);
+	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 120000);
 }
 
 static void test_set_drain(void)
@@ -1110,6 +1144,7 @@ int main(void)
 		{ "conf_set", test_set },
 		{ "conf_set long values", test_set_long },
 		{ "conf_set [drain]", test_set_drain },
+		{ "conf_set heartbeat_timeout", test_set_ms },
 		{ "conf_finish rules", test_finish },
 		{ "conf_finish long paths", test_finish_long_paths },
 		{ "conf_parse_size", test_parse_size },

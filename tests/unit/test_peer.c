@@ -368,6 +368,56 @@ static int reframe(uint8_t *f, size_t plen)
 	return (int)(PEER_HDR_LEN + plen);
 }
 
+/* PING (11): a bare header; its reply a status.  A PING with a payload is
+ * refused, and so is a HELD reply of status 0 with no data. */
+static void test_ping(void)
+{
+	uint8_t fr[256];
+	struct peer_hdr hdr;
+	int n, i;
+
+	CU_ASSERT_EQUAL(PEER_HELD, 10);
+	CU_ASSERT_EQUAL(PEER_PING, 11);
+	CU_ASSERT_EQUAL(PEER_VERSION, 5);
+	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_PING), "PING");
+	n = peer_encode_ping(fr, sizeof(fr), 42);
+	CU_ASSERT_EQUAL_FATAL(n, PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.type, PEER_PING);
+	CU_ASSERT_EQUAL(hdr.seq, 42);
+	CU_ASSERT_EQUAL(hdr.len, 0);
+	CU_ASSERT_EQUAL(hdr.version, 5);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(peer_check(fr, i, &hdr), 0);
+	CU_ASSERT(peer_encode_ping(fr, PEER_HDR_LEN - 1, 1) < 0);
+	/* The reply: a status, 0 or an error, never a payload. */
+	n = peer_encode_status(fr, sizeof(fr), PEER_PING, 42, 0);
+	CU_ASSERT_EQUAL_FATAL(n, PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.type, PEER_PING | PEER_REPLY);
+	CU_ASSERT_EQUAL(hdr.status, 0);
+	n = peer_encode_status(fr, sizeof(fr), PEER_PING, 43, -EBUSY);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), 0);
+	CU_ASSERT_EQUAL(hdr.status, -EBUSY);
+	/* A PING that carries bytes is refused, and a bare HELD reply. */
+	n = peer_encode_ping(fr, sizeof(fr), 7);
+	fr[PEER_HDR_LEN] = 0x5a;
+	reframe(fr, 1);
+	CU_ASSERT_EQUAL(peer_check(fr, PEER_HDR_LEN + 1, &hdr), -CKPT_EPROTO);
+	n = peer_encode_ping(fr, sizeof(fr), 7);
+	fr[6] = PEER_HELD;
+	fr[7] = PEER_REPLY >> 8;
+	reframe(fr, 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), -CKPT_EPROTO);
+	CU_ASSERT_EQUAL(peer_encode_status(fr, sizeof(fr), PEER_HELD, 1, 0),
+			-EINVAL);
+	/* A frame of the last version is refused. */
+	n = peer_encode_ping(fr, sizeof(fr), 7);
+	fr[4] = 4;
+	reframe(fr, 0);
+	CU_ASSERT_EQUAL(peer_check(fr, n, &hdr), -CKPT_EVERSION);
+}
+
 /* A header of type and status, len and CRCs left to reframe(). */
 static void raw_begin(struct enc *e, uint16_t type, int32_t status)
 {
@@ -1317,6 +1367,7 @@ int main(void)
 		{ "sync", test_sync },
 		{ "sget", test_sget },
 		{ "held", test_held },
+		{ "ping", test_ping },
 		{ "damage", test_damage },
 		{ "shard_rules", test_shard_rules },
 		{ "new_round_trip", test_new_round_trip },

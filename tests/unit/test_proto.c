@@ -315,6 +315,85 @@ static int list_versions_frame(uint8_t *frame, size_t cap)
 	return proto_finish(&e);
 }
 
+/* LIST_NODES (28): a request of off alone; a reply of entries that
+ * round-trip, and the decoder's limits on state and last_error. */
+static void test_list_nodes(void)
+{
+	uint8_t frame[FRAME_MAX];
+	struct ckpt_node_info n, no;
+	struct proto_msg m;
+	struct dec rest;
+	struct enc e;
+	int len;
+
+	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 7);
+	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LIST_NODES), "LIST_NODES");
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_LIST_NODES;
+	m.seq = 3;
+	m.off = 5;
+	len = proto_encode(frame, sizeof(frame), &m);
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_EQUAL(proto_decode(frame, (size_t)len, &m, NULL), 0);
+	CU_ASSERT_EQUAL(m.off, 5);
+
+	memset(&n, 0, sizeof(n));
+	strcpy(n.name, "gpu-017");
+	strcpy(n.domain, "rack B");
+	n.state = CKPT_NODE_DOWN;
+	n.last_error = -ETIMEDOUT;
+	n.since_ms_ago = 1234;
+	n.heard_ms_ago = CKPT_NODE_NEVER;
+	n.lag_ms = 77;
+	n.queued_bytes = 1ull << 40;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_LIST_NODES | PROTO_REPLY;
+	m.size = 1;
+	proto_begin(&e, frame, sizeof(frame), &m);
+	enc_u32(&e, 1);
+	proto_enc_node_entry(&e, &n);
+	len = proto_finish(&e);
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, (size_t)len, &m, &rest), 0);
+	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
+	memset(&no, 0xee, sizeof(no));
+	proto_dec_node_entry(&rest, &no);
+	CU_ASSERT_EQUAL(rest.err, 0);
+	CU_ASSERT_EQUAL(dec_left(&rest), 0);
+	CU_ASSERT_STRING_EQUAL(no.name, "gpu-017");
+	CU_ASSERT_STRING_EQUAL(no.domain, "rack B");
+	CU_ASSERT_EQUAL(no.state, CKPT_NODE_DOWN);
+	CU_ASSERT_EQUAL(no.last_error, -ETIMEDOUT);
+	CU_ASSERT_EQUAL(no.since_ms_ago, 1234);
+	CU_ASSERT_EQUAL(no.heard_ms_ago, CKPT_NODE_NEVER);
+	CU_ASSERT_EQUAL(no.lag_ms, 77);
+	CU_ASSERT_EQUAL(no.queued_bytes, 1ull << 40);
+
+	/* A state out of range, or a positive error: refused. */
+	n.state = CKPT_NODE_SELF + 1;
+	enc_init(&e, frame, sizeof(frame));
+	proto_enc_node_entry(&e, &n);
+	dec_init(&rest, frame, e.len);
+	proto_dec_node_entry(&rest, &no);
+	CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
+	n.state = CKPT_NODE_UP;
+	n.last_error = 5;
+	enc_init(&e, frame, sizeof(frame));
+	proto_enc_node_entry(&e, &n);
+	dec_init(&rest, frame, e.len);
+	proto_dec_node_entry(&rest, &no);
+	CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
+	/* A count the bytes cannot hold. */
+	enc_init(&e, frame, sizeof(frame));
+	enc_u32(&e, 2);
+	n.last_error = 0;
+	proto_enc_node_entry(&e, &n);
+	dec_init(&rest, frame, e.len);
+	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, PROTO_LIST_NODES), 0);
+	CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
+}
+
 static void test_lists(void)
 {
 	static const char *const jobs[] = { "a", "b/c", "llama70b/run3" };
@@ -963,6 +1042,7 @@ int main(void)
 		{ "header_layout", test_header_layout },
 		{ "error_replies", test_error_replies },
 		{ "lists", test_lists },
+		{ "list_nodes", test_list_nodes },
 		{ "bad_entries", test_bad_entries },
 		{ "truncation", test_truncation },
 		{ "crc", test_crc },

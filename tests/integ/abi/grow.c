@@ -236,6 +236,21 @@ static void check_lists(struct ckpt_client *c)
 	}
 }
 
+/* A ckptd alone lists no nodes; an element size of 0 is refused.  (The
+ * entries of a cluster: t_cluster_membership.) */
+static void check_nodes(struct ckpt_client *c)
+{
+	struct ckpt_node_info *n = NULL;
+	int ret;
+
+	ret = ckpt_list_nodes(c, &n, sizeof(*n));
+	CHECK(ret == 0, "ckpt_list_nodes alone: returned %d (%s)", ret,
+	      ckpt_strerror(ret));
+	free(n);
+	CHECK(ckpt_list_nodes(c, &n, 0) == -EINVAL,
+	      "ckpt_list_nodes size 0: not -EINVAL");
+}
+
 /* Write job/version (files path and "b") and job/v2, sealed and LOCAL. */
 static int make_versions(struct ckpt_client *c)
 {
@@ -303,6 +318,7 @@ int main(int argc, char **argv)
 		     offsetof(struct ckpt_file_info, size) + 8,
 		     sizeof(struct ckpt_file_info));
 	check_lists(c);
+	check_nodes(c);
 	ckpt_disconnect(c);
 	return failures ? 1 : 0;
 }
