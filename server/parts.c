@@ -275,30 +275,54 @@ static int send_part(struct cluster *cl, uint32_t node, uint8_t *buf,
 	return 0;
 }
 
-/* Tell node (or every peer up: node == self) about v. */
-static int announce_to(struct cluster *cl, const struct version *v,
-		       uint32_t node)
+/* A PART frame for seq of what (a version, or an rpart of this node's). */
+typedef uint8_t *(*frame_fn)(struct cluster *cl, const void *what,
+			     uint32_t seq, size_t *len);
+
+static uint8_t *version_frame(struct cluster *cl, const void *what,
+			      uint32_t seq, size_t *len)
+{
+	return part_frame(cl, what, seq, len);
+}
+
+static uint8_t *own_frame(struct cluster *cl, const void *what,
+			  uint32_t seq, size_t *len)
+{
+	return rpart_frame(cl, what, seq, len);
+}
+
+/* Send the frames fn builds of what to node (or every peer up: node ==
+ * self).  The number of peers that could not be told (logged). */
+static int send_to(struct cluster *cl, uint32_t node, frame_fn fn,
+		   const void *what, const char *job, const char *version)
 {
 	uint32_t i, seq;
 	uint8_t *buf;
 	size_t len;
 	int failed = 0;
 
-	/* A removed one (job NULL) is announced too: state 0, so that the
-	 * others forget it and drop the shards they hold of it. */
-	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
-	    v->state == CKPT_ST_SEALING)
-		return 0;
 	for (i = 0; i < cl->place.n; i++) {
 		if (i == cl->self || (node != cl->self && i != node) ||
 		    cl->peers[i].st != P_UP)
 			continue;
 		seq = link_seq(cl);
-		buf = part_frame(cl, v, seq, &len);
-		if (send_part(cl, i, buf, len, seq, v->jobname, v->name) < 0)
+		buf = fn(cl, what, seq, &len);
+		if (send_part(cl, i, buf, len, seq, job, version) < 0)
 			failed++;
 	}
 	return failed;
+}
+
+/* Tell node (or every peer up: node == self) about v. */
+static int announce_to(struct cluster *cl, const struct version *v,
+		       uint32_t node)
+{
+	/* A removed one (job NULL) is announced too: state 0, so that the
+	 * others forget it and drop the shards they hold of it. */
+	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
+	    v->state == CKPT_ST_SEALING)
+		return 0;
+	return send_to(cl, node, version_frame, v, v->jobname, v->name);
 }
 
 void parts_announce(struct cluster *cl, const struct version *v)
@@ -311,21 +335,7 @@ void parts_announce(struct cluster *cl, const struct version *v)
 static int announce_own(struct cluster *cl, const struct rpart *p,
 			uint32_t node)
 {
-	uint32_t i, seq;
-	uint8_t *buf;
-	size_t len;
-	int failed = 0;
-
-	for (i = 0; i < cl->place.n; i++) {
-		if (i == cl->self || (node != cl->self && i != node) ||
-		    cl->peers[i].st != P_UP)
-			continue;
-		seq = link_seq(cl);
-		buf = rpart_frame(cl, p, seq, &len);
-		if (send_part(cl, i, buf, len, seq, p->job, p->version) < 0)
-			failed++;
-	}
-	return failed;
+	return send_to(cl, node, own_frame, p, p->job, p->version);
 }
 
 void parts_sync(struct cluster *cl, uint32_t node)

@@ -122,6 +122,7 @@ struct rbjob {
 	uint64_t stripe_len;     /* k * chunk */
 	uint8_t *buf;            /* the stripe's stream bytes */
 	int finishing;           /* the task: 0 a stripe, 1 the finish */
+	int wait_seg;            /* a stripe fetched waits for a free segment */
 	/* the stream's place: records in manifest order */
 	uint32_t ri;             /* task: the record being written */
 	uint64_t rdone;          /* task: its bytes written */
@@ -797,7 +798,8 @@ static void on_stripe(struct sfetch *f, int err)
 		return;
 	}
 	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
-	if (ret == -EAGAIN)
+	j->wait_seg = ret == -EAGAIN;
+	if (j->wait_seg)
 		return;          /* rebuild_tick places them and submits */
 	if (ret < 0) {
 		job_end(j, ret);
@@ -964,13 +966,11 @@ void rebuild_tick(struct cluster *cl)
 		return;
 	}
 	/* A stripe fetched that waits for a free segment. */
-	if (!j->f.busy && !j->finishing && j->stripe < j->nstripes &&
-	    j->placed_end < (j->stripe + 1) * j->stripe_len &&
-	    j->placed < j->man.nrecs && j->f.stripe == j->stripe &&
-	    j->pt.link.next == NULL) {
+	if (j->wait_seg) {
 		ret = place_records(j, (j->stripe + 1) * j->stripe_len);
 		if (ret == -EAGAIN)
 			return;
+		j->wait_seg = 0;
 		if (ret < 0) {
 			job_end(j, ret);
 			return;
@@ -1080,6 +1080,11 @@ void rebuild_close(struct cluster *cl)
 
 	if (!rb)
 		return;
+	/* A job the pool did not hold (it waited for a segment): its
+	 * segments' headers make the next start list it INCOMPLETE, and the
+	 * rebuild does it again. */
+	if (rb->job)
+		job_free(rb->job);
 	list_for_each_safe(pos, tmp, &rb->parts) {
 		struct rbpart *p = list_entry(pos, struct rbpart, link);
 
