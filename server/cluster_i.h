@@ -10,6 +10,9 @@
  *   parts.c    the parts of versions that other nodes hold: the namespace
  *   peerread.c reads of other nodes' files: forwarded, and served
  *   degraded.c reads of files whose node is down: decoded from shards
+ *   sfetch.c   one stripe fetched from k holders and decoded
+ *   rebuild.c  what holders keep of this node's parts; the rebuild
+ *   rbwrite.c  one part of this node's written back from its shards
  *
  * Nothing outside those files includes this header; the rest of the daemon
  * sees cluster.h.  Threads: the loop thread only.
@@ -272,6 +275,10 @@ int degraded_read(struct cluster *cl, struct conn *c,
 /* ---- peerread.c ----------------------------------------------------------- */
 
 int peerread_open(struct cluster *cl);
+/* Answer a client's READ (seq) that this module or degraded.c served:
+ * err, or size bytes in its lease; and drop the reference on c. */
+struct conn;
+void read_answer(struct conn *c, uint32_t seq, int32_t err, uint64_t size);
 /* After the links are gone: reads still waiting fail. */
 void peerread_close(struct cluster *cl);
 
@@ -337,6 +344,26 @@ int rebuild_start(struct cluster *cl);
 void rebuild_peer_up(struct cluster *cl, uint32_t node);
 void rebuild_tick(struct cluster *cl);
 void rebuild_status(const struct cluster *cl, struct ckpt_status *s);
+
+/* ---- rbwrite.c ------------------------------------------------------------ */
+
+/* One part of this node's (its holder's record m) written back from the
+ * shards, for rebuild.c. */
+struct rbwrite;
+/* On the loop: the part is in the catalog, announced and queued for
+ * protection (0), or not (-errno, its segments freed; -ECANCELED at
+ * shutdown).  The write is freed after this returns. */
+typedef void (*rbwrite_fn)(void *arg, int err);
+/* Start: *out is set before done can run (it may run during the call).
+ * *progress grows by the bytes of each stripe written.  0, or -errno (done
+ * never runs). */
+int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
+		  uint64_t *progress, rbwrite_fn done, void *arg,
+		  struct rbwrite **out);
+/* From the tick: a stripe that waits for a free segment goes on. */
+void rbwrite_tick(struct rbwrite *w);
+/* Free a write that neither the pool nor a link holds (shutdown). */
+void rbwrite_free(struct rbwrite *w);
 
 /* A peer came up: tell it about this node's parts; restart protection
  * that waited for it. */

@@ -70,15 +70,7 @@ static void dread_free(struct dread *r)
 
 static void dread_finish(struct dread *r)
 {
-	struct proto_msg msg;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PROTO_READ;
-	msg.seq = r->seq;
-	msg.status = r->err;
-	msg.size = r->err ? 0 : r->size;
-	conn_reply(r->c, &msg);
-	conn_put(r->c);
+	read_answer(r->c, r->seq, r->err, r->size);
 	dread_free(r);
 }
 

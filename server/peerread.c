@@ -74,17 +74,22 @@ static struct peerreads *pr_of(const struct cluster *cl)
 	return cl->reads;
 }
 
-static void fread_finish(struct fread *r)
+void read_answer(struct conn *c, uint32_t seq, int32_t err, uint64_t size)
 {
 	struct proto_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_READ;
-	m.seq = r->seq;
-	m.status = r->err;
-	m.size = r->err ? 0 : r->size;
-	conn_reply(r->c, &m);
-	conn_put(r->c);
+	m.seq = seq;
+	m.status = err;
+	m.size = err ? 0 : size;
+	conn_reply(c, &m);
+	conn_put(c);
+}
+
+static void fread_finish(struct fread *r)
+{
+	read_answer(r->c, r->seq, r->err, r->size);
 	free(r->pieces);
 	free(r);
 }

@@ -26,13 +26,10 @@
  *
  * Each part found is adopted into the namespace at once (parts_adopt: the
  * part's files list and read everywhere, decoded from the shards), then
- * rebuilt, one at a time in the order they were sealed: stripe by stripe
- * from k shards (sfetch.c), each stripe's stream bytes written to the
- * part's records' new places in fresh segments (buffered writes on the
- * pool, every record checked against its CRC32C as it completes), the
- * segments synced, and the manifest written durably with the part's own
- * open_id, seq order and seal time, then loaded into the catalog as if
- * found at start.  Its shards on the holders stay valid (same open_id,
+ * rebuilt, one at a time in the order they were sealed, by rbwrite.c:
+ * stripe by stripe from k shards, every record checked against its CRC32C,
+ * written to fresh segments, and sealed with the part's own open_id, seq
+ * order and seal time, then loaded into the catalog as if found at start.  Its shards on the holders stay valid (same open_id,
  * same stream); it is LOCAL and protect.c brings it to PROTECTED,
  * resending only what holders lack.  Stripes are fetched and written one
  * after another; `[cluster] bandwidth` paces the fetches.
@@ -47,8 +44,7 @@
  * recovery lists INCOMPLETE under the part's open_id: that entry is dropped
  * (never announced as removed) and the part rebuilt again.
  *
- * Threads: the loop; a job's write and finish tasks run on a worker and
- * touch only the job.
+ * Threads: the loop thread only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,11 +56,7 @@
 #include "catalog.h"
 #include "ckpt.h"
 #include "cluster_i.h"
-#include "crc32c.h"
-#include "drain.h"
 #include "level.h"
-#include "manifest.h"
-#include "pool.h"
 #include "shardmeta.h"
 #include "sys.h"
 
@@ -96,8 +88,6 @@ struct rbpart {                  /* a part of this node's to rebuild */
 	uint64_t retry_ms;
 };
 
-struct rbjob;
-
 struct rebuild {
 	struct cluster *cl;
 	char marker[700];        /* <store>/rebuild */
@@ -105,40 +95,11 @@ struct rebuild {
 	int active;
 	struct inv *inv;         /* by node */
 	struct list parts;
-	struct rbjob *job;       /* the part being rebuilt, or NULL */
+	struct rbwrite *job;     /* the part being rebuilt, or NULL */
+	struct rbpart *cur;      /* its part */
 	uint32_t nparts, ndone, nlost;
 	uint64_t bytes, bytes_done;
 	uint64_t started_ms;
-};
-
-struct rbjob {
-	struct pool_task pt;     /* a stripe's writes, then the finish */
-	struct sfetch f;
-	struct rebuild *rb;
-	struct rbpart *p;
-	struct manifest man;     /* decoded; recs rewritten to new places */
-	uint32_t chunk;
-	uint64_t nstripes, stripe;
-	uint64_t stripe_len;     /* k * chunk */
-	uint8_t *buf;            /* the stripe's stream bytes */
-	int finishing;           /* the task: 0 a stripe, 1 the finish */
-	int wait_seg;            /* a stripe fetched waits for a free segment */
-	/* the stream's place: records in manifest order */
-	uint32_t ri;             /* task: the record being written */
-	uint64_t rdone;          /* task: its bytes written */
-	uint32_t rcrc;           /* task: their CRC32C */
-	uint64_t rsoff;          /* task: its first byte in the stream */
-	uint32_t placed;         /* loop: records given a place so far */
-	uint64_t placed_end;     /* loop: stream bytes they cover */
-	uint32_t *segs;          /* segments taken, in order */
-	int *fds;                /* task: buffered fds of segs, or -1 */
-	uint32_t nsegs, csegs, hdrs;  /* hdrs: segments whose header is written */
-	uint64_t tail;           /* next free byte in the last segment */
-	uint64_t seq;            /* the local seq of the manifest */
-	char segdir[600];
-	struct seghdr hdr;
-	uint64_t t0;
-	int32_t err;
 };
 
 static struct rebuild *rb_of(const struct cluster *cl)
@@ -152,7 +113,6 @@ int rebuild_active(const struct cluster *cl)
 }
 
 static void rebuild_kick(struct rebuild *rb);
-static void job_start(struct rebuild *rb, struct rbpart *p);
 
 /* ---- the marker, and the node's name in the store --------------------- */
 
@@ -503,367 +463,42 @@ void rebuild_peer_up(struct cluster *cl, uint32_t node)
 	rebuild_kick(rb);        /* parts that waited for this holder */
 }
 
-/* ---- a part's job: stripes in, records out ------------------------------ */
+/* ---- a part's write (rbwrite.c) ------------------------------------------ */
 
-static void job_free(struct rbjob *j)
+static void on_written(void *arg, int err)
 {
-	uint32_t i;
-
-	sfetch_release(&j->f);
-	if (j->fds)
-		for (i = 0; i < j->nsegs; i++)
-			if (j->fds[i] >= 0)
-				close(j->fds[i]);
-	free(j->fds);
-	free(j->segs);
-	free(j->buf);
-	manifest_release(&j->man);
-	free(j);
-}
-
-/* The job is over: the part is in the catalog (err 0) or not. */
-static void job_end(struct rbjob *j, int err)
-{
-	struct rebuild *rb = j->rb;
-	struct rbpart *p = j->p;
-	struct ckptd *d = rb->cl->d;
-	uint32_t i;
+	struct rebuild *rb = arg;
+	struct rbpart *p = rb->cur;
 
 	rb->job = NULL;
-	if (err < 0) {
-		for (i = 0; i < j->nsegs; i++)
-			segs_free(&d->segs, j->segs[i]);
+	rb->cur = NULL;
+	if (err == 0) {
+		p->st = RP_DONE;
+		rb->ndone++;
+	} else {
 		p->st = RP_WAIT;
 		p->err = err;
 		p->retry_ms = ckptd_now_ms() + REBUILD_RETRY_MS;
-		if (err != -ECANCELED)
-			log_printf(LOG_ERR, "rebuild: %s/%s: %s; trying again in %u s",
-				   p->m.job, p->m.version, ckpt_strerror(err),
-				   REBUILD_RETRY_MS / 1000);
+		if (err == -ECANCELED)
+			return;
+		log_printf(LOG_ERR, "rebuild: %s/%s: %s; trying again in %u s",
+			   p->m.job, p->m.version, ckpt_strerror(err),
+			   REBUILD_RETRY_MS / 1000);
 	}
-	job_free(j);
-	if (err != -ECANCELED)
-		rebuild_kick(rb);
-}
-
-/* Give every record that starts before `end` in the stream a place in the
- * part's segments.  0, -EAGAIN (no segment free yet: the tick tries again),
- * -ENOSPC, -EFBIG or -ENOMEM. */
-static int place_records(struct rbjob *j, uint64_t end)
-{
-	struct segs *sg = &j->rb->cl->d->segs;
-
-	while (j->placed < j->man.nrecs && j->placed_end < end) {
-		struct man_rec *r = &j->man.recs[j->placed];
-		uint64_t rlen = ((uint64_t)r->len + 4095) & ~4095ull;
-		uint32_t id;
-		int ret;
-
-		if (r->seg == MAN_SEG_ZERO || !r->len) {
-			r->seg = MAN_SEG_ZERO;   /* no bytes in the stream */
-			r->seg_off = 0;
-			r->crc = 0;
-			j->placed++;
-			continue;
-		}
-		if (!j->nsegs || j->tail + rlen > sg->v[j->segs[j->nsegs - 1]].size) {
-			if (j->nsegs == j->csegs) {
-				uint32_t c = j->csegs ? j->csegs * 2 : 8;
-				uint32_t *ns = realloc(j->segs, c * sizeof(*ns));
-				int *nf;
-
-				if (!ns)
-					return -ENOMEM;
-				j->segs = ns;
-				nf = realloc(j->fds, c * sizeof(*nf));
-				if (!nf)
-					return -ENOMEM;
-				j->fds = nf;
-				j->csegs = c;
-			}
-			ret = segs_alloc(sg, &id);
-			if (ret < 0)
-				return ret;
-			if (SEGHDR_SIZE + rlen > sg->v[id].size) {
-				segs_free(sg, id);
-				return -EFBIG;
-			}
-			j->fds[j->nsegs] = -1;
-			j->segs[j->nsegs++] = id;
-			j->tail = SEGHDR_SIZE;
-		}
-		r->seg = j->segs[j->nsegs - 1];
-		r->seg_off = j->tail;
-		j->tail += rlen;
-		j->placed_end += r->len;
-		j->placed++;
-	}
-	return 0;
-}
-
-static int seg_fd(struct rbjob *j, uint32_t i)
-{
-	char path[700];
-	int fd;
-
-	if (j->fds[i] >= 0)
-		return j->fds[i];
-	snprintf(path, sizeof(path), "%s/%08u", j->segdir, j->segs[i]);
-	fd = sys_open(path, O_RDWR | O_CLOEXEC, 0);
-	if (fd >= 0)
-		j->fds[i] = fd;
-	return fd;
-}
-
-static int seg_index(const struct rbjob *j, uint32_t seg)
-{
-	uint32_t i;
-
-	for (i = j->nsegs; i-- > 0;)
-		if (j->segs[i] == seg)
-			return (int)i;
-	return -ENOENT;
-}
-
-/* Write the stripe's stream bytes to their records (worker). */
-static int write_stripe(struct rbjob *j)
-{
-	uint64_t s0 = j->stripe * j->stripe_len, pos = s0;
-	uint64_t end = s0 + j->stripe_len;
-	uint8_t hdr[SEGHDR_SIZE];
-	int ret, fd;
-
-	if (end > j->p->m.stream_len)
-		end = j->p->m.stream_len;
-	/* The cap counts what came over the wire: k chunks. */
-	bwlimit_take(&j->rb->cl->bw, j->stripe_len);
-	for (; j->hdrs < j->nsegs; j->hdrs++) {
-		j->hdr.seg = j->segs[j->hdrs];
-		ret = seghdr_encode(&j->hdr, hdr);
-		fd = ret < 0 ? ret : seg_fd(j, j->hdrs);
-		if (fd < 0)
-			return fd;
-		ret = sys_pwrite_all(fd, hdr, SEGHDR_SIZE, 0);
-		if (ret < 0)
-			return ret;
-	}
-	while (pos < end && j->ri < j->man.nrecs) {
-		const struct man_rec *r = &j->man.recs[j->ri];
-		uint64_t n;
-		int i;
-
-		if (r->seg == MAN_SEG_ZERO) {
-			j->ri++;
-			continue;
-		}
-		n = r->len - j->rdone;
-		if (n > end - pos)
-			n = end - pos;
-		i = seg_index(j, r->seg);
-		fd = i < 0 ? i : seg_fd(j, (uint32_t)i);
-		if (fd < 0)
-			return fd;
-		ret = sys_pwrite_all(fd, j->buf + (pos - s0), n,
-				     (off_t)(r->seg_off + j->rdone));
-		if (ret < 0)
-			return ret;
-		j->rcrc = crc32c_update(j->rcrc, j->buf + (pos - s0), n);
-		j->rdone += n;
-		pos += n;
-		if (j->rdone < r->len)
-			continue;
-		if (j->rcrc != r->crc)
-			return -CKPT_ECORRUPT;
-		j->ri++;
-		j->rdone = 0;
-		j->rcrc = 0;
-	}
-	return 0;
-}
-
-/* Sync the segments and write the manifest durably (worker). */
-static int finish_part(struct rbjob *j)
-{
-	const struct catalog *cat = &j->rb->cl->d->cat;
-	uint32_t i;
-	size_t size;
-	void *buf;
-	long n;
-	int ret, fd;
-
-	for (; j->ri < j->man.nrecs; j->ri++)
-		if (j->man.recs[j->ri].seg != MAN_SEG_ZERO)
-			return -CKPT_ECORRUPT;   /* the stream ended early */
-	for (i = 0; i < j->nsegs; i++) {
-		fd = seg_fd(j, i);
-		if (fd < 0)
-			return fd;
-		ret = sys_fsync(fd);
-		if (ret < 0)
-			return ret;
-	}
-	j->man.seq = j->seq;
-	j->man.level = CKPT_LOCAL;
-	size = manifest_size(&j->man);
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	n = manifest_encode(&j->man, buf, size);
-	ret = n < 0 ? (int)n : catalog_manifest_store(cat, j->seq, buf,
-						      (size_t)n);
-	free(buf);
-	return ret;
-}
-
-static int task_run(struct pool_task *t)
-{
-	struct rbjob *j = (struct rbjob *)t;
-
-	return j->finishing ? finish_part(j) : write_stripe(j);
-}
-
-/* The manifest is durable: the part joins the catalog. */
-static void part_loaded(struct rbjob *j)
-{
-	struct rebuild *rb = j->rb;
-	struct ckptd *d = rb->cl->d;
-	struct rbpart *p = j->p;
-	struct version *v;
-	int ret;
-
-	ret = catalog_load(&d->cat, &j->man);
-	v = ret == 0 ? catalog_version(&d->cat, p->m.job, p->m.version) : NULL;
-	if (!v) {
-		char path[700];
-
-		/* Another write of the name came meanwhile: it wins. */
-		catalog_man_path(&d->cat, j->seq, "man", path, sizeof(path));
-		unlink(path);
-		log_printf(LOG_WARNING, "rebuild: %s/%s: %s; the rebuilt copy is dropped",
-			   p->m.job, p->m.version,
-			   ret == -EEXIST ? "written anew here meanwhile"
-					  : ckpt_strerror(ret));
-		job_end(j, ret < 0 ? ret : -ENOENT);
-		return;
-	}
-	log_printf(LOG_NOTICE, "rebuild: %s/%s rebuilt: %u files, %llu bytes in %.2f s",
-		   p->m.job, p->m.version, j->man.nfiles,
-		   (unsigned long long)p->m.stream_len,
-		   (ckptd_now_ms() - j->t0) / 1000.0);
-	p->st = RP_DONE;
-	rb->ndone++;
-	parts_forget_own(rb->cl, p->m.job, p->m.version);
-	if (drain_enabled(d))
-		drain_sealed(d, v);
-	ckptd_version_changed(d, v);   /* announced, and protected */
-	j->nsegs = 0;                  /* the catalog's now */
-	job_end(j, 0);
-}
-
-static void next_stripe(struct rbjob *j);
-
-static void task_done(struct pool_task *t)
-{
-	struct rbjob *j = (struct rbjob *)t;
-
-	if (t->result < 0) {
-		if (t->result == -CKPT_ECORRUPT)
-			log_printf(LOG_ERR, "rebuild: %s/%s: record %u fails its CRC32C after decoding",
-				   j->p->m.job, j->p->m.version, j->ri);
-		job_end(j, t->result);
-		return;
-	}
-	if (j->finishing) {
-		part_loaded(j);
-		return;
-	}
-	j->rb->bytes_done += j->stripe_len;
-	j->stripe++;
-	next_stripe(j);
-}
-
-static void task_drop(struct pool_task *t)
-{
-	job_end((struct rbjob *)t, -ECANCELED);
-}
-
-static void on_stripe(struct sfetch *f, int err)
-{
-	struct rbjob *j = (struct rbjob *)((char *)f -
-					   offsetof(struct rbjob, f));
-	int ret;
-
-	if (err < 0) {
-		job_end(j, err);
-		return;
-	}
-	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
-	j->wait_seg = ret == -EAGAIN;
-	if (j->wait_seg)
-		return;          /* rebuild_tick places them and submits */
-	if (ret < 0) {
-		job_end(j, ret);
-		return;
-	}
-	pool_submit(j->rb->cl->d->pool, &j->pt, 1);
-}
-
-static void next_stripe(struct rbjob *j)
-{
-	if (j->stripe < j->nstripes) {
-		sfetch_stripe(&j->f, j->stripe, j->buf);
-		return;
-	}
-	j->finishing = 1;
-	j->seq = j->rb->cl->d->cat.next_seq++;
-	pool_submit(j->rb->cl->d->pool, &j->pt, 1);
+	rebuild_kick(rb);
 }
 
 static void job_start(struct rebuild *rb, struct rbpart *p)
 {
-	struct cluster *cl = rb->cl;
-	struct rbjob *j = calloc(1, sizeof(*j));
-	int ret = -ENOMEM;
+	int ret;
 
-	if (!j)
-		goto out_fail;
-	j->rb = rb;
-	j->p = p;
-	j->t0 = ckptd_now_ms();
-	pool_task_init(&j->pt, task_run, task_done, task_drop);
-	ret = manifest_decode(p->m.man, p->m.manlen, &j->man);
-	if (ret < 0)
-		goto out_free;
-	j->chunk = p->m.chunk;
-	ret = -CKPT_EPROTO;
-	if (j->chunk != PROTECT_CHUNK || p->m.k != cl->place.k)
-		goto out_free;
-	j->stripe_len = (uint64_t)p->m.k * j->chunk;
-	j->nstripes = p->m.nstripes;
-	ret = -ENOMEM;
-	j->buf = malloc(j->stripe_len);
-	if (!j->buf)
-		goto out_free;
-	ret = sfetch_init(&j->f, cl, cl->self, p->m.open_id, on_stripe);
-	if (ret < 0)
-		goto out_free;
-	snprintf(j->f.what, sizeof(j->f.what), "rebuild of %.60s/%.60s",
-		 p->m.job, p->m.version);
-	snprintf(j->segdir, sizeof(j->segdir), "%s", cl->d->segs.dir);
-	j->hdr.open_id = p->m.open_id;
-	j->hdr.uid = p->m.uid;
-	snprintf(j->hdr.job, sizeof(j->hdr.job), "%s", p->m.job);
-	snprintf(j->hdr.version, sizeof(j->hdr.version), "%s", p->m.version);
 	p->st = RP_RUN;
-	rb->job = j;
-	log_printf(LOG_INFO, "rebuild: %s/%s: %llu stripes from the peers",
-		   p->m.job, p->m.version, (unsigned long long)j->nstripes);
-	next_stripe(j);
-	return;
-
-out_free:
-	job_free(j);
-out_fail:
+	rb->cur = p;
+	ret = rbwrite_start(rb->cl, &p->m, &rb->bytes_done, on_written, rb,
+			    &rb->job);
+	if (ret == 0)
+		return;
+	rb->cur = NULL;
 	p->st = RP_WAIT;
 	p->err = ret;
 	p->retry_ms = ckptd_now_ms() + REBUILD_RETRY_MS;
@@ -945,9 +580,6 @@ static void rebuild_kick(struct rebuild *rb)
 void rebuild_tick(struct cluster *cl)
 {
 	struct rebuild *rb = rb_of(cl);
-	struct rbjob *j;
-	int ret;
-
 	uint32_t i;
 
 	if (!rb)
@@ -960,23 +592,10 @@ void rebuild_tick(struct cluster *cl)
 			rebuild_peer_up(cl, i);
 	if (!rb->active)
 		return;
-	j = rb->job;
-	if (!j) {
+	if (rb->job)
+		rbwrite_tick(rb->job);   /* a stripe waiting for a segment */
+	else
 		rebuild_kick(rb);
-		return;
-	}
-	/* A stripe fetched that waits for a free segment. */
-	if (j->wait_seg) {
-		ret = place_records(j, (j->stripe + 1) * j->stripe_len);
-		if (ret == -EAGAIN)
-			return;
-		j->wait_seg = 0;
-		if (ret < 0) {
-			job_end(j, ret);
-			return;
-		}
-		pool_submit(cl->d->pool, &j->pt, 1);
-	}
 }
 
 int rebuild_start(struct cluster *cl)
@@ -1084,7 +703,7 @@ void rebuild_close(struct cluster *cl)
 	 * segments' headers make the next start list it INCOMPLETE, and the
 	 * rebuild does it again. */
 	if (rb->job)
-		job_free(rb->job);
+		rbwrite_free(rb->job);
 	list_for_each_safe(pos, tmp, &rb->parts) {
 		struct rbpart *p = list_entry(pos, struct rbpart, link);
 

@@ -790,11 +790,20 @@ ctl() { local name=$1; shift; "$CKPTCTL" -s "$(sock "$name")" "$@"; }
 # at a random port, node i in domain number ((i-1) * NDOMAINS / N) of the
 # given ones (one domain: every node its own); sets PORT, KEY (a fresh key
 # file, 0600), NODES (the node list, under a short path) and ALL.
+# random_port: a TCP port for a test's cluster, below the kernel's ephemeral
+# range, so that no outgoing connection's local port can be holding it.
+random_port() {
+	local lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	[ "$lo" -gt 11000 ] || lo=32768
+	echo $(( 10000 + RANDOM % (lo - 10000) ))
+}
+
 cluster_setup() {
 	local n=$1 i nd
 	shift
 	nd=$#
-	PORT=$(( 20000 + RANDOM % 20000 ))
+	PORT=$(random_port)
 	KEY=$T/cluster.key
 	head -c 48 /dev/urandom >"$KEY"
 	chmod 600 "$KEY"

@@ -21,7 +21,7 @@ set -u
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY is missing"
-PORT=$(( 20000 + RANDOM % 20000 ))
+PORT=$(random_port)
 KEY=$T/cluster.key
 BADKEY=$T/other.key
 head -c 48 /dev/urandom >"$KEY"
