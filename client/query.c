@@ -322,6 +322,26 @@ int ckpt_list_nodes(struct ckpt_client *c, struct ckpt_node_info **out,
 	return list_call(c, &req, size, node_entry, (void **)out);
 }
 
+static void plan_entry(struct dec *d, void *dst, size_t elem)
+{
+	struct ckpt_plan_entry full;
+
+	memset(&full, 0, sizeof(full));
+	proto_dec_plan_entry(d, &full);
+	copy_sized(dst, elem, &full, sizeof(full));
+}
+
+int ckpt_plan(struct ckpt_client *c, const char *job, const char *version,
+	      struct ckpt_plan_entry **out, size_t size)
+{
+	struct proto_msg req;
+	int ret = version ? named_req(&req, PROTO_PLAN, job, version)
+			  : -EINVAL;
+
+	return ret < 0 ? ret : list_call(c, &req, size, plan_entry,
+					 (void **)out);
+}
+
 int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size)

@@ -21,7 +21,7 @@
  *
  * Growing structs.  The structs this header lets the library fill
  * (struct ckpt_status, struct ckpt_version_info, struct ckpt_file_info,
- * struct ckpt_node_info) only
+ * struct ckpt_node_info, struct ckpt_plan_entry) only
  * ever grow at the end: a field is never removed, moved or retyped, and a new
  * one is appended.  Each has a call that takes the size the caller was
  * compiled with, in the manner of openat2(2) and sched_getattr(2):
@@ -92,7 +92,10 @@ enum {
 	CKPT_ENOVERSION= 30607, /* no such version (or none at that level) */
 	CKPT_EFAILED   = 30608, /* the version failed to reach the level */
 	CKPT_ENOJOB    = 30609, /* no such job on this node */
-	CKPT_ELAST     = 30609,
+	CKPT_ELOST     = 30610, /* no source can serve it: its node, more
+				 * than m of its shards and any PFS copy are
+				 * gone (ckpt_plan()) */
+	CKPT_ELAST     = 30610,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -485,7 +488,8 @@ int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,
  * disconnect does. */
 void ckpt_version_free(struct ckpt_version *v);
 
-/* Name of the newest committed version of job at min_level or above, copied
+/* Name of the newest committed version of job at min_level or above that
+ * can be read whole now (every file has a source, ckpt_plan()), copied
  * into version (cap bytes).  -CKPT_ENOVERSION if there is none. */
 int ckpt_latest(struct ckpt_client *c, const char *job,
 		enum ckpt_level min_level, char *version, size_t cap);
@@ -526,6 +530,50 @@ int ckpt_list_files2(struct ckpt_client *c, const char *job,
  * entries (returns 0, *out an array of none). */
 int ckpt_list_nodes(struct ckpt_client *c, struct ckpt_node_info **out,
 		    size_t size);
+
+/*
+ * The restore plan: where each file of a version would be read from now,
+ * and why (ckpt_plan()).  Every read takes the fastest source that can
+ * serve the file, in this order, and falls back to the next one when a
+ * source fails (a CRC mismatch, a node that went down, a copy gone):
+ *
+ *   LOCAL   this node's own copy;
+ *   OWNER   the node whose part holds the file, over the cluster link;
+ *   SHARDS  decoded from k of the k+m shards the part's peers hold;
+ *   PFS     the drained copy on the parallel file system.
+ *
+ * A file none of them can serve (more than m nodes of its group lost
+ * before it was drained) has source CKPT_SRC_NONE: the version is
+ * unrecoverable, and ckpt_latest() does not answer it.
+ */
+enum ckpt_source {
+	CKPT_SRC_NONE = 0,
+	CKPT_SRC_LOCAL,
+	CKPT_SRC_OWNER,
+	CKPT_SRC_SHARDS,
+	CKPT_SRC_PFS,
+};
+
+/* Grows at the end only: see "Growing structs" at the top. */
+struct ckpt_plan_entry {
+	char path[CKPT_PATH_MAX + 1];
+	uint64_t size;
+	uint32_t source;          /* enum ckpt_source a read takes first */
+	uint32_t sources;         /* every source usable now, as bits
+				   * (1u << CKPT_SRC_*): the fallbacks */
+	char node[CKPT_HOST_MAX + 1]; /* the node whose part holds the file
+				   * ("" for a ckptd not in a cluster) */
+	char why[CKPT_REASON_MAX + 1]; /* why that source, and why not the
+				   * faster ones */
+};
+
+/* The plan of every file of job/version, as the node that answers would
+ * read them now; nothing is read.  As ckpt_list_versions2() for size and
+ * the return (the count); the array is freed with free(). */
+int ckpt_plan(struct ckpt_client *c, const char *job, const char *version,
+	      struct ckpt_plan_entry **out, size_t size);
+/* The name of a source ("local", "owner", "shards", "pfs", "none"). */
+const char *ckpt_source_name(enum ckpt_source src);
 /* One version (any state).  Fills the first CKPT_VERSION_INFO_SIZE_VER0
  * bytes of *out; ckpt_stat_version2() fills size bytes and returns the
  * library's sizeof (see "Growing structs" above). */

@@ -27,6 +27,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_ENOVERSION - CKPT_EFIRST] = "no such version",
 	[CKPT_EFAILED - CKPT_EFIRST] = "version failed to reach the level",
 	[CKPT_ENOJOB - CKPT_EFIRST] = "no such job",
+	[CKPT_ELOST - CKPT_EFIRST] = "lost: no copy left can be read",
 };
 
 static const char *const level_names[] = {
@@ -76,6 +77,19 @@ const char *ckpt_state_name(enum ckpt_state state)
 	    !state_names[state])
 		return "unknown";
 	return state_names[state];
+}
+
+static const char *const source_names[] = {
+	[CKPT_SRC_NONE] = "none", [CKPT_SRC_LOCAL] = "local",
+	[CKPT_SRC_OWNER] = "owner", [CKPT_SRC_SHARDS] = "shards",
+	[CKPT_SRC_PFS] = "pfs",
+};
+
+const char *ckpt_source_name(enum ckpt_source src)
+{
+	if ((unsigned int)src >= ARRAY_SIZE(source_names))
+		return "unknown";
+	return source_names[src];
 }
 
 int ckpt_level_parse(const char *s, enum ckpt_level *out)

@@ -156,11 +156,13 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 			       { PF_JOB, PF_VERSION, PF_OFF }, { PF_SIZE } },
 	[PROTO_LIST_NODES] = { "LIST_NODES", PT_LIST, { PF_OFF }, { PF_SIZE } },
 	[PROTO_REBUILD] = { "REBUILD", 0, { 0 }, { 0 } },
+	[PROTO_PLAN] = { "PLAN", PT_LIST, { PF_JOB, PF_VERSION, PF_OFF },
+			 { PF_SIZE } },
 };
 
 /* Wire values: fixed once released. */
 _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
-	       PROTO_REBUILD == 29, "proto type values");
+	       PROTO_REBUILD == 29 && PROTO_PLAN == 30, "proto type values");
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
@@ -169,6 +171,7 @@ _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
 			   4 * 2 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
+#define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
 
 /* The row for a wire type, or NULL if it is unknown or may not travel in
  * the direction its PROTO_REPLY bit says. */
@@ -564,6 +567,32 @@ void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n)
 		dec_fail(d, -CKPT_EPROTO);
 }
 
+void proto_enc_plan_entry(struct enc *e, const struct ckpt_plan_entry *p)
+{
+	enc_strn(e, p->path, CKPT_PATH_MAX);
+	enc_u64(e, p->size);
+	enc_u32(e, p->source);
+	enc_u32(e, p->sources);
+	enc_strn(e, p->node, CKPT_HOST_MAX);
+	enc_strn(e, p->why, CKPT_REASON_MAX);
+}
+
+void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p)
+{
+	const uint32_t all = 1u << CKPT_SRC_LOCAL | 1u << CKPT_SRC_OWNER |
+			     1u << CKPT_SRC_SHARDS | 1u << CKPT_SRC_PFS;
+
+	dec_name(d, p->path, CKPT_PATH_MAX, name_check_path);
+	p->size = dec_u64(d);
+	p->source = dec_u32(d);
+	p->sources = dec_u32(d);
+	dec_str(d, p->node, CKPT_HOST_MAX);
+	dec_str(d, p->why, CKPT_REASON_MAX);
+	if (p->source > CKPT_SRC_PFS || (p->sources & ~all) ||
+	    (p->source != CKPT_SRC_NONE && !(p->sources & 1u << p->source)))
+		dec_fail(d, -CKPT_EPROTO);
+}
+
 void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 {
 	enc_u32(e, s->proto_version);
@@ -691,6 +720,9 @@ uint32_t proto_dec_list_count(struct dec *d, unsigned type)
 		break;
 	case PROTO_LIST_NODES:
 		min = NODE_ENTRY_MIN;
+		break;
+	case PROTO_PLAN:
+		min = PLAN_ENTRY_MIN;
 		break;
 	default:
 		dec_fail(d, -CKPT_EPROTO);

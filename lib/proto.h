@@ -44,10 +44,10 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
+/* 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     7
+#define PROTO_VERSION     8
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -92,6 +92,9 @@ enum proto_type {
 	PROTO_LIST_NODES,    /* off -> size (total), count, node entries:
 			      * the cluster's nodes as this one sees them */
 	PROTO_REBUILD,       /* (7) start rebuilding this node's parts */
+	PROTO_PLAN,          /* (8) job, version, off -> size (total),
+			      * count, plan entries: where each file would
+			      * be read from */
 	PROTO_NTYPES
 };
 
@@ -196,6 +199,12 @@ const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len);
  * or a positive last_error (-CKPT_EPROTO). */
 void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n);
 void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n);
+/* A PLAN entry: path (a checked path); u64 size; u32 source, sources;
+ * node, why (str, up to CKPT_HOST_MAX and CKPT_REASON_MAX).  The decoder
+ * refuses a source out of enum ckpt_source, or sources with other bits
+ * (-CKPT_EPROTO). */
+void proto_enc_plan_entry(struct enc *e, const struct ckpt_plan_entry *p);
+void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */
@@ -203,7 +212,7 @@ void proto_enc_job_entry(struct enc *e, const char *job);
 void proto_dec_job_entry(struct dec *d, char job[CKPT_JOB_MAX + 1]);
 /*
  * Read the u32 count that opens the list of a LIST_JOBS, LIST_VERSIONS,
- * LIST_FILES, LIST_PARTS or LIST_NODES reply (type, with or without PROTO_REPLY).  Sets d->err to
+ * LIST_FILES, LIST_PARTS, LIST_NODES or PLAN reply (type, with or without PROTO_REPLY).  Sets d->err to
  * -CKPT_EPROTO and returns 0 if the bytes left cannot hold that many entries
  * of the smallest possible size, so a caller may size an allocation by it.
  */

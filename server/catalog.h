@@ -102,6 +102,10 @@ struct version {
 	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
 	int32_t drain_err;
 	uint8_t publish;          /* a version in parts: enum drain_publish */
+	uint8_t pfs_whole;        /* a version in parts whose manifest the
+				   * PFS scan found at start: every part is
+				   * drained (plan.h reads the other nodes'
+				   * parts from there) */
 	uint32_t publish_tries;
 	uint64_t publish_due_ms;  /* next check, ckptd_now_ms() */
 	struct pfsman *pfs;       /* remote: its PFS manifest, owned */

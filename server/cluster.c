@@ -398,6 +398,46 @@ const char *cluster_self_name(const struct ckptd *d)
 	return cl_of(d) ? cl_name(cl_of(d), cl_of(d)->self) : NULL;
 }
 
+uint32_t cluster_self(const struct ckptd *d)
+{
+	return cl_of(d) ? cl_of(d)->self : 0;
+}
+
+const char *cluster_node_name(const struct ckptd *d, uint32_t node)
+{
+	const struct cluster *cl = cl_of(d);
+
+	return cl && node < cl->place.n ? cl_name(cl, node) : "";
+}
+
+int cluster_node_up(const struct ckptd *d, uint32_t node)
+{
+	const struct cluster *cl = cl_of(d);
+
+	if (!cl || node >= cl->place.n)
+		return 0;
+	return node == cl->self || cl->peers[node].st == P_UP;
+}
+
+void cluster_reach(const struct ckptd *d, uint32_t owner,
+		   struct cluster_reach *r)
+{
+	const struct cluster *cl = cl_of(d);
+	uint32_t s, h;
+
+	memset(r, 0, sizeof(*r));
+	if (!cl || owner >= cl->place.n)
+		return;
+	r->k = cl->place.k;
+	for (s = 1; s < cl->place.k + cl->place.m; s++) {
+		h = place_peer(&cl->place, owner, s);
+		if (h == owner)
+			continue;
+		r->shards++;
+		r->reachable += cluster_node_up(d, h);
+	}
+}
+
 /* Peers whose oldest request has waited CLUSTER_LAG_MS or more, or with
  * CLUSTER_LAG_BYTES queued: "n3 12.0s 24MiB, n5 ...". */
 static void lag_report(const struct cluster *cl, char *buf, size_t cap)

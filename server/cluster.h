@@ -121,7 +121,7 @@ uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
  * some, else the first heard's; every view, listing and read above (caller:
  * the client's uid) leaves the other uids' parts out. */
 int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller);
-/* LIST_PARTS, LIST_FILES, STAT_FILE and READ of what other nodes hold.
+/* LIST_PARTS, LIST_FILES, STAT_FILE and GETXATTRS of what other nodes hold.
  * Each answers c (and returns 0), or returns -ENOENT having answered
  * nothing (the caller answers as for a node alone).  v: this node's part
  * or NULL; the caller checked c may see the job. */
@@ -134,6 +134,53 @@ int cluster_list_nodes(struct conn *c, const struct proto_msg *req);
 int cluster_list_files(struct conn *c, const struct proto_msg *req,
 		       const struct version *v);
 int cluster_stat_file(struct conn *c, const struct proto_msg *req);
-int cluster_read(struct conn *c, const struct proto_msg *req);
+/* GETXATTRS of a file of another node's part (its manifest has them). */
+int cluster_getxattrs(struct conn *c, const struct proto_msg *req);
+/* A READ (reader.h: struct rtry) of a file of another node's part from that
+ * node (the plan's OWNER), or decoded from the part's shards (SHARDS; also
+ * of this node's own part, plan.own, when its copy failed).  0: started,
+ * t answered through read_answer(); or -errno: nothing started, t still
+ * the caller's (-EHOSTDOWN: the node is down, -ENODATA: no such copy,
+ * -ENOENT: no such part). */
+struct rtry;
+int cluster_read_owner(struct rtry *t);
+int cluster_read_shards(struct rtry *t);
+
+/*
+ * For the restore planner (plan.h).
+ */
+/* This node's index in the cluster (0 with none); node's name ("" with
+ * none); whether node's link is up (this node: 1). */
+uint32_t cluster_self(const struct ckptd *d);
+const char *cluster_node_name(const struct ckptd *d, uint32_t node);
+int cluster_node_up(const struct ckptd *d, uint32_t node);
+/* How many of the shards of owner's parts this node can read now (held
+ * here, or by a peer that is up), of how many peers hold them, and k. */
+struct cluster_reach {
+	uint32_t reachable, shards, k;
+};
+void cluster_reach(const struct ckptd *d, uint32_t owner,
+		   struct cluster_reach *r);
+/* The part of another node (or one this node is rebuilding) that shows
+ * path, as caller sees the job.  0 or -ENOENT. */
+struct cluster_part {
+	uint32_t node, copies, uid;
+	uint64_t size, sealed_ns;
+};
+int cluster_part_of(const struct ckptd *d, const char *job,
+		    const char *version, uint32_t caller, const char *path,
+		    struct cluster_part *out);
+/* Does every sealed part of job/version other nodes hold have a source
+ * (plan_part())?  1 (also with no cluster) or 0. */
+int cluster_parts_readable(const struct ckptd *d, const char *job,
+			   const char *version, const struct version *v,
+			   uint32_t caller);
+/* Call fn with the path of every file of job/version shown to caller: v's
+ * live files (v: this node's part, or NULL), then those of other nodes'
+ * parts.  0, or -CKPT_ENOVERSION when no part is known. */
+int cluster_each_file(const struct ckptd *d, const char *job,
+		      const char *version, const struct version *v,
+		      uint32_t caller,
+		      void (*fn)(void *arg, const char *path), void *arg);
 
 #endif

@@ -266,19 +266,17 @@ void sfetch_stripe(struct sfetch *f, uint64_t stripe, uint8_t *out);
 
 /* ---- degraded.c ----------------------------------------------------------- */
 
-/* A READ (req, from c, its lease range checked) of a file of a part whose
- * node is down and whose shards peers hold (loc): decoded from them, the
- * reply sent when done.  0 (answered later), or -errno (nothing sent). */
-int degraded_read(struct cluster *cl, struct conn *c,
-		  const struct proto_msg *req, const struct part_loc *loc);
+/* t's READ (its lease range checked) of a file of a part (loc) whose
+ * shards peers hold: decoded from them, t answered (reader.h:
+ * read_answer()) when done.  0 (answered later), or -errno (nothing sent,
+ * t still the caller's). */
+struct rtry;
+int degraded_read(struct cluster *cl, struct rtry *t,
+		  const struct part_loc *loc);
 
 /* ---- peerread.c ----------------------------------------------------------- */
 
 int peerread_open(struct cluster *cl);
-/* Answer a client's READ (seq) that this module or degraded.c served:
- * err, or size bytes in its lease; and drop the reference on c. */
-struct conn;
-void read_answer(struct conn *c, uint32_t seq, int32_t err, uint64_t size);
 /* After the links are gone: reads still waiting fail. */
 void peerread_close(struct cluster *cl);
 

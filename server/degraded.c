@@ -31,6 +31,7 @@
 #include "crc32c.h"
 #include "manifest.h"
 #include "pool.h"
+#include "reader.h"
 #include "session.h"
 
 #define DREAD_MAX_SPAN (256ull << 20)   /* stream bytes one read may need */
@@ -46,8 +47,7 @@ struct dread {
 	struct pool_task pt;     /* the assembly */
 	struct sfetch f;         /* the stripe being fetched */
 	struct cluster *cl;
-	struct conn *c;          /* referenced: its lease stays */
-	uint32_t seq;
+	struct rtry *t;          /* the client's READ (reader.h) */
 	uint8_t *dst;            /* in c's lease */
 	uint64_t off, size;      /* in the file: what the reply gives */
 	uint32_t k, m;
@@ -70,7 +70,7 @@ static void dread_free(struct dread *r)
 
 static void dread_finish(struct dread *r)
 {
-	read_answer(r->c, r->seq, r->err, r->size);
+	read_answer(r->t, r->err, r->size);
 	dread_free(r);
 }
 
@@ -121,7 +121,7 @@ static void assemble_drop(struct pool_task *t)
 {
 	struct dread *r = (struct dread *)t;
 
-	conn_put(r->c);
+	read_drop(r->t);
 	dread_free(r);
 }
 
@@ -138,7 +138,7 @@ static void on_stripe(struct sfetch *f, int err)
 					   offsetof(struct dread, f));
 
 	if (err == -ECANCELED) {     /* the pool is closing */
-		conn_put(r->c);
+		read_drop(r->t);
 		dread_free(r);
 		return;
 	}
@@ -197,24 +197,24 @@ static int plan(struct dread *r, const struct manifest *man, uint32_t fi)
 	return r->span ? 0 : -ENOMEM;
 }
 
-int degraded_read(struct cluster *cl, struct conn *c,
-		  const struct proto_msg *req, const struct part_loc *loc)
+int degraded_read(struct cluster *cl, struct rtry *t,
+		  const struct part_loc *loc)
 {
+	const struct proto_msg *req = &t->req;
 	struct dread *r = calloc(1, sizeof(*r));
 	int ret = -ENOMEM;
 
 	if (!r)
 		return ret;
 	r->cl = cl;
-	r->seq = req->seq;
 	r->k = cl->place.k;
 	r->m = cl->place.m;
 	r->off = req->off;
 	r->size = req->off >= loc->size ? 0 : loc->size - req->off;
 	if (r->size > req->len)
 		r->size = req->len;
-	r->dst = c->lease->map + req->ring_off;
-	snprintf(r->what, sizeof(r->what), "%.60s/%.40s/%.50s (%s is down)",
+	r->dst = t->c->lease->map + req->ring_off;
+	snprintf(r->what, sizeof(r->what), "%.60s/%.40s/%.50s (of %s)",
 		 req->job, req->version, req->path, cl_name(cl, loc->node));
 	ret = sfetch_init(&r->f, cl, loc->node, loc->open_id, on_stripe);
 	if (ret < 0)
@@ -224,8 +224,7 @@ int degraded_read(struct cluster *cl, struct conn *c,
 	if (ret < 0)
 		goto out_free;
 	pool_task_init(&r->pt, assemble_run, assemble_done, assemble_drop);
-	r->c = c;
-	conn_get(c);
+	r->t = t;
 	log_printf(LOG_INFO, "degraded read of %s: %llu bytes from %llu stripes",
 		   r->what, (unsigned long long)r->size,
 		   (unsigned long long)r->nstripes);

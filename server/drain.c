@@ -788,8 +788,10 @@ static int found(void *arg, struct pfsman *m)
 			v->drain = DR_DONE;
 		return 0;
 	}
-	if (v && v->nparts > 1)
+	if (v && v->nparts > 1) {
 		v->publish = PUB_DONE;  /* no check at start (drain_open) */
+		v->pfs_whole = 1;
+	}
 	if (v) {
 		/* The incremental base lives only in the PFS manifest: without
 		 * it, [drain] keep and rm could remove a base still needed. */

@@ -18,6 +18,7 @@
 #include "ingest.h"
 #include "log.h"
 #include "ops.h"
+#include "plan.h"
 #include "remove.h"
 #include "session.h"
 #include "vstats.h"
@@ -268,9 +269,7 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 	}
 }
 
-/* May c see job, which this node or only other nodes hold?  0, or
- * -CKPT_ENOJOB / -EACCES. */
-static int may_see(struct conn *c, const char *job)
+int ops_may_see(struct conn *c, const char *job)
 {
 	struct job *j = catalog_job(&c->d->cat, job);
 	int uid;
@@ -283,8 +282,8 @@ static int may_see(struct conn *c, const char *job)
 	return c->uid == 0 || c->uid == (uid_t)uid ? 0 : -EACCES;
 }
 
-/* LATEST over a cluster: the newest complete version, by its newest
- * part's seal. */
+/* LATEST over a cluster: the newest complete version that can be read
+ * whole (plan.h), by its newest part's seal. */
 struct latest {
 	const struct ckptd *d;
 	uint32_t caller;
@@ -299,11 +298,13 @@ static void latest_consider(void *arg, const char *job, const char *version,
 {
 	struct latest *l = arg;
 
+	const struct version *v =
+		catalog_version((struct catalog *)&l->d->cat, l->job, version);
+
 	if ((!l->best[0] || sealed_ns > l->best_ns) &&
-	    cluster_version_ready(l->d, l->job, version,
-				  catalog_version((struct catalog *)&l->d->cat,
-						  l->job, version),
-				  l->caller, l->level)) {
+	    cluster_version_ready(l->d, l->job, version, v, l->caller,
+				  l->level) &&
+	    plan_version_readable(l->d, l->job, version, v, l->caller)) {
 		snprintf(l->best, sizeof(l->best), "%s", version);
 		l->best_ns = sealed_ns;
 	}
@@ -318,7 +319,7 @@ void op_latest(struct conn *c, const struct proto_msg *req)
 	struct list *pos, *tmp;
 	int ret;
 
-	ret = may_see(c, req->job);
+	ret = ops_may_see(c, req->job);
 	if (ret < 0)
 		goto out_reply;
 	list_for_each_safe(pos, tmp, j ? &j->versions : &c->d->cat.jobs) {
@@ -468,7 +469,7 @@ void op_list_versions(struct conn *c, const struct proto_msg *req)
 	struct page p;
 	int ret;
 
-	ret = may_see(c, req->job);
+	ret = ops_may_see(c, req->job);
 	if (ret < 0) {
 		conn_reply_status(c, req, ret);
 		return;
@@ -498,7 +499,7 @@ static int lookup_any(struct conn *c, const struct proto_msg *req,
 		      struct version **out)
 {
 	struct ckpt_version_info tmp;
-	int ret = may_see(c, req->job);
+	int ret = ops_may_see(c, req->job);
 
 	*out = NULL;
 	if (ret == 0) {
@@ -581,25 +582,6 @@ void op_stat(struct conn *c, const struct proto_msg *req)
 	conn_reply_end(c, &e);
 }
 
-/* The version and file req names (job, version, path), or -1 after
- * answering why not. */
-static int file_of(struct conn *c, const struct proto_msg *req,
-		   struct version **out)
-{
-	struct version *v = lookup(c, req);
-	int i;
-
-	if (!v)
-		return -1;
-	i = version_file(v, req->path, 0);
-	if (i < 0) {
-		conn_reply_status(c, req, i);
-		return -1;
-	}
-	*out = v;
-	return i;
-}
-
 void op_stat_file(struct conn *c, const struct proto_msg *req)
 {
 	struct ckpt_file_info fi;
@@ -630,9 +612,15 @@ void op_getxattrs(struct conn *c, const struct proto_msg *req)
 	struct enc e;
 	int i;
 
-	i = file_of(c, req, &v);
-	if (i < 0)
+	if (lookup_any(c, req, &v) < 0)
 		return;
+	i = v ? version_file(v, req->path, 0) : -ENOENT;
+	if (i < 0 && cluster_getxattrs(c, req) == 0)
+		return;
+	if (i < 0) {
+		conn_reply_status(c, req, i);
+		return;
+	}
 	if (!conn_reply_begin(c, req, &e))
 		return;
 	enc_u32(&e, v->files[i].xlen);

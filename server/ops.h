@@ -36,6 +36,9 @@ void op_status(struct conn *c, const struct proto_msg *req);
 void op_drain(struct conn *c, const struct proto_msg *req);
 void op_drain_now(struct conn *c, const struct proto_msg *req);
 void op_rebuild(struct conn *c, const struct proto_msg *req);
+/* May c see job, which this node or only other nodes hold?  0, or
+ * -CKPT_ENOJOB / -EACCES. */
+int ops_may_see(struct conn *c, const char *job);
 
 /*
  * Listings are paged (proto.h): a reply carries the entries from req->off

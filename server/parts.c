@@ -37,6 +37,7 @@
 #include "crc32c.h"
 #include "manifest.h"
 #include "ops.h"
+#include "plan.h"
 #include "pool.h"
 #include "session.h"
 #include "shardmeta.h"
@@ -920,6 +921,27 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 	return 0;
 }
 
+int cluster_getxattrs(struct conn *c, const struct proto_msg *req)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct rpart *p;
+	struct enc e;
+	int i;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, req->job, req->version,
+		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
+	if (!p)
+		return -ENOENT;
+	if (!conn_reply_begin(c, req, &e))
+		return 0;
+	enc_u32(&e, p->man.files[i].xlen);
+	enc_bytes(&e, p->man.files[i].xattr, p->man.files[i].xlen);
+	conn_reply_end(c, &e);
+	return 0;
+}
+
 /* The node whose part shows path (not this one) and the file's size, for
  * peerread.c.  0 or -ENOENT. */
 int parts_locate(struct cluster *cl, const char *job, const char *version,
@@ -941,6 +963,74 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 	out->copies = p->copies;
 	out->man = &p->man;
 	return 0;
+}
+
+int cluster_part_of(const struct ckptd *d, const char *job,
+		    const char *version, uint32_t caller, const char *path,
+		    struct cluster_part *out)
+{
+	const struct cluster *cl = cl_of(d);
+	struct rpart *p;
+	int fi;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, job, version, owner_of(d, job, NULL, caller), path,
+		       &fi);
+	if (!p)
+		return -ENOENT;
+	out->node = p->owner;
+	out->copies = p->copies;
+	out->uid = p->uid;
+	out->size = p->man.files[fi].size;
+	out->sealed_ns = p->sealed_ns;
+	return 0;
+}
+
+int cluster_parts_readable(const struct ckptd *d, const char *job,
+			   const char *version, const struct version *v,
+			   uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	struct rpart *p;
+	struct plan pl;
+
+	if (!cl || !cl->parts)
+		return 1;
+	for_each_rpart(cl->parts, pos, p, job, version,
+		       owner_of(d, job, v, caller))
+		if (p->state == CKPT_ST_SEALED &&
+		    !plan_part(d, p->owner, p->copies | plan_pfs_whole(v),
+			       &pl, NULL, 0))
+			return 0;
+	return 1;
+}
+
+int cluster_each_file(const struct ckptd *d, const char *job,
+		      const char *version, const struct version *v,
+		      uint32_t caller,
+		      void (*fn)(void *arg, const char *path), void *arg)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	struct rpart *p;
+	uint32_t i, uid;
+	int any = v != NULL;
+
+	for (i = 0; v && i < v->nfiles; i++)
+		if (!v->files[i].dead)
+			fn(arg, v->files[i].path);
+	if (cl && cl->parts) {
+		uid = owner_of(d, job, v, caller);
+		for_each_rpart(cl->parts, pos, p, job, version, uid) {
+			any = 1;
+			for (i = 0; i < p->man.nfiles; i++)
+				if (shown(cl, p, i, v))
+					fn(arg, p->man.files[i].path);
+		}
+	}
+	return any ? 0 : -CKPT_ENOVERSION;
 }
 
 /* ---- life --------------------------------------------------------------------- */

@@ -35,11 +35,11 @@
 #include "crc32c.h"
 #include "manifest.h"
 #include "pool.h"
+#include "reader.h"
 #include "session.h"
 #include "sys.h"
 
 #define PEERREAD_BUDGET (32u << 20)   /* READ bytes in flight to a node */
-#define PEERREAD_MAX    (64u << 20)   /* one client READ: reader.c's */
 
 struct fpiece {
 	struct list wlink;        /* in peerreads.wait[node] while waiting */
@@ -50,8 +50,7 @@ struct fpiece {
 
 struct fread {
 	struct ckptd *d;
-	struct conn *c;           /* referenced: its lease stays */
-	uint32_t seq;
+	struct rtry *t;           /* the client's READ (reader.h) */
 	uint32_t node;
 	uint8_t *dst;             /* in c's lease */
 	uint64_t size;            /* bytes the reply will say */
@@ -74,22 +73,9 @@ static struct peerreads *pr_of(const struct cluster *cl)
 	return cl->reads;
 }
 
-void read_answer(struct conn *c, uint32_t seq, int32_t err, uint64_t size)
-{
-	struct proto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PROTO_READ;
-	m.seq = seq;
-	m.status = err;
-	m.size = err ? 0 : size;
-	conn_reply(c, &m);
-	conn_put(c);
-}
-
 static void fread_finish(struct fread *r)
 {
-	read_answer(r->c, r->seq, r->err, r->size);
+	read_answer(r->t, r->err, r->size);
 	free(r->pieces);
 	free(r);
 }
@@ -179,57 +165,38 @@ static void pump(struct cluster *cl, uint32_t node)
 	}
 }
 
-int cluster_read(struct conn *c, const struct proto_msg *req)
+/* A read of t's file from the node whose part holds it: loc from
+ * parts_locate(). */
+static int forward(struct cluster *cl, struct rtry *t,
+		   const struct part_loc *loc)
 {
-	struct cluster *cl = c->d->cluster;
-	struct part_loc loc;
+	const struct proto_msg *req = &t->req;
 	struct fread *r;
 	uint64_t size, at;
-	uint32_t i, np, node;
-	int ret;
+	uint32_t i, np, node = loc->node;
 
-	if (!cl || !pr_of(cl) ||
-	    parts_locate(cl, req->job, req->version, c->uid, req->path,
-			 &loc) < 0)
-		return -ENOENT;
-	ret = -CKPT_EPROTO;
-	if (!c->lease || req->len > PEERREAD_MAX ||
-	    req->ring_off > c->lease->size ||
-	    req->len > c->lease->size - req->ring_off)
-		goto out_reply;
-	/* Its node is down, or has no copy to read from (this node's own
-	 * part being rebuilt): decode the file from its peers' shards. */
-	if ((loc.node == cl->self || cl->peers[loc.node].st != P_UP ||
-	     !(loc.copies & CKPT_COPY_LOCAL)) &&
-	    (loc.copies & CKPT_COPY_PEERS)) {
-		ret = degraded_read(cl, c, req, &loc);
-		if (ret == 0)
-			return 0;
-		goto out_reply;
-	}
-	node = loc.node;
-	size = loc.size;
-	size = req->off >= size ? 0 : size - req->off;
+	if (node == cl->self || cl->peers[node].st != P_UP)
+		return -EHOSTDOWN;
+	if (!(loc->copies & CKPT_COPY_LOCAL))
+		return -ENODATA;
+	size = req->off >= loc->size ? 0 : loc->size - req->off;
 	if (size > req->len)
 		size = req->len;
-	ret = -ENOMEM;
 	r = calloc(1, sizeof(*r));
 	np = (uint32_t)((size + PEER_MAX_SHARD - 1) / PEER_MAX_SHARD);
 	if (!r || !(r->pieces = calloc(np ? np : 1, sizeof(*r->pieces)))) {
 		free(r);
-		goto out_reply;
+		return -ENOMEM;
 	}
-	r->d = c->d;
-	r->c = c;
-	r->seq = req->seq;
+	r->d = cl->d;
+	r->t = t;
 	r->node = node;
-	r->dst = c->lease->map + req->ring_off;
+	r->dst = t->c->lease->map + req->ring_off;
 	r->size = size;
 	r->off = req->off;
 	snprintf(r->job, sizeof(r->job), "%s", req->job);
 	snprintf(r->version, sizeof(r->version), "%s", req->version);
 	snprintf(r->path, sizeof(r->path), "%s", req->path);
-	conn_get(c);
 	r->pending = 1 + np;
 	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
 		struct fpiece *pc = &r->pieces[i];
@@ -244,9 +211,83 @@ int cluster_read(struct conn *c, const struct proto_msg *req)
 	if (--r->pending == 0)
 		fread_finish(r);
 	return 0;
-out_reply:
-	conn_reply_status(c, req, ret);
+}
+
+int cluster_read_owner(struct rtry *t)
+{
+	struct cluster *cl = t->d->cluster;
+	struct part_loc loc;
+
+	if (!cl || !pr_of(cl) ||
+	    parts_locate(cl, t->req.job, t->req.version, (uint32_t)t->c->uid,
+			 t->req.path, &loc) < 0)
+		return -ENOENT;
+	return forward(cl, t, &loc);
+}
+
+/* This node's own part v, as parts_locate() gives another's, its manifest
+ * decoded into *man (released by the caller).  0 or -errno. */
+static int own_loc(struct version *v, const char *path, struct manifest *man,
+		   struct part_loc *loc)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	uint32_t i;
+	int ret;
+
+	ret = catalog_manifest_encode(v, v->level, &buf, &len);
+	if (ret < 0)
+		return ret;
+	ret = manifest_decode(buf, len, man);
+	free(buf);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < man->nfiles; i++)
+		if (!strcmp(man->files[i].path, path))
+			break;
+	if (i == man->nfiles) {
+		manifest_release(man);
+		return -ENOENT;
+	}
+	loc->fi = i;
+	loc->size = man->files[i].size;
+	loc->open_id = v->open_id;
+	loc->copies = v->copies;
+	loc->man = man;
 	return 0;
+}
+
+int cluster_read_shards(struct rtry *t)
+{
+	struct cluster *cl = t->d->cluster;
+	struct part_loc loc;
+	struct manifest man;
+	struct version *v;
+	int ret;
+
+	if (!cl || !pr_of(cl))
+		return -ENOENT;
+	if (t->plan.own) {
+		/* this node's copy failed: decode it from its shards */
+		v = catalog_version(&cl->d->cat, t->req.job, t->req.version);
+		if (!v || v->state != CKPT_ST_SEALED || version_dead(v))
+			return -ENOENT;
+		memset(&loc, 0, sizeof(loc));
+		loc.node = cl->self;
+		ret = own_loc(v, t->req.path, &man, &loc);
+		if (ret < 0)
+			return ret;
+	} else {
+		ret = parts_locate(cl, t->req.job, t->req.version,
+				   (uint32_t)t->c->uid, t->req.path, &loc);
+		if (ret < 0)
+			return ret;
+	}
+	ret = loc.copies & CKPT_COPY_PEERS ? degraded_read(cl, t, &loc)
+					   : -ENODATA;
+	if (t->plan.own)
+		manifest_release(&man);
+	return ret;
 }
 
 /* ---- reads: serving ---------------------------------------------------------- */

@@ -44,7 +44,8 @@ struct piece {
 
 struct rreq {
 	struct ckptd *d;
-	struct conn *c;
+	struct rtry *t;           /* the client's READ */
+	struct conn *c;           /* t's */
 	struct version *v;
 	/* the request's numbers (its strings live only while it is
 	 * dispatched: the file is fi) */
@@ -273,22 +274,24 @@ out_free:
 
 /* ---- reads from the PFS copy ------------------------------------------ */
 
-/* A read served from the PFS copy, on a worker (reader.h). */
+/* A read served from a PFS copy, on a worker (reader.h). */
 struct pfs_read {
 	struct pool_task pt;
 	struct ckptd *d;
-	struct conn *c;           /* holds a reference */
-	struct version *v;        /* holds a reference */
+	struct rtry *t;           /* the client's READ */
+	struct version *v;        /* referenced while m is v's; or NULL */
 	const char *target;       /* [drain] target, fixed for the run */
 	const struct pfsman *m;   /* v's PFS manifest (remote), or NULL */
 	uint32_t fi;              /* the file's index in *m */
-	uint32_t seq;             /* the request's */
 	uint64_t off, len;
-	uint8_t *dst;             /* in c's lease */
+	uint8_t *dst;             /* in the client's lease */
 	long got;
-	/* fallback: a local version whose copy failed its CRC; the worker
-	 * loads its PFS manifest and finds the file by name */
-	uint64_t vseq;            /* the local copy's seq */
+	/* with no m: the worker loads the manifest of the version (node "")
+	 * or of node's part, checks it is the incarnation read (seq alone,
+	 * else sealed_ns and uid), and finds the file by name */
+	char node[CKPT_HOST_MAX + 1];
+	uint64_t vseq, sealed_ns;
+	uint32_t uid;
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	char path[CKPT_PATH_MAX + 1];
@@ -311,13 +314,16 @@ static int pfs_read_run(struct pool_task *pt)
 				   pr->dst);
 		return pr->got < 0 ? (int)pr->got : 0;
 	}
-	ret = pfs_load(pr->target, pr->job, pr->version, &own);
+	ret = pr->node[0] ? pfs_load_part(pr->target, pr->job, pr->version,
+					  pr->node, &own)
+			  : pfs_load(pr->target, pr->job, pr->version, &own);
 	if (ret < 0)
 		return ret;
 	for (fi = 0; fi < own.nfiles; fi++)
 		if (!strcmp(own.files[fi].path, pr->path))
 			break;
-	if (own.seq != pr->vseq)
+	if (pr->node[0] ? own.sealed_ns != pr->sealed_ns || own.uid != pr->uid
+			: own.seq != pr->vseq)
 		ret = -CKPT_ECORRUPT;   /* another incarnation of the name */
 	else if (fi == own.nfiles)
 		ret = -ENOENT;
@@ -331,16 +337,10 @@ static int pfs_read_run(struct pool_task *pt)
 static void pfs_read_done(struct pool_task *pt)
 {
 	struct pfs_read *pr = pfs_read_of(pt);
-	struct proto_msg r;
 
-	memset(&r, 0, sizeof(r));
-	r.type = PROTO_READ;
-	r.seq = pr->seq;
-	r.status = pt->result;
-	r.size = pt->result ? 0 : (uint64_t)pr->got;
-	conn_reply(pr->c, &r);
-	conn_put(pr->c);
-	version_put(&pr->d->cat, pr->v);
+	read_answer(pr->t, pt->result, pt->result ? 0 : (uint64_t)pr->got);
+	if (pr->v)
+		version_put(&pr->d->cat, pr->v);
 	free(pr);
 }
 
@@ -350,81 +350,80 @@ static void pfs_read_drop(struct pool_task *pt)
 {
 	struct pfs_read *pr = pfs_read_of(pt);
 
-	conn_put(pr->c);
+	read_drop(pr->t);
 	free(pr);
 }
 
-/* Answer req (of c, on v) from v's PFS copy: file fi of v->pfs for a
- * remote version; for a local one (fi < 0) the file named req->path in the
- * PFS manifest of the same incarnation.  The task copies the names. */
-static void read_from_pfs(struct conn *c, struct version *v, int fi,
-			  const struct proto_msg *req)
+/* The PFS source of t: this node's version (remote: its PFS manifest; a
+ * local one: the PFS copy of the same incarnation, its part's in a
+ * cluster) or another node's part.  0 (started) or -errno. */
+static int read_pfs(struct rtry *t)
 {
-	struct ckptd *d = c->d;
+	struct ckptd *d = t->d;
+	struct version *v = NULL;
+	struct cluster_part cp;
 	struct pfs_read *pr;
+	int fi = -1;
 
-	if (!drain_enabled(d) || (!v->pfs && v->level < CKPT_DRAINED)) {
-		conn_reply_status(c, req, -EIO);
-		return;
+	if (!drain_enabled(d))
+		return -EIO;
+	if (t->plan.own) {
+		v = catalog_version(&d->cat, t->req.job, t->req.version);
+		if (!v || version_dead(v) || v->state != CKPT_ST_SEALED)
+			return -ENOENT;
+		if (!v->pfs && v->level < CKPT_DRAINED)
+			return -ENODATA;
+		if (version_remote(v) && (fi = version_file(v, t->req.path, 0)) < 0)
+			return fi;
+	} else if (cluster_part_of(d, t->req.job, t->req.version,
+				   (uint32_t)t->c->uid, t->req.path, &cp) < 0) {
+		return -ENOENT;
+	} else if (!((cp.copies | plan_pfs_whole(catalog_version(&d->cat,
+			t->req.job, t->req.version))) & CKPT_COPY_PFS)) {
+		return -ENODATA;
 	}
 	pr = calloc(1, sizeof(*pr));
-	if (!pr) {
-		conn_reply_status(c, req, -ENOMEM);
-		return;
-	}
+	if (!pr)
+		return -ENOMEM;
 	pool_task_init(&pr->pt, pfs_read_run, pfs_read_done, pfs_read_drop);
 	pr->d = d;
-	pr->c = c;
-	pr->v = v;
+	pr->t = t;
 	pr->target = d->conf->drain_target;
-	pr->m = v->pfs;
-	pr->fi = fi < 0 ? 0 : (uint32_t)fi;
-	pr->seq = req->seq;
-	pr->off = req->off;
-	pr->len = req->len;
-	pr->dst = c->lease->map + req->ring_off;
-	pr->vseq = v->seq;
-	snprintf(pr->job, sizeof(pr->job), "%s", v->job->name);
-	snprintf(pr->version, sizeof(pr->version), "%s", v->name);
-	snprintf(pr->path, sizeof(pr->path), "%s", req->path);
-	version_get(v);
-	conn_get(c);
+	pr->off = t->req.off;
+	pr->len = t->req.len;
+	pr->dst = t->c->lease->map + t->req.ring_off;
+	snprintf(pr->job, sizeof(pr->job), "%s", t->req.job);
+	snprintf(pr->version, sizeof(pr->version), "%s", t->req.version);
+	snprintf(pr->path, sizeof(pr->path), "%s", t->req.path);
+	if (fi >= 0) {
+		pr->v = v;
+		pr->m = v->pfs;
+		pr->fi = (uint32_t)fi;
+		version_get(v);
+	} else if (v) {
+		pr->vseq = v->seq;
+		if (v->nparts > 1 && cluster_nodes(d)) {
+			snprintf(pr->node, sizeof(pr->node), "%s",
+				 cluster_node_name(d, cluster_self(d)));
+			pr->sealed_ns = v->sealed_ns;
+			pr->uid = v->job->uid;
+		}
+	} else {
+		snprintf(pr->node, sizeof(pr->node), "%s",
+			 cluster_node_name(d, cp.node));
+		pr->sealed_ns = cp.sealed_ns;
+		pr->uid = cp.uid;
+	}
 	pool_submit(d->pool, &pr->pt, 0);
+	return 0;
 }
 
 /* ---- reads from the local store ---------------------------------------- */
 
 static void rreq_finish(struct rreq *r)
 {
-	struct proto_msg m;
-
-	/* A drained version whose local copy is damaged: the PFS copy was
-	 * verified when it drained; read from it (checked again there). */
-	if (r->err == -CKPT_ECORRUPT && !version_remote(r->v) &&
-	    r->v->level >= CKPT_DRAINED && drain_enabled(r->d) &&
-	    !r->c->closed) {
-		struct proto_msg q = {
-			.type = PROTO_READ, .seq = r->seq, .off = r->off,
-			.len = r->len, .ring_off = r->ring_off,
-			.path = r->v->files[r->fi].path,
-		};
-
-		log_printf(LOG_WARNING, "read: %s/%s: local copy damaged; reading %s from the PFS",
-			   r->v->job ? r->v->job->name : "?", r->v->name,
-			   q.path);
-		read_from_pfs(r->c, r->v, -1, &q);
-		goto out_free;
-	}
-
-	memset(&m, 0, sizeof(m));
-	m.type = PROTO_READ;
-	m.seq = r->seq;
-	m.status = r->err;
-	m.size = r->err ? 0 : r->size;
-	conn_reply(r->c, &m);
-out_free:
+	read_answer(r->t, r->err, r->err ? 0 : r->size);
 	version_put(&r->d->cat, r->v);
-	conn_put(r->c);
 	free(r->pieces);
 	free(r);
 }
@@ -598,60 +597,28 @@ static int defer(struct conn *c, struct version *v,
 	return 0;
 }
 
-void op_read(struct conn *c, const struct proto_msg *req)
+/* ---- the sources, in the plan's order -------------------------------------- */
+
+/* The LOCAL source: this node's copy.  0 (started) or -errno. */
+static int read_local(struct rtry *t)
 {
-	struct job *j = catalog_job(&c->d->cat, req->job);
-	struct version *v = NULL;
+	const struct proto_msg *req = &t->req;
+	struct version *v = catalog_version(&t->d->cat, req->job, req->version);
 	struct rreq *r;
 	uint64_t end;
 	int fi, ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
-	if (ret == -CKPT_ENOJOB &&
-	    cluster_job_uid(c->d, req->job, (uint32_t)c->uid) >= 0)
-		ret = c->uid == 0 ||
-		      c->uid == (uid_t)cluster_job_uid(c->d, req->job,
-						       (uint32_t)c->uid)
-		      ? 0 : -EACCES;
-	if (ret < 0)
-		goto out_reply;
-	v = j ? catalog_version(&c->d->cat, req->job, req->version) : NULL;
-	/* A file another node's part holds: read from that node. */
-	if ((!v || version_file(v, req->path, 0) < 0) &&
-	    (!v || !v->inflight) && cluster_read(c, req) == 0)
-		return;
-	ret = v && v->state == CKPT_ST_DAMAGED ? -CKPT_ECORRUPT
-					       : -CKPT_ENOVERSION;
-	if (!v || version_dead(v))
-		goto out_reply;
-	/* An open version is read once the writes sent before are on disk,
-	 * so that a writer reads back what it wrote. */
-	if (v->inflight) {
-		ret = defer(c, v, req);
-		if (ret == 0)
-			return;
-		goto out_reply;
-	}
-	ret = -CKPT_EPROTO;
-	if (!c->lease || req->len > READ_MAX || req->ring_off > c->lease->size ||
-	    req->len > c->lease->size - req->ring_off)
-		goto out_reply;
+	if (!v || version_dead(v) || version_remote(v))
+		return -ENOENT;
 	fi = version_file(v, req->path, 0);
-	if (fi < 0) {
-		ret = fi;
-		goto out_reply;
-	}
-	if (version_remote(v)) {
-		read_from_pfs(c, v, fi, req);
-		return;
-	}
+	if (fi < 0)
+		return fi;
 	r = calloc(1, sizeof(*r));
-	if (!r) {
-		ret = -ENOMEM;
-		goto out_reply;
-	}
-	r->d = c->d;
-	r->c = c;
+	if (!r)
+		return -ENOMEM;
+	r->d = t->d;
+	r->t = t;
+	r->c = t->c;
 	r->v = v;
 	r->seq = req->seq;
 	r->fi = fi;
@@ -664,11 +631,13 @@ void op_read(struct conn *c, const struct proto_msg *req)
 			end = req->off + req->len;
 		r->size = end - req->off;
 		ret = resolve(r, fi, req->off, end,
-			      c->lease->map + req->ring_off);
-		if (ret < 0)
-			goto out_free;
+			      r->c->lease->map + req->ring_off);
+		if (ret < 0) {
+			free(r->pieces);
+			free(r);
+			return ret;
+		}
 	}
-	conn_get(c);
 	version_get(v);
 	r->pending = 1;         /* held until every read is submitted */
 	ret = submit_reads(r);
@@ -676,11 +645,146 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		r->err = ret;
 	if (--r->pending == 0)
 		rreq_finish(r);
-	return;
+	return 0;
+}
 
-out_free:
-	free(r->pieces);
-	free(r);
+static void rtry_reply(struct rtry *t, int32_t err, uint64_t size)
+{
+	struct proto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_READ;
+	m.seq = t->req.seq;
+	m.status = err;
+	m.size = err ? 0 : size;
+	conn_reply(t->c, &m);
+	read_drop(t);
+}
+
+/* Worth trying another source after err?  Not for a request that is
+ * wrong whatever the source. */
+static int retryable(int err)
+{
+	return err != -CKPT_EPROTO && err != -EACCES && err != -EINVAL;
+}
+
+/* Start the source t->at, or the next ones while they cannot start;
+ * answer the client when none can. */
+static void read_next(struct rtry *t)
+{
+	int ret = -CKPT_ELOST;
+
+	for (; t->at < t->plan.n; t->at++) {
+		switch (t->plan.kind[t->at]) {
+		case CKPT_SRC_LOCAL:
+			ret = read_local(t);
+			break;
+		case CKPT_SRC_OWNER:
+			ret = cluster_read_owner(t);
+			break;
+		case CKPT_SRC_SHARDS:
+			ret = cluster_read_shards(t);
+			break;
+		case CKPT_SRC_PFS:
+			ret = read_pfs(t);
+			break;
+		default:
+			ret = -EINVAL;
+		}
+		if (ret == 0)
+			return;
+		if (!t->err)
+			t->err = ret;
+		if (!retryable(ret))
+			break;
+	}
+	rtry_reply(t, t->err ? t->err : ret, 0);
+}
+
+void read_answer(struct rtry *t, int32_t err, uint64_t size)
+{
+	if (!err) {
+		if (t->at)
+			log_printf(LOG_NOTICE, "read: %s/%s/%s served from source %s after %s failed",
+				   t->job, t->version, t->path,
+				   ckpt_source_name(t->plan.kind[t->at]),
+				   ckpt_strerror(t->err));
+		rtry_reply(t, 0, size);
+		return;
+	}
+	if (!t->err)
+		t->err = err;
+	if (t->c->closed || t->d->stopping || !retryable(err) ||
+	    t->at + 1 >= t->plan.n) {
+		rtry_reply(t, t->err, 0);
+		return;
+	}
+	log_printf(LOG_WARNING, "read: %s/%s/%s: source %s failed (%s); trying %s",
+		   t->job, t->version, t->path,
+		   ckpt_source_name(t->plan.kind[t->at]), ckpt_strerror(err),
+		   ckpt_source_name(t->plan.kind[t->at + 1]));
+	t->at++;
+	read_next(t);
+}
+
+void read_drop(struct rtry *t)
+{
+	conn_put(t->c);
+	free(t);
+}
+
+void op_read(struct conn *c, const struct proto_msg *req)
+{
+	struct job *j = catalog_job(&c->d->cat, req->job);
+	struct version *v = NULL;
+	struct rtry *t;
+	int ret;
+
+	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	if (ret == -CKPT_ENOJOB &&
+	    cluster_job_uid(c->d, req->job, (uint32_t)c->uid) >= 0)
+		ret = c->uid == 0 ||
+		      c->uid == (uid_t)cluster_job_uid(c->d, req->job,
+						       (uint32_t)c->uid)
+		      ? 0 : -EACCES;
+	if (ret < 0)
+		goto out_reply;
+	v = j ? catalog_version(&c->d->cat, req->job, req->version) : NULL;
+	/* An open version is read once the writes sent before are on disk,
+	 * so that a writer reads back what it wrote. */
+	if (v && !version_dead(v) && v->inflight) {
+		ret = defer(c, v, req);
+		if (ret == 0)
+			return;
+		goto out_reply;
+	}
+	ret = -CKPT_EPROTO;
+	if (!c->lease || req->len > READ_MAX || req->ring_off > c->lease->size ||
+	    req->len > c->lease->size - req->ring_off)
+		goto out_reply;
+	t = calloc(1, sizeof(*t));
+	ret = -ENOMEM;
+	if (!t)
+		goto out_reply;
+	t->d = c->d;
+	t->c = c;
+	t->req = *req;
+	snprintf(t->job, sizeof(t->job), "%s", req->job);
+	snprintf(t->version, sizeof(t->version), "%s", req->version);
+	snprintf(t->path, sizeof(t->path), "%s", req->path);
+	t->req.job = t->job;
+	t->req.version = t->version;
+	t->req.path = t->path;
+	t->req.path2 = "";
+	ret = plan_file(c->d, req->job, req->version, (uint32_t)c->uid,
+			req->path, &t->plan, NULL, 0);
+	if (ret < 0) {
+		free(t);
+		goto out_reply;
+	}
+	conn_get(c);
+	read_next(t);
+	return;
 out_reply:
 	conn_reply_status(c, req, ret);
 }

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "nsops.h"
 #include "ops.h"
+#include "plan.h"
 #include "reader.h"
 #include "session.h"
 
@@ -53,6 +54,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_ABORT] = op_abort,
 	[PROTO_WAIT] = op_wait,
 	[PROTO_LATEST] = op_latest,
+	[PROTO_PLAN] = op_plan,
 	[PROTO_READ] = op_read,
 	[PROTO_LIST_JOBS] = op_list_jobs,
 	[PROTO_LIST_VERSIONS] = op_list_versions,

@@ -74,6 +74,32 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v);
 int ctl_nodes_text(const struct ckpt_node_info *nodes, int n);
 void ctl_nodes_json(struct jw *w, const struct ckpt_node_info *nodes, int n);
 
+/* The restore plan of a version (ctl_plan.c): its entries sorted by path. */
+struct ctl_plan {
+	struct ckpt_plan_entry *e;  /* owned */
+	int n;
+};
+/* ckpt_plan() into *p, sorted.  0 or -errno (p empty). */
+int ctl_plan_load(struct ckpt_client *c, const char *job, const char *version,
+		  struct ctl_plan *p);
+void ctl_plan_release(struct ctl_plan *p);
+/* The entry of path, or NULL. */
+const struct ckpt_plan_entry *ctl_plan_find(const struct ctl_plan *p,
+					    const char *path);
+/* Files (of node part's part; NULL: all) no source can serve. */
+int ctl_plan_lost(const struct ctl_plan *p, const char *part);
+/* Name those files on stderr (the first ten), with why. */
+void ctl_plan_report_lost(const struct ctl_plan *p, const char *part,
+			  const char *job, const char *version);
+/* restore --plan: the plan as a table (or --json) on stdout; returns the
+ * exit status (1 when a file is lost). */
+int ctl_plan_print(struct ctl *ctl, const char *job, const char *version,
+		   const struct ctl_plan *p, const char *part);
+/* The committed versions of job newer than chosen that latest passed over
+ * because a file of theirs is lost: reported on stderr; their count. */
+int ctl_plan_passed_over(struct ckpt_client *c, const char *job,
+			 const char *chosen);
+
 /* Commands (ctl_cmds.c, ctl_wait.c, ctl_read.c, bench.c). */
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_ls(struct ctl *ctl, int argc, char **argv);

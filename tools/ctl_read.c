@@ -631,21 +631,52 @@ out_close:
 	return rc;
 }
 
+/* Keep only the files of node part's part (restore --part). */
+static void keep_part(struct rd *r, const struct ctl_plan *p, const char *part)
+{
+	const struct ckpt_plan_entry *e;
+	int i, n = 0;
+
+	r->total = 0;
+	for (i = 0; i < r->nfiles; i++) {
+		e = ctl_plan_find(p, r->files[i].path);
+		if (!e || strcmp(e->node, part))
+			continue;
+		r->files[n++] = r->files[i];
+		r->total += r->files[i].size;
+	}
+	r->nfiles = n;
+	progress_init(&r->prog, "restore", r->total);
+}
+
 int cmd_restore(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
+		{ "plan", no_argument, NULL, 'p' },
+		{ "part", required_argument, NULL, 'P' },
+		{ "all", no_argument, NULL, 'a' },
 		CTL_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *dir = NULL, *want = "latest";
+	const char *dir = NULL, *want = "latest", *part = NULL;
+	struct ctl_plan plan = { NULL, 0 };
 	struct rd r = { .c = NULL };
-	int opt, rc, err;
+	int opt, rc, err, show = 0;
 
 	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			dir = optarg;
+			break;
+		case 'p':
+			show = 1;
+			break;
+		case 'P':
+			part = optarg;
+			break;
+		case 'a':
+			part = NULL;
 			break;
 		case CTL_OPT_JSON:
 			ctl->json = 1;
@@ -658,8 +689,8 @@ int cmd_restore(struct ctl *ctl, int argc, char **argv)
 	}
 	if (argc - optind < 1 || argc - optind > 2)
 		return ctl_usage("restore: expected JOB [VERSION|latest] --to DIR");
-	if (!dir || !*dir)
-		return ctl_usage("restore: --to DIR is required");
+	if (!show && (!dir || !*dir))
+		return ctl_usage("restore: --to DIR is required (or --plan)");
 	r.job = argv[optind];
 	if (argc - optind == 2)
 		want = argv[optind + 1];
@@ -671,14 +702,38 @@ int cmd_restore(struct ctl *ctl, int argc, char **argv)
 		err = ckpt_latest(r.c, r.job, CKPT_LOCAL, r.version,
 				  sizeof(r.version));
 		if (err)
-			return ctl_fail(err, "restore %s: newest version at level %s",
-					r.job, ckpt_level_name(CKPT_LOCAL));
+			return ctl_fail(err, "restore %s: newest version that can be read whole",
+					r.job);
+		if (ctl_plan_passed_over(r.c, r.job, r.version))
+			fprintf(stderr, "ckptctl: %s: restoring %s, the newest version that can be read whole\n",
+				r.job, r.version);
 	} else {
 		snprintf(r.version, sizeof(r.version), "%s", want);
 	}
+	/* Where each file comes from, checked before anything is written:
+	 * a version with a file no source can serve is refused whole. */
+	err = ctl_plan_load(r.c, r.job, r.version, &plan);
+	if (err && (show || part || err != -CKPT_EPROTO))
+		return ctl_fail(err, "restore %s/%s: plan", r.job, r.version);
+	if (show) {
+		rc = ctl_plan_print(ctl, r.job, r.version, &plan, part);
+		goto out;
+	}
+	rc = CTL_EXIT_FAIL;
+	if (ctl_plan_lost(&plan, part)) {
+		ctl_plan_report_lost(&plan, part, r.job, r.version);
+		goto out;
+	}
 	rc = rd_open(&r, "restore");
+	if (!rc && part)
+		keep_part(&r, &plan, part);
+	if (!rc && part && !r.nfiles)
+		rc = ctl_failx("restore %s/%s: no file of the version is in a part of node '%s'",
+			       r.job, r.version, part);
 	if (!rc)
 		rc = restore_run(ctl, &r, dir);
+out:
+	ctl_plan_release(&plan);
 	rd_release(&r);
 	return rc;
 }

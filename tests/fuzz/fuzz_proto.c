@@ -20,6 +20,7 @@ static void decode_one(uint8_t *f, size_t len)
 		struct ckpt_file_info fi;
 		struct ckpt_status s;
 		struct ckpt_node_info nd;
+		struct ckpt_plan_entry pl;
 		char job[CKPT_JOB_MAX + 1];
 	} u;
 	struct proto_hdr hdr;
@@ -41,6 +42,7 @@ static void decode_one(uint8_t *f, size_t len)
 	case PROTO_LIST_FILES:
 	case PROTO_LIST_PARTS:
 	case PROTO_LIST_NODES:
+	case PROTO_PLAN:
 		n = proto_dec_list_count(&rest, m.type);
 		for (i = 0; i < n && !rest.err; i++) {
 			if (m.type == (PROTO_LIST_JOBS | PROTO_REPLY))
@@ -49,6 +51,8 @@ static void decode_one(uint8_t *f, size_t len)
 				proto_dec_file_entry(&rest, &u.fi);
 			else if (m.type == (PROTO_LIST_NODES | PROTO_REPLY))
 				proto_dec_node_entry(&rest, &u.nd);
+			else if (m.type == (PROTO_PLAN | PROTO_REPLY))
+				proto_dec_plan_entry(&rest, &u.pl);
 			else
 				proto_dec_version_entry(&rest, &u.v);
 		}

@@ -327,7 +327,7 @@ static void test_list_nodes(void)
 	int len;
 
 	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
-	CU_ASSERT_EQUAL(PROTO_VERSION, 7);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 8);
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LIST_NODES), "LIST_NODES");
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_LIST_NODES;
@@ -392,6 +392,98 @@ static void test_list_nodes(void)
 	dec_init(&rest, frame, e.len);
 	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, PROTO_LIST_NODES), 0);
 	CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
+}
+
+/* PLAN (30): a request of job, version and off; entries that round-trip,
+ * and the decoder's limits on the sources. */
+static void test_plan(void)
+{
+	uint8_t frame[FRAME_MAX];
+	struct ckpt_plan_entry p, po;
+	struct proto_msg m;
+	struct dec rest;
+	struct enc e;
+	int len;
+
+	CU_ASSERT_EQUAL(PROTO_PLAN, 30);
+	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_PLAN), "PLAN");
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_PLAN;
+	m.job = "train/x";
+	m.version = "v1";
+	m.off = 9;
+	len = proto_encode(frame, sizeof(frame), &m);
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_EQUAL(proto_decode(frame, (size_t)len, &m, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(m.version, "v1");
+	CU_ASSERT_EQUAL(m.off, 9);
+
+	memset(&p, 0, sizeof(p));
+	strcpy(p.path, "rank0/model (1).pt");
+	p.size = 5ull << 30;
+	p.source = CKPT_SRC_SHARDS;
+	p.sources = 1u << CKPT_SRC_SHARDS | 1u << CKPT_SRC_PFS;
+	strcpy(p.node, "gpu-3");
+	strcpy(p.why, "gpu-3 is down; decoded from 5 of 5 shards");
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_PLAN | PROTO_REPLY;
+	m.size = 1;
+	proto_begin(&e, frame, sizeof(frame), &m);
+	enc_u32(&e, 1);
+	proto_enc_plan_entry(&e, &p);
+	len = proto_finish(&e);
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, (size_t)len, &m, &rest), 0);
+	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
+	memset(&po, 0xee, sizeof(po));
+	proto_dec_plan_entry(&rest, &po);
+	CU_ASSERT_EQUAL(rest.err, 0);
+	CU_ASSERT_EQUAL(dec_left(&rest), 0);
+	CU_ASSERT_STRING_EQUAL(po.path, p.path);
+	CU_ASSERT_EQUAL(po.size, p.size);
+	CU_ASSERT_EQUAL(po.source, CKPT_SRC_SHARDS);
+	CU_ASSERT_EQUAL(po.sources, p.sources);
+	CU_ASSERT_STRING_EQUAL(po.node, "gpu-3");
+	CU_ASSERT_STRING_EQUAL(po.why, p.why);
+	CU_ASSERT_STRING_EQUAL(ckpt_source_name(CKPT_SRC_PFS), "pfs");
+	CU_ASSERT_STRING_EQUAL(ckpt_source_name(99), "unknown");
+
+	/* A lost file: no source, no sources. */
+	p.source = CKPT_SRC_NONE;
+	p.sources = 0;
+	enc_init(&e, frame, sizeof(frame));
+	proto_enc_plan_entry(&e, &p);
+	dec_init(&rest, frame, e.len);
+	proto_dec_plan_entry(&rest, &po);
+	CU_ASSERT_EQUAL(rest.err, 0);
+	/* A source out of range, one not among the sources, unknown bits,
+	 * an unsafe path: refused. */
+	{
+		static const uint32_t bad[][2] = {
+			{ CKPT_SRC_PFS + 1, 0 },
+			{ CKPT_SRC_LOCAL, 1u << CKPT_SRC_PFS },
+			{ CKPT_SRC_NONE, 1u << 7 },
+		};
+		unsigned i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			p.source = bad[i][0];
+			p.sources = bad[i][1];
+			enc_init(&e, frame, sizeof(frame));
+			proto_enc_plan_entry(&e, &p);
+			dec_init(&rest, frame, e.len);
+			proto_dec_plan_entry(&rest, &po);
+			CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
+		}
+	}
+	p.source = CKPT_SRC_NONE;
+	p.sources = 0;
+	strcpy(p.path, "../etc/passwd");
+	enc_init(&e, frame, sizeof(frame));
+	proto_enc_plan_entry(&e, &p);
+	dec_init(&rest, frame, e.len);
+	proto_dec_plan_entry(&rest, &po);
+	CU_ASSERT_NOT_EQUAL(rest.err, 0);
 }
 
 static void test_lists(void)
@@ -1043,6 +1135,7 @@ int main(void)
 		{ "error_replies", test_error_replies },
 		{ "lists", test_lists },
 		{ "list_nodes", test_list_nodes },
+		{ "plan", test_plan },
 		{ "bad_entries", test_bad_entries },
 		{ "truncation", test_truncation },
 		{ "crc", test_crc },
