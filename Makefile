@@ -201,6 +201,7 @@ bench: all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/bench_drain.sh
 	@if [ -x $(BUILD)/ckptfs ]; then CKPT_BUILD=$(BUILD) tools/bench_fuse.sh; fi
 	@CKPT_BUILD=$(BUILD) tools/bench_protect.sh
+	@CKPT_BUILD=$(BUILD) tools/bench_rebuild.sh
 
 # soak: t_crashloop with many more SIGKILLs than `make test` runs.
 SOAK_ROUNDS ?= 300

@@ -184,6 +184,10 @@ static int plan(struct dread *r, const struct manifest *man, uint32_t fi)
 		}
 	}
 	r->nrecs = n;
+	/* A manifest without records for a file with bytes: an evicted
+	 * copy's (its records dropped), not one the shards can serve. */
+	if (!man->nrecs && man->files[fi].size)
+		return -ENODATA;
 	if (lo == UINT64_MAX) {      /* only zeros, or nothing stored */
 		r->nstripes = 0;
 		return 0;

@@ -899,23 +899,33 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 	return 0;
 }
 
-int cluster_stat_file(struct conn *c, const struct proto_msg *req)
+/* The file req names (job, version, path) in another node's part, or
+ * NULL. */
+static const struct man_file *req_file(struct conn *c,
+				       const struct proto_msg *req)
 {
 	struct cluster *cl = cl_of(c->d);
-	struct ckpt_file_info fi;
 	struct rpart *p;
-	struct enc e;
 	int i;
 
 	if (!cl || !cl->parts)
-		return -ENOENT;
+		return NULL;
 	p = path_owner(cl, req->job, req->version,
 		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
-	if (!p)
+	return p ? &p->man.files[i] : NULL;
+}
+
+int cluster_stat_file(struct conn *c, const struct proto_msg *req)
+{
+	const struct man_file *f = req_file(c, req);
+	struct ckpt_file_info fi;
+	struct enc e;
+
+	if (!f)
 		return -ENOENT;
 	if (!conn_reply_begin(c, req, &e))
 		return 0;
-	file_entry(&fi, &p->man.files[i], 0);
+	file_entry(&fi, f, 0);
 	proto_enc_file_entry(&e, &fi);
 	conn_reply_end(c, &e);
 	return 0;
@@ -923,21 +933,15 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 
 int cluster_getxattrs(struct conn *c, const struct proto_msg *req)
 {
-	struct cluster *cl = cl_of(c->d);
-	struct rpart *p;
+	const struct man_file *f = req_file(c, req);
 	struct enc e;
-	int i;
 
-	if (!cl || !cl->parts)
-		return -ENOENT;
-	p = path_owner(cl, req->job, req->version,
-		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
-	if (!p)
+	if (!f)
 		return -ENOENT;
 	if (!conn_reply_begin(c, req, &e))
 		return 0;
-	enc_u32(&e, p->man.files[i].xlen);
-	enc_bytes(&e, p->man.files[i].xattr, p->man.files[i].xlen);
+	enc_u32(&e, f->xlen);
+	enc_bytes(&e, f->xattr, f->xlen);
 	conn_reply_end(c, &e);
 	return 0;
 }

@@ -263,11 +263,11 @@ int cluster_read_shards(struct rtry *t)
 	struct part_loc loc;
 	struct manifest man;
 	struct version *v;
-	int ret;
+	int ret, own = t->plan.own;
 
 	if (!cl || !pr_of(cl))
 		return -ENOENT;
-	if (t->plan.own) {
+	if (own) {
 		/* this node's copy failed: decode it from its shards */
 		v = catalog_version(&cl->d->cat, t->req.job, t->req.version);
 		if (!v || v->state != CKPT_ST_SEALED || version_dead(v))
@@ -283,9 +283,10 @@ int cluster_read_shards(struct rtry *t)
 		if (ret < 0)
 			return ret;
 	}
+	/* degraded_read() may answer t (and free it) before it returns */
 	ret = loc.copies & CKPT_COPY_PEERS ? degraded_read(cl, t, &loc)
 					   : -ENODATA;
-	if (t->plan.own)
+	if (own)
 		manifest_release(&man);
 	return ret;
 }

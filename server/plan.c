@@ -56,7 +56,13 @@ static void tail_sources(const struct ckptd *d, uint32_t owner,
 {
 	struct cluster_reach r;
 
-	if (copies & CKPT_COPY_PEERS) {
+	/* An evicted part (no local copy, on the PFS) has dropped its
+	 * records: its shards cannot be told apart. */
+	if ((copies & CKPT_COPY_PEERS) &&
+	    (copies & (CKPT_COPY_LOCAL | CKPT_COPY_PFS)) == CKPT_COPY_PFS) {
+		if (!p->n)
+			why_add(w, "evicted: its shards have no records");
+	} else if (copies & CKPT_COPY_PEERS) {
 		cluster_reach(d, owner, &r);
 		if (r.reachable >= r.k) {
 			if (!p->n)

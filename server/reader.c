@@ -661,11 +661,12 @@ static void rtry_reply(struct rtry *t, int32_t err, uint64_t size)
 	read_drop(t);
 }
 
-/* Worth trying another source after err?  Not for a request that is
- * wrong whatever the source. */
+/* Worth trying another source after err?  op_read checked the request
+ * itself, so any failure is the source's (a peer's bad reply is EPROTO
+ * too), except a permission refused. */
 static int retryable(int err)
 {
-	return err != -CKPT_EPROTO && err != -EACCES && err != -EINVAL;
+	return err != -EACCES;
 }
 
 /* Start the source t->at, or the next ones while they cannot start;
@@ -705,7 +706,7 @@ void read_answer(struct rtry *t, int32_t err, uint64_t size)
 {
 	if (!err) {
 		if (t->at)
-			log_printf(LOG_NOTICE, "read: %s/%s/%s served from source %s after %s failed",
+			log_printf(LOG_NOTICE, "read: %s/%s/%s: served from source %s (the first failed: %s)",
 				   t->job, t->version, t->path,
 				   ckpt_source_name(t->plan.kind[t->at]),
 				   ckpt_strerror(t->err));

@@ -144,6 +144,9 @@ static int rm_apply(struct rm_task *rt)
 		rt->loaded = 0;     /* v owns the manifest now */
 		log_printf(LOG_INFO, "version %s/%s: local copy removed; still on the PFS",
 			   rt->job, rt->version);
+		/* Its copies changed: the other nodes read it from the PFS
+		 * now, not from this node. */
+		ckptd_version_changed(rt->d, v);
 		return 0;
 	case RM_QUARANTINE:
 		free(v->qdir);

@@ -14,43 +14,15 @@
 # disk: on a small machine the holders' fsyncs and the loopback copies
 # compete with the encode, which a real cluster spreads over its nodes.
 set -u
-B=${CKPT_BUILD:-build}
 DIR=${CKPT_BENCH_DIR:-/var/tmp/ckpt-bench}/protect
 MB=${CKPT_PROTECT_MB:-64}
 WRITERS=8
-PORT=$(( 20000 + RANDOM % 20000 ))
-rm -rf "$DIR"
-mkdir -p "$DIR"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
-head -c 48 /dev/urandom >"$DIR/key"
-chmod 600 "$DIR/key"
-for i in 1 2 3 4 5 6; do
-	echo "n$i 127.0.0.$i:$PORT rack$(( (i + 1) / 2 ))"
-done >"$DIR/nodes"
-ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-ctl() { "$B/ckptctl" -s "$DIR/n$1/ckptd.sock" "${@:2}"; }
+. "$(dirname "$0")/bench_cluster.sh"
+ms() { bc_ms; }
+ctl() { bc_ctl "$@"; }
 
-for i in 1 2 3 4 5 6; do
-	mkdir -p "$DIR/n$i"
-	"$B/ckptd" -o dir="$DIR/n$i" -o staging=1G -o staging_client=128M \
-		-o cluster.node=n$i -o cluster.nodes="$DIR/nodes" \
-		-o cluster.ec=4+2 -o cluster.key="$DIR/key" \
-		2>"$DIR/n$i/ckptd.log" &
-	PIDS+=($!)
-done
-for i in 1 2 3 4 5 6; do
-	for _ in $(seq 400); do
-		[ "$(ctl $i --json status 2>/dev/null | /usr/bin/python3 -c \
-			'import json,sys; print(json.load(sys.stdin)["daemon"]["peers_up"])' 2>/dev/null)" = 5 ] && break
-		sleep 0.05
-	done
-done
+for i in 1 2 3 4 5 6; do bc_start $i; done
+for i in 1 2 3 4 5 6; do bc_wait_up $i 5; done
 
 BYTES=$((WRITERS * MB * 1048576))
 t0=$(ms)

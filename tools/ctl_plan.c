@@ -113,8 +113,13 @@ int ctl_plan_print(struct ctl *ctl, const char *job, const char *version,
 	const char *cells[6];
 	struct tbl t;
 	struct jw w;
-	int i, err = 0;
+	int i, n = 0, err = 0;
 
+	for (i = 0; i < p->n; i++)
+		n += in_part(&p->e[i], part);
+	if (part && !n)
+		return ctl_failx("restore %s/%s: no file of the version is in a part of node '%s'",
+				 job, version, part);
 	if (ctl->json) {
 		jw_init(&w, stdout);
 		jw_obj(&w);

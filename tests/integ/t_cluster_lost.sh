@@ -6,7 +6,8 @@
 # drain paused (its only copies are the nodes and their shards).
 #  - With every node up, `restore --plan` says n1's files come from its own
 #    copy and the others' from their owners; a 3-node job (n1, n2, n3)
-#    reads every file of the 6-part v2.
+#    reads every file of the 6-part v2.  n3's copy of v1 is evicted: its
+#    files are read from the PFS (its shards lost their records with it).
 #  - A flipped byte in n2's local copy of v2: n1 reads n2's files anyway
 #    (the owner's copy fails its CRC, the shards serve), and so does n2 (its
 #    own copy fails, the shards serve); both logs say which source failed.
@@ -49,6 +50,14 @@ expect_all() {     # VERSION DIR: every part's files under DIR
 			fail "ckpt_tw expect failed"
 	done
 }
+job_reads() {     # VERSION WHEN: n1, n2 and n3 (a 3-node job) each read all 6 parts
+	local n i
+	for n in n1 n2 n3; do
+		for i in 1 2 3 4 5 6; do
+			verify_part $n "$1" $i || fail "$n: part $i of $1 does not read back $2"
+		done
+	done
+}
 plan_of() {        # NODE VERSION: the plan as "path source" lines
 	ctl "$1" --json restore $JOB "$2" --plan | "$PY" -c '
 import json, sys
@@ -69,6 +78,14 @@ for n in $ALL; do ctl $n drain --resume >/dev/null || fail "$n: drain --resume";
 ctl n1 wait $JOB v1 drained --timeout 120 >/dev/null ||
 	fail "v1 did not reach DRAINED: $(ctl n1 ls $JOB v1 | head -1)"
 poll_until 30 has "$(pfs_vdir $JOB v1)/manifest" || fail "v1 was not published"
+# n3's local copy of v1 evicted (rm of a drained version): its part is
+# read from the PFS everywhere, never from shards that lost their records
+ctl n3 rm $JOB v1 >/dev/null || fail "rm (evict) of n3's part of v1"
+poll_until 20 eval 'plan_of n1 v1 | grep -q "^part3/.*|pfs|n3|n3 has no local copy"' ||
+	fail "n3's evicted part of v1 is not planned from the PFS: $(plan_of n1 v1 | grep part3)"
+for n in n1 n3; do
+	verify_part $n v1 3 || fail "$n: n3's evicted part of v1 does not read back"
+done
 for n in $ALL; do ctl $n drain --pause >/dev/null || fail "$n: drain --pause"; done
 cluster_protect_parts $JOB v2 "${F2[@]}"
 
@@ -79,11 +96,7 @@ grep -q '^part1/.*|local|n1|' "$T/plan.all" || fail "n1's files are not planned 
 grep -q '^part4/.*|owner|n4|read from n4' "$T/plan.all" || fail "n4's files are not planned from n4: $(cat "$T/plan.all")"
 ! grep -qv '|local|\||owner|' "$T/plan.all" || fail "a file planned from elsewhere: $(cat "$T/plan.all")"
 ctl n1 restore $JOB v2 --plan | grep -q "^PATH.*SOURCE.*WHY" || fail "restore --plan prints no table"
-for n in n1 n2 n3; do
-	for i in 1 2 3 4 5 6; do
-		verify_part $n v2 $i || fail "$n: part $i of v2 does not read back"
-	done
-done
+job_reads v2 "with every node up"
 info "plan: local and owner with every node up; n1-n3 read all 6 parts"
 
 # ---- a damaged copy: the next source -----------------------------------------
@@ -127,11 +140,7 @@ ctl n1 restore $JOB v2 --part n1 --to "$T/r2p" >/dev/null || fail "restore v2 --
 [ "$(find "$T/r2p" -type f | wc -l)" = 2 ] || fail "restore --part n1 wrote $(find "$T/r2p" -type f | wc -l) files"
 "$TW" expect $JOB v2 -r 1 -P part1 "${F2[@]}" -o "$T/exp2p" || fail "ckpt_tw expect failed"
 diff -r "$T/exp2p" "$T/r2p" || fail "n1's part of v2 restored differs"
-for n in n1 n2 n3; do
-	for i in 1 2 3 4 5 6; do
-		verify_part $n v1 $i || fail "$n: part $i of v1 does not read with n4-n6 lost"
-	done
-done
+job_reads v1 "with n4-n6 lost"
 info "three nodes lost: v1 from the PFS, v2 unrecoverable by name, latest is v1"
 
 # ---- a survivor restarted: still whole ----------------------------------------

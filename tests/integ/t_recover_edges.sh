@@ -130,7 +130,7 @@ dataflip() {
 	flip_byte "$(seg_of v1)" 100000
 	start_ckptd a
 	ok v1 1
-	grep -q "local copy damaged; reading" "$T/a/ckptd.log" ||
+	grep -q "source local failed (checksum mismatch.*trying pfs" "$T/a/ckptd.log" ||
 		fail "the damaged local read did not fall back to the PFS"
 	stop_ckptd a
 }
