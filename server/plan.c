@@ -124,13 +124,20 @@ static void plan_own(const struct ckptd *d, const struct version *v,
 		if (v->state != CKPT_ST_SEALED)
 			return;         /* open: nothing else has it yet */
 	} else {
-		why_add(w, "local copy evicted");
+		why_add(w, v->copies & CKPT_COPY_QUARANTINE
+			   ? "local copy damaged (in quarantine)"
+			   : "local copy evicted");
 	}
 	if (cluster_nodes(d))
 		tail_sources(d, p->node, v->copies, p, w);
 	else if ((version_remote(v) || (v->copies & CKPT_COPY_PFS)) &&
-		 drain_enabled(d))
+		 drain_enabled(d)) {
+		if (!p->n)
+			why_add(w, "the drained PFS copy");
 		take(p, CKPT_SRC_PFS);
+	} else if (!p->n) {
+		why_add(w, drain_enabled(d) ? "not drained" : "no drain target here");
+	}
 }
 
 uint32_t plan_pfs_whole(const struct version *v)

@@ -33,6 +33,8 @@ check_state() {
 	err=$(tw a verify q/job v2 -n 2 -z 3000000 -S 2 2>&1) && fail "v2 read back"
 	case $err in *"checksum mismatch"*) ;; *) fail "reading damaged v2: $err" ;; esac
 	[ "$(tw a latest q/job)" = v1 ] || fail "latest is '$(tw a latest q/job)', want v1"
+	ctl a restore q/job v1 --plan | grep -q "pfs .*local copy damaged (in quarantine); the drained PFS copy" ||
+		fail "restore --plan of v1 does not say the PFS: $(ctl a restore q/job v1 --plan)"
 }
 
 main() {
