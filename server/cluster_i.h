@@ -293,6 +293,8 @@ struct part_loc {
 	uint64_t size;
 	uint64_t open_id;
 	uint32_t copies;
+	uint32_t uid;             /* the part's owner uid */
+	uint64_t sealed_ns;
 	const struct manifest *man;
 };
 /* The part that shows path (not this node's; as caller, whose uid picks

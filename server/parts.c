@@ -965,6 +965,8 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 	out->fi = (uint32_t)fi;
 	out->open_id = p->open_id;
 	out->copies = p->copies;
+	out->uid = p->uid;
+	out->sealed_ns = p->sealed_ns;
 	out->man = &p->man;
 	return 0;
 }
@@ -973,21 +975,13 @@ int cluster_part_of(const struct ckptd *d, const char *job,
 		    const char *version, uint32_t caller, const char *path,
 		    struct cluster_part *out)
 {
-	const struct cluster *cl = cl_of(d);
-	struct rpart *p;
-	int fi;
+	struct part_loc loc;
 
-	if (!cl || !cl->parts)
+	if (!cl_of(d) ||
+	    parts_locate(cl_of(d), job, version, caller, path, &loc) < 0)
 		return -ENOENT;
-	p = path_owner(cl, job, version, owner_of(d, job, NULL, caller), path,
-		       &fi);
-	if (!p)
-		return -ENOENT;
-	out->node = p->owner;
-	out->copies = p->copies;
-	out->uid = p->uid;
-	out->size = p->man.files[fi].size;
-	out->sealed_ns = p->sealed_ns;
+	*out = (struct cluster_part){ loc.node, loc.copies, loc.uid, loc.size,
+				      loc.sealed_ns };
 	return 0;
 }
 

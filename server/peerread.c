@@ -57,9 +57,6 @@ struct fread {
 	uint64_t off;             /* in the file */
 	uint32_t pending;
 	int32_t err;
-	char job[CKPT_JOB_MAX + 1];
-	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
 	struct fpiece *pieces;
 };
 
@@ -127,9 +124,9 @@ static void piece_send(struct cluster *cl, struct fpiece *pc)
 	int n, ret;
 
 	memset(&prq, 0, sizeof(prq));
-	snprintf(prq.job, sizeof(prq.job), "%s", r->job);
-	snprintf(prq.version, sizeof(prq.version), "%s", r->version);
-	snprintf(prq.path, sizeof(prq.path), "%s", r->path);
+	snprintf(prq.job, sizeof(prq.job), "%s", r->t->job);
+	snprintf(prq.version, sizeof(prq.version), "%s", r->t->version);
+	snprintf(prq.path, sizeof(prq.path), "%s", r->t->path);
 	prq.off = r->off + pc->at;
 	prq.len = pc->len;
 	buf = malloc(cap);
@@ -194,9 +191,6 @@ static int forward(struct cluster *cl, struct rtry *t,
 	r->dst = t->c->lease->map + req->ring_off;
 	r->size = size;
 	r->off = req->off;
-	snprintf(r->job, sizeof(r->job), "%s", req->job);
-	snprintf(r->version, sizeof(r->version), "%s", req->version);
-	snprintf(r->path, sizeof(r->path), "%s", req->path);
 	r->pending = 1 + np;
 	for (i = 0, at = 0; i < np; i++, at += PEER_MAX_SHARD) {
 		struct fpiece *pc = &r->pieces[i];

@@ -44,12 +44,11 @@ struct piece {
 
 struct rreq {
 	struct ckptd *d;
-	struct rtry *t;           /* the client's READ */
-	struct conn *c;           /* t's */
+	struct rtry *t;           /* the client's READ (its conn, seq) */
 	struct version *v;
 	/* the request's numbers (its strings live only while it is
 	 * dispatched: the file is fi) */
-	uint32_t seq, fi;
+	uint32_t fi;
 	uint64_t off, len, ring_off;
 	struct piece *pieces;
 	uint32_t npieces;
@@ -292,9 +291,6 @@ struct pfs_read {
 	char node[CKPT_HOST_MAX + 1];
 	uint64_t vseq, sealed_ns;
 	uint32_t uid;
-	char job[CKPT_JOB_MAX + 1];
-	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
 };
 
 static struct pfs_read *pfs_read_of(struct pool_task *pt)
@@ -305,6 +301,7 @@ static struct pfs_read *pfs_read_of(struct pool_task *pt)
 static int pfs_read_run(struct pool_task *pt)
 {
 	struct pfs_read *pr = pfs_read_of(pt);
+	const struct rtry *t = pr->t;   /* its names: the task owns t */
 	struct pfsman own;
 	uint32_t fi;
 	int ret;
@@ -314,13 +311,13 @@ static int pfs_read_run(struct pool_task *pt)
 				   pr->dst);
 		return pr->got < 0 ? (int)pr->got : 0;
 	}
-	ret = pr->node[0] ? pfs_load_part(pr->target, pr->job, pr->version,
+	ret = pr->node[0] ? pfs_load_part(pr->target, t->job, t->version,
 					  pr->node, &own)
-			  : pfs_load(pr->target, pr->job, pr->version, &own);
+			  : pfs_load(pr->target, t->job, t->version, &own);
 	if (ret < 0)
 		return ret;
 	for (fi = 0; fi < own.nfiles; fi++)
-		if (!strcmp(own.files[fi].path, pr->path))
+		if (!strcmp(own.files[fi].path, t->path))
 			break;
 	if (pr->node[0] ? own.sealed_ns != pr->sealed_ns || own.uid != pr->uid
 			: own.seq != pr->vseq)
@@ -392,9 +389,6 @@ static int read_pfs(struct rtry *t)
 	pr->off = t->req.off;
 	pr->len = t->req.len;
 	pr->dst = t->c->lease->map + t->req.ring_off;
-	snprintf(pr->job, sizeof(pr->job), "%s", t->req.job);
-	snprintf(pr->version, sizeof(pr->version), "%s", t->req.version);
-	snprintf(pr->path, sizeof(pr->path), "%s", t->req.path);
 	if (fi >= 0) {
 		pr->v = v;
 		pr->m = v->pfs;
@@ -447,8 +441,8 @@ static void on_read(struct loop_op *op, int res)
 			   m->seg, (unsigned long long)m->seg_off);
 		if (!r->err)
 			r->err = -CKPT_ECORRUPT;
-	} else if (!r->c->closed) {
-		uint8_t *dst = r->c->lease->map + r->ring_off;
+	} else if (!r->t->c->closed) {
+		uint8_t *dst = r->t->c->lease->map + r->ring_off;
 
 		for (i = o->first; i != NO_PIECE; i = r->pieces[i].next)
 			memcpy(dst + r->pieces[i].dst,
@@ -618,9 +612,7 @@ static int read_local(struct rtry *t)
 		return -ENOMEM;
 	r->d = t->d;
 	r->t = t;
-	r->c = t->c;
 	r->v = v;
-	r->seq = req->seq;
 	r->fi = fi;
 	r->off = req->off;
 	r->len = req->len;
@@ -631,7 +623,7 @@ static int read_local(struct rtry *t)
 			end = req->off + req->len;
 		r->size = end - req->off;
 		ret = resolve(r, fi, req->off, end,
-			      r->c->lease->map + req->ring_off);
+			      t->c->lease->map + req->ring_off);
 		if (ret < 0) {
 			free(r->pieces);
 			free(r);
