@@ -93,7 +93,8 @@
  * says), vers.c (versions this mount writes: begin, commit, unmount), hk.c
  * (autocommit and other housekeeping), pend.c (job directories without a
  * version yet, aliases), tree.c (the in-memory namespace of a version being
- * written), wbuf.c (write-behind of small writes), ns.c (getattr, mkdir,
+ * written: names and the inodes they share), inval.c (the kernel's caches
+ * of a hard-linked file's other names), wbuf.c (write-behind of small writes), ns.c (getattr, mkdir,
  * rename, ...), dir.c (readdir), io.c (open, read, write, fsync), and
  * mount.ckptfs (the mount(8) helper).
  */

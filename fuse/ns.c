@@ -46,16 +46,18 @@ static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
 static void node_attr(const struct fs_version *ver, const struct fs_node *n,
 		      struct stat *st)
 {
+	const struct fs_inode *in = n->in;
 	int rw = ver->state == V_OPEN;
 
-	if (n->is_dir)
-		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR), ver->uid, 0,
-			  &n->mtime);
-	else
-		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE), ver->uid,
-			  n->size,
-			  &n->mtime);
-	attr_apply(st, &n->attr, rw);
+	if (n->is_dir) {
+		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR),
+			  ver->uid, 0, &in->mtime);
+	} else {
+		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE),
+			  ver->uid, in->size, &in->mtime);
+		st->st_nlink = tree_nlink(n);   /* 0: unlinked, still open */
+	}
+	attr_apply(st, &in->attr, rw);
 }
 
 static struct timespec sealed_time(const struct ckptfs *fs,
@@ -276,7 +278,7 @@ static int mkdir_in(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = tree_add(&ver->tree, dir, base, 1, &n);
 	if (ret == 0) {
-		n->attr = a;    /* a directory's stay in the mirror (attr.c) */
+		n->in->attr = a; /* a directory's stay in the mirror (attr.c) */
 		ver_touch_locked(ver);
 	}
 	pthread_mutex_unlock(&fs->mu);
@@ -396,6 +398,7 @@ int fs_rmdir(const char *path)
 static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p)
 {
+	struct fs_inval iv = { .n = 0 };
 	struct fs_node *n;
 	int ret;
 
@@ -416,11 +419,15 @@ static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 	}
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
+		/* Its other names (hard links) keep it, one link fewer. */
+		inval_note_locked(&iv, ver, n->in, n);
+		attr_changed(n->in);
 		tree_remove(&ver->tree, n);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	return ret;
 }
 
@@ -463,7 +470,7 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 		return -EEXIST;
 	if ((*src)->is_dir && tree_is_below(*dir, *src))
 		return -EINVAL;
-	if (!*dst || *dst == *src)
+	if (!*dst || (*dst)->in == (*src)->in)   /* two names of one file */
 		return 0;
 	if ((*dst)->is_dir && !(*src)->is_dir)
 		return -EISDIR;
@@ -472,13 +479,20 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 	return (*dst)->is_dir && (*dst)->nchild ? -ENOTEMPTY : 0;
 }
 
+/*
+ * rename inside a held version.  Where from and to are names of one file
+ * (the same name, or two hard links of it) it does nothing and succeeds, as
+ * POSIX says; ckptd would agree, so it is not asked.  Replacing a name of a
+ * file with other names takes only that name from it.
+ */
 static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *a, const struct fs_path *b,
 		     unsigned int flags)
 {
+	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src, *dst, *dir;
 	const char *base;
-	int ret;
+	int ret, noop = 0;
 
 	/* The marker is a command, not a file. */
 	if (path_is_marker(b))
@@ -488,22 +502,30 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0)
 		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
+	if (ret == 0)
+		noop = dst && dst->in == src->in;
 	pthread_mutex_unlock(&fs->mu);
-	if (ret == 0 && dst != src) {
+	if (ret == 0 && !noop) {
 		ret = ckpt_rename(ver->v, a->file, b->file);
 		if (ret == -ENOENT && src->is_dir)  /* no file below it yet */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
 	}
-	if (ret == 0 && dst != src) {
+	if (ret == 0 && !noop) {
 		pthread_mutex_lock(&fs->mu);
-		if (dst)
+		if (dst) {
+			inval_note_locked(&iv, ver, dst->in, dst);
+			attr_changed(dst->in);
 			tree_remove(&ver->tree, dst);
+		}
 		ret = tree_move(&ver->tree, src, dir, base);
+		attr_changed(src->in);
+		inval_note_locked(&iv, ver, src->in, src);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	return ret;
 }
 
@@ -581,6 +603,7 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
+	struct fs_inval iv = { .n = 0 };
 	struct fs_version *ver;
 	struct fs_node *n;
 	struct fs_path p;
@@ -618,11 +641,14 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 	if (ret == 0) {
 		ret = attr_send(fs, ver, n, a);
 		pthread_mutex_lock(&fs->mu);
+		if (ret == 0)   /* its other names show it too */
+			inval_note_locked(&iv, ver, n->in, n);
 		n->nopen--;
 		tree_release(n);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }

@@ -227,6 +227,7 @@ int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret)
 static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 {
 	struct ckpt_file_info *files = NULL;
+	struct fs_node *node;
 	int i, n, ret = 0;
 
 	n = ckpt_list_files2(ver->conn->c, ver->job, ver->name, &files,
@@ -234,10 +235,11 @@ static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 	if (n < 0)
 		return n == -CKPT_ENOVERSION ? 0 : n;
 	for (i = 0; i < n && ret == 0; i++) {
-		ret = tree_add_path(&ver->tree, files[i].path, files[i].size);
-		if (ret == 0)       /* the attributes it was given elsewhere */
-			tree_lookup(&ver->tree, files[i].path)->attr =
-				files[i].attr;
+		ret = tree_add_path(&ver->tree, files[i].path, NULL, &node);
+		if (ret == 0) {     /* the attributes it was given elsewhere */
+			node->in->size = files[i].size;
+			node->in->attr = files[i].attr;
+		}
 	}
 	free(files);
 	return ret;
