@@ -427,7 +427,7 @@ struct xblob {
 	uint32_t remove;
 };
 
-/* A TRUNCATE, UNLINK, RENAME, SETATTR or SETXATTR on v's handle, in order
+/* A TRUNCATE, UNLINK, RENAME, LINK, SETATTR or SETXATTR on v's handle, in order
  * with its writes. */
 static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
 		     const char *path2, uint64_t size,
@@ -485,6 +485,13 @@ int ckpt_rename(struct ckpt_version *v, const char *from, const char *to)
 	if (!to)
 		return -EINVAL;
 	return ns_call(v, PROTO_RENAME, from, to, 0, NULL);
+}
+
+int ckpt_link(struct ckpt_version *v, const char *from, const char *to)
+{
+	if (!to)
+		return -EINVAL;
+	return ns_call(v, PROTO_LINK, from, to, 0, NULL);
 }
 
 int ckpt_setattr(struct ckpt_version *v, const char *path,

@@ -220,6 +220,12 @@ struct ckpt_file_info {
 	uint32_t extents;  /* stored records (a record is checksummed whole) */
 	/* end of the first release (CKPT_FILE_INFO_SIZE_VER0); append below */
 	struct ckpt_attr attr; /* ckptd before attributes: all 0 */
+	uint64_t ino;      /* the file behind the name: the names of one
+			    * version listed with the same ino are hard
+			    * links of one file (ckpt_link()); 1.., 0 from
+			    * a ckptd before links */
+	uint32_t nlink;    /* the names that file has in the version
+			    * (0 from a ckptd before links: 1) */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */
@@ -436,6 +442,14 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf);
 int ckpt_truncate(struct ckpt_version *v, const char *path, uint64_t size);
 int ckpt_unlink(struct ckpt_version *v, const char *path);
 int ckpt_rename(struct ckpt_version *v, const char *from, const char *to);
+/* Give the file from of an open version a second name, to (a hard link):
+ * from then on both names are one file (its bytes, size, attributes and
+ * extended attributes), listed with one ino and nlink 2.  Unlinking or
+ * renaming one name leaves the others; renaming a name onto another name
+ * of the same file does nothing.  Drained as hard links on the PFS and
+ * restored as such by `ckptctl restore`.  -ENOENT (no file from), -EEXIST
+ * (to names a file), -CKPT_EBADNAME, -CKPT_ESEALED (committed). */
+int ckpt_link(struct ckpt_version *v, const char *from, const char *to);
 /* Set the attributes of a file of an open version: the fields whose bit is
  * in a->set (CKPT_ATTR_*); the others keep their value, and ckptd stamps
  * ctime_ns.  -ENOENT if there is no such file, -EINVAL for a bad mode (bits

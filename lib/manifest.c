@@ -34,6 +34,7 @@
 #define MAN_FILE_MIN_V1 (2 + 1 + 8)
 #define MAN_ATTR_LEN    ATTR_ENC_LEN
 #define MAN_FILE_MIN   (MAN_FILE_MIN_V1 + MAN_ATTR_LEN + 4)
+#define MAN_LINK_LEN   4                /* format 4 */
 #define MAN_REC_LEN    (4 + 4 + 8 + 8 + 4 + 4)
 
 size_t manifest_size(const struct manifest *m)
@@ -45,7 +46,7 @@ size_t manifest_size(const struct manifest *m)
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
 		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN + 4 +
-		     m->files[i].xlen;
+		     m->files[i].xlen + MAN_LINK_LEN;
 	return n + (size_t)m->nrecs * MAN_REC_LEN;
 }
 
@@ -75,6 +76,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 		enc_attr(&e, &m->files[i].attr);
 		enc_u32(&e, m->files[i].xlen);
 		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
+		enc_u32(&e, m->files[i].link);
 	}
 	for (i = 0; i < m->nrecs; i++) {
 		r = &m->recs[i];
@@ -124,9 +126,25 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 		return -CKPT_EPROTO;
 	need = (uint64_t)m->nfiles *
 	       (format == MANIFEST_FORMAT_V1 ? MAN_FILE_MIN_V1 : MAN_FILE_MIN) +
+	       (format >= MANIFEST_FORMAT_V4 ? (uint64_t)m->nfiles * MAN_LINK_LEN : 0) +
 	       (uint64_t)m->nrecs * MAN_REC_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
+	return 0;
+}
+
+/* Entry i's link names an earlier entry that is no link itself, and a link
+ * has no extended attributes of its own; count the names of each file. */
+static int man_link_check(struct manifest *m, uint32_t i)
+{
+	struct man_file *f = &m->files[i];
+
+	f->nlink = 1;
+	if (!f->link)
+		return 0;
+	if (f->link - 1 >= i || m->files[f->link - 1].link || f->xlen)
+		return -CKPT_EPROTO;
+	m->files[f->link - 1].nlink++;
 	return 0;
 }
 
@@ -156,11 +174,16 @@ static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 			if (ret)
 				return ret;
 		}
+		if (format >= MANIFEST_FORMAT_V4)
+			m->files[i].link = dec_u32(d);
 		m->files[i].path = strdup(path);
 		if (!m->files[i].path)
 			return -ENOMEM;
+		ret = man_link_check(m, i);
+		if (ret)
+			return ret;
 	}
-	return 0;
+	return d->err;
 }
 
 /* A record must name a file and sit 4 KiB-aligned after the segment header
@@ -171,7 +194,7 @@ static int man_check_rec(const struct manifest *m, const struct man_rec *r)
 {
 	uint64_t padded;
 
-	if (r->file >= m->nfiles || r->len == 0)
+	if (r->file >= m->nfiles || r->len == 0 || m->files[r->file].link)
 		return -CKPT_EPROTO;
 	if (r->seg == MAN_SEG_ZERO)
 		return r->seg_off || r->file_off > UINT64_MAX - r->len ?
@@ -223,8 +246,8 @@ int manifest_decode(const void *buf, size_t len, struct manifest *m)
 	memset(m, 0, sizeof(*m));
 	/* Format 1 (before file attributes) is read too: stores keep
 	 * their manifests across an upgrade. */
-	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V1 ||
-			  get_le32((const uint8_t *)buf + 8) == MANIFEST_FORMAT_V2))
+	if (len >= 12 && get_le32((const uint8_t *)buf + 8) >= MANIFEST_FORMAT_V1 &&
+	    get_le32((const uint8_t *)buf + 8) < MANIFEST_FORMAT)
 		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, MANIFEST_MAGIC, format, MAN_MIN_LEN);
 	if (ret)

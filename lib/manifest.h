@@ -28,18 +28,23 @@
  *   str version
  *   u32 nfiles
  *   u32 nrecords
- *   nfiles  x { str path; u64 size; attr; u32 xlen; xlen bytes }
+ *   nfiles  x { str path; u64 size; attr; u32 xlen; xlen bytes; u32 link }
  *            attr (format 2 only): struct ckpt_attr as codec.h encodes it
  *                 (set says which fields mean anything)
  *            xlen, bytes (format 2 only): the extended attributes, a
  *                 blob as xattr.h packs it (at most XATTR_MAX)
+ *            link (format 4): 0, or 1 + the index of an earlier entry
+ *                 whose file this name is too (a hard link): that entry
+ *                 is not a link itself, no record names this one, and its
+ *                 size, attr and xattrs are the file's (this entry's
+ *                 size and attr repeat them, xlen is 0)
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
  *   u32 crc          CRC32C of every byte before it
  *
- * Formats: 3 (written since the cluster) adds nparts; 2 adds attr to each
+ * Formats: 4 (written since hard links) adds link; 3 adds nparts; 2 adds attr to each
  * file entry and decodes with nparts = 1; 1 has no attr either, and decodes
- * with attr.set = 0 for every file.  All are read; only 3 is written (a
- * level change rewrites an older manifest as 3).
+ * with attr.set = 0 for every file.  All are read (with link 0 before 4);
+ * only 4 is written (a level change rewrites an older manifest as 4).
  *
  * Ownership: manifest_decode() allocates m->files and m->recs;
  * manifest_release() frees them.  A struct manifest built by hand for
@@ -54,8 +59,9 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 3
-#define MANIFEST_FORMAT_V3 3
+#define MANIFEST_FORMAT 4
+#define MANIFEST_FORMAT_V4 4     /* hard links */
+#define MANIFEST_FORMAT_V3 3     /* no links; still read */
 #define MANIFEST_FORMAT_V2 2     /* no nparts; still read */
 #define MANIFEST_FORMAT_V1 1     /* no file attributes either; still read */
 #define MANIFEST_MAX_PARTS 4096  /* PLACE_MAX_NODES */
@@ -69,7 +75,16 @@ struct man_file {
 	uint8_t *xattr;          /* xattr.h blob, xlen bytes; owned by the
 				  * manifest when decoded */
 	uint32_t xlen;
+	uint32_t link;           /* 0, or 1 + the entry this name shares a
+				  * file with (format 4) */
+	uint32_t nlink;          /* decode: the names of this entry's file
+				  * (>= 1); not encoded */
 };
+
+/* The entry holding the bytes and attributes of m's entry fi: fi itself,
+ * or the entry a hard link names. */
+#define MAN_DATA(m, fi) \
+	((m)->files[fi].link ? (m)->files[fi].link - 1 : (uint32_t)(fi))
 
 /* A record in no segment: its bytes are zeros (what a truncate leaves). */
 #define MAN_SEG_ZERO 0xffffffffu
@@ -104,7 +119,7 @@ size_t manifest_size(const struct manifest *m);
 /* Encode into buf (cap >= manifest_size(m)).  Returns the length or
  * -EMSGSIZE. */
 long manifest_encode(const struct manifest *m, void *buf, size_t cap);
-/* Decode and validate (format 1, 2 or 3): magic, format, CRC, counts, names (names.h), record
+/* Decode and validate (format 1 to 4): magic, format, CRC, counts, names (names.h), record
  * bounds (file index, alignment, no overflow).  0 or -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
 int manifest_decode(const void *buf, size_t len, struct manifest *m);

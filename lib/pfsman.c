@@ -41,7 +41,20 @@
 /* Smallest file entry (a one-byte path) and the size of a chunk entry. */
 #define PFS_FILE_MIN_V2 (2 + 1 + 8 + 4 + 4)
 #define PFS_FILE_MIN   (PFS_FILE_MIN_V2 + ATTR_ENC_LEN + 4)
+#define PFS_LINK_LEN   4                /* format 4 */
 #define PFS_CHUNK_LEN  (8 + 4 + 4 + 4 + 1 + 1)
+
+int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint)
+{
+	uint32_t i;
+
+	if (hint < m->nfiles && !strcmp(m->files[hint].path, path))
+		return (int)hint;
+	for (i = 0; i < m->nfiles; i++)
+		if (!strcmp(m->files[i].path, path))
+			return (int)i;
+	return -ENOENT;
+}
 
 size_t pfsman_size(const struct pfsman *m)
 {
@@ -53,7 +66,7 @@ size_t pfsman_size(const struct pfsman *m)
 	n += strnlen(m->base, CKPT_VERSION_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
 		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN +
-		     4 + m->files[i].xlen;
+		     4 + m->files[i].xlen + PFS_LINK_LEN;
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
 }
 
@@ -86,6 +99,7 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 		enc_attr(&e, &m->files[i].attr);
 		enc_u32(&e, m->files[i].xlen);
 		enc_bytes(&e, m->files[i].xattr, m->files[i].xlen);
+		enc_u32(&e, m->files[i].link);
 	}
 	for (i = 0; i < m->nchunks; i++) {
 		c = &m->chunks[i];
@@ -150,6 +164,7 @@ static int pfs_dec_head(struct dec *d, struct pfsman *m, uint32_t format)
 		return ret;
 	need = (uint64_t)m->nfiles *
 	       (format == PFSMAN_FORMAT_V2 ? PFS_FILE_MIN_V2 : PFS_FILE_MIN) +
+	       (format >= PFSMAN_FORMAT ? (uint64_t)m->nfiles * PFS_LINK_LEN : 0) +
 	       (uint64_t)m->nchunks * PFS_CHUNK_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
@@ -157,11 +172,11 @@ static int pfs_dec_head(struct dec *d, struct pfsman *m, uint32_t format)
 }
 
 /* A file's chunk range must start where the previous file's ended (*next)
- * and hold exactly ceil(size / chunk) chunks. */
+ * and hold exactly ceil(size / chunk) chunks; a hard link holds none. */
 static int pfs_check_range(const struct pfsman *m, const struct pfs_file *f,
 			   uint32_t *next)
 {
-	uint64_t want = f->size / m->chunk + (f->size % m->chunk != 0);
+	uint64_t want = f->link ? 0 : f->size / m->chunk + (f->size % m->chunk != 0);
 
 	if (f->first != *next || f->count != want)
 		return -CKPT_EPROTO;
@@ -195,10 +210,18 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 			dec_attr(d, &f->attr);
 			dec_xattr(d, &f->xattr, &f->xlen);
 		}
+		if (format >= PFSMAN_FORMAT)
+			f->link = dec_u32(d);
 		if (d->err)
 			return d->err;
 		if (name_check_path(path))
 			return -CKPT_EBADNAME;
+		f->nlink = 1;
+		if (f->link && (f->link - 1 >= i ||
+				m->files[f->link - 1].link || f->xlen))
+			return -CKPT_EPROTO;
+		if (f->link)
+			m->files[f->link - 1].nlink++;
 		ret = pfs_check_range(m, f, &next);
 		if (ret)
 			return ret;
@@ -321,10 +344,11 @@ int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	/* Format 2 (before file attributes) is read too: drained versions
-	 * stay readable across an upgrade. */
-	if (len >= 12 && get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2)
-		format = PFSMAN_FORMAT_V2;
+	/* Formats 2 (before file attributes) and 3 (before links) are read
+	 * too: drained versions stay readable across an upgrade. */
+	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2 ||
+			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V3))
+		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, PFSMAN_MAGIC, format, PFS_MIN_LEN);
 	if (ret)
 		return ret;
@@ -393,7 +417,7 @@ static int pfs_merge_check(const struct pfsman *first, const struct pfsman *p,
 /* Append part p's files and chunks to out (sized for them). */
 static int pfs_merge_add(struct pfsman *out, const struct pfsman *p)
 {
-	uint32_t i, chunk0 = out->nchunks;
+	uint32_t i, chunk0 = out->nchunks, file0 = out->nfiles;
 
 	memcpy(out->chunks + out->nchunks, p->chunks,
 	       (size_t)p->nchunks * sizeof(*p->chunks));
@@ -403,6 +427,7 @@ static int pfs_merge_add(struct pfsman *out, const struct pfsman *p)
 
 		*f = p->files[i];
 		f->first = chunk0 + p->files[i].first;
+		f->link = f->link ? file0 + f->link : 0;
 		f->path = strdup(p->files[i].path);
 		f->xattr = NULL;
 		out->nfiles++;

@@ -28,10 +28,14 @@
  *   u32 shuffle (0, 2 or 4); str job; str version; str base ("" if none);
  *   u32 nfiles; u32 nchunks;
  *   nfiles x { str path; u64 size; u32 first; u32 count; attr;
- *              u32 xlen; xlen bytes }
+ *              u32 xlen; xlen bytes; u32 link }
  *            attr, xlen and bytes (format 3 only): struct ckpt_attr as
  *            codec.h encodes it, and the extended attributes (xattr.h);
  *            a format-2 manifest decodes with attr.set = 0 and no xattrs
+ *            link (format 4): 0, or 1 + the index of an earlier entry,
+ *            not a link itself, whose file this name is too (a hard link
+ *            on the PFS): it has no chunks (count 0) and no xattrs of its
+ *            own; its size and attr repeat the file's
  *   nchunks x { u64 file_off; u32 len; u32 crc; u32 stored; u8 kind; u8 kind2 }
  *   u32 crc of everything before.
  *
@@ -47,8 +51,10 @@
 #include "ckpt.h"
 
 #define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
-#define PFSMAN_FORMAT 3  /* 3: file attributes; 1: the layout with the
-			  * manifest among the files (not read) */
+#define PFSMAN_FORMAT 4  /* 4: hard links; 3: file attributes; 1: the
+			  * layout with the manifest among the files (not
+			  * read) */
+#define PFSMAN_FORMAT_V3 3 /* no links; still read */
 #define PFSMAN_FORMAT_V2 2 /* no file attributes; still read */
 #define PFSMAN_MAX_FILES  (1u << 20)
 #define PFSMAN_MAX_CHUNKS (1u << 26)
@@ -66,7 +72,15 @@ struct pfs_file {
 	struct ckpt_attr attr;   /* as its writer set them; format 2: 0 */
 	uint8_t *xattr;          /* xattr.h blob (owned when decoded) */
 	uint32_t xlen;
+	uint32_t link;           /* 0, or 1 + the entry whose file this name
+				  * is too (format 4) */
+	uint32_t nlink;          /* decode, merge: names of this entry's
+				  * file (>= 1); not encoded */
 };
+
+/* The entry holding the chunks and attributes of m's entry fi. */
+#define PFS_DATA(m, fi) \
+	((m)->files[fi].link ? (m)->files[fi].link - 1 : (uint32_t)(fi))
 
 struct pfs_chunk {
 	uint64_t file_off;       /* where the stored bytes are in the file */
@@ -93,6 +107,9 @@ struct pfsman {
 	struct pfs_file *files;
 	struct pfs_chunk *chunks;
 };
+
+/* The index of the entry named path (trying hint first), or -ENOENT. */
+int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint);
 
 size_t pfsman_size(const struct pfsman *m);
 /* Length written, or -EMSGSIZE. */

@@ -158,18 +158,20 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_REBUILD] = { "REBUILD", 0, { 0 }, { 0 } },
 	[PROTO_PLAN] = { "PLAN", PT_LIST, { PF_JOB, PF_VERSION, PF_OFF },
 			 { PF_SIZE } },
+	[PROTO_LINK] = { "LINK", 0, { PF_HANDLE, PF_PATH, PF_PATH2 }, { 0 } },
 };
 
 /* Wire values: fixed once released. */
 _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
-	       PROTO_REBUILD == 29 && PROTO_PLAN == 30, "proto type values");
+	       PROTO_REBUILD == 29 && PROTO_PLAN == 30 && PROTO_LINK == 31,
+	       "proto type values");
 
 /* Smallest encoding of one list entry: empty strings count as one byte,
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
 			   4 * 2 + 2)
-#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 #define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
 
@@ -528,6 +530,8 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	enc_u64(e, f->size);
 	enc_u32(e, f->extents);
 	proto_enc_attr(e, &f->attr);
+	enc_u64(e, f->ino);
+	enc_u32(e, f->nlink);
 }
 
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
@@ -536,6 +540,8 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
 	f->size = dec_u64(d);
 	f->extents = dec_u32(d);
 	proto_dec_attr(d, &f->attr);
+	f->ino = dec_u64(d);
+	f->nlink = dec_u32(d);
 }
 
 void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n)

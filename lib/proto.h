@@ -44,10 +44,10 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
+/* 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     8
+#define PROTO_VERSION     9
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -95,6 +95,8 @@ enum proto_type {
 	PROTO_PLAN,          /* (8) job, version, off -> size (total),
 			      * count, plan entries: where each file would
 			      * be read from */
+	PROTO_LINK,          /* (9) handle, path (existing), path2 (the new
+			      * name): a hard link */
 	PROTO_NTYPES
 };
 
@@ -134,7 +136,7 @@ struct proto_msg {
 	const char *job;
 	const char *version;
 	const char *path;
-	const char *path2;       /* RENAME: the new path */
+	const char *path2;       /* RENAME, LINK: the new path */
 	struct ckpt_attr attr;   /* SETATTR: the fields attr.set names */
 	const uint8_t *blob;     /* SETXATTR: blob_len bytes, a view */
 	uint32_t blob_len;

@@ -267,23 +267,29 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	return 0;
 }
 
-int version_file(struct version *v, const char *path, int create)
+int version_name(struct version *v, const char *path)
+{
+	uint32_t k;
+
+	if (!v->hcap)
+		return -ENOENT;
+	k = path_hash(path) & (v->hcap - 1);
+	for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
+		struct vfile *f = &v->files[v->fhash[k] - 1];
+
+		if (!f->dead && !strcmp(f->path, path))
+			return v->fhash[k] - 1;
+	}
+	return -ENOENT;
+}
+
+/* Append an entry named path (a new file, or a link to holder + 1). */
+static int vfile_add(struct version *v, const char *path, uint32_t link)
 {
 	uint32_t k;
 	char *copy;
 	int ret;
 
-	if (v->hcap) {
-		k = path_hash(path) & (v->hcap - 1);
-		for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
-			struct vfile *f = &v->files[v->fhash[k] - 1];
-
-			if (!f->dead && !strcmp(f->path, path))
-				return v->fhash[k] - 1;
-		}
-	}
-	if (!create)
-		return -ENOENT;
 	ret = grow((void **)&v->files, &v->cfiles, v->nfiles + 1,
 		   sizeof(*v->files));
 	if (ret < 0)
@@ -291,7 +297,8 @@ int version_file(struct version *v, const char *path, int create)
 	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	v->files[v->nfiles++] = (struct vfile){ .path = copy };
+	v->files[v->nfiles++] = (struct vfile){ .path = copy, .link = link,
+						.nlink = 1 };
 	v->nlive++;
 	if (v->nfiles * 2 > v->hcap) {
 		ret = fhash_rebuild(v, v->hcap ? v->hcap * 2 : 16);
@@ -306,7 +313,36 @@ int version_file(struct version *v, const char *path, int create)
 			k = (k + 1) & (v->hcap - 1);
 		v->fhash[k] = v->nfiles;
 	}
+	if (link)
+		v->files[link - 1].nlink++;
 	return v->nfiles - 1;
+}
+
+int version_file(struct version *v, const char *path, int create)
+{
+	int fi = version_name(v, path);
+
+	if (fi >= 0)
+		return vfile_data(v, fi);
+	return create ? vfile_add(v, path, 0) : fi;
+}
+
+int version_link(struct version *v, uint32_t fi, const char *path)
+{
+	int ret = vfile_add(v, path, vfile_data(v, fi) + 1);
+
+	return ret < 0 ? ret : 0;
+}
+
+uint64_t version_bytes(const struct version *v)
+{
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; i < v->nfiles; i++)
+		if (!v->files[i].dead && !v->files[i].link)
+			bytes += v->files[i].size;
+	return bytes;
 }
 
 int version_add_rec(struct version *v, const struct man_rec *r)
@@ -355,6 +391,28 @@ int version_truncate(struct version *v, uint32_t fi, uint64_t size)
 
 void version_unlink_file(struct version *v, uint32_t fi)
 {
+	struct vfile *f = &v->files[fi], *l;
+	uint32_t i;
+	char *p;
+
+	if (f->link) {
+		v->files[f->link - 1].nlink--;
+	} else if (f->nlink > 1) {
+		/* The file keeps a name: its first other name moves into
+		 * the holder, whose entry stays live; that name's entry
+		 * dies instead. */
+		for (i = fi + 1; i < v->nfiles; i++) {
+			l = &v->files[i];
+			if (!l->dead && l->link == fi + 1)
+				break;
+		}
+		l = &v->files[i];
+		p = f->path;
+		f->path = l->path;
+		l->path = p;
+		f->nlink--;
+		fi = i;
+	}
 	v->files[fi].dead = 1;
 	v->nlive--;
 	/* Lookups skip dead entries, so a failed rebuild only costs probes. */
@@ -412,12 +470,10 @@ void catalog_man_path(const struct catalog *cat, uint64_t seq,
 		 (unsigned long long)seq, ext);
 }
 
-/* Build a struct manifest of v's live files: the paths point into v; the
- * file and record arrays are the caller's to free. */
-static int version_manifest(const struct version *v, uint32_t level,
+int version_manifest(const struct version *v, uint32_t level,
 			    struct manifest *m)
 {
-	uint32_t i, n = 0, *map;
+	uint32_t i, d, n = 0, *map;
 
 	memset(m, 0, sizeof(*m));
 	m->seq = v->seq;
@@ -437,11 +493,16 @@ static int version_manifest(const struct version *v, uint32_t level,
 		if (v->files[i].dead)
 			continue;
 		map[i] = n;
+		d = vfile_data(v, i);
 		m->files[n].path = v->files[i].path;
-		m->files[n].attr = v->files[i].attr;
-		m->files[n].xattr = v->files[i].xattr;   /* borrowed */
-		m->files[n].xlen = v->files[i].xlen;
-		m->files[n++].size = v->files[i].size;
+		m->files[n].link = v->files[i].link ? map[d] + 1 : 0;
+		m->files[n].attr = v->files[d].attr;
+		m->files[n].size = v->files[d].size;
+		if (!v->files[i].link) {
+			m->files[n].xattr = v->files[i].xattr; /* borrowed */
+			m->files[n].xlen = v->files[i].xlen;
+		}
+		n++;
 	}
 	m->nfiles = n;
 	for (i = 0; i < v->nrecs; i++) {
@@ -866,7 +927,9 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	 * segment headers: a manifest with another open_id is stale. */
 	v->open_id = m->open_id;
 	for (i = 0; i < m->nfiles; i++) {
-		ret = version_file(v, m->files[i].path, 1);
+		ret = m->files[i].link ?
+		      version_link(v, m->files[i].link - 1, m->files[i].path) :
+		      version_file(v, m->files[i].path, 1);
 		if (ret < 0)
 			goto out_destroy;
 	}
@@ -933,6 +996,13 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 	int ret;
 
 	for (i = 0; i < m->nfiles; i++) {
+		if (m->files[i].link) {
+			ret = version_link(v, m->files[i].link - 1,
+					   m->files[i].path);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
 		ret = version_file(v, m->files[i].path, 1);
 		if (ret < 0)
 			return ret;
@@ -1058,17 +1128,20 @@ int catalog_evict_dropped(struct catalog *cat, struct version *v,
 void vfile_info(const struct version *v, uint32_t fi,
 		struct ckpt_file_info *out)
 {
+	uint32_t d = vfile_data(v, fi);
+
 	memset(out, 0, sizeof(*out));
 	snprintf(out->path, sizeof(out->path), "%s", v->files[fi].path);
-	out->size = v->files[fi].size;
-	out->extents = v->files[fi].nrecs;
-	out->attr = v->files[fi].attr;
+	out->size = v->files[d].size;
+	out->extents = v->files[d].nrecs;
+	out->attr = v->files[d].attr;
+	out->ino = d + 1;
+	out->nlink = v->files[d].nlink;
 }
 
 void version_info(const struct version *v, struct ckpt_version_info *out)
 {
-	uint64_t bytes = 0;
-	uint32_t i;
+	uint64_t bytes;
 
 	memset(out, 0, sizeof(*out));
 	if (v->job) {
@@ -1076,9 +1149,7 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 		out->uid = v->job->uid;
 	}
 	snprintf(out->version, sizeof(out->version), "%s", v->name);
-	for (i = 0; i < v->nfiles; i++)
-		if (!v->files[i].dead)
-			bytes += v->files[i].size;
+	bytes = version_bytes(v);
 	out->state = v->state;
 	out->level = v->level;
 	out->writers = v->writers;

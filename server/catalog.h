@@ -38,6 +38,12 @@ struct vfile {
 				   * covered by a truncate's zero record */
 	uint32_t nrecs;
 	int dead;                 /* unlinked (or renamed over): not listed */
+	uint32_t link;            /* a hard link: 1 + the index of the entry
+				   * holding its file (records, size, attr,
+				   * xattrs: this entry's own are unused);
+				   * 0: this entry holds its file */
+	uint32_t nlink;           /* a holder: its live names, itself
+				   * included (>= 1 while it is live) */
 	struct ckpt_attr attr;    /* SETATTR, kept in the manifest */
 	uint8_t *xattr;           /* SETXATTR: an xattr.h blob, owned */
 	uint32_t xlen;
@@ -208,8 +214,30 @@ void version_put(struct catalog *cat, struct version *v);
 
 /* Free v's read index (v->rindex), if any. */
 void version_drop_index(struct version *v);
-/* Index of path in v's file table, added if create.  -ENOENT, -ENOMEM. */
+/*
+ * Hard links.  A file's first name holds the file (its records, size,
+ * attributes); each later name given by version_link() is an entry of its
+ * own whose `link` points at the holder.  Unlinking the holder while other
+ * names live hands the holder's entry the path of one of them (that name's
+ * entry dies instead), so that a holder is live exactly as long as the
+ * file has a name, and a link always points at an earlier, live entry.
+ */
+/* The entry holding the file of entry fi. */
+static inline uint32_t vfile_data(const struct version *v, uint32_t fi)
+{
+	return v->files[fi].link ? v->files[fi].link - 1 : fi;
+}
+/* The entry holding the file path names in v (resolving a hard link),
+ * added as a new empty file if create.  -ENOENT, -ENOMEM. */
 int version_file(struct version *v, const char *path, int create);
+/* The entry of the name path itself (a hard link's own entry): for
+ * unlink and rename.  -ENOENT. */
+int version_name(struct version *v, const char *path);
+/* Give the file held by entry fi (a holder) the new name path, which
+ * must not name a live file.  0 or -ENOMEM. */
+int version_link(struct version *v, uint32_t fi, const char *path);
+/* Bytes of v's live files, each file once whatever its names. */
+uint64_t version_bytes(const struct version *v);
 /* Reserve len bytes (rounded to 4 KiB) at the tail of v's segments,
  * allocating a segment when the last one is full; *new_seg tells the caller
  * to write that segment's header first.  0 or -ENOSPC/-errno. */
@@ -221,10 +249,11 @@ int version_add_rec(struct version *v, const struct man_rec *r);
  * a few records whatever the sizes (only bytes some write stored need
  * covering).  0, -EFBIG past CKPT_FILE_MAX, or -ENOMEM. */
 int version_truncate(struct version *v, uint32_t fi, uint64_t size);
-/* Drop file fi from the version (its records stay, unlisted). */
+/* Drop the name entry fi (version_name()) from the version: the file's
+ * last name takes its records with it (they stay, unlisted). */
 void version_unlink_file(struct version *v, uint32_t fi);
-/* Give file fi the path to (which must not name a live file).  0 or
- * -ENOMEM. */
+/* Give the name entry fi the path to (which must not name a live file).
+ * 0 or -ENOMEM. */
 int version_rename_file(struct version *v, uint32_t fi, const char *to);
 
 /* Is a manifest write of v in flight or queued (level.h)?  Then v may not be
@@ -233,6 +262,11 @@ static inline int version_level_busy(const struct version *v)
 {
 	return !list_empty(&v->levelq);
 }
+/* A struct manifest of v's live files as it would be at level: the paths
+ * and xattrs point into v (valid while v is unchanged); m->files and
+ * m->recs are the caller's to free.  0 or -ENOMEM. */
+int version_manifest(const struct version *v, uint32_t level,
+		     struct manifest *m);
 /* Encode v's manifest (its live files) as it would be at level: *buf
  * (malloc'd, the caller's) of *len bytes.  CPU only.  0 or -ENOMEM. */
 int catalog_manifest_encode(const struct version *v, uint32_t level,

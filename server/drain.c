@@ -128,7 +128,8 @@ static const char *base_of(const struct version *v)
 static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 {
 	struct pfs_job *j = calloc(1, sizeof(*j));
-	uint32_t i, n = 0, *map = NULL;
+	struct manifest m;
+	uint32_t i;
 
 	if (!j)
 		return NULL;
@@ -145,45 +146,31 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 	j->nparts = v->nparts ? v->nparts : 1;
 	if (j->nparts > 1 && cluster_self_name(d))
 		snprintf(j->node, sizeof(j->node), "%s", cluster_self_name(d));
-	j->files = calloc(v->nlive + 1, sizeof(*j->files));
-	j->recs = calloc(v->nrecs + 1, sizeof(*j->recs));
 	j->fds = calloc(d->segs.n + 1, sizeof(*j->fds));
-	map = calloc(v->nfiles + 1, sizeof(*map));
-	if (!j->files || !j->recs || !j->fds || !map)
+	if (!j->fds || version_manifest(v, v->level, &m) < 0)
 		goto out_free;
-	for (i = 0; i < v->nfiles; i++) {
-		if (v->files[i].dead)
-			continue;
-		map[i] = n;
-		j->files[n].path = strdup(v->files[i].path);
-		j->files[n].size = v->files[i].size;
-		j->files[n].attr = v->files[i].attr;
-		if (!j->files[n++].path)
+	/* The view borrows v's paths and xattrs: the job keeps copies. */
+	j->files = m.files;
+	j->recs = m.recs;
+	j->nrecs = m.nrecs;
+	for (i = 0; i < m.nfiles; i++) {
+		struct man_file *f = &j->files[i];
+		const uint8_t *x = f->xattr;
+
+		f->path = strdup(f->path);
+		f->xattr = NULL;
+		j->nfiles = i + 1;
+		if (!f->path || (f->xlen && !(f->xattr = malloc(f->xlen))))
 			goto out_free;
-		j->nfiles = n;
-		if (v->files[i].xlen) {
-			j->files[n - 1].xattr = malloc(v->files[i].xlen);
-			if (!j->files[n - 1].xattr)
-				goto out_free;
-			memcpy(j->files[n - 1].xattr, v->files[i].xattr,
-			       v->files[i].xlen);
-			j->files[n - 1].xlen = v->files[i].xlen;
-		}
-	}
-	for (i = 0; i < v->nrecs; i++) {
-		if (v->files[v->recs[i].file].dead)
-			continue;
-		j->recs[j->nrecs] = v->recs[i];
-		j->recs[j->nrecs++].file = map[v->recs[i].file];
+		if (f->xlen)
+			memcpy(f->xattr, x, f->xlen);
 	}
 	for (i = 0; i < d->segs.n; i++)
 		j->fds[i] = d->segs.v[i].fd;
 	j->nfds = d->segs.n;
 	snprintf(j->segdir, sizeof(j->segdir), "%s", d->segs.dir);
-	free(map);
 	return j;
 out_free:
-	free(map);
 	pfs_job_free(j);
 	return NULL;
 }

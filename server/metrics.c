@@ -100,14 +100,11 @@ void mstats_sealing(struct ckptd *d, struct version *v)
 void mstats_level(struct ckptd *d, struct version *v, uint32_t from,
 		  uint32_t to)
 {
-	uint64_t t0 = vstats_commit_ms(v), bytes = 0;
-	uint32_t i, l = to - CKPT_STAGED;
+	uint64_t t0 = vstats_commit_ms(v), bytes = version_bytes(v);
+	uint32_t l = to - CKPT_STAGED;
 
 	if (to <= from || to < CKPT_STAGED || to > CKPT_DRAINED)
 		return;
-	for (i = 0; i < v->nfiles; i++)
-		if (!v->files[i].dead)
-			bytes += v->files[i].size;
 	d->ms.versions[l]++;
 	d->ms.level_bytes[l] += bytes;
 	if (t0)

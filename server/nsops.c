@@ -1,13 +1,14 @@
 /*
- * nsops.c - namespace changes inside an open version: TRUNCATE, UNLINK and
- * RENAME, and the file attributes (SETATTR), for writers that use files the
- * way a POSIX program does (ckptfs).
+ * nsops.c - namespace changes inside an open version: TRUNCATE, UNLINK,
+ * RENAME and LINK, and the file attributes (SETATTR, SETXATTR), for writers
+ * that use files the way a POSIX program does (ckptfs).
  *
  * They act on the version's index, in order with the writer's WRITEs on the
  * same connection, and touch no data: a truncate adds zero records over what
- * it cuts, an unlink marks the file dead (its records stay, unlisted and left
- * out of the manifest), a rename changes the path.  Only an OPEN version can
- * change; a committed one gives -CKPT_ESEALED.
+ * it cuts, an unlink marks the name dead (the file's last name takes its
+ * records out of the manifest; they stay, unlisted), a rename changes the
+ * path, a link adds a name (catalog.h, hard links).  Only an OPEN version
+ * can change; a committed one gives -CKPT_ESEALED.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +37,17 @@ static struct version *open_version(struct conn *c,
 	return NULL;
 }
 
+/* Stamp the ctime of the file held by entry fi (a link or unlink of one
+ * of its names changes it). */
+static void touch_ctime(struct version *v, uint32_t fi)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	v->files[vfile_data(v, fi)].attr.ctime_ns =
+		(uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+}
+
 void op_truncate(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = open_version(c, req);
@@ -56,10 +68,41 @@ void op_unlink(struct conn *c, const struct proto_msg *req)
 
 	if (!v)
 		return;
-	fi = version_file(v, req->path, 0);
+	fi = version_name(v, req->path);
+	if (fi >= 0 && v->files[vfile_data(v, (uint32_t)fi)].nlink > 1)
+		touch_ctime(v, (uint32_t)fi);   /* the file lives on */
 	if (fi >= 0)
 		version_unlink_file(v, fi);
 	conn_reply_status(c, req, fi < 0 ? fi : 0);
+}
+
+void op_link(struct conn *c, const struct proto_msg *req)
+{
+	struct version *v = open_version(c, req);
+	int fi, ret;
+
+	if (!v)
+		return;
+	fi = version_file(v, req->path, 0);
+	ret = fi < 0 ? fi : version_name(v, req->path2) >= 0 ? -EEXIST : 0;
+	if (ret == 0)
+		ret = version_link(v, (uint32_t)fi, req->path2);
+	if (ret == 0)
+		touch_ctime(v, (uint32_t)fi);
+	conn_reply_status(c, req, ret);
+}
+
+/* Give the name entry fi the path to, replacing the name to was; nothing
+ * when both are names of one file (POSIX rename). */
+static int rename_name(struct version *v, uint32_t fi, const char *to)
+{
+	int old = version_name(v, to);
+
+	if (old >= 0 && vfile_data(v, (uint32_t)old) == vfile_data(v, fi))
+		return 0;
+	if (old >= 0)
+		version_unlink_file(v, (uint32_t)old);
+	return version_rename_file(v, fi, to);
 }
 
 /* Is path under the directory dir (len bytes)? */
@@ -75,7 +118,7 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 	size_t flen = strlen(from), tlen = strlen(to);
 	char path[CKPT_PATH_MAX + 1];
 	uint32_t i, moved = 0;
-	int old, ret;
+	int ret;
 
 	if (under(to, from, flen))
 		return -EINVAL;       /* into itself */
@@ -87,10 +130,7 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 		if (tlen + strlen(p + flen) > CKPT_PATH_MAX)
 			return -ENAMETOOLONG;
 		snprintf(path, sizeof(path), "%s%s", to, p + flen);
-		old = version_file(v, path, 0);
-		if (old >= 0)
-			version_unlink_file(v, old);
-		ret = version_rename_file(v, i, path);
+		ret = rename_name(v, i, path);
 		if (ret < 0)
 			return ret;
 		moved++;
@@ -101,22 +141,16 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 void op_rename(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = open_version(c, req);
-	int fi, old, ret;
+	int fi, ret;
 
 	if (!v)
 		return;
-	fi = version_file(v, req->path, 0);
+	fi = version_name(v, req->path);
 	if (fi < 0) {
 		ret = rename_dir(v, req->path, req->path2);
 		goto out_reply;
 	}
-	ret = 0;
-	if (!strcmp(req->path, req->path2))
-		goto out_reply;
-	old = version_file(v, req->path2, 0);
-	if (old >= 0)
-		version_unlink_file(v, old);
-	ret = version_rename_file(v, fi, req->path2);
+	ret = rename_name(v, (uint32_t)fi, req->path2);
 out_reply:
 	if (ret == -ENOMEM)
 		log_printf(LOG_ERR, "version %s/%s: out of memory renaming %s",
@@ -137,7 +171,6 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 	const struct ckpt_attr *a = &req->attr;
 	struct version *v = open_version(c, req);
 	struct ckpt_attr *fa;
-	struct timespec now;
 	int fi;
 
 	if (!v)
@@ -168,8 +201,7 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 	if (a->set & CKPT_ATTR_MTIME)
 		fa->mtime_ns = a->mtime_ns;
 	fa->set |= a->set;
-	clock_gettime(CLOCK_REALTIME, &now);
-	fa->ctime_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+	touch_ctime(v, (uint32_t)fi);
 	conn_reply_status(c, req, 0);
 }
 

@@ -1,6 +1,6 @@
 /*
  * nsops.h - changes to an open version's namespace by one of its writers:
- * TRUNCATE, UNLINK, RENAME, and file attributes: SETATTR, SETXATTR
+ * TRUNCATE, UNLINK, RENAME, LINK, and file attributes: SETATTR, SETXATTR
  * (nsops.c).
  *
  * Owns nothing: each changes the version's file table (catalog.h) and
@@ -18,6 +18,7 @@ struct conn;
 void op_truncate(struct conn *c, const struct proto_msg *req);
 void op_unlink(struct conn *c, const struct proto_msg *req);
 void op_rename(struct conn *c, const struct proto_msg *req);
+void op_link(struct conn *c, const struct proto_msg *req);
 void op_setattr(struct conn *c, const struct proto_msg *req);
 void op_setxattr(struct conn *c, const struct proto_msg *req);
 

@@ -591,7 +591,7 @@ void op_stat_file(struct conn *c, const struct proto_msg *req)
 
 	if (lookup_any(c, req, &v) < 0)
 		return;
-	i = v ? version_file(v, req->path, 0) : -ENOENT;
+	i = v ? version_name(v, req->path) : -ENOENT;
 	if (i < 0 && cluster_stat_file(c, req) == 0)
 		return;
 	if (i < 0) {

@@ -199,7 +199,6 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 	void *man = NULL;
 	size_t manlen = 0;
 	uint8_t *buf;
-	uint32_t i;
 
 	memset(&pp, 0, sizeof(pp));
 	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
@@ -214,9 +213,7 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 	pp.open_id = v->open_id;
 	pp.sealed_ns = v->sealed_ns;
 	pp.nfiles = v->nlive;
-	for (i = 0; i < v->nfiles; i++)
-		if (!v->files[i].dead)
-			pp.bytes += v->files[i].size;
+	pp.bytes = version_bytes(v);
 	if (pp.state == CKPT_ST_SEALED &&
 	    catalog_manifest_encode(v, v->level, &man, &manlen) == 0 &&
 	    manlen <= PEER_MAX_MAN) {
@@ -432,7 +429,8 @@ static int rpart_from_meta(struct cluster *cl, uint32_t owner,
 	p->nparts = p->man.nparts ? p->man.nparts : 1;
 	p->nfiles = p->man.nfiles;
 	for (i = 0; i < p->man.nfiles; i++)
-		p->bytes += p->man.files[i].size;
+		if (!p->man.files[i].link)      /* each file once */
+			p->bytes += p->man.files[i].size;
 	p->seq = m->seq;
 	p->open_id = m->open_id;
 	p->sealed_ns = p->man.sealed_ns;
@@ -836,14 +834,20 @@ static struct rpart *path_owner(const struct cluster *cl, const char *job,
 	return best;
 }
 
-static void file_entry(struct ckpt_file_info *fi, const struct man_file *f,
-		       uint32_t extents)
+/* The listing entry of file i of p.  Its ino is unique across the parts
+ * of a version: the owner's number above the file's index (this node's
+ * own files have none, vfile_info()). */
+static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
+		       uint32_t i)
 {
+	uint32_t d = MAN_DATA(&p->man, i);
+
 	memset(fi, 0, sizeof(*fi));
-	snprintf(fi->path, sizeof(fi->path), "%s", f->path);
-	fi->size = f->size;
-	fi->extents = extents;
-	fi->attr = f->attr;
+	snprintf(fi->path, sizeof(fi->path), "%s", p->man.files[i].path);
+	fi->size = p->man.files[d].size;
+	fi->attr = p->man.files[d].attr;
+	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);
+	fi->nlink = p->man.files[d].nlink;
 }
 
 /* Is file i of p shown (not shadowed by this node's part or another)? */
@@ -891,7 +895,7 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 		for (i = 0; i < p->man.nfiles; i++) {
 			if (!shown(cl, p, i, v) || !page_take(&pg))
 				continue;
-			file_entry(&fi, &p->man.files[i], 0);
+			file_entry(&fi, p, i);
 			proto_enc_file_entry(&pg.e, &fi);
 		}
 	}
@@ -899,33 +903,32 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 	return 0;
 }
 
-/* The file req names (job, version, path) in another node's part, or
- * NULL. */
-static const struct man_file *req_file(struct conn *c,
-				       const struct proto_msg *req)
+/* The part holding the file req names (job, version, path) in another
+ * node's part, and the name's index in it (*i), or NULL. */
+static const struct rpart *req_file(struct conn *c,
+				    const struct proto_msg *req, int *i)
 {
 	struct cluster *cl = cl_of(c->d);
-	struct rpart *p;
-	int i;
 
 	if (!cl || !cl->parts)
 		return NULL;
-	p = path_owner(cl, req->job, req->version,
-		       owner_of(c->d, req->job, NULL, c->uid), req->path, &i);
-	return p ? &p->man.files[i] : NULL;
+	return path_owner(cl, req->job, req->version,
+			  owner_of(c->d, req->job, NULL, c->uid), req->path, i);
 }
 
 int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 {
-	const struct man_file *f = req_file(c, req);
 	struct ckpt_file_info fi;
+	const struct rpart *p;
 	struct enc e;
+	int i;
 
-	if (!f)
+	p = req_file(c, req, &i);
+	if (!p)
 		return -ENOENT;
 	if (!conn_reply_begin(c, req, &e))
 		return 0;
-	file_entry(&fi, f, 0);
+	file_entry(&fi, p, (uint32_t)i);
 	proto_enc_file_entry(&e, &fi);
 	conn_reply_end(c, &e);
 	return 0;
@@ -933,11 +936,15 @@ int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 
 int cluster_getxattrs(struct conn *c, const struct proto_msg *req)
 {
-	const struct man_file *f = req_file(c, req);
+	const struct man_file *f;
+	const struct rpart *p;
 	struct enc e;
+	int i;
 
-	if (!f)
+	p = req_file(c, req, &i);
+	if (!p)
 		return -ENOENT;
+	f = &p->man.files[MAN_DATA(&p->man, i)];
 	if (!conn_reply_begin(c, req, &e))
 		return 0;
 	enc_u32(&e, f->xlen);
@@ -960,6 +967,7 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 		       path, &fi);
 	if (!p)
 		return -ENOENT;
+	fi = (int)MAN_DATA(&p->man, fi);  /* a hard link reads its file */
 	out->node = p->owner;
 	out->size = p->man.files[fi].size;
 	out->fi = (uint32_t)fi;

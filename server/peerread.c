@@ -243,8 +243,8 @@ static int own_loc(struct version *v, const char *path, struct manifest *man,
 		manifest_release(man);
 		return -ENOENT;
 	}
-	loc->fi = i;
-	loc->size = man->files[i].size;
+	loc->fi = MAN_DATA(man, i);     /* a hard link reads its file */
+	loc->size = man->files[loc->fi].size;
 	loc->open_id = v->open_id;
 	loc->copies = v->copies;
 	loc->man = man;

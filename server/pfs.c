@@ -427,6 +427,31 @@ static int copy_link(struct copy *c, uint32_t fi, const char *tmp,
 	return ret;
 }
 
+/*
+ * A second name of a file copied before it (files are copied in order and
+ * a link names an earlier entry): a hard link on the PFS, made under the
+ * temporary name and renamed into place like any file.  It has no chunks;
+ * its file's bytes and attributes are already there.
+ */
+static int copy_hardlink(struct copy *c, uint32_t fi, const char *tmp,
+			 const char *dst)
+{
+	char from[PATH_MAX];
+	int ret;
+
+	ret = pfs_path(from, sizeof(from), PFS_N_FILE, c->m.job, c->m.version,
+		       c->m.files[c->m.files[fi].link - 1].path, 0);
+	if (ret < 0)
+		return ret;
+	pfs_unlink(c->tfd, tmp, 0);     /* left by an interrupted copy */
+	ret = pfs_link(c->tfd, from, tmp);
+	if (ret == 0)
+		ret = pfs_rename(c->tfd, tmp, dst);
+	if (ret < 0)
+		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
 static int copy_file(struct copy *c, uint32_t fi)
 {
 	const struct pfs_file *f = &c->m.files[fi];
@@ -445,6 +470,8 @@ static int copy_file(struct copy *c, uint32_t fi)
 		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
 	if (ret < 0)
 		return ret;
+	if (f->link)
+		return copy_hardlink(c, fi, tmp, dst);
 	if (is_link(&c->job->files[fi].attr))
 		return copy_link(c, fi, tmp, dst);
 	fd = pfs_create(c->tfd, tmp, &c->owner);
@@ -501,9 +528,11 @@ static int copy_layout(struct copy *c)
 		c->m.files[i].attr = job->files[i].attr;
 		c->m.files[i].xattr = job->files[i].xattr; /* borrowed */
 		c->m.files[i].xlen = job->files[i].xlen;
+		c->m.files[i].link = job->files[i].link;
 		c->m.files[i].first = (uint32_t)n;
-		c->m.files[i].count = (uint32_t)((job->files[i].size +
-						  c->m.chunk - 1) / c->m.chunk);
+		c->m.files[i].count = job->files[i].link ? 0 :
+			(uint32_t)((job->files[i].size + c->m.chunk - 1) /
+				   c->m.chunk);
 		n += c->m.files[i].count;
 	}
 	if (n > PFSMAN_MAX_CHUNKS)
@@ -975,7 +1004,7 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	      uint64_t off, uint64_t len, void *dst)
 {
-	const struct pfs_file *f = &m->files[fi];
+	const struct pfs_file *f = &m->files[PFS_DATA(m, fi)];
 	uint64_t done = 0, coff, a, z;
 	int fd = -1, base_fd = -1, tfd;
 	uint8_t *buf = NULL;

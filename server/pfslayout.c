@@ -395,7 +395,9 @@ int pfs_unlink(int tfd, const char *rel, int flags)
 	return ret;
 }
 
-int pfs_rename(int tfd, const char *from, const char *to)
+/* Rename from to to (link: make to a hard link of from), then fsync to's
+ * directory. */
+static int rename_or_link(int tfd, const char *from, const char *to, int link)
 {
 	const char *fname, *tname;
 	int fdir, tdir, ret;
@@ -405,7 +407,8 @@ int pfs_rename(int tfd, const char *from, const char *to)
 		return fdir;
 	tdir = pfs_open_parent(tfd, to, &tname);
 	ret = tdir < 0 ? tdir : sys_inject(SYS_RENAME);
-	if (ret == 0 && renameat(fdir, fname, tdir, tname) < 0)
+	if (ret == 0 && (link ? linkat(fdir, fname, tdir, tname, 0)
+			      : renameat(fdir, fname, tdir, tname)) < 0)
 		ret = -errno;
 	if (ret == 0)
 		ret = sys_fsync(tdir);
@@ -413,6 +416,16 @@ int pfs_rename(int tfd, const char *from, const char *to)
 		close(tdir);
 	close(fdir);
 	return ret;
+}
+
+int pfs_rename(int tfd, const char *from, const char *to)
+{
+	return rename_or_link(tfd, from, to, 0);
+}
+
+int pfs_link(int tfd, const char *from, const char *to)
+{
+	return rename_or_link(tfd, from, to, 1);
 }
 
 int pfs_mkdirs_above(int tfd, const char *rel, const char *job,

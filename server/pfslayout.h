@@ -163,6 +163,9 @@ int pfs_create(int tfd, const char *rel, const struct pfs_owner *o);
 /* Rename rel `from` to rel `to` (replacing it) and fsync to's directory.
  * Counts as a "rename" for sys_inject(). */
 int pfs_rename(int tfd, const char *from, const char *to);
+/* Make rel `to` a hard link of rel `from` (to must not exist) and fsync
+ * to's directory.  Counts as a "rename" for sys_inject(). */
+int pfs_link(int tfd, const char *from, const char *to);
 /* unlinkat the last level of rel; flags 0 or AT_REMOVEDIR. */
 int pfs_unlink(int tfd, const char *rel, int flags);
 

@@ -307,8 +307,13 @@ static int pfs_read_run(struct pool_task *pt)
 	int ret;
 
 	if (pr->m) {
-		pr->got = pfs_read(pr->target, pr->m, pr->fi, pr->off, pr->len,
-				   pr->dst);
+		/* The catalog's index is a hint: a version evicted where it
+		 * was written still lists the names it unlinked. */
+		ret = pfsman_find(pr->m, t->path, pr->fi);
+		if (ret < 0)
+			return ret;
+		pr->got = pfs_read(pr->target, pr->m, (uint32_t)ret, pr->off,
+				   pr->len, pr->dst);
 		return pr->got < 0 ? (int)pr->got : 0;
 	}
 	ret = pr->node[0] ? pfs_load_part(pr->target, t->job, t->version,
@@ -370,7 +375,7 @@ static int read_pfs(struct rtry *t)
 			return -ENOENT;
 		if (!v->pfs && v->level < CKPT_DRAINED)
 			return -ENODATA;
-		if (version_remote(v) && (fi = version_file(v, t->req.path, 0)) < 0)
+		if (version_remote(v) && (fi = version_name(v, t->req.path)) < 0)
 			return fi;
 	} else if (cluster_part_of(d, t->req.job, t->req.version,
 				   (uint32_t)t->c->uid, t->req.path, &cp) < 0) {

@@ -65,6 +65,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_TRUNCATE] = op_truncate,
 	[PROTO_UNLINK] = op_unlink,
 	[PROTO_RENAME] = op_rename,
+	[PROTO_LINK] = op_link,
 	[PROTO_SETATTR] = op_setattr,
 	[PROTO_SETXATTR] = op_setxattr,
 	[PROTO_GETXATTRS] = op_getxattrs,

@@ -519,6 +519,44 @@ static int restore_special(const struct ckpt_file_info *f, int dfd,
 	return finish_entry(a, dfd, tmp, base, 1);
 }
 
+/* The restored name of the file of r->files[idx] listed before it (hard
+ * links: the names with one ino), or -1. */
+static int first_name(const struct rd *r, int idx)
+{
+	const struct ckpt_file_info *f = &r->files[idx];
+	int i;
+
+	if (f->nlink < 2 || !f->ino)
+		return -1;
+	for (i = 0; i < idx; i++)
+		if (r->files[i].ino == f->ino)
+			return i;
+	return -1;
+}
+
+/* Restore a second name of a file restored already (a hard link): linked
+ * under the temporary name, then renamed into place. */
+static int restore_hardlink(int rootfd, const char *first, int dfd,
+			    const char *tmp, const char *base)
+{
+	const char *fbase;
+	int fdfd, err;
+
+	err = open_parent(rootfd, first, &fdfd, &fbase);
+	if (err)
+		return err;
+	unlinkat(dfd, tmp, 0);
+	err = linkat(fdfd, fbase, dfd, tmp, 0) ? -errno : 0;
+	close(fdfd);
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	if (!err && fsync(dfd))
+		err = -errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
 /* Restore one file: temp name, data, attributes, fsync, rename, fsync the
  * directory. */
 static int restore_file(struct rd *r, int rootfd, int idx)
@@ -534,6 +572,11 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+	if (first_name(r, idx) >= 0) {
+		err = restore_hardlink(rootfd, r->files[first_name(r, idx)].path,
+				       dfd, tmp, base);
+		goto out_close_dir;
+	}
 	if ((f->attr.set & CKPT_ATTR_MODE) &&
 	    (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK) {
 		err = restore_link(r, f, dfd, tmp, base);

@@ -6,7 +6,7 @@
 #  - every version is listed, sealed, and verifies byte for byte;
 #  - through the mount its files show the defaults (no attributes: 0400,
 #    the owner) and read back;
-#  - a level change (the drain) rewrites a manifest: it is then the current format (3),
+#  - a level change (the drain) rewrites a manifest: it is then the current format (4),
 #    and the store loads again after a restart.
 # TIMEOUT: 90
 set -u
@@ -56,11 +56,11 @@ mount_ckptfs d "$M"
 umount_ckptfs "$M"
 info "format-1 store: 3 versions load and verify"
 
-# A level change rewrites a manifest, in the current format, 3.
+# A level change rewrites a manifest, in the current format, 4.
 ctl d drain --resume >/dev/null || fail "ckptctl drain --resume failed"
 ctl d wait up/job v1 drained --timeout "$(scaled 30)" >/dev/null || fail "v1 did not drain"
 m=$(store_man_of "$T/d/store" v1)
-poll_until 10 eval '[ "$(format "$(store_man_of "$T/d/store" v1)")" = 3 ]' ||
+poll_until 10 eval '[ "$(format "$(store_man_of "$T/d/store" v1)")" = 4 ]' ||
 	fail "the manifest of drained v1 is still format $(format "$m")"
 restart d
 tw d verify up/job v1 "${SZ[@]}" || fail "v1 does not verify after its rewrite"

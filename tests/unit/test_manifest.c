@@ -56,7 +56,7 @@ static void sample(struct manifest *m)
 	sample_files[1] = (struct man_file){ path1, 65536,
 		{ CKPT_ATTR_ALL, 04755, 1000, 100, 1700000000000000001ull,
 		  1700000000000000002ull, 1700000000000000003ull, 0 },
-		sample_xattr, sizeof(sample_xattr) };
+		sample_xattr, sizeof(sample_xattr), 0, 0 };
 	sample_files[2] = (struct man_file){ .path = path2, .size = 1 };
 	memcpy(sample_recs, recs, sizeof(recs));
 	m->nfiles = 3;
@@ -498,6 +498,50 @@ static void test_nparts(void)
 	manifest_release(&out);
 }
 
+/* Hard links: a name naming an earlier file; decode counts the names and
+ * refuses a link of a link, of itself or a later entry, a link with xattrs
+ * of its own, and a record naming a link. */
+static void test_links(void)
+{
+	static char lpath[] = "last.pt";
+	struct man_file files[4];
+	struct manifest m, out;
+	uint8_t img[IMG_MAX];
+	long n;
+
+	sample(&m);
+	memcpy(files, sample_files, sizeof(sample_files));
+	files[3] = (struct man_file){ .path = lpath, .size = 65536, .link = 2 };
+	m.files = files;
+	m.nfiles = 4;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_EQUAL(out.files[3].link, 2);
+	CU_ASSERT_EQUAL(out.files[1].nlink, 2);
+	CU_ASSERT_EQUAL(out.files[0].nlink, 1);
+	CU_ASSERT_EQUAL(out.files[3].nlink, 1);
+	CU_ASSERT_EQUAL(MAN_DATA(&out, 3), 1u);
+	CU_ASSERT_EQUAL(MAN_DATA(&out, 0), 0u);
+	manifest_release(&out);
+
+	files[3].link = 4;                      /* itself */
+	expect(&m, -CKPT_EPROTO);
+	files[3].link = 9;                      /* past the end */
+	expect(&m, -CKPT_EPROTO);
+	files[3].link = 2;
+	files[3].xattr = sample_xattr;          /* xattrs of its own */
+	files[3].xlen = sizeof(sample_xattr);
+	expect(&m, -CKPT_EPROTO);
+	files[3].xattr = NULL;
+	files[3].xlen = 0;
+	files[2].link = 1;                      /* a link of ... */
+	files[3].link = 3;                      /* ... a link */
+	expect(&m, -CKPT_EPROTO);
+	files[3].link = 2;
+	files[2].link = 2;                      /* file 2 has a record */
+	expect(&m, -CKPT_EPROTO);
+}
+
 static void test_attr_rules(void)
 {
 	struct manifest m;
@@ -543,6 +587,7 @@ int main(void)
 		{ "seghdr", test_seghdr },
 		{ "format1", test_format1 },
 		{ "attr_rules", test_attr_rules },
+		{ "links", test_links },
 		{ "nparts", test_nparts },
 		{ NULL, NULL }
 	};

@@ -60,12 +60,13 @@ static void sample(struct pfsman *m)
 	strcpy(m->base, "step-001100");
 	sample_files[0] = (struct pfs_file){ path0, 150000, 0, 3,
 		{ CKPT_ATTR_ALL, 0640, 1000, 100, 11, 22, 33, 0 }, pxattr,
-		sizeof(pxattr) };
-	sample_files[1] = (struct pfs_file){ path1, CHUNK, 3, 1, { 0 }, NULL,
-					     0 };
-	sample_files[2] = (struct pfs_file){ path2, 0, 4, 0, { 0 }, NULL, 0 };
-	sample_files[3] = (struct pfs_file){ path3, 10, 4, 1,
-		{ CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 }, NULL, 0 };
+		sizeof(pxattr), 0, 0 };
+	sample_files[1] = (struct pfs_file){ .path = path1, .size = CHUNK,
+					     .first = 3, .count = 1 };
+	sample_files[2] = (struct pfs_file){ .path = path2, .first = 4 };
+	sample_files[3] = (struct pfs_file){ .path = path3, .size = 10,
+		.first = 4, .count = 1,
+		.attr = { CKPT_ATTR_MODE, 0755, 0, 0, 0, 0, 0, 0 } };
 	memset(sample_chunks, 0, sizeof(sample_chunks));
 	memcpy(sample_chunks, chunks, sizeof(chunks));
 	m->nfiles = 4;
@@ -672,6 +673,70 @@ static void split(const struct pfsman *m, struct pfsman *a, struct pfsman *b)
 
 /* The union of parts is the whole, decodes, and keeps parts[0]'s seq and
  * the newest times; parts that disagree or share a path are refused. */
+/* Hard links: a name with no chunks naming an earlier file; decode counts
+ * the names; a link of a link, of a later entry, with chunks or with
+ * xattrs of its own is refused; a merge moves the link with its part. */
+static void test_links(void)
+{
+	static char lpath[] = "model/last.pt";
+	struct pfs_file files[5];
+	uint8_t img[IMG_MAX];
+	struct pfsman m, out, parts[2];
+	long n;
+
+	sample(&m);
+	memcpy(files, sample_files, sizeof(sample_files));
+	files[4] = (struct pfs_file){ .path = lpath, .size = 150000,
+				      .first = 5, .link = 1 };
+	m.files = files;
+	m.nfiles = 5;
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	CU_ASSERT_EQUAL(out.files[4].link, 1);
+	CU_ASSERT_EQUAL(out.files[0].nlink, 2);
+	CU_ASSERT_EQUAL(out.files[4].nlink, 1);
+	CU_ASSERT_EQUAL(out.files[1].nlink, 1);
+	CU_ASSERT_EQUAL(PFS_DATA(&out, 4), 0u);
+	CU_ASSERT_EQUAL(PFS_DATA(&out, 1), 1u);
+	CU_ASSERT_EQUAL(pfsman_find(&out, "model/last.pt", 0), 4);
+	CU_ASSERT_EQUAL(pfsman_find(&out, "nope", 2), -ENOENT);
+
+	/* Merged as the second part: the link follows its file. */
+	parts[0] = out;
+	parts[1] = out;
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 1, &m), 0);
+	CU_ASSERT_EQUAL(m.files[4].link, 1);
+	pfsman_release(&m);
+	pfsman_release(&out);
+
+	sample(&m);
+	m.files = files;
+	m.nfiles = 5;
+	files[4].link = 5;                      /* itself */
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	files[4].link = 6;                      /* past the end */
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	files[4].link = 1;
+	files[4].xattr = pxattr;                /* xattrs of its own */
+	files[4].xlen = sizeof(pxattr);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	files[4].xattr = NULL;
+	files[4].xlen = 0;
+	files[3].link = 1;                      /* a link with a chunk */
+	n = encode(&m, img);
+	CU_ASSERT_NOT_EQUAL(decode(img, n), 0);
+	files[3].link = 0;
+	files[4].link = 5;
+	files[3].link = 0;
+	files[2].link = 1;                      /* link of ... */
+	files[4].link = 3;                      /* ... a link */
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+}
+
 static void test_merge(void)
 {
 	struct pfsman m, parts[2], out;
@@ -737,6 +802,7 @@ int main(void)
 		{ "head_fields", test_head_fields },
 		{ "names", test_names },
 		{ "merge", test_merge },
+		{ "links", test_links },
 		{ NULL, NULL }
 	};
 

@@ -60,6 +60,7 @@ static const struct spec specs[] = {
 	{ PROTO_DRAIN_NOW, 1, 1, 0, { F_JOB, F_VERSION }, { 0 } },
 	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
 	{ PROTO_SETATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_ATTR }, { 0 } },
+	{ PROTO_LINK, 1, 1, 0, { F_HANDLE, F_PATH, F_PATH2 }, { 0 } },
 	{ PROTO_SETXATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_BLOB, F_ID }, { 0 } },
 	{ PROTO_GETXATTRS, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 };
@@ -327,7 +328,9 @@ static void test_list_nodes(void)
 	int len;
 
 	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
-	CU_ASSERT_EQUAL(PROTO_VERSION, 8);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 9);
+	CU_ASSERT_EQUAL(PROTO_LINK, 31);
+	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LINK), "LINK");
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LIST_NODES), "LIST_NODES");
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_LIST_NODES;
@@ -541,6 +544,8 @@ static void test_lists(void)
 	f.extents = 12345;
 	f.attr = (struct ckpt_attr){ CKPT_ATTR_MODE | CKPT_ATTR_MTIME, 0640, 0,
 				     0, 0, 1700000000123456789ull, 5, 0 };
+	f.ino = (3ull << 32) | 17;
+	f.nlink = 2;
 	proto_begin(&e, frame, sizeof(frame), &m);
 	enc_u32(&e, 1);
 	proto_enc_file_entry(&e, &f);
