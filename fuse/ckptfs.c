@@ -214,6 +214,7 @@ static const struct fuse_operations fs_oper = {
 	.rmdir      = fs_rmdir,
 	.unlink     = fs_unlink,
 	.rename     = fs_rename,
+	.link       = fs_link,
 	.chmod      = fs_chmod,
 	.chown      = fs_chown,
 	.utimens    = fs_utimens,

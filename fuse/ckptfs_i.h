@@ -184,7 +184,8 @@ int tree_node_path(const struct fs_node *node, char *buf, size_t cap);
 /* The same for a name of the file in: -ENOENT when it has none. */
 int tree_inode_path(const struct fs_inode *in, char *buf, size_t cap);
 /* st_nlink of node's file: its names in the tree, not counting the names
- * libfuse gives unlinked open files (FS_HIDDEN). */
+ * libfuse gives unlinked open files (FS_HIDDEN), but node's own if it is
+ * one (libfuse shows one less for those). */
 unsigned tree_nlink(const struct fs_node *node);
 /* Is node dir or below it? */
 int tree_is_below(const struct fs_node *node, const struct fs_node *dir);
@@ -567,6 +568,7 @@ int fs_mkdir(const char *path, mode_t mode);
 int fs_rmdir(const char *path);
 int fs_unlink(const char *path);
 int fs_rename(const char *from, const char *to, unsigned int flags);
+int fs_link(const char *from, const char *to);
 int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
 int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
 int fs_utimens(const char *path, const struct timespec tv[2],

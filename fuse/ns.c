@@ -1,12 +1,12 @@
 /*
  * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
- * chmod, chown and utimensat (recorded by attr.c), and statfs.
+ * link, chmod, chown and utimensat (recorded by attr.c), and statfs.
  *
  * Each operation resolves its path (path.c) to one of: the root, a leading
  * part of job names, a job, a version, or a path inside a version.  Inside
  * a version this mount holds, the mirror answers (tree.c) and changes go to
- * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename) under
- * the version's ns lock.  Inside any other version ckptd answers, and every
+ * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename,
+ * ckpt_link) under the version's ns lock.  Inside any other version ckptd answers, and every
  * change is EROFS: a committed version is immutable, and an open one that
  * another client writes is not ours to change.
  *
@@ -146,6 +146,8 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 		if (ret == 0) {
 			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
 				  file.size, &t);
+			if (file.nlink)     /* 0: a ckptd before links */
+				st->st_nlink = file.nlink;
 			/* read-only here, committed or not */
 			attr_apply(st, &file.attr, 0);
 		} else if (ret == -ENOENT) {
@@ -580,6 +582,101 @@ int fs_rename(const char *from, const char *to, unsigned int flags)
 		ret = -EXDEV;
 	else
 		ret = rename_in(fs, ver, &a, &b, flags);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
+/* ---- link ---------------------------------------------------------------- */
+
+/* Check link(a, b) inside ver and find its nodes; fs->mu held. */
+static int link_check(struct fs_version *ver, const struct fs_path *a,
+		      const struct fs_path *b, struct fs_node **src,
+		      struct fs_node **dir, const char **base)
+{
+	int ret = ver_writable_locked(ver);
+
+	if (ret < 0)
+		return ret;
+	*src = tree_lookup(&ver->tree, a->file);
+	if (!*src)
+		return -ENOENT;
+	if ((*src)->is_dir)
+		return -EPERM;
+	ret = tree_parent(&ver->tree, b, dir, base);
+	if (ret < 0)
+		return ret;
+	return tree_child(&ver->tree, *dir, *base) ? -EEXIST : 0;
+}
+
+/*
+ * link inside a held version: b becomes a second name of a's file in ckptd
+ * (ckpt_link) and in the mirror (a second node of its inode), in order with
+ * the version's writes.  A file's buffered bytes need not be sent first:
+ * sent later under either name, they land in the one file.  The file's
+ * ctime and the new parent's mtime and ctime are now; the kernel drops
+ * what it cached of the file's other names (st_nlink grew).  A failure
+ * changes nothing.
+ */
+static int link_in(struct ckptfs *fs, struct fs_version *ver,
+		   const struct fs_path *a, const struct fs_path *b)
+{
+	struct fs_inval iv = { .n = 0 };
+	struct fs_node *src, *dir;
+	const char *base;
+	int ret;
+
+	if (path_is_marker(b))      /* a command, not a file */
+		return -EPERM;
+	pthread_rwlock_wrlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	ret = link_check(ver, a, b, &src, &dir, &base);
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0)
+		ret = ver_failed(fs, ver, ckpt_link(ver->v, a->file, b->file));
+	if (ret == 0) {
+		pthread_mutex_lock(&fs->mu);
+		inval_note_locked(&iv, ver, src->in, NULL);
+		ret = tree_link(&ver->tree, dir, base, src->in, NULL);
+		if (ret == 0)
+			attr_changed(src->in);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+		/* No memory for the mirror's name: take ckptd's back. */
+		if (ret < 0)
+			ver_failed(fs, ver, ckpt_unlink(ver->v, b->file));
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
+	return ret;
+}
+
+/*
+ * link(2): only inside one version this mount is writing.  A directory is
+ * EPERM (the kernel refuses one before asking), a link out of the version
+ * (to another version or job, or above versions) EXDEV, and one in a
+ * version this mount does not hold EROFS (a committed version is
+ * immutable; another writer's is not ours to change).
+ */
+int fs_link(const char *from, const char *to)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path a, b;
+	int ret;
+
+	ret = path_parse(fs, from, &a);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	ret = path_parse(fs, to, &b);
+	if (ret < 0)
+		return fs_errno(ret);
+	if (a.kind != P_FILE)
+		return -EPERM;
+	if (b.kind != P_FILE || strcmp(a.job, b.job) ||
+	    strcmp(a.vdisp, b.vdisp))
+		return -EXDEV;
+	ver = ver_find(fs, a.job, a.vdisp);
+	ret = ver ? link_in(fs, ver, &a, &b) : srv_not_held(fs, &a);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }

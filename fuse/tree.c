@@ -372,17 +372,21 @@ int tree_node_path(const struct fs_node *node, char *buf, size_t cap)
 			      : tree_path(node, buf, cap);
 }
 
+static int hidden(const struct fs_node *n)
+{
+	return !strncmp(n->name, FS_HIDDEN, sizeof(FS_HIDDEN) - 1);
+}
+
 unsigned tree_nlink(const struct fs_node *node)
 {
 	const struct fs_link *pos, *head = &node->in->names;
-	const struct fs_node *n;
 	unsigned count = 0;
 
-	for (pos = head->next; pos != head; pos = pos->next) {
-		n = fs_entry(pos, struct fs_node, alias);
-		count += strncmp(n->name, FS_HIDDEN, sizeof(FS_HIDDEN) - 1) != 0;
-	}
-	return count;
+	for (pos = head->next; pos != head; pos = pos->next)
+		count += !hidden(fs_entry(pos, struct fs_node, alias));
+	/* libfuse takes one off what a name it hid shows (fuse_lib_getattr):
+	 * its own name counts for it. */
+	return count + (!node->detached && hidden(node));
 }
 
 int tree_parent(const struct fs_tree *t, const struct fs_path *p,
