@@ -53,6 +53,7 @@
 #define FS_MODE_FILE   0600         /* a file being written; the marker */
 #define FS_MODE_RODIR  0500         /* a directory of a committed version */
 #define FS_MODE_ROFILE 0400         /* a file of a committed version */
+#define FS_ROOT_INO    1            /* st_ino of the root: FUSE_ROOT_ID */
 #define FS_HIDDEN      ".fuse_hidden" /* libfuse's name for unlinked open
 				       * files: never listed, never committed */
 
@@ -109,6 +110,7 @@ struct fs_wbuf;
  * fs->mu except wb (ver->wb_mu).
  */
 struct fs_inode {
+	uint64_t ino;             /* st_ino, from the mount's counter */
 	unsigned refs;            /* nodes that name it, detached ones too */
 	unsigned nlink;           /* of which in the tree (in names) */
 	struct fs_link names;     /* struct fs_node.alias of those */
@@ -141,13 +143,15 @@ struct fs_node {
 };
 
 struct fs_tree {
+	uint64_t *next_ino;       /* the mount's last st_ino given (atomic) */
 	struct fs_node *root;
 	struct fs_node **buckets;
 	size_t nbuckets;
 	size_t count;
 };
 
-int tree_init(struct fs_tree *t);
+/* An empty tree whose inodes take their st_ino from *next_ino. */
+int tree_init(struct fs_tree *t, uint64_t *next_ino);
 void tree_free(struct fs_tree *t);
 /* The node at path ("" is the root), or NULL. */
 struct fs_node *tree_lookup(const struct fs_tree *t, const char *path);
@@ -305,6 +309,10 @@ struct ckptfs {
 	struct fs_link pending;       /* struct fs_pending */
 	struct fs_link aliases;       /* struct fs_alias, oldest first */
 	unsigned naliases;
+	uint64_t next_ino;            /* the last st_ino given to an inode of
+				       * a mirror (atomic: tree.c); 1 is the
+				       * root's, and ckptd's files have the
+				       * top bit (ns.c) */
 	struct timespec started;
 
 	/* options */

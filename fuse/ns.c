@@ -28,6 +28,38 @@
 
 /* ---- attributes ---------------------------------------------------------- */
 
+/*
+ * st_ino.  The inodes of a version this mount writes are numbered from the
+ * mount's counter (tree.c), so the names of one file show one number, kept
+ * across renames.  What ckptd answers for (committed versions, other
+ * writers' versions, jobs, the leading parts of their names) is numbered by
+ * a 64-bit FNV-1a hash of what it is: its kind, job, version and path, or,
+ * for a file with several names, ckptd's ino in place of the path, so that
+ * its names show one number too.  The top bit keeps those apart from the
+ * counter's.  The root is FS_ROOT_INO, as the kernel has it.
+ */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	while (len--)
+		h = (h ^ *s++) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t ino_hash(enum fs_kind kind, const char *job,
+			 const char *version, const char *path, uint64_t ino)
+{
+	uint64_t h = 14695981039346656037ull;
+	unsigned char k = (unsigned char)kind | (ino ? 0x80 : 0);
+
+	h = fnv(h, &k, 1);
+	h = fnv(h, job, strlen(job) + 1);
+	h = fnv(h, version, strlen(version) + 1);
+	h = ino ? fnv(h, &ino, sizeof(ino)) : fnv(h, path, strlen(path) + 1);
+	return h | 1ull << 63;
+}
+
 static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
 		      uint64_t size, const struct timespec *t)
 {
@@ -57,6 +89,7 @@ static void node_attr(const struct fs_version *ver, const struct fs_node *n,
 			  ver->uid, in->size, &in->mtime);
 		st->st_nlink = tree_nlink(n);   /* 0: unlinked, still open */
 	}
+	st->st_ino = in->ino;
 	attr_apply(st, &in->attr, rw);
 }
 
@@ -89,6 +122,8 @@ static int attr_prefix(struct ckptfs *fs, const struct fs_path *p,
 	if (ret <= 0)
 		return ret ? ret : -ENOENT;
 	attr_fill(st, S_IFDIR | FS_MODE_TOP, 0, 0, &fs->started);
+	st->st_ino = p->kind == P_ROOT ? FS_ROOT_INO
+				       : ino_hash(P_PREFIX, p->job, "", "", 0);
 	return 0;
 }
 
@@ -114,6 +149,7 @@ static int attr_job(struct ckptfs *fs, const struct fs_path *p,
 	if (ret <= 0)
 		return ret ? ret : -ENOENT;
 	attr_fill(st, S_IFDIR | FS_MODE_DIR, uid, 0, &t);
+	st->st_ino = ino_hash(P_JOB, p->job, "", "", 0);
 	return 0;
 }
 
@@ -130,6 +166,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info file;
+	uint64_t linked = 0;
 	struct timespec t;
 	int ret;
 
@@ -148,6 +185,8 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 				  file.size, &t);
 			if (file.nlink)     /* 0: a ckptd before links */
 				st->st_nlink = file.nlink;
+			if (file.nlink > 1)
+				linked = file.ino;
 			/* read-only here, committed or not */
 			attr_apply(st, &file.attr, 0);
 		} else if (ret == -ENOENT) {
@@ -158,6 +197,9 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 			ret = ret == 1 ? 0 : ret == 0 ? -ENOENT : ret;
 		}
 	}
+	if (ret == 0)
+		st->st_ino = ino_hash(p->kind, p->job, p->vdisp,
+				      p->kind == P_FILE ? p->file : "", linked);
 	return ret;
 }
 

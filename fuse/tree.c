@@ -39,27 +39,28 @@ static uint32_t hash_name(const struct fs_node *dir, const char *name)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-static struct fs_inode *inode_new(void)
+static struct fs_inode *inode_new(struct fs_tree *t)
 {
 	struct fs_inode *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		return NULL;
+	in->ino = __atomic_add_fetch(t->next_ino, 1, __ATOMIC_RELAXED);
 	fs_list_init(&in->names);
 	clock_gettime(CLOCK_REALTIME, &in->mtime);
 	return in;
 }
 
 /* A node naming in, or a new inode when in is NULL. */
-static struct fs_node *node_new(const char *name, int is_dir,
-				struct fs_inode *in)
+static struct fs_node *node_new(struct fs_tree *t, const char *name,
+				int is_dir, struct fs_inode *in)
 {
 	struct fs_node *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
 	n->name = strdup(name);
-	n->in = in ? in : inode_new();
+	n->in = in ? in : inode_new(t);
 	if (!n->name || !n->in) {
 		if (!in)
 			free(n->in);
@@ -89,12 +90,13 @@ static void node_free(struct fs_node *n)
 	free(n);
 }
 
-int tree_init(struct fs_tree *t)
+int tree_init(struct fs_tree *t, uint64_t *next_ino)
 {
 	memset(t, 0, sizeof(*t));
+	t->next_ino = next_ino;
 	t->nbuckets = 64;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	t->root = node_new("", 1, NULL);
+	t->root = node_new(t, "", 1, NULL);
 	if (!t->buckets || !t->root) {
 		free(t->buckets);
 		if (t->root)
@@ -248,7 +250,7 @@ static void unlink_child(struct fs_tree *t, struct fs_node *n)
 static int add_node(struct fs_tree *t, struct fs_node *dir, const char *name,
 		    int is_dir, struct fs_inode *in, struct fs_node **out)
 {
-	struct fs_node *n = node_new(name, is_dir, in);
+	struct fs_node *n = node_new(t, name, is_dir, in);
 
 	if (!n)
 		return -ENOMEM;

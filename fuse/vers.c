@@ -280,15 +280,15 @@ static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 	return ret;
 }
 
-static struct fs_version *ver_new(const char *job, const char *name, int tmp,
-				  uint32_t uid)
+static struct fs_version *ver_new(struct ckptfs *fs, const char *job,
+				  const char *name, int tmp, uint32_t uid)
 {
 	struct fs_version *ver = calloc(1, sizeof(*ver));
 	pthread_rwlockattr_t attr;
 
 	if (!ver)
 		return NULL;
-	if (tree_init(&ver->tree) < 0) {
+	if (tree_init(&ver->tree, &fs->next_ino) < 0) {
 		free(ver);
 		return NULL;
 	}
@@ -329,7 +329,7 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 	pthread_mutex_unlock(&fs->mu);
 	if (ret < 0)
 		goto out_unlock;
-	ver = ver_new(job, name, tmp, uid);
+	ver = ver_new(fs, job, name, tmp, uid);
 	ret = -ENOMEM;
 	if (!ver)
 		goto out_unlock;

@@ -8,7 +8,8 @@
 #    readlink, lstat (S_IFLNK, size = target length), reads through them;
 #    rename and unlink of a link; `ln` of a file and of a symlink (hard
 #    links: nlink 2);
-#  - tar -x of a tree with links into an open version: `tar --diff` clean;
+#  - tar -x of a tree with links (a hard link too) into an open version:
+#    `tar --diff` clean (it checks that hard links are one inode);
 #  - after the commit, the same links; drained (incremental, with a second version
 #    whose links are unchanged) the PFS holds real symlinks owned by the
 #    job's owner, and the hard links are hard links; `ckptctl restore` makes
@@ -31,7 +32,7 @@ mk_src() {
 	mkdir -p "$SRC/sub" && echo best >"$SRC/best.ckpt" && echo x >"$SRC/sub/x" &&
 		ln -s best.ckpt "$SRC/last.ckpt" && ln -s "/abs path/ü" "$SRC/abs" &&
 		ln -s sub "$SRC/dirlink" && ln -s nowhere "$SRC/dangling" &&
-		ln -s ../best.ckpt "$SRC/sub/up"
+		ln -s ../best.ckpt "$SRC/sub/up" && ln "$SRC/sub/x" "$SRC/x.hard"
 }
 mk_src || fail "making the source tree failed"
 # same_links DIR WHAT: DIR has SRC's files and links, links as links.
