@@ -198,6 +198,12 @@ struct ckpt_version_info {
 #define CKPT_ATTR_IFCHR 0020000u
 #define CKPT_ATTR_IFBLK 0060000u
 #define CKPT_ATTR_IFSOCK 0140000u
+/* IFDIR: a directory's own attributes, an entry with no bytes under the
+ * directory's path (the files below it keep their own paths; ckptd has no
+ * directories otherwise).  ckptfs keeps one per directory when it commits
+ * a version; the PFS copy and `ckptctl restore` give the directory its
+ * mode and times (and make it when it is empty). */
+#define CKPT_ATTR_IFDIR 0040000u
 
 struct ckpt_attr {
 	uint32_t set;      /* CKPT_ATTR_* bits: given (setattr), or ever set */

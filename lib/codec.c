@@ -270,6 +270,7 @@ int attr_mode_ok(uint32_t mode)
 	case CKPT_ATTR_IFCHR:
 	case CKPT_ATTR_IFBLK:
 	case CKPT_ATTR_IFSOCK:
+	case CKPT_ATTR_IFDIR:
 		return 1;
 	}
 	return 0;

@@ -406,12 +406,13 @@ void version_unlink_file(struct version *v, uint32_t fi)
 			if (!l->dead && l->link == fi + 1)
 				break;
 		}
-		l = &v->files[i];
-		p = f->path;
-		f->path = l->path;
-		l->path = p;
-		f->nlink--;
-		fi = i;
+		if (i < v->nfiles) {
+			p = f->path;
+			f->path = l->path;
+			l->path = p;
+			f->nlink--;
+			fi = i;
+		}
 	}
 	v->files[fi].dead = 1;
 	v->nlive--;

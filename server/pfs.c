@@ -222,13 +222,19 @@ struct copy {
 	const char *node;         /* a part's copy: this node, else NULL */
 };
 
-/* The chunk of base matching path and index, if it is stored in base. */
+/* Is the entry of type `type` (ckpt.h, CKPT_ATTR_IF*)? */
+static int is_type(const struct ckpt_attr *a, uint32_t type)
+{
+	return (a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT) == type;
+}
+
 /* A symbolic link: its bytes are its target (ckpt.h, CKPT_ATTR_IFLNK). */
 static int is_link(const struct ckpt_attr *a)
 {
-	return (a->set & CKPT_ATTR_MODE) &&
-	       (a->mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK;
+	return is_type(a, CKPT_ATTR_IFLNK);
 }
+
+/* The chunk of base matching path and index, if it is stored in base. */
 
 static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
 					  uint32_t idx)
@@ -424,6 +430,37 @@ static int copy_link(struct copy *c, uint32_t fi, const char *tmp,
 		ret = pfs_rename(c->tfd, tmp, dst);
 	if (ret < 0)
 		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
+/*
+ * A directory's attributes (an entry of type CKPT_ATTR_IFDIR, no bytes):
+ * the directory is made if no file below it made it (an empty directory),
+ * then given its mode, always open to its owner (who may have to remove
+ * what is below), and its times.  Called after every file is in place,
+ * since adding one moves the directory's mtime.
+ */
+static int copy_dir(struct copy *c, uint32_t fi)
+{
+	struct ckpt_attr a = c->job->files[fi].attr;
+	char dst[PATH_MAX];
+	int fd, ret;
+
+	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
+		       c->m.files[fi].path, 0);
+	if (ret == 0)
+		ret = pfs_mkdirs(c->tfd, dst, pfs_shared_levels(c->m.job),
+				 &c->owner);
+	if (ret < 0)
+		return ret;
+	fd = pfs_open(c->tfd, dst, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	a.mode |= S_IRWXU;
+	ret = copy_attr(fd, &a);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
 	return ret;
 }
 
@@ -777,13 +814,23 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	(void)journal_load(job->journal, journal_take,
 			   &(struct journal_ctx){ .m = &c.m, .done = done });
 	for (fi = 0; fi < job->nfiles; fi++) {
-		if (done[fi])
+		if (done[fi] || is_type(&job->files[fi].attr, CKPT_ATTR_IFDIR))
 			continue;      /* published before an interruption */
 		ret = copy_file(&c, fi);
 		if (ret == 0)
 			ret = journal_append(job->journal, fi,
 					     &c.m.chunks[c.m.files[fi].first],
 					     c.m.files[fi].count);
+		if (ret < 0) {
+			snprintf(job->failed_path, sizeof(job->failed_path),
+				 "%s", job->files[fi].path);
+			goto out;
+		}
+	}
+	for (fi = 0; fi < job->nfiles; fi++) {
+		if (!is_type(&job->files[fi].attr, CKPT_ATTR_IFDIR))
+			continue;      /* directories last: see copy_dir() */
+		ret = copy_dir(&c, fi);
 		if (ret < 0) {
 			snprintf(job->failed_path, sizeof(job->failed_path),
 				 "%s", job->files[fi].path);

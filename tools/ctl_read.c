@@ -519,6 +519,73 @@ static int restore_special(const struct ckpt_file_info *f, int dfd,
 	return finish_entry(a, dfd, tmp, base, 1);
 }
 
+static int is_dir_entry(const struct ckpt_file_info *f)
+{
+	return (f->attr.set & CKPT_ATTR_MODE) &&
+	       (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+}
+
+/* A directory's entry (CKPT_ATTR_IFDIR): made now if no file below it made
+ * it; its attributes wait for restore_dirs(). */
+static int restore_mkdir(int dfd, const char *base)
+{
+	return mkdirat(dfd, base, 0700) && errno != EEXIST ? -errno : 0;
+}
+
+static int depth(const char *path)
+{
+	int n = 0;
+
+	while ((path = strchr(path, '/')))
+		n++, path++;
+	return n;
+}
+
+static const struct ckpt_file_info *sort_files;
+
+/* Deeper directories first: a parent's mode may close it to its owner. */
+static int deeper_first(const void *a, const void *b)
+{
+	return depth(sort_files[*(const int *)b].path) -
+	       depth(sort_files[*(const int *)a].path);
+}
+
+/* Give each directory that has an entry its attributes and extended
+ * attributes, once every file below it is in place (adding a file moves a
+ * directory's mtime). */
+static int restore_dirs(struct rd *r, int rootfd, int *failed)
+{
+	const char *base;
+	int *idx, n = 0, i, dfd, fd, err = 0;
+
+	idx = malloc(((size_t)r->nfiles + 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < r->nfiles; i++)
+		if (is_dir_entry(&r->files[i]))
+			idx[n++] = i;
+	sort_files = r->files;
+	qsort(idx, (size_t)n, sizeof(*idx), deeper_first);
+	for (i = 0; i < n && !err; i++) {
+		*failed = idx[i];
+		err = open_parent(rootfd, r->files[idx[i]].path, &dfd, &base);
+		if (err)
+			break;
+		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		err = fd < 0 ? -errno : restore_xattr(r, &r->files[idx[i]], fd);
+		if (!err)
+			err = restore_attr(fd, &r->files[idx[i]].attr);
+		if (!err && fsync(fd))
+			err = -errno;
+		if (fd >= 0)
+			close(fd);
+		close(dfd);
+	}
+	free(idx);
+	return err;
+}
+
 /* The restored name of the file of r->files[idx] listed before it (hard
  * links: the names with one ino), or -1. */
 static int first_name(const struct rd *r, int idx)
@@ -575,6 +642,10 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	if (first_name(r, idx) >= 0) {
 		err = restore_hardlink(rootfd, r->files[first_name(r, idx)].path,
 				       dfd, tmp, base);
+		goto out_close_dir;
+	}
+	if (is_dir_entry(f)) {
+		err = restore_mkdir(dfd, base);
 		goto out_close_dir;
 	}
 	if ((f->attr.set & CKPT_ATTR_MODE) &&
@@ -658,14 +729,16 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return ctl_fail(-errno, "restore: open %s", dir);
-	for (i = 0; i < r->nfiles; i++) {
+	for (i = 0; i < r->nfiles && !err; i++)
 		err = restore_file(r, rootfd, i);
-		if (err) {
-			progress_done(&r->prog);
-			rc = ctl_fail(err, "restore %s/%s: %s", r->job,
-				      r->version, r->files[i].path);
-			goto out_close;
-		}
+	i--;
+	if (!err)
+		err = restore_dirs(r, rootfd, &i);
+	if (err) {
+		progress_done(&r->prog);
+		rc = ctl_fail(err, "restore %s/%s: %s", r->job, r->version,
+			      r->files[i].path);
+		goto out_close;
 	}
 	progress_done(&r->prog);
 	restore_report(ctl, r, dir, ctl_now_ns() - t0);

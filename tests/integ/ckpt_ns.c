@@ -10,6 +10,11 @@
  *                                      restart)
  *   ckpt_ns SOCKET as UID JOB VERSION  ckpt_begin_as(UID): print the error
  *                                      name, or "ok"
+ *   ckpt_ns SOCKET dirs JOB VERSION    directory entries (CKPT_ATTR_IFDIR):
+ *                                      d (0750), d/sub (0705) and an empty
+ *                                      directory e (0711), each with an
+ *                                      mtime, around a file d/sub/f; commit,
+ *                                      wait LOCAL
  *   ckpt_ns SOCKET attr JOB VERSION    ckpt_setattr(): a mode, gid and
  *                                      times are kept through the commit;
  *                                      run by a uid other than root, a
@@ -273,6 +278,42 @@ static int do_attr(struct ckpt_client *c, const char *job, const char *ver)
 	return failed;
 }
 
+/* A directory entry: made empty (truncate), then given its type. */
+static void mkdir_entry(struct ckpt_version *v, const char *path, uint32_t mode,
+			uint64_t mtime_s)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE | CKPT_ATTR_MTIME |
+				      CKPT_ATTR_ATIME,
+			       .mode = CKPT_ATTR_IFDIR | mode,
+			       .atime_ns = mtime_s * 1000000000ull,
+			       .mtime_ns = mtime_s * 1000000000ull };
+
+	CHECK(ckpt_truncate(v, path, 0) == 0, "truncate %s", path);
+	CHECK(ckpt_setattr(v, path, &a) == 0, "setattr %s IFDIR", path);
+}
+
+static int do_dirs(struct ckpt_client *c, const char *job, const char *ver)
+{
+	struct ckpt_version *v;
+	int ret;
+
+	ret = ckpt_begin(c, job, ver, &v);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: begin: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	CHECK(ckpt_write(v, "d/sub/f", "data", 4, 0) == 0, "write d/sub/f");
+	mkdir_entry(v, "d", 0750, 1600000000);
+	mkdir_entry(v, "d/sub", 0705, 1600000100);
+	mkdir_entry(v, "e", 0711, 1600000200);
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ckpt_version_free(v);
+	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
+	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct ckpt_client *c;
@@ -291,6 +332,8 @@ int main(int argc, char **argv)
 		check_a(c, argv[3], argv[4]);
 		check_names(c, argv[3], argv[4]);
 		ret = failed;
+	} else if (!strcmp(argv[2], "dirs")) {
+		ret = do_dirs(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "attr")) {
 		ret = do_attr(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "as") && argc == 6) {

@@ -10,6 +10,9 @@
 #  - n5 is killed too (store deleted), the flipped byte mended: from n3 and
 #    n1 every file of all six parts reads back byte for byte, the two dead
 #    nodes' through their peers' shards;
+#  - hard links: a one-part version with links written on n6 (ckpt_links)
+#    lists and reads from n2 once n6 is lost (names, nlink, one ino per
+#    file, bytes, mode, xattrs), decoded from its shards;
 #  - the byte flipped again: with two nodes lost and a third shard bad, n4's
 #    read of n6's part fails with an error (EIO), n4 stays up, and the log
 #    says which stripe lacks shards; the other parts still read.
@@ -33,6 +36,11 @@ down_on() { ! status_is "$1" peers_up 5; }
 for n in $ALL; do node $n; done
 cluster_up 5
 cluster_protect_parts $JOB v1 "${FILES[@]}"
+LN=$BUILD/tests/ckpt_links
+"$LN" "$(sock n6)" write train/links vl || fail "ckpt_links write on n6 failed"
+ctl n6 wait train/links vl protected --timeout "$(scaled 60)" >/dev/null ||
+	fail "n6's version with links was not protected"
+"$LN" "$(sock n2)" check train/links vl || fail "n2: n6's links read from n6"
 
 # ---- one node lost, one shard of its part damaged --------------------------
 kill9 n6
@@ -45,6 +53,8 @@ verify_part n2 6 || fail "n2 cannot read n6's part from its peers' shards"
 grep -q "fails its CRC" "$T/n1/ckptd.log" || fail "n1 did not log the damaged shard"
 grep -q "trying another" "$T/n2/ckptd.log" || fail "n2 did not move to another shard"
 info "n6 lost, one shard damaged: its part decoded from the others"
+"$LN" "$(sock n2)" check train/links vl || fail "n2: n6's links do not read from the shards"
+info "n6 lost: its version with hard links lists and reads from the shards"
 
 # ---- two nodes lost: everything from the survivors --------------------------
 flip_byte "$BAD" 4096          # mended

@@ -8,6 +8,9 @@
 #    mkfifo, mknod c/b, bind make them, chmod keeps their type, the commit
 #    keeps them (without write bits), `ckptctl restore` makes them again;
 #    mknod of a regular file makes one;
+#  - copy_file_range(2) between files of an open version copies the bytes
+#    (the kernel's fallback through read and write: ckptfs has no op of its
+#    own), at offsets, and the copy survives the commit;
 #  - statfs (df) reports the store's capacity and use as ckptd does.
 # TIMEOUT: 60
 set -u
@@ -43,11 +46,29 @@ os.posix_fallocate(fd, (1 << 20) + 5, 10)
 assert os.fstat(fd).st_size == (1 << 20) + 15
 os.close(fd)
 assert os.stat(d + "/a").st_size == (1 << 20) + 15
+src = bytes((i * 7 + 3) % 251 for i in range(3 << 20))
+with open(d + "/src", "wb") as f:
+    f.write(src)
+s = os.open(d + "/src", os.O_RDONLY)
+t = os.open(d + "/dst", os.O_WRONLY | os.O_CREAT, 0o644)
+n = 0
+while n < len(src):
+    k = os.copy_file_range(s, t, len(src) - n)
+    assert k > 0, k
+    n += k
+assert os.copy_file_range(s, t, 100, 5, 10) == 100     # at offsets
+os.close(s)
+os.close(t)
+with open(d + "/dst", "rb") as f:
+    got = f.read()
+assert got == src[:10] + src[5:105] + src[110:], "copy_file_range bytes differ"
 PY
 mv "$M/fa/v1.tmp" "$M/fa/v1" || fail "commit failed"
 [ "$(stat -c %s "$M/fa/v1/a")" = $(((1 << 20) + 15)) ] ||
 	fail "the fallocated size did not survive the commit: $(stat -c %s "$M/fa/v1/a")"
 cmp -n 8 <(printf 'head\0\0\0\0') "$M/fa/v1/a" || fail "committed bytes differ"
+cmp <(head -c 10 "$M/fa/v1/src"; tail -c +6 "$M/fa/v1/src" | head -c 100; tail -c +111 "$M/fa/v1/src") \
+	"$M/fa/v1/dst" || fail "the copy_file_range copy differs after the commit"
 out=$(fallocate -l 8M "$M/fa/v1/a" 2>&1) && fail "fallocate in a committed version worked"
 info "fallocate in a committed version: $out"
 
