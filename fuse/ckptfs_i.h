@@ -164,11 +164,12 @@ int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
  * grows); 0 or -ENOMEM. */
 int tree_link(struct fs_tree *t, struct fs_node *dir, const char *name,
 	      struct fs_inode *in, struct fs_node **out);
-/* Add a file at path with its parents (mirror of a version joined): a
- * name of in when in is not NULL, else of a new inode.  0, -EINVAL or
+/* Add a file (or with is_dir a directory) at path with its parents, or
+ * find it (mirror of a version joined): a file is a name of in when in is
+ * not NULL, else of a new inode.  0, -EINVAL (a file is in the way) or
  * -ENOMEM. */
-int tree_add_path(struct fs_tree *t, const char *path, struct fs_inode *in,
-		  struct fs_node **out);
+int tree_add_path(struct fs_tree *t, const char *path, int is_dir,
+		  struct fs_inode *in, struct fs_node **out);
 /* Take node out of the tree (its inode loses a name, and is freed with its
  * last node); freed now unless a handle holds it, in which case it is
  * marked detached and tree_release() frees it. */
@@ -502,6 +503,9 @@ int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid);
 int srv_version(struct ckptfs *fs, const char *job, const char *version,
 		struct ckpt_version_info *info);
 int srv_visible(const struct ckpt_version_info *info);
+/* Is f a directory's own entry (CKPT_ATTR_IFDIR: its attributes, no
+ * bytes), not a file? */
+int srv_dir_entry(const struct ckpt_file_info *f);
 /* Is the version committed (its files immutable)? */
 int srv_committed(const struct ckpt_version_info *info);
 /* Is dir (a path in the version) a prefix of its files?  1, 0 or an error. */

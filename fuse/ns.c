@@ -183,7 +183,9 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 		if (ret == 0) {
 			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
 				  file.size, &t);
-			if (file.nlink)     /* 0: a ckptd before links */
+			if (srv_dir_entry(&file))   /* a directory's */
+				st->st_nlink = 2;
+			else if (file.nlink)        /* 0: an old ckptd */
 				st->st_nlink = file.nlink;
 			if (file.nlink > 1)
 				linked = file.ino;

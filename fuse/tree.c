@@ -272,8 +272,8 @@ int tree_link(struct fs_tree *t, struct fs_node *dir, const char *name,
 	return add_node(t, dir, name, 0, in, out);
 }
 
-int tree_add_path(struct fs_tree *t, const char *path, struct fs_inode *in,
-		  struct fs_node **out)
+int tree_add_path(struct fs_tree *t, const char *path, int is_dir,
+		  struct fs_inode *in, struct fs_node **out)
 {
 	char name[256];
 	struct fs_node *dir = t->root, *n;
@@ -289,11 +289,11 @@ int tree_add_path(struct fs_tree *t, const char *path, struct fs_inode *in,
 		last = !*e;
 		n = tree_child(t, dir, name);
 		if (!n) {
-			ret = add_node(t, dir, name, !last, last ? in : NULL,
-				       &n);
+			ret = add_node(t, dir, name, !last || is_dir,
+				       last && !is_dir ? in : NULL, &n);
 			if (ret < 0)
 				return ret;
-		} else if (last && n->is_dir) {
+		} else if (last && n->is_dir != !!is_dir) {
 			return -EINVAL;
 		}
 		if (last) {

@@ -236,14 +236,15 @@ static int cmp_ino(const void *x, const void *y)
 
 /* Fill the mirror from the listing of a version joined with files in it
  * already: names listed with one ino are hard links of one file, and share
- * one inode (0 is a ckptd before links: every name its own file). */
+ * one inode (0 is a ckptd before links: every name its own file).  A
+ * directory's own entry gives its node the directory's attributes. */
 static int mirror_files(struct fs_tree *t, struct ckpt_file_info *files,
 			int n)
 {
 	struct ckpt_file_info **order, *f;
 	struct fs_inode *in = NULL;
 	struct fs_node *node;
-	int i, ret = 0, linked;
+	int i, ret = 0, linked, is_dir;
 
 	order = malloc(n * sizeof(*order));
 	if (!order)
@@ -253,12 +254,17 @@ static int mirror_files(struct fs_tree *t, struct ckpt_file_info *files,
 	qsort(order, n, sizeof(*order), cmp_ino);
 	for (i = 0; i < n && ret == 0; i++) {
 		f = order[i];
-		linked = i > 0 && f->ino && f->ino == order[i - 1]->ino;
-		ret = tree_add_path(t, f->path, linked ? in : NULL, &node);
+		is_dir = srv_dir_entry(f);
+		linked = !is_dir && i > 0 && f->ino &&
+			 f->ino == order[i - 1]->ino;
+		ret = tree_add_path(t, f->path, is_dir, linked ? in : NULL,
+				    &node);
 		if (ret == 0) {     /* the attributes it was given elsewhere */
 			in = node->in;
-			in->size = f->size;
+			in->size = is_dir ? 0 : f->size;
 			in->attr = f->attr;
+			if (is_dir)     /* as mkdir keeps them: no type */
+				in->attr.mode &= 07777;
 		}
 	}
 	free(order);

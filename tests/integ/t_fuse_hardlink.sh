@@ -16,7 +16,9 @@
 #  - committed (rename VER.tmp VER): both names, nlink 2, the same bytes;
 #    link there is EROFS; the same after a SIGKILL of ckptd and a restart
 #    and two clean restarts;
-#  - `ckptctl restore` makes the link again (one inode, nlink 2).
+#  - `ckptctl restore` makes the link again (one inode, nlink 2);
+#  - a version with directory entries (CKPT_ATTR_IFDIR, ckpt_ns) shows
+#    them as directories with their modes and times, the empty one too.
 # TIMEOUT: 120
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -285,5 +287,14 @@ ctl d restore hl v1 --to "$T/r" >/dev/null || fail "restore of v1 failed"
 	fail "restored link counts: o1 $(stat -c %h "$T/r/o1"), sub/b $(stat -c %h "$T/r/sub/b")"
 cmp -s "$T/blob" "$T/r/sub/b" && [ "$(cat "$T/r/o4")" = OTHER ] || fail "restored bytes differ"
 info "restore: the links are links again"
+
+# ---- directory entries of a version written with the C API -------------------
+"$BUILD/tests/ckpt_ns" "$(sock d)" dirs dirs v1 || fail "ckpt_ns dirs failed"
+got=$(cd "$M/dirs/v1" && stat -c '%n %F %a %Y %h' d d/sub e | tr '\n' ';')
+[ "$got" = "d directory 550 1600000000 2;d/sub directory 505 1600000100 2;e directory 511 1600000200 2;" ] ||
+	fail "directory entries through the mount: $got"
+[ -z "$(ls -A "$M/dirs/v1/e")" ] && [ "$(cat "$M/dirs/v1/d/sub/f")" = data ] ||
+	fail "directory entries: e is not an empty directory, or d/sub/f lost its bytes"
+info "directory entries: directories with their attributes"
 umount_ckptfs "$M"
 stop_ckptd d
