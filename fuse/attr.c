@@ -5,8 +5,9 @@
  * A file's mode, uid, gid, atime and mtime live in the version's manifest
  * (ckpt_setattr(), struct ckpt_attr); ckptd stamps ctime.  The mirror of a
  * version this mount writes keeps a copy in each file's inode (tree.c),
- * shared by its hard links, so getattr stays free.  A field never set shows the old defaults: the job's owner, gid 0,
- * 0600 (0700 for directories), the time of the last change or of the seal.
+ * shared by its hard links, so getattr stays free.  A field never set
+ * shows the old defaults: the job's owner, gid 0, 0600 (0700 for
+ * directories), the time of the last change or of the seal.
  * A committed version shows the modes minus every write bit: it is
  * read-only whatever its modes said (writes are EROFS anyway).
  *
@@ -81,7 +82,7 @@ static void attr_merge(struct fs_inode *in, const struct ckpt_attr *a)
 	struct timespec now;
 
 	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT)) {
-		in->attr.mode = a->mode;         /* its type, once made */
+		in->attr.mode = a->mode;        /* its type, once made */
 		in->attr.rdev = a->rdev;
 	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
 		in->attr.mode = a->mode | (in->attr.mode & CKPT_ATTR_IFMT);
@@ -94,7 +95,7 @@ static void attr_merge(struct fs_inode *in, const struct ckpt_attr *a)
 		in->attr.atime_ns = a->atime_ns;
 	if (a->set & CKPT_ATTR_MTIME) {
 		in->attr.mtime_ns = a->mtime_ns;
-		in->mtime_dirty = 0;     /* an explicit time wins */
+		in->mtime_dirty = 0;    /* an explicit time wins */
 	}
 	in->attr.set |= a->set;
 	clock_gettime(CLOCK_REALTIME, &now);

@@ -96,9 +96,9 @@
  * (autocommit and other housekeeping), pend.c (job directories without a
  * version yet, aliases), tree.c (the in-memory namespace of a version being
  * written: names and the inodes they share), inval.c (the kernel's caches
- * of a hard-linked file's other names), wbuf.c (write-behind of small writes), ns.c (getattr, mkdir,
- * rename, ...), dir.c (readdir), io.c (open, read, write, fsync), and
- * mount.ckptfs (the mount(8) helper).
+ * of a hard-linked file's other names), wbuf.c (write-behind of small
+ * writes), ns.c (getattr, mkdir, rename, link, ...), dir.c (readdir), io.c
+ * (open, read, write, fsync), and mount.ckptfs (the mount(8) helper).
  */
 #include <errno.h>
 #include <stddef.h>

@@ -6,9 +6,9 @@
  * part of job names, a job, a version, or a path inside a version.  Inside
  * a version this mount holds, the mirror answers (tree.c) and changes go to
  * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename,
- * ckpt_link) under the version's ns lock.  Inside any other version ckptd answers, and every
- * change is EROFS: a committed version is immutable, and an open one that
- * another client writes is not ours to change.
+ * ckpt_link) under the version's ns lock.  Inside any other version ckptd
+ * answers, and every change is EROFS: a committed version is immutable, and
+ * an open one that another client writes is not ours to change.
  *
  * Ownership and modes: the root and leading parts of job names are root's,
  * mode 1777 (anyone may make a job; only its owner may remove it); a job,
