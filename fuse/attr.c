@@ -4,8 +4,8 @@
  *
  * A file's mode, uid, gid, atime and mtime live in the version's manifest
  * (ckpt_setattr(), struct ckpt_attr); ckptd stamps ctime.  The mirror of a
- * version this mount writes keeps a copy in each node, so getattr stays
- * free.  A field never set shows the old defaults: the job's owner, gid 0,
+ * version this mount writes keeps a copy in each file's inode (tree.c),
+ * shared by its hard links, so getattr stays free.  A field never set shows the old defaults: the job's owner, gid 0,
  * 0600 (0700 for directories), the time of the last change or of the seal.
  * A committed version shows the modes minus every write bit: it is
  * read-only whatever its modes said (writes are EROFS anyway).
@@ -14,8 +14,9 @@
  * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink).  FIFOs, sockets and device
  * nodes are empty files whose mode says their type (and rdev their device):
  * metadata only, the kernel never opens them through the mount (FIFOs are
- * pipes of the kernel's; devices cannot be opened on a nodev mount).  Hard
- * links are not kept (EPERM).
+ * pipes of the kernel's; devices cannot be opened on a nodev mount).  A
+ * hard link (ns.c, fs_link) is a second name of the same inode, so what is
+ * set through one name shows through every other.
  *
  * Directories are not manifest entries: their attributes are kept in the
  * mirror while the version is open through this mount, and shown as the
@@ -74,30 +75,30 @@ void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw)
 		st->st_ctim = st->st_mtim;
 }
 
-/* Merge the fields a sets into n's copy; fs->mu held. */
-static void attr_merge(struct fs_node *n, const struct ckpt_attr *a)
+/* Merge the fields a sets into in's copy; fs->mu held. */
+static void attr_merge(struct fs_inode *in, const struct ckpt_attr *a)
 {
 	struct timespec now;
 
 	if ((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT)) {
-		n->attr.mode = a->mode;         /* its type, once made */
-		n->attr.rdev = a->rdev;
+		in->attr.mode = a->mode;         /* its type, once made */
+		in->attr.rdev = a->rdev;
 	} else if (a->set & CKPT_ATTR_MODE) {   /* chmod: the type stays */
-		n->attr.mode = a->mode | (n->attr.mode & CKPT_ATTR_IFMT);
+		in->attr.mode = a->mode | (in->attr.mode & CKPT_ATTR_IFMT);
 	}
 	if (a->set & CKPT_ATTR_UID)
-		n->attr.uid = a->uid;
+		in->attr.uid = a->uid;
 	if (a->set & CKPT_ATTR_GID)
-		n->attr.gid = a->gid;
+		in->attr.gid = a->gid;
 	if (a->set & CKPT_ATTR_ATIME)
-		n->attr.atime_ns = a->atime_ns;
+		in->attr.atime_ns = a->atime_ns;
 	if (a->set & CKPT_ATTR_MTIME) {
-		n->attr.mtime_ns = a->mtime_ns;
-		n->mtime_dirty = 0;     /* an explicit time wins */
+		in->attr.mtime_ns = a->mtime_ns;
+		in->mtime_dirty = 0;     /* an explicit time wins */
 	}
-	n->attr.set |= a->set;
+	in->attr.set |= a->set;
 	clock_gettime(CLOCK_REALTIME, &now);
-	n->attr.ctime_ns = attr_ns(&now);
+	in->attr.ctime_ns = attr_ns(&now);
 }
 
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
@@ -108,30 +109,38 @@ int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
-	local = n->is_dir || n->detached;
+	local = n->is_dir || n->in->nlink == 0;
 	if (ret == 0 && !local)
-		ret = tree_path(n, path, sizeof(path));
+		ret = tree_node_path(n, path, sizeof(path));
 	pthread_mutex_unlock(&fs->mu);
 	if (ret >= 0 && !local)
 		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, path, a));
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&fs->mu);
-	attr_merge(n, a);
+	attr_merge(n->in, a);
 	pthread_mutex_unlock(&fs->mu);
 	return 0;
 }
 
-void attr_written(struct fs_node *n)
+void attr_written(struct fs_inode *in)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	n->mtime = now;
-	n->attr.mtime_ns = attr_ns(&now);
-	n->attr.ctime_ns = n->attr.mtime_ns;
-	n->attr.set |= CKPT_ATTR_MTIME;
-	n->mtime_dirty = 1;
+	in->mtime = now;
+	in->attr.mtime_ns = attr_ns(&now);
+	in->attr.ctime_ns = in->attr.mtime_ns;
+	in->attr.set |= CKPT_ATTR_MTIME;
+	in->mtime_dirty = 1;
+}
+
+void attr_changed(struct fs_inode *in)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	in->attr.ctime_ns = attr_ns(&now);
 }
 
 int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
@@ -141,8 +150,8 @@ int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
 	int dirty;
 
 	pthread_mutex_lock(&fs->mu);
-	dirty = n->mtime_dirty;
-	a.mtime_ns = n->attr.mtime_ns;
+	dirty = n->in->mtime_dirty;
+	a.mtime_ns = n->in->attr.mtime_ns;
 	pthread_mutex_unlock(&fs->mu);
 	return dirty ? attr_send(fs, ver, n, &a) : 0;
 }

@@ -62,8 +62,10 @@
  * are visible to all, their contents are not.  Modes, owners and times of
  * files, symbolic links, FIFOs, sockets and device nodes (metadata only) are
  * kept in the version (attr.c); chmod, chown and utime are EROFS in
- * committed versions; extended attributes in "user." (xattr.c).  No hard
- * links (EPERM).
+ * committed versions; extended attributes in "user." (xattr.c).  Hard
+ * links (ln) inside a version being written: both names are one file, with
+ * one st_ino and st_nlink counting its names (ns.c, tree.c); across
+ * versions EXDEV, of a directory EPERM.
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
  * (STAGED-like: it survives the trainer, not ckptd).  fsync (-o fsync=local,
@@ -93,7 +95,8 @@
  * says), vers.c (versions this mount writes: begin, commit, unmount), hk.c
  * (autocommit and other housekeeping), pend.c (job directories without a
  * version yet, aliases), tree.c (the in-memory namespace of a version being
- * written), wbuf.c (write-behind of small writes), ns.c (getattr, mkdir,
+ * written: names and the inodes they share), inval.c (the kernel's caches
+ * of a hard-linked file's other names), wbuf.c (write-behind of small writes), ns.c (getattr, mkdir,
  * rename, ...), dir.c (readdir), io.c (open, read, write, fsync), and
  * mount.ckptfs (the mount(8) helper).
  */
@@ -174,7 +177,9 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	struct ckptfs *fs = fuse_get_context()->private_data;
 	int ret;
 
-	cfg->use_ino = 0;
+	/* st_ino is ours (ns.c): the names of a hard-linked file show one,
+	 * where libfuse would number each path. */
+	cfg->use_ino = 1;
 	cfg->nullpath_ok = 1;     /* every op on an open file uses its handle */
 	/* An open file that is unlinked is renamed .fuse_hiddenXXXX by libfuse
 	 * and removed at its last close (or at the commit: vers.c), so that it
@@ -213,6 +218,7 @@ static const struct fuse_operations fs_oper = {
 	.rmdir      = fs_rmdir,
 	.unlink     = fs_unlink,
 	.rename     = fs_rename,
+	.link       = fs_link,
 	.chmod      = fs_chmod,
 	.chown      = fs_chown,
 	.utimens    = fs_utimens,
@@ -337,6 +343,7 @@ static struct ckptfs *fs_new(void)
 	fs_list_init(&fs->pending);
 	fs_list_init(&fs->aliases);
 	clock_gettime(CLOCK_REALTIME, &fs->started);
+	fs->next_ino = FS_ROOT_INO;
 	return fs;
 }
 

@@ -53,6 +53,7 @@
 #define FS_MODE_FILE   0600         /* a file being written; the marker */
 #define FS_MODE_RODIR  0500         /* a directory of a committed version */
 #define FS_MODE_ROFILE 0400         /* a file of a committed version */
+#define FS_ROOT_INO    1            /* st_ino of the root: FUSE_ROOT_ID */
 #define FS_HIDDEN      ".fuse_hidden" /* libfuse's name for unlinked open
 				       * files: never listed, never committed */
 
@@ -101,47 +102,77 @@ struct fs_conn {
 
 struct fs_wbuf;
 
+/*
+ * A file or directory of the mirror (the inode): what its names share.  A
+ * file has one name per hard link (fs_link); a directory has one.  Counted:
+ * each node naming it holds a reference, also a node detached while open,
+ * so that a handle's file lives as long as the handle.  All fields under
+ * fs->mu except wb (ver->wb_mu).
+ */
+struct fs_inode {
+	uint64_t ino;             /* st_ino, from the mount's counter */
+	unsigned refs;            /* nodes that name it, detached ones too */
+	unsigned nlink;           /* of which in the tree (in names) */
+	struct fs_link names;     /* struct fs_node.alias of those */
+	uint64_t size;            /* files: max written end, or truncated size */
+	struct timespec mtime;
+	struct ckpt_attr attr;    /* what was set (attr.c) */
+	int mtime_dirty;          /* written since mtime was last sent */
+	int stale;                /* written since the kernel's copies of its
+				   * other names' attributes were dropped */
+	uint8_t *xattr;           /* extended attributes set through this
+				   * mount (xattr.h blob, owned) */
+	uint32_t xlen;
+	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
+};
+
+/* A name in the mirror (the dentry).  fs->mu. */
 struct fs_node {
 	struct fs_node *parent;   /* NULL for the version's root */
 	struct fs_node *hnext;    /* hash chain, keyed by (parent, name) */
 	struct fs_link sib;       /* in parent->children */
 	struct fs_link children;  /* directories only */
+	struct fs_link alias;     /* in in->names while in the tree */
 	char *name;
 	uint32_t hash;
 	uint32_t nchild;
-	unsigned nopen;           /* handles on this node */
+	unsigned nopen;           /* handles on this name, and pins */
 	int is_dir;
 	int detached;             /* unlinked or replaced while open */
-	uint64_t size;            /* files: max written end, or truncated size */
-	struct timespec mtime;
-	struct ckpt_attr attr;    /* what was set (attr.c); fs->mu */
-	int mtime_dirty;          /* written since mtime was last sent */
-	uint8_t *xattr;           /* extended attributes set through this
-				   * mount (xattr.h blob, owned; fs->mu) */
-	uint32_t xlen;
-	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
+	struct fs_inode *in;      /* what it names (counted; never NULL) */
 };
 
 struct fs_tree {
+	uint64_t *next_ino;       /* the mount's last st_ino given (atomic) */
 	struct fs_node *root;
 	struct fs_node **buckets;
 	size_t nbuckets;
 	size_t count;
 };
 
-int tree_init(struct fs_tree *t);
+/* An empty tree whose inodes take their st_ino from *next_ino. */
+int tree_init(struct fs_tree *t, uint64_t *next_ino);
 void tree_free(struct fs_tree *t);
 /* The node at path ("" is the root), or NULL. */
 struct fs_node *tree_lookup(const struct fs_tree *t, const char *path);
 struct fs_node *tree_child(const struct fs_tree *t, const struct fs_node *dir,
 			   const char *name);
-/* Add a child; 0 or -ENOMEM. */
+/* Add a child naming a new inode; 0 or -ENOMEM. */
 int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
 	     int is_dir, struct fs_node **out);
-/* Add a file at path with its parents (mirror of a version joined). */
-int tree_add_path(struct fs_tree *t, const char *path, uint64_t size);
-/* Take node out of the tree; freed now unless a handle holds it, in which
- * case it is marked detached and tree_release() frees it. */
+/* Add a file name under dir for the inode in (a hard link: in->nlink
+ * grows); 0 or -ENOMEM. */
+int tree_link(struct fs_tree *t, struct fs_node *dir, const char *name,
+	      struct fs_inode *in, struct fs_node **out);
+/* Add a file (or with is_dir a directory) at path with its parents, or
+ * find it (mirror of a version joined): a file is a name of in when in is
+ * not NULL, else of a new inode.  0, -EINVAL (a file is in the way) or
+ * -ENOMEM. */
+int tree_add_path(struct fs_tree *t, const char *path, int is_dir,
+		  struct fs_inode *in, struct fs_node **out);
+/* Take node out of the tree (its inode loses a name, and is freed with its
+ * last node); freed now unless a handle holds it, in which case it is
+ * marked detached and tree_release() frees it. */
 void tree_remove(struct fs_tree *t, struct fs_node *node);
 void tree_release(struct fs_node *node);
 /* Move node under dir as name.  0 or -ENOMEM (node unchanged). */
@@ -150,6 +181,17 @@ int tree_move(struct fs_tree *t, struct fs_node *node, struct fs_node *dir,
 /* The node's path below the version ("" for the root).  Length or
  * -ENAMETOOLONG. */
 int tree_path(const struct fs_node *node, char *buf, size_t cap);
+/* A path ckptd knows node's file by: node's own while it is in the tree,
+ * else another name of its inode (ckptd resolves every name of a file to
+ * the same bytes).  Length, -ENOENT when the file has no name left (it
+ * was unlinked while open: its bytes go nowhere), or -ENAMETOOLONG. */
+int tree_node_path(const struct fs_node *node, char *buf, size_t cap);
+/* The same for a name of the file in: -ENOENT when it has none. */
+int tree_inode_path(const struct fs_inode *in, char *buf, size_t cap);
+/* st_nlink of node's file: its names in the tree, not counting the names
+ * libfuse gives unlinked open files (FS_HIDDEN), but node's own if it is
+ * one (libfuse shows one less for those). */
+unsigned tree_nlink(const struct fs_node *node);
 /* Is node dir or below it? */
 int tree_is_below(const struct fs_node *node, const struct fs_node *dir);
 struct fs_path;
@@ -194,7 +236,7 @@ struct fs_version {
 
 struct fs_wbuf {
 	struct fs_link link;      /* in ver->dirty */
-	struct fs_node *node;
+	struct fs_inode *in;      /* in->wb is this buffer */
 	uint64_t off;             /* file offset of data[0] */
 	size_t len, cap;
 	uint8_t *data;
@@ -268,6 +310,10 @@ struct ckptfs {
 	struct fs_link pending;       /* struct fs_pending */
 	struct fs_link aliases;       /* struct fs_alias, oldest first */
 	unsigned naliases;
+	uint64_t next_ino;            /* the last st_ino given to an inode of
+				       * a mirror (atomic: tree.c); 1 is the
+				       * root's, and ckptd's files have the
+				       * top bit (ns.c) */
 	struct timespec started;
 
 	/* options */
@@ -457,6 +503,9 @@ int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid);
 int srv_version(struct ckptfs *fs, const char *job, const char *version,
 		struct ckpt_version_info *info);
 int srv_visible(const struct ckpt_version_info *info);
+/* Is f a directory's own entry (CKPT_ATTR_IFDIR: its attributes, no
+ * bytes), not a file? */
+int srv_dir_entry(const struct ckpt_file_info *f);
 /* Is the version committed (its files immutable)? */
 int srv_committed(const struct ckpt_version_info *info);
 /* Is dir (a path in the version) a prefix of its files?  1, 0 or an error. */
@@ -465,6 +514,23 @@ int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
 /* A change to p in a version this mount does not hold: -EROFS if the
  * version exists, else -ENOENT (or the error of asking). */
 int srv_not_held(struct ckptfs *fs, const struct fs_path *p);
+
+/* ---- the kernel's caches of a file's other names (inval.c) -------------- */
+
+/* Mount paths whose cached attributes and pages the kernel is to drop. */
+struct fs_inval {
+	char **paths;             /* owned */
+	unsigned n;
+};
+
+/* Note every name of in but except (NULL: all), in ver; fs->mu held.
+ * Nothing is noted, nor allocated, for a file whose only name is except. */
+void inval_note_locked(struct fs_inval *iv, const struct fs_version *ver,
+		       const struct fs_inode *in, const struct fs_node *except);
+/* Tell the kernel to drop what it caches for the noted names, and forget
+ * them.  From a FUSE request other than a WRITE, with no lock of ours held
+ * (inval.c says why). */
+void inval_send(struct fs_inval *iv);
 
 /* ---- write-behind (wbuf.c) ------------------------------------------------ */
 
@@ -492,8 +558,12 @@ void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw);
  * error. */
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	      const struct ckpt_attr *a);
-/* n was written: its mtime is now, to be sent at the next flush (fs->mu). */
-void attr_written(struct fs_node *n);
+/* in was written: its mtime is now, to be sent at the next flush
+ * (fs->mu). */
+void attr_written(struct fs_inode *in);
+/* A name of in came or went (link, unlink, rename): its ctime is now, in
+ * the mirror (ckptd stamps its own); fs->mu. */
+void attr_changed(struct fs_inode *in);
 /* Send n's mtime if a write changed it since it was last sent. */
 int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
 		     struct fs_node *n);
@@ -510,6 +580,7 @@ int fs_mkdir(const char *path, mode_t mode);
 int fs_rmdir(const char *path);
 int fs_unlink(const char *path);
 int fs_rename(const char *from, const char *to, unsigned int flags);
+int fs_link(const char *from, const char *to);
 int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
 int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
 int fs_utimens(const char *path, const struct timespec tv[2],

@@ -200,7 +200,7 @@ static int list_files(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info *files = NULL;
-	int i, n, isfile = 0;
+	int i, n, isfile = 0, isdir = 0;
 
 	n = srv_version(fs, p->job, p->vdisp, &info);
 	if (n == 0)
@@ -212,11 +212,15 @@ static int list_files(struct ckptfs *fs, const struct fs_path *p,
 			names_add(ns, files[i].path);
 		else if (srv_below(files[i].path, p->file))
 			names_add(ns, files[i].path + strlen(p->file) + 1);
-		else
-			isfile |= !strcmp(files[i].path, p->file);
+		else if (!strcmp(files[i].path, p->file) &&
+			 srv_dir_entry(&files[i]))
+			isdir = 1;
+		else if (!strcmp(files[i].path, p->file))
+			isfile = 1;
 	}
 	free(files);
-	if (p->kind == P_FILE && ns->n == 0)
+	/* An empty directory is listed by its own entry only. */
+	if (p->kind == P_FILE && ns->n == 0 && !isdir)
 		return isfile ? -ENOTDIR : -ENOENT;
 	return 0;
 }

@@ -90,6 +90,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
 	struct fs_handle *h = handle_new(H_NODE);
+	struct fs_inval iv = { .n = 0 };
 	struct fs_node *dir, *n = NULL;
 	const char *base;
 	int ret, made = 0, pinned = 0;
@@ -139,16 +140,19 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 			tree_remove(&ver->tree, n);
 	} else if (pinned) {
 		if (made || trunc)
-			n->size = 0;
+			n->in->size = 0;
 		if (made)
-			n->attr = a;
+			n->in->attr = a;
 		else if (trunc)
-			attr_written(n);
+			attr_written(n->in);
+		if (trunc)
+			inval_note_locked(&iv, ver, n->in, n);
 		attach_locked(h, ver, n);
 		ver->nwopen += writable;
 	}
 	pthread_mutex_unlock(&fs->mu);
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	if (ret < 0) {
 		handle_free(h);
 		return ret;
@@ -264,8 +268,9 @@ static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 
 	pthread_rwlock_rdlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
-	gone = h->node->detached;   /* an unlinked file reads as empty */
-	ret = gone ? 0 : tree_path(h->node, path, sizeof(path));
+	ret = tree_node_path(h->node, path, sizeof(path));
+	gone = ret == -ENOENT;      /* a file with no name reads as empty */
+	ret = gone ? 0 : ret;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret >= 0 && !gone)
 		ret = wb_flush_node(fs, ver, h->node, 0);
@@ -377,6 +382,7 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver;
+	struct fs_inode *in;
 	int ret, gone = 0;
 
 	(void)path;
@@ -387,21 +393,28 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	if (off < 0)
 		return -EINVAL;
 	ver = h->ver;
+	in = h->node->in;
 	pthread_rwlock_rdlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
-	gone = h->node->detached;
-	if (ret == 0 && !gone)
-		ret = tree_path(h->node, fpath, sizeof(fpath));
+	if (ret == 0) {
+		ret = tree_node_path(h->node, fpath, sizeof(fpath));
+		gone = ret == -ENOENT;
+		ret = gone ? 0 : ret;
+	}
 	pthread_mutex_unlock(&fs->mu);
-	/* An unlinked file's bytes go nowhere, as they would on disk. */
+	/* The bytes of a file with no name left go nowhere, as they would on
+	 * disk. */
 	if (ret >= 0 && !gone)
 		ret = wb_write(fs, ver, h->node, fpath, buf, size, off);
 	if (ret >= 0) {
 		pthread_mutex_lock(&fs->mu);
-		if ((uint64_t)off + size > h->node->size)
-			h->node->size = off + size;
-		attr_written(h->node);
+		if ((uint64_t)off + size > in->size)
+			in->size = off + size;
+		attr_written(in);
+		/* Seen through its other names from the next close on
+		 * (inval.c: not from a WRITE). */
+		in->stale |= in->nlink > 1 || h->node->detached;
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -417,6 +430,7 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		       int grow)
 {
 	char fpath[CKPT_PATH_MAX + 1];
+	struct fs_inval iv = { .n = 0 };
 	int ret, gone = 0;
 
 	pthread_rwlock_wrlock(&ver->ns);
@@ -429,9 +443,10 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = !node ? -ENOENT : node->is_dir ? -EISDIR : 0;
 	if (ret == 0)
-		gone = node->detached || (grow && node->size >= (uint64_t)size);
+		gone = node->in->nlink == 0 ||
+		       (grow && node->in->size >= (uint64_t)size);
 	if (ret == 0 && !gone)
-		ret = tree_path(node, fpath, sizeof(fpath));
+		ret = tree_node_path(node, fpath, sizeof(fpath));
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && grow && gone) {
 		pthread_rwlock_unlock(&ver->ns);
@@ -441,12 +456,14 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, size));
 	if (ret >= 0) {
 		pthread_mutex_lock(&fs->mu);
-		node->size = size;
-		attr_written(node);
+		node->in->size = size;
+		attr_written(node->in);
+		inval_note_locked(&iv, ver, node->in, node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	return ret < 0 ? ret : 0;
 }
 
@@ -578,16 +595,29 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
+	struct fs_inval iv = { .n = 0 };
+	struct fs_inode *in;
 	int ret;
 
 	(void)path;
 	if (h->kind != H_NODE || !h->writable)
 		return 0;
+	in = h->node->in;
 	pthread_rwlock_rdlock(&h->ver->ns);
 	ret = wb_flush_node(fs, h->ver, h->node, 1);
 	if (ret == 0)   /* before close() returns: a utimensat after wins */
 		ret = attr_flush_mtime(fs, h->ver, h->node);
+	pthread_mutex_lock(&fs->mu);
+	/* Written since: its names show it now (all of them, this one too:
+	 * the writes may have come through another; FLUSH holds nothing of
+	 * the kernel's). */
+	if (in->stale) {
+		in->stale = 0;
+		inval_note_locked(&iv, h->ver, in, NULL);
+	}
+	pthread_mutex_unlock(&fs->mu);
 	pthread_rwlock_unlock(&h->ver->ns);
+	inval_send(&iv);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0 && h->ver->state == V_FAILED)
 		ret = h->ver->err;

@@ -1,12 +1,12 @@
 /*
  * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
- * chmod, chown and utimensat (recorded by attr.c), and statfs.
+ * link, chmod, chown and utimensat (recorded by attr.c), and statfs.
  *
  * Each operation resolves its path (path.c) to one of: the root, a leading
  * part of job names, a job, a version, or a path inside a version.  Inside
  * a version this mount holds, the mirror answers (tree.c) and changes go to
- * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename) under
- * the version's ns lock.  Inside any other version ckptd answers, and every
+ * ckptd in order with the version's writes (ckpt_unlink, ckpt_rename,
+ * ckpt_link) under the version's ns lock.  Inside any other version ckptd answers, and every
  * change is EROFS: a committed version is immutable, and an open one that
  * another client writes is not ours to change.
  *
@@ -28,6 +28,38 @@
 
 /* ---- attributes ---------------------------------------------------------- */
 
+/*
+ * st_ino.  The inodes of a version this mount writes are numbered from the
+ * mount's counter (tree.c), so the names of one file show one number, kept
+ * across renames.  What ckptd answers for (committed versions, other
+ * writers' versions, jobs, the leading parts of their names) is numbered by
+ * a 64-bit FNV-1a hash of what it is: its kind, job, version and path, or,
+ * for a file with several names, ckptd's ino in place of the path, so that
+ * its names show one number too.  The top bit keeps those apart from the
+ * counter's.  The root is FS_ROOT_INO, as the kernel has it.
+ */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	while (len--)
+		h = (h ^ *s++) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t ino_hash(enum fs_kind kind, const char *job,
+			 const char *version, const char *path, uint64_t ino)
+{
+	uint64_t h = 14695981039346656037ull;
+	unsigned char k = (unsigned char)kind | (ino ? 0x80 : 0);
+
+	h = fnv(h, &k, 1);
+	h = fnv(h, job, strlen(job) + 1);
+	h = fnv(h, version, strlen(version) + 1);
+	h = ino ? fnv(h, &ino, sizeof(ino)) : fnv(h, path, strlen(path) + 1);
+	return h | 1ull << 63;
+}
+
 static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
 		      uint64_t size, const struct timespec *t)
 {
@@ -46,16 +78,19 @@ static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
 static void node_attr(const struct fs_version *ver, const struct fs_node *n,
 		      struct stat *st)
 {
+	const struct fs_inode *in = n->in;
 	int rw = ver->state == V_OPEN;
 
-	if (n->is_dir)
-		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR), ver->uid, 0,
-			  &n->mtime);
-	else
-		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE), ver->uid,
-			  n->size,
-			  &n->mtime);
-	attr_apply(st, &n->attr, rw);
+	if (n->is_dir) {
+		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR),
+			  ver->uid, 0, &in->mtime);
+	} else {
+		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE),
+			  ver->uid, in->size, &in->mtime);
+		st->st_nlink = tree_nlink(n);   /* 0: unlinked, still open */
+	}
+	st->st_ino = in->ino;
+	attr_apply(st, &in->attr, rw);
 }
 
 static struct timespec sealed_time(const struct ckptfs *fs,
@@ -87,6 +122,8 @@ static int attr_prefix(struct ckptfs *fs, const struct fs_path *p,
 	if (ret <= 0)
 		return ret ? ret : -ENOENT;
 	attr_fill(st, S_IFDIR | FS_MODE_TOP, 0, 0, &fs->started);
+	st->st_ino = p->kind == P_ROOT ? FS_ROOT_INO
+				       : ino_hash(P_PREFIX, p->job, "", "", 0);
 	return 0;
 }
 
@@ -112,6 +149,7 @@ static int attr_job(struct ckptfs *fs, const struct fs_path *p,
 	if (ret <= 0)
 		return ret ? ret : -ENOENT;
 	attr_fill(st, S_IFDIR | FS_MODE_DIR, uid, 0, &t);
+	st->st_ino = ino_hash(P_JOB, p->job, "", "", 0);
 	return 0;
 }
 
@@ -128,6 +166,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info file;
+	uint64_t linked = 0;
 	struct timespec t;
 	int ret;
 
@@ -144,6 +183,12 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 		if (ret == 0) {
 			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
 				  file.size, &t);
+			if (srv_dir_entry(&file))   /* a directory's */
+				st->st_nlink = 2;
+			else if (file.nlink)        /* 0: an old ckptd */
+				st->st_nlink = file.nlink;
+			if (file.nlink > 1)
+				linked = file.ino;
 			/* read-only here, committed or not */
 			attr_apply(st, &file.attr, 0);
 		} else if (ret == -ENOENT) {
@@ -154,6 +199,9 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 			ret = ret == 1 ? 0 : ret == 0 ? -ENOENT : ret;
 		}
 	}
+	if (ret == 0)
+		st->st_ino = ino_hash(p->kind, p->job, p->vdisp,
+				      p->kind == P_FILE ? p->file : "", linked);
 	return ret;
 }
 
@@ -276,7 +324,7 @@ static int mkdir_in(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = tree_add(&ver->tree, dir, base, 1, &n);
 	if (ret == 0) {
-		n->attr = a;    /* a directory's stay in the mirror (attr.c) */
+		n->in->attr = a; /* a directory's stay in the mirror (attr.c) */
 		ver_touch_locked(ver);
 	}
 	pthread_mutex_unlock(&fs->mu);
@@ -396,6 +444,7 @@ int fs_rmdir(const char *path)
 static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p)
 {
+	struct fs_inval iv = { .n = 0 };
 	struct fs_node *n;
 	int ret;
 
@@ -416,11 +465,15 @@ static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 	}
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
+		/* Its other names (hard links) keep it, one link fewer. */
+		inval_note_locked(&iv, ver, n->in, n);
+		attr_changed(n->in);
 		tree_remove(&ver->tree, n);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	return ret;
 }
 
@@ -463,7 +516,7 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 		return -EEXIST;
 	if ((*src)->is_dir && tree_is_below(*dir, *src))
 		return -EINVAL;
-	if (!*dst || *dst == *src)
+	if (!*dst || (*dst)->in == (*src)->in)   /* two names of one file */
 		return 0;
 	if ((*dst)->is_dir && !(*src)->is_dir)
 		return -EISDIR;
@@ -472,13 +525,20 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 	return (*dst)->is_dir && (*dst)->nchild ? -ENOTEMPTY : 0;
 }
 
+/*
+ * rename inside a held version.  Where from and to are names of one file
+ * (the same name, or two hard links of it) it does nothing and succeeds, as
+ * POSIX says; ckptd would agree, so it is not asked.  Replacing a name of a
+ * file with other names takes only that name from it.
+ */
 static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *a, const struct fs_path *b,
 		     unsigned int flags)
 {
+	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src, *dst, *dir;
 	const char *base;
-	int ret;
+	int ret, noop = 0;
 
 	/* The marker is a command, not a file. */
 	if (path_is_marker(b))
@@ -488,22 +548,30 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0)
 		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
+	if (ret == 0)
+		noop = dst && dst->in == src->in;
 	pthread_mutex_unlock(&fs->mu);
-	if (ret == 0 && dst != src) {
+	if (ret == 0 && !noop) {
 		ret = ckpt_rename(ver->v, a->file, b->file);
 		if (ret == -ENOENT && src->is_dir)  /* no file below it yet */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
 	}
-	if (ret == 0 && dst != src) {
+	if (ret == 0 && !noop) {
 		pthread_mutex_lock(&fs->mu);
-		if (dst)
+		if (dst) {
+			inval_note_locked(&iv, ver, dst->in, dst);
+			attr_changed(dst->in);
 			tree_remove(&ver->tree, dst);
+		}
 		ret = tree_move(&ver->tree, src, dir, base);
+		attr_changed(src->in);
+		inval_note_locked(&iv, ver, src->in, src);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	return ret;
 }
 
@@ -562,6 +630,101 @@ int fs_rename(const char *from, const char *to, unsigned int flags)
 	return fs_errno(ret);
 }
 
+/* ---- link ---------------------------------------------------------------- */
+
+/* Check link(a, b) inside ver and find its nodes; fs->mu held. */
+static int link_check(struct fs_version *ver, const struct fs_path *a,
+		      const struct fs_path *b, struct fs_node **src,
+		      struct fs_node **dir, const char **base)
+{
+	int ret = ver_writable_locked(ver);
+
+	if (ret < 0)
+		return ret;
+	*src = tree_lookup(&ver->tree, a->file);
+	if (!*src)
+		return -ENOENT;
+	if ((*src)->is_dir)
+		return -EPERM;
+	ret = tree_parent(&ver->tree, b, dir, base);
+	if (ret < 0)
+		return ret;
+	return tree_child(&ver->tree, *dir, *base) ? -EEXIST : 0;
+}
+
+/*
+ * link inside a held version: b becomes a second name of a's file in ckptd
+ * (ckpt_link) and in the mirror (a second node of its inode), in order with
+ * the version's writes.  A file's buffered bytes need not be sent first:
+ * sent later under either name, they land in the one file.  The file's
+ * ctime and the new parent's mtime and ctime are now; the kernel drops
+ * what it cached of the file's other names (st_nlink grew).  A failure
+ * changes nothing.
+ */
+static int link_in(struct ckptfs *fs, struct fs_version *ver,
+		   const struct fs_path *a, const struct fs_path *b)
+{
+	struct fs_inval iv = { .n = 0 };
+	struct fs_node *src, *dir;
+	const char *base;
+	int ret;
+
+	if (path_is_marker(b))      /* a command, not a file */
+		return -EPERM;
+	pthread_rwlock_wrlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	ret = link_check(ver, a, b, &src, &dir, &base);
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0)
+		ret = ver_failed(fs, ver, ckpt_link(ver->v, a->file, b->file));
+	if (ret == 0) {
+		pthread_mutex_lock(&fs->mu);
+		inval_note_locked(&iv, ver, src->in, NULL);
+		ret = tree_link(&ver->tree, dir, base, src->in, NULL);
+		if (ret == 0)
+			attr_changed(src->in);
+		ver_touch_locked(ver);
+		pthread_mutex_unlock(&fs->mu);
+		/* No memory for the mirror's name: take ckptd's back. */
+		if (ret < 0)
+			ver_failed(fs, ver, ckpt_unlink(ver->v, b->file));
+	}
+	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
+	return ret;
+}
+
+/*
+ * link(2): only inside one version this mount is writing.  A directory is
+ * EPERM (the kernel refuses one before asking), a link out of the version
+ * (to another version or job, or above versions) EXDEV, and one in a
+ * version this mount does not hold EROFS (a committed version is
+ * immutable; another writer's is not ours to change).
+ */
+int fs_link(const char *from, const char *to)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_version *ver;
+	struct fs_path a, b;
+	int ret;
+
+	ret = path_parse(fs, from, &a);
+	if (ret < 0)
+		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
+	ret = path_parse(fs, to, &b);
+	if (ret < 0)
+		return fs_errno(ret);
+	if (a.kind != P_FILE)
+		return -EPERM;
+	if (b.kind != P_FILE || strcmp(a.job, b.job) ||
+	    strcmp(a.vdisp, b.vdisp))
+		return -EXDEV;
+	ver = ver_find(fs, a.job, a.vdisp);
+	ret = ver ? link_in(fs, ver, &a, &b) : srv_not_held(fs, &a);
+	ver_put(fs, ver);
+	return fs_errno(ret);
+}
+
 /* ---- attributes ckpt does not store -------------------------------------- */
 
 /*
@@ -581,6 +744,7 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
+	struct fs_inval iv = { .n = 0 };
 	struct fs_version *ver;
 	struct fs_node *n;
 	struct fs_path p;
@@ -618,11 +782,14 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 	if (ret == 0) {
 		ret = attr_send(fs, ver, n, a);
 		pthread_mutex_lock(&fs->mu);
+		if (ret == 0)   /* its other names show it too */
+			inval_note_locked(&iv, ver, n->in, n);
 		n->nopen--;
 		tree_release(n);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
+	inval_send(&iv);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }

@@ -234,6 +234,12 @@ int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid)
 	return n > 0;
 }
 
+int srv_dir_entry(const struct ckpt_file_info *f)
+{
+	return (f->attr.set & CKPT_ATTR_MODE) &&
+	       (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+}
+
 int srv_visible(const struct ckpt_version_info *info)
 {
 	return info->state == CKPT_ST_OPEN || srv_committed(info);

@@ -11,9 +11,18 @@
  * (parent, name), so a path is resolved one component at a time and a
  * directory rename moves a single node.
  *
+ * A node is a name; what the names of one file share (size, times,
+ * attributes, extended attributes, the write-behind buffer) is its inode,
+ * struct fs_inode, so that a hard link (fs_link) is a second node of the
+ * same inode, and a change through either name is seen through both.  A
+ * directory's node has an inode of its own too, so every field is reached
+ * the same way, node->in.  An inode counts the nodes that name it; the
+ * last one to go frees it.
+ *
  * The tree is protected by fs->mu.  A node that is unlinked or replaced
  * while a handle holds it is detached (out of the tree, marked) and freed
- * by tree_release() when the last handle goes.
+ * by tree_release() when the last handle goes; its inode stays with it, and
+ * keeps its other names.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,40 +39,68 @@ static uint32_t hash_name(const struct fs_node *dir, const char *name)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-static struct fs_node *node_new(const char *name, int is_dir)
+static struct fs_inode *inode_new(struct fs_tree *t)
+{
+	struct fs_inode *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->ino = __atomic_add_fetch(t->next_ino, 1, __ATOMIC_RELAXED);
+	fs_list_init(&in->names);
+	clock_gettime(CLOCK_REALTIME, &in->mtime);
+	return in;
+}
+
+/* A node naming in, or a new inode when in is NULL. */
+static struct fs_node *node_new(struct fs_tree *t, const char *name,
+				int is_dir, struct fs_inode *in)
 {
 	struct fs_node *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
 	n->name = strdup(name);
-	if (!n->name) {
+	n->in = in ? in : inode_new(t);
+	if (!n->name || !n->in) {
+		if (!in)
+			free(n->in);
+		free(n->name);
 		free(n);
 		return NULL;
 	}
+	n->in->refs++;
 	n->is_dir = is_dir;
 	fs_list_init(&n->sib);
 	fs_list_init(&n->children);
-	clock_gettime(CLOCK_REALTIME, &n->mtime);
+	fs_list_init(&n->alias);
 	return n;
 }
 
+/* Free n (out of the tree) and, with its last node, its inode.  No inode
+ * is freed with a write-behind buffer: names go under the ns lock held for
+ * writing, after every buffer was sent (wbuf.c), and a file with no name
+ * left takes no writes. */
 static void node_free(struct fs_node *n)
 {
+	if (--n->in->refs == 0) {
+		free(n->in->xattr);
+		free(n->in);
+	}
 	free(n->name);
-	free(n->xattr);
 	free(n);
 }
 
-int tree_init(struct fs_tree *t)
+int tree_init(struct fs_tree *t, uint64_t *next_ino)
 {
 	memset(t, 0, sizeof(*t));
+	t->next_ino = next_ino;
 	t->nbuckets = 64;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	t->root = node_new("", 1);
+	t->root = node_new(t, "", 1, NULL);
 	if (!t->buckets || !t->root) {
 		free(t->buckets);
-		free(t->root);
+		if (t->root)
+			node_free(t->root);
 		return -ENOMEM;
 	}
 	return 0;
@@ -79,6 +116,8 @@ static void free_children(struct fs_node *dir)
 		next = pos->next;
 		n = fs_entry(pos, struct fs_node, sib);
 		free_children(n);
+		fs_list_del(&n->alias);
+		n->in->nlink--;
 		node_free(n);
 		pos = next;
 	}
@@ -174,9 +213,11 @@ struct fs_node *tree_lookup(const struct fs_tree *t, const char *path)
  * time set with utimensat (attr.c). */
 static void dir_changed(struct fs_node *dir)
 {
-	clock_gettime(CLOCK_REALTIME, &dir->mtime);
-	dir->attr.mtime_ns = attr_ns(&dir->mtime);
-	dir->attr.ctime_ns = dir->attr.mtime_ns;
+	struct fs_inode *in = dir->in;
+
+	clock_gettime(CLOCK_REALTIME, &in->mtime);
+	in->attr.mtime_ns = attr_ns(&in->mtime);
+	in->attr.ctime_ns = in->attr.mtime_ns;
 }
 
 /* Link n under dir (n->name set). */
@@ -186,6 +227,8 @@ static void link_child(struct fs_tree *t, struct fs_node *dir,
 	n->parent = dir;
 	n->hash = hash_name(dir, n->name);
 	fs_list_add(&dir->children, &n->sib);
+	fs_list_add(&n->in->names, &n->alias);
+	n->in->nlink++;
 	dir->nchild++;
 	dir_changed(dir);
 	hash_grow(t);
@@ -196,15 +239,18 @@ static void unlink_child(struct fs_tree *t, struct fs_node *n)
 {
 	hash_remove(t, n);
 	fs_list_del(&n->sib);
+	fs_list_del(&n->alias);
+	n->in->nlink--;
 	n->parent->nchild--;
 	dir_changed(n->parent);
 	n->parent = NULL;
 }
 
-int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
-	     int is_dir, struct fs_node **out)
+/* Add a name under dir: of in, or of a new inode. */
+static int add_node(struct fs_tree *t, struct fs_node *dir, const char *name,
+		    int is_dir, struct fs_inode *in, struct fs_node **out)
 {
-	struct fs_node *n = node_new(name, is_dir);
+	struct fs_node *n = node_new(t, name, is_dir, in);
 
 	if (!n)
 		return -ENOMEM;
@@ -214,7 +260,20 @@ int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
 	return 0;
 }
 
-int tree_add_path(struct fs_tree *t, const char *path, uint64_t size)
+int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
+	     int is_dir, struct fs_node **out)
+{
+	return add_node(t, dir, name, is_dir, NULL, out);
+}
+
+int tree_link(struct fs_tree *t, struct fs_node *dir, const char *name,
+	      struct fs_inode *in, struct fs_node **out)
+{
+	return add_node(t, dir, name, 0, in, out);
+}
+
+int tree_add_path(struct fs_tree *t, const char *path, int is_dir,
+		  struct fs_inode *in, struct fs_node **out)
 {
 	char name[256];
 	struct fs_node *dir = t->root, *n;
@@ -230,12 +289,15 @@ int tree_add_path(struct fs_tree *t, const char *path, uint64_t size)
 		last = !*e;
 		n = tree_child(t, dir, name);
 		if (!n) {
-			ret = tree_add(t, dir, name, !last, &n);
+			ret = add_node(t, dir, name, !last || is_dir,
+				       last && !is_dir ? in : NULL, &n);
 			if (ret < 0)
 				return ret;
+		} else if (last && n->is_dir != !!is_dir) {
+			return -EINVAL;
 		}
 		if (last) {
-			n->size = size;
+			*out = n;
 			return 0;
 		}
 		dir = n;
@@ -296,6 +358,37 @@ int tree_path(const struct fs_node *node, char *buf, size_t cap)
 		memcpy(buf + k, n->name, l);
 	}
 	return (int)len;
+}
+
+int tree_inode_path(const struct fs_inode *in, char *buf, size_t cap)
+{
+	if (!in->nlink)
+		return -ENOENT;
+	return tree_path(fs_entry(in->names.next, struct fs_node, alias), buf,
+			 cap);
+}
+
+int tree_node_path(const struct fs_node *node, char *buf, size_t cap)
+{
+	return node->detached ? tree_inode_path(node->in, buf, cap)
+			      : tree_path(node, buf, cap);
+}
+
+static int hidden(const struct fs_node *n)
+{
+	return !strncmp(n->name, FS_HIDDEN, sizeof(FS_HIDDEN) - 1);
+}
+
+unsigned tree_nlink(const struct fs_node *node)
+{
+	const struct fs_link *pos, *head = &node->in->names;
+	unsigned count = 0;
+
+	for (pos = head->next; pos != head; pos = pos->next)
+		count += !hidden(fs_entry(pos, struct fs_node, alias));
+	/* libfuse takes one off what a name it hid shows (fuse_lib_getattr):
+	 * its own name counts for it. */
+	return count + (!node->detached && hidden(node));
 }
 
 int tree_parent(const struct fs_tree *t, const struct fs_path *p,

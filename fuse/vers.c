@@ -223,35 +223,78 @@ int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret)
 	return ret;
 }
 
+/* Files by ino, then by their place in the listing. */
+static int cmp_ino(const void *x, const void *y)
+{
+	const struct ckpt_file_info *a = *(const struct ckpt_file_info *const *)x;
+	const struct ckpt_file_info *b = *(const struct ckpt_file_info *const *)y;
+
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Fill the mirror from the listing of a version joined with files in it
+ * already: names listed with one ino are hard links of one file, and share
+ * one inode (0 is a ckptd before links: every name its own file).  A
+ * directory's own entry gives its node the directory's attributes. */
+static int mirror_files(struct fs_tree *t, struct ckpt_file_info *files,
+			int n)
+{
+	struct ckpt_file_info **order, *f;
+	struct fs_inode *in = NULL;
+	struct fs_node *node;
+	int i, ret = 0, linked, is_dir;
+
+	order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		order[i] = &files[i];
+	qsort(order, n, sizeof(*order), cmp_ino);
+	for (i = 0; i < n && ret == 0; i++) {
+		f = order[i];
+		is_dir = srv_dir_entry(f);
+		linked = !is_dir && i > 0 && f->ino &&
+			 f->ino == order[i - 1]->ino;
+		ret = tree_add_path(t, f->path, is_dir, linked ? in : NULL,
+				    &node);
+		if (ret == 0) {     /* the attributes it was given elsewhere */
+			in = node->in;
+			in->size = is_dir ? 0 : f->size;
+			in->attr = f->attr;
+			if (is_dir)     /* as mkdir keeps them: no type */
+				in->attr.mode &= 07777;
+		}
+	}
+	free(order);
+	return ret;
+}
+
 /* Fill the mirror of a version joined with files in it already. */
 static int mirror_existing(struct ckptfs *fs, struct fs_version *ver)
 {
 	struct ckpt_file_info *files = NULL;
-	int i, n, ret = 0;
+	int n, ret;
 
 	n = ckpt_list_files2(ver->conn->c, ver->job, ver->name, &files,
 			     sizeof(*files));
 	if (n < 0)
 		return n == -CKPT_ENOVERSION ? 0 : n;
-	for (i = 0; i < n && ret == 0; i++) {
-		ret = tree_add_path(&ver->tree, files[i].path, files[i].size);
-		if (ret == 0)       /* the attributes it was given elsewhere */
-			tree_lookup(&ver->tree, files[i].path)->attr =
-				files[i].attr;
-	}
+	ret = n ? mirror_files(&ver->tree, files, n) : 0;
 	free(files);
 	return ret;
 }
 
-static struct fs_version *ver_new(const char *job, const char *name, int tmp,
-				  uint32_t uid)
+static struct fs_version *ver_new(struct ckptfs *fs, const char *job,
+				  const char *name, int tmp, uint32_t uid)
 {
 	struct fs_version *ver = calloc(1, sizeof(*ver));
 	pthread_rwlockattr_t attr;
 
 	if (!ver)
 		return NULL;
-	if (tree_init(&ver->tree) < 0) {
+	if (tree_init(&ver->tree, &fs->next_ino) < 0) {
 		free(ver);
 		return NULL;
 	}
@@ -292,7 +335,7 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 	pthread_mutex_unlock(&fs->mu);
 	if (ret < 0)
 		goto out_unlock;
-	ver = ver_new(job, name, tmp, uid);
+	ver = ver_new(fs, job, name, tmp, uid);
 	ret = -ENOMEM;
 	if (!ver)
 		goto out_unlock;

@@ -24,10 +24,14 @@
  * must go (the file's close, a namespace change, the commit) with bytes
  * still in it does its version fail.
  *
- * A buffer lives from a file's first small write to its close (flush) or to
- * the next change of the namespace: those hold the version's ns lock for
- * writing and flush and free every buffer first, so no node is ever removed
- * with a buffer (and a removed node takes no writes).
+ * The buffer belongs to the file (struct fs_inode), not to the name it was
+ * opened by: writes through two hard links of one file go into one buffer,
+ * in the order they came, and are sent under any name the file has then
+ * (ckptd resolves each to the same bytes).  A buffer lives from a file's
+ * first small write to a close (flush) of a handle on it or to the next
+ * change of the namespace: those hold the version's ns lock for writing and
+ * flush and free every buffer first, so no inode is ever freed with a
+ * buffer (and a file with no name left takes no writes).
  *
  * Locking: ver->wb_mu serialises the buffers of a version and is held
  * across ckpt_write() (libckpt serialises the client anyway).  Lock order:
@@ -51,9 +55,9 @@ static int send_locked(struct ckptfs *fs, struct fs_version *ver,
 	if (!wb->len)
 		return 0;
 	pthread_mutex_lock(&fs->mu);
-	gone = wb->node->detached;
-	if (!gone)
-		ret = tree_path(wb->node, path, sizeof(path));
+	ret = tree_inode_path(wb->in, path, sizeof(path));
+	gone = ret == -ENOENT;      /* no name left: its bytes go nowhere */
+	ret = gone ? 0 : ret;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret >= 0 && !gone)
 		ret = conn_lease(fs, ver->conn);
@@ -69,7 +73,7 @@ static int send_locked(struct ckptfs *fs, struct fs_version *ver,
 static void free_locked(struct fs_wbuf *wb)
 {
 	fs_list_del(&wb->link);
-	wb->node->wb = NULL;
+	wb->in->wb = NULL;
 	free(wb->data);
 	free(wb);
 }
@@ -90,11 +94,11 @@ static void drop_locked(struct ckptfs *fs, struct fs_version *ver,
 	free_locked(wb);
 }
 
-/* Make room for len more bytes in node's buffer (allocating it). */
-static int reserve_locked(struct fs_version *ver, struct fs_node *node,
+/* Make room for len more bytes in in's buffer (allocating it). */
+static int reserve_locked(struct fs_version *ver, struct fs_inode *in,
 			  size_t len)
 {
-	struct fs_wbuf *wb = node->wb;
+	struct fs_wbuf *wb = in->wb;
 	size_t cap;
 	uint8_t *grown;
 
@@ -102,8 +106,8 @@ static int reserve_locked(struct fs_version *ver, struct fs_node *node,
 		wb = calloc(1, sizeof(*wb));
 		if (!wb)
 			return -ENOMEM;
-		wb->node = node;
-		node->wb = wb;
+		wb->in = in;
+		in->wb = wb;
 		fs_list_add(&ver->dirty, &wb->link);
 	}
 	if (wb->len + len <= wb->cap)
@@ -128,7 +132,7 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 	int ret = 0;
 
 	pthread_mutex_lock(&ver->wb_mu);
-	wb = node->wb;
+	wb = node->in->wb;
 	if (wb && wb->len && (off != wb->off + wb->len ||
 			      wb->len + size > FS_MAX_WRITE))
 		ret = send_locked(fs, ver, wb);
@@ -141,10 +145,10 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 							     size, off));
 		goto out_unlock;
 	}
-	ret = reserve_locked(ver, node, size);
+	ret = reserve_locked(ver, node->in, size);
 	if (ret < 0)
 		goto out_unlock;
-	wb = node->wb;
+	wb = node->in->wb;
 	if (!wb->len)
 		wb->off = off;
 	memcpy(wb->data + wb->len, buf, size);
@@ -168,10 +172,10 @@ int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 	int ret = 0;
 
 	pthread_mutex_lock(&ver->wb_mu);
-	if (node->wb) {
-		ret = send_locked(fs, ver, node->wb);
+	if (node->in->wb) {
+		ret = send_locked(fs, ver, node->in->wb);
 		if (release)
-			drop_locked(fs, ver, node->wb, ret);
+			drop_locked(fs, ver, node->in->wb, ret);
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
 	return ret;

@@ -4,8 +4,8 @@
  * is lib/xattr.h's).
  *
  * In a version this mount writes, a set or remove goes to ckptd in order
- * with the version's writes, and the node keeps a copy so that reads of
- * them cost nothing; a directory's stay in the mirror only, like its mode.
+ * with the version's writes, and the file's inode keeps a copy (shared by
+ * its hard links) so that reads of them cost nothing; a directory's stay in the mirror only, like its mode.
  * Anything else is asked of ckptd.  Names outside "user." are not kept:
  * setting one is ENOTSUP, reading one ENODATA (the kernel asks for
  * security.capability at each write).
@@ -40,9 +40,9 @@ static int blob_of(struct ckptfs *fs, const char *path, uint8_t *buf)
 	if (ver) {
 		pthread_mutex_lock(&fs->mu);
 		n = tree_lookup(&ver->tree, p.file);
-		ret = n ? (int)n->xlen : -ENOENT;
-		if (n && n->xlen)
-			memcpy(buf, n->xattr, n->xlen);
+		ret = n ? (int)n->in->xlen : -ENOENT;
+		if (n && n->in->xlen)
+			memcpy(buf, n->in->xattr, n->in->xlen);
 		pthread_mutex_unlock(&fs->mu);
 		ver_put(fs, ver);
 		return ret;
@@ -91,17 +91,17 @@ int fs_listxattr(const char *path, char *list, size_t size)
 	return (int)xattr_list(buf, len, size ? list : NULL, size);
 }
 
-/* The new blob of n (buf, *len) with name set or removed; fs->mu held. */
-static int blob_change(const struct fs_node *n, uint8_t *buf, size_t *len,
+/* The new blob of in (buf, *len) with name set or removed; fs->mu held. */
+static int blob_change(const struct fs_inode *in, uint8_t *buf, size_t *len,
 		       const char *name, const void *value, size_t size,
 		       int flags)
 {
 	const uint8_t *old;
 	int exists;
 
-	*len = n->xlen;
+	*len = in->xlen;
 	if (*len)
-		memcpy(buf, n->xattr, *len);
+		memcpy(buf, in->xattr, *len);
 	exists = xattr_get(buf, *len, name, &old) >= 0;
 	if (value && (flags & XATTR_CREATE) && exists)
 		return -EEXIST;
@@ -141,12 +141,13 @@ static int xattr_change(const char *path, const char *name, const void *value,
 	ret = ver_writable_locked(ver);
 	if (ret == 0) {
 		n = tree_lookup(&ver->tree, p.kind == P_FILE ? p.file : "");
-		ret = n ? blob_change(n, buf, &len, name, value, size, flags)
+		ret = n ? blob_change(n->in, buf, &len, name, value, size,
+				      flags)
 			: -ENOENT;
 	}
 	if (ret == 0) {
-		local = n->is_dir || n->detached;
-		if (!local && tree_path(n, fpath, sizeof(fpath)) < 0)
+		local = n->is_dir || n->in->nlink == 0;
+		if (!local && tree_node_path(n, fpath, sizeof(fpath)) < 0)
 			ret = -ENAMETOOLONG;
 	}
 	if (ret == 0)
@@ -166,9 +167,9 @@ static int xattr_change(const char *path, const char *name, const void *value,
 	}
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0) {
-		free(n->xattr);
-		n->xattr = copy;
-		n->xlen = (uint32_t)len;
+		free(n->in->xattr);
+		n->in->xattr = copy;
+		n->in->xlen = (uint32_t)len;
 	}
 	n->nopen--;
 	tree_release(n);
