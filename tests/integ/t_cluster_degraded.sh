@@ -36,18 +36,23 @@ down_on() { ! status_is "$1" peers_up 5; }
 for n in $ALL; do node $n; done
 cluster_up 5
 cluster_protect_parts $JOB v1 "${FILES[@]}"
+# A shard of n6's part of v1 held by n1 (chosen before n6 writes another
+# version, whose shards n1 holds too).
+BAD=$(find "$T/n1/store/shards/n6" -name '*.dat' | head -1)
+[ -n "$BAD" ] || fail "n1 holds no shard of n6's part"
 LN=$BUILD/tests/ckpt_links
 "$LN" "$(sock n6)" write train/links vl || fail "ckpt_links write on n6 failed"
 ctl n6 wait train/links vl protected --timeout "$(scaled 60)" >/dev/null ||
 	fail "n6's version with links was not protected"
-"$LN" "$(sock n2)" check train/links vl || fail "n2: n6's links read from n6"
+# n2 learns of n6's part when n6 announces it, which may come after the
+# PROTECTED answer: poll.
+links_on_n2() { "$LN" "$(sock n2)" check train/links vl 2>"$T/links.err"; }
+poll_until 20 links_on_n2 || fail "n2: n6's links do not read from n6: $(cat "$T/links.err")"
 
 # ---- one node lost, one shard of its part damaged --------------------------
 kill9 n6
 rm -rf "$T/n6/store"
 poll_until 20 down_on n2 || fail "n2 still counts n6 up"
-BAD=$(find "$T/n1/store/shards/n6" -name '*.dat' | head -1)
-[ -n "$BAD" ] || fail "n1 holds no shard of n6's part"
 flip_byte "$BAD" 4096
 verify_part n2 6 || fail "n2 cannot read n6's part from its peers' shards"
 grep -q "fails its CRC" "$T/n1/ckptd.log" || fail "n1 did not log the damaged shard"

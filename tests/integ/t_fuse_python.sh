@@ -14,6 +14,14 @@
 #          by resize, and a chunked dataset filled in random order (random
 #          writes), then reopened r+ and patched while the version is open;
 #          committed and read back, every dataset compared.
+#  drain-restore: with a drain to a PFS directory, numpy (np.save), torch
+#          (torch.save) and h5py files written through the mount into
+#          VER.tmp and, the same, to local disk; after the commit, after the
+#          drain (the PFS copy, and the mount once the local copy is
+#          dropped and the version is read from the PFS), and after
+#          `ckptctl restore --to DIR` (from the local copy, then from the
+#          PFS alone) each file is cmp-equal to its local twin and loads
+#          back (np.load with mmap_mode="r" too) equal to what was saved.
 # A case whose module /usr/bin/python3 cannot import is skipped with a
 # message (the test installs nothing); if none can run, the test is skipped.
 # TIMEOUT: 300
@@ -260,8 +268,146 @@ h5py_case() {
 	info "[h5py] groups, attributes, gzip chunks grown by resize, random chunk writes, r+ patch: equal"
 }
 
+# ---- the PFS and ckptctl restore ----------------------------------------------
+
+# RT_PY write DIR MODULES | load DIR MODULES: write (or load and compare)
+# weights.npy (np.save, 32 MiB float32), model.pt (torch.save of a state
+# dict of float32, float16, bfloat16 and int64 tensors) and ckpt.h5 (h5py:
+# a dataset, a gzip-chunked one written bottom up, attributes), for the
+# MODULES (comma-separated) that can be imported.
+RT_PY='
+import os, sys
+op, d, mods = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+def arr():
+    import numpy as np
+    return np.random.default_rng(11).standard_normal((2048, 4096), dtype=np.float32)
+def state():
+    import torch
+    g = torch.Generator().manual_seed(12)
+    return {"w": torch.randn(1024, 2048, generator=g),
+            "h": torch.randn(1024, 1024, generator=g).half(),
+            "bf": torch.randn(512, 512, generator=g).to(torch.bfloat16),
+            "ids": torch.randint(0, 1 << 40, (100000,), generator=g, dtype=torch.int64),
+            "step": 1200}
+def h5data():
+    import numpy as np
+    rng = np.random.default_rng(13)
+    return rng.standard_normal((1000, 1000)), rng.integers(-1 << 30, 1 << 30, (512, 512), dtype="i4")
+if op == "write":
+    if "numpy" in mods:
+        import numpy as np
+        np.save(os.path.join(d, "weights.npy"), arr())
+    if "torch" in mods:
+        import torch
+        torch.save(state(), os.path.join(d, "model.pt"))
+    if "h5py" in mods:
+        import h5py
+        w, s = h5data()
+        with h5py.File(os.path.join(d, "ckpt.h5"), "w") as f:
+            f.attrs["step"] = 1200
+            f.create_dataset("model/w", data=w)
+            e = f.create_dataset("s", shape=s.shape, dtype="i4", chunks=(64, 64), compression="gzip")
+            for r in reversed(range(0, 512, 64)):
+                e[r:r + 64] = s[r:r + 64]
+    sys.exit(0)
+n = 0
+if "numpy" in mods:
+    import numpy as np
+    a = np.load(os.path.join(d, "weights.npy"), mmap_mode="r")
+    assert isinstance(a, np.memmap), type(a)
+    assert a.dtype == np.float32 and a.shape == (2048, 4096), (a.dtype, a.shape)
+    assert np.array_equal(a, arr()), "weights.npy (mmap_mode=r) differs"
+    assert np.array_equal(np.load(os.path.join(d, "weights.npy")), arr()), "weights.npy differs"
+    n += 1
+if "torch" in mods:
+    import torch
+    a, b = state(), torch.load(os.path.join(d, "model.pt"), map_location="cpu")
+    assert sorted(a) == sorted(b), sorted(b)
+    for k in a:
+        if isinstance(a[k], torch.Tensor):
+            assert a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]), "model.pt: " + k + " differs"
+        else:
+            assert a[k] == b[k], (k, b[k])
+    n += 1
+if "h5py" in mods:
+    import h5py
+    import numpy as np
+    w, s = h5data()
+    with h5py.File(os.path.join(d, "ckpt.h5"), "r") as f:
+        assert f.attrs["step"] == 1200
+        assert np.array_equal(f["model/w"][...], w), "ckpt.h5: model/w differs"
+        assert np.array_equal(f["s"][...], s), "ckpt.h5: s differs"
+    n += 1
+print("%d files load back equal from %s" % (n, d))
+'
+
+# rt_same DIR WHAT: DIR holds exactly the files written to $T/ref (but a
+# .commit marker), each cmp-equal to its local twin.
+rt_same() {
+	local f
+	[ "$(cd "$1" && find . -mindepth 1 ! -path ./.commit | LC_ALL=C sort)" = \
+		"$(cd "$T/ref" && find . -mindepth 1 | LC_ALL=C sort)" ] ||
+		fail "$2: the files are $(cd "$1" && find . -mindepth 1 | LC_ALL=C sort | tr '\n' ' '), want $(cd "$T/ref" && find . -mindepth 1 | LC_ALL=C sort | tr '\n' ' ')"
+	for f in "$T"/ref/*; do
+		f=${f##*/}
+		cmp "$T/ref/$f" "$1/$f" >"$T/cmp.out" 2>&1 ||
+			fail "$2: $f differs from the same file written to local disk: $(cat "$T/cmp.out")"
+	done
+}
+
+# copies VER: where VER's copies are (`ckptctl --json ls JOB`), as "local,pfs".
+copies() {
+	ctl p --json ls "$JOB" | "$PY" -c '
+import json, sys
+for v in json.load(sys.stdin)["versions"]:
+    if v["version"] == sys.argv[1]:
+        print(",".join(v["copies"]))' "$1"
+}
+
+drain_restore_case() {
+	local mods=() m
+	for m in numpy torch h5py; do
+		have "$m" && mods+=("$m")
+	done
+	[ ${#mods[@]} -gt 0 ] || missing "numpy, torch or h5py" "python3-numpy, python3-torch or python3-h5py"
+	m=$(IFS=,; echo "${mods[*]}")
+	# A store of its own: not the versions of the cases before (same name).
+	rm -rf "$T/p"
+	PFS=$T/pfs
+	drain_conf p -- keep=100 staging=256M staging_client=32M
+	start_ckptd p
+	mount_ckptfs p "$M"
+	mkdir -p "$M/$JOB/dr1.tmp" "$T/ref" || fail "mkdir $JOB/dr1.tmp"
+	py "writing $m files into dr1.tmp" "$RT_PY" write "$M/$JOB/dr1.tmp" "$m"
+	py "writing $m files to local disk" "$RT_PY" write "$T/ref" "$m"
+	rt_same "$M/$JOB/dr1.tmp" "open version"
+	commit dr1
+	rt_same "$M/$JOB/dr1" "committed version"
+	py "loading from the committed version" "$RT_PY" load "$M/$JOB/dr1" "$m"
+	ctl p wait "$JOB" dr1 drained --timeout "$(scaled 60)" >/dev/null ||
+		fail "dr1 did not reach DRAINED: $(ctl p ls "$JOB" 2>&1 | grep '^dr1 ')"
+	rt_same "$(pfs_vdir "$JOB" dr1)/files" "PFS copy"
+	py "loading from the PFS copy" "$RT_PY" load "$(pfs_vdir "$JOB" dr1)/files" "$m"
+	ctl p restore "$JOB" dr1 --to "$T/r-local" >/dev/null || fail "ckptctl restore of dr1 failed"
+	rt_same "$T/r-local" "ckptctl restore (from the local copy)"
+	# Drop the local copy: the mount and restore read the PFS alone.
+	ctl p rm "$JOB" dr1 >/dev/null || fail "ckptctl rm of the local copy of dr1 failed"
+	[ "$(copies dr1)" = pfs ] || fail "after rm, dr1's copies are '$(copies dr1)', want pfs"
+	ctl p restore "$JOB" dr1 --to "$T/r-pfs" >/dev/null || fail "ckptctl restore of dr1 from the PFS failed"
+	rt_same "$T/r-pfs" "ckptctl restore from the PFS"
+	py "loading from the restore from the PFS" "$RT_PY" load "$T/r-pfs" "$m"
+	# A fresh mount (nothing in the page cache) reads the PFS copy.
+	umount_ckptfs "$M"
+	mount_ckptfs p "$M"
+	rt_same "$M/$JOB/dr1" "the mount reading from the PFS"
+	py "loading through the mount from the PFS" "$RT_PY" load "$M/$JOB/dr1" "$m"
+	umount_ckptfs "$M"
+	info "[drain-restore] $m: cmp-equal to local disk after commit, on the PFS, through the mount from the PFS, after restore (local, PFS); loaded back equal"
+}
+
 subtest numpy numpy_case
 subtest numpy-mmap numpy_mmap_case
 subtest torch torch_case
 subtest h5py h5py_case
+subtest drain-restore drain_restore_case
 finish
