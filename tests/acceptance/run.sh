@@ -31,7 +31,10 @@
 #               (and file-backed mmap), one after another, each in its own
 #               version with --verify, 2 instances, at most 5000 ops or 5 s
 #               (Debian stress-ng).  A stressor that reports "fail:" fails
-#               the part; one stress-ng skips (not supported here) is named.
+#               the part; one stress-ng skips (not supported here) is named,
+#               and so is one whose version ckptfs failed, as documented,
+#               because stress-ng SIGKILLed a helper holding a file open
+#               for writing (its cleanup then gets EIO).
 #   dbench      dbench, 4 clients, 30 s (Debian dbench).
 #   bonnie++    bonnie++ -s 128 -r 64 -n 8 (Debian bonnie++).
 #   tar-rsync   a tree with modes (setuid too), owners, times with
@@ -396,8 +399,19 @@ touch touch
 utime utime
 xattr xattr'
 
+# killed_by_design LABEL OUT: stress-ng's only failures are EIO from the
+# cleanup's rmdir, in a version ckptfs failed because stress-ng SIGKILLed
+# a helper of its own that had a file open for writing: what the README
+# promises (a writer killed with a file open fails the version), not a
+# ckptfs bug.
+killed_by_design() {
+	! grep ' fail: ' "$2" | grep -qv "rmdir '.*' failed, errno=5 " &&
+		tail -c "+${FUSE_LOGOFF[$(_fuse_key "$M")]:-1}" "$T/d/ckptfs.log" |
+		grep -q "version accept/stress-ng-$1 failed: its writer pid [0-9]* killed by signal"
+}
+
 part_stressng() {
-	local label s opts d rc out npass=0 skipped=() failed=() first=
+	local label s opts d rc out npass=0 skipped=() failed=() killed=() first=
 	command -v stress-ng >/dev/null || skip "stress-ng is not installed (Debian package stress-ng)"
 	while read -r label s opts; do
 		[ -n "$label" ] || continue
@@ -411,7 +425,9 @@ part_stressng() {
 		if ! "$RAW" -s "$(sock d)" ping; then
 			fail "ckptd died during stress-ng --$s ($label)"
 		fi
-		if grep -q ' fail: ' "$out" || ! { [ "$rc" = 0 ] || [ "$rc" = 3 ] || [ "$rc" = 4 ]; }; then
+		if grep -q ' fail: ' "$out" && killed_by_design "$label" "$out"; then
+			killed+=("$label")
+		elif grep -q ' fail: ' "$out" || ! { [ "$rc" = 0 ] || [ "$rc" = 3 ] || [ "$rc" = 4 ]; }; then
 			failed+=("$label")
 			[ -n "$first" ] || first="$label: exit $rc: $(first_error "$out" ' fail: |rror' || tail -1 "$out")"
 		elif [ "$rc" != 0 ] || grep -q 'skipping stressor' "$out"; then
@@ -420,10 +436,10 @@ part_stressng() {
 			npass=$((npass + 1))
 		fi
 	done <<<"$SNG_LIST"
-	echo "stress-ng: $npass passed${skipped:+, skipped (not supported here): ${skipped[*]}}${failed:+, FAILED: ${failed[*]}}"
+	echo "$npass passed${skipped:+; skipped (not supported here): ${skipped[*]}}${killed:+; version failed by design (stress-ng SIGKILLed a writer with a file open, then rmdir got EIO): ${killed[*]}}" >"$T/note"
+	echo "stress-ng: $(cat "$T/note")${failed:+; FAILED: ${failed[*]}}"
 	[ ${#failed[@]} = 0 ] || fail "${#failed[@]} stressors failed (${failed[*]}); first: $first"
 	[ "$npass" -gt 0 ] || fail "no stressor ran"
-	echo "$npass passed${skipped:+; skipped: ${skipped[*]}}" >"$T/note"
 }
 
 # ---- dbench, bonnie++ -------------------------------------------------------------
@@ -452,6 +468,9 @@ part_bonnie() {
 	bon_csv2txt <"$T/bonnie.out" 2>/dev/null || cat "$T/bonnie.out"
 	[ "$rc" = 0 ] || fail "bonnie++ exit $rc: $(tail -1 "$T/bonnie.err")"
 	grep -q '^1\.98,' "$T/bonnie.out" || fail "bonnie++ printed no result line"
+	# Fields of bonnie++'s CSV (format 1.98): K/s.
+	awk -F, '/^1\.98,/ { printf "write %s K/s, rewrite %s K/s, read %s K/s, per-char write %s K/s, read %s K/s\n", $12, $14, $18, $10, $16 }' \
+		"$T/bonnie.out" >"$T/note"
 	same_after_commit bonnie
 }
 
