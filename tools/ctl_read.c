@@ -541,13 +541,12 @@ static int depth(const char *path)
 	return n;
 }
 
-static const struct ckpt_file_info *sort_files;
-
 /* Deeper directories first: a parent's mode may close it to its owner. */
-static int deeper_first(const void *a, const void *b)
+static int deeper_first(const void *a, const void *b, void *files)
 {
-	return depth(sort_files[*(const int *)b].path) -
-	       depth(sort_files[*(const int *)a].path);
+	const struct ckpt_file_info *f = files;
+
+	return depth(f[*(const int *)b].path) - depth(f[*(const int *)a].path);
 }
 
 /* Give each directory that has an entry its attributes and extended
@@ -564,8 +563,7 @@ static int restore_dirs(struct rd *r, int rootfd, int *failed)
 	for (i = 0; i < r->nfiles; i++)
 		if (is_dir_entry(&r->files[i]))
 			idx[n++] = i;
-	sort_files = r->files;
-	qsort(idx, (size_t)n, sizeof(*idx), deeper_first);
+	qsort_r(idx, (size_t)n, sizeof(*idx), deeper_first, r->files);
 	for (i = 0; i < n && !err; i++) {
 		*failed = idx[i];
 		err = open_parent(rootfd, r->files[idx[i]].path, &dfd, &base);
@@ -633,15 +631,16 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	struct out_file out;
 	char tmp[64];
 	uint64_t got;
-	int dfd = -1, fd, err;
+	int dfd = -1, fd, first, err;
 
 	err = open_parent(rootfd, f->path, &dfd, &base);
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
-	if (first_name(r, idx) >= 0) {
-		err = restore_hardlink(rootfd, r->files[first_name(r, idx)].path,
-				       dfd, tmp, base);
+	first = first_name(r, idx);
+	if (first >= 0) {
+		err = restore_hardlink(rootfd, r->files[first].path, dfd, tmp,
+				       base);
 		goto out_close_dir;
 	}
 	if (is_dir_entry(f)) {
