@@ -53,6 +53,11 @@ tw d write "$JOB" v2 "${A2[@]}" -w local || fail "writing v2 failed"
 # ---- status --------------------------------------------------------------------
 out=$(ctl d status) || fail "ckptctl status failed"
 grep -q "$(ckptd_pid d)" <<<"$out" || fail "ckptctl status does not show the pid: $out"
+# [ckptd] nice (default 10) is every thread's, taken before the first one.
+for t in /proc/"$(ckptd_pid d)"/task/*/stat; do
+	ni=$(sed 's/.*) //' "$t" | awk '{ print $17 }')
+	[ "$ni" = 10 ] || fail "ckptd thread $t runs at nice $ni, want 10"
+done
 out=$(json status)
 $PY -c '
 import json, sys
