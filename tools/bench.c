@@ -261,6 +261,7 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 		{ "size", required_argument, NULL, 's' },
 		{ "job", required_argument, NULL, 'j' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "first", required_argument, NULL, 'f' },
 		CTL_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -268,7 +269,7 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 	long n;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "d:n:s:j:m:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:s:j:m:f:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			b->dir = optarg;
@@ -296,6 +297,11 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 				b->mode = BENCH_MODE_BURST;
 			else
 				return ctl_usage("bench: --mode wants all, writers or burst");
+			break;
+		case 'f':
+			if (strcmp(optarg, "writes") && strcmp(optarg, "memcpy"))
+				return ctl_usage("bench: --first wants writes or memcpy");
+			b->writes_first = !strcmp(optarg, "writes");
 			break;
 		case CTL_OPT_JSON:
 			*json = 1;

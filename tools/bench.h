@@ -46,7 +46,9 @@ struct bench {
 	uint64_t size;          /* --size: bytes per writer, and stall S */
 	int mode;               /* --mode: enum bench_mode */
 	size_t piece;           /* bytes per ckpt_write() call of a writer */
-	int stall_mode;         /* writers do the memcpy phase first (c) */
+	int stall_mode;         /* (c): writers have a memcpy phase too */
+	int writes_first;       /* --first writes: (c)'s ckpt_write()s run
+				 * before the memcpy, not after */
 
 	/* the daemon and the disk */
 	uint64_t daemon_pid;

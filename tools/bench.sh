@@ -4,8 +4,9 @@
 # (at least 5) and reported as min / median / max (tools/bench_lib.sh):
 #   stall      N writers x S bytes at once, leases held: median writer's
 #              ckpt_write() time / median writer's memcpy() of the same
-#              bytes into pre-faulted memory, same writers, same moment
-#              (`ckptctl bench --mode writers`, 4 x 256 MiB)
+#              bytes into pre-faulted memory, same writers, each phase
+#              timed from one release for all (`ckptctl bench --mode
+#              writers`, 4 x 256 MiB; the phases' order alternates)
 #   fairness   in the same bursts: slowest writer / median writer
 #   burst      8 x 128 MiB to LOCAL into recycled segments against fio
 #              io_uring O_DIRECT's second pass over its files, same
@@ -39,7 +40,9 @@ N=$(bench_reps)
 ratio_of() { sed -n "s/^# ratios.* $1=\([0-9.]*\).*/\1/p; s/^# ratios $1=\([0-9.]*\).*/\1/p" "$DIR/out" | head -1; }
 stall=() fair=() copyfair=() burst=()
 for ((i = 0; i < N; i++)); do
-	$B/ckptctl -s "$DIR/ckptd.sock" bench --mode writers "$@" >"$DIR/out" ||
+	first=memcpy
+	[ $((i % 2)) = 1 ] && first=writes       # alternate the phases' order
+	$B/ckptctl -s "$DIR/ckptd.sock" bench --mode writers --first $first "$@" >"$DIR/out" ||
 		{ cat "$DIR/out"; exit 1; }
 	[ $i = 0 ] && sed '/^# ratios/d' "$DIR/out"
 	stall+=("$(ratio_of stall)") fair+=("$(ratio_of fair)") copyfair+=("$(ratio_of copyfair)")

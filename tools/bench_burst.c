@@ -104,42 +104,60 @@ static void barrier(const int *p)
 		;
 }
 
-/*
- * Stall mode, before the writes: copy the same bytes into pre-faulted
- * memory, all writers at once (the memcpy baseline), and say so on ready.
- * *end is the clock when the copy ended: the parent measures from the
- * release, which is what each writer waits, however the writers are
- * scheduled.  0 or -errno.
- */
-static int burst_copy_phase(const struct bench *b, const struct burst_pipes *bp,
-			    const char *buf, char *dst, uint64_t *end)
+/* The memcpy baseline of stall mode: the same bytes into pre-faulted
+ * memory, in the same calls.  Returns the clock when it ended. */
+static uint64_t burst_copy(const struct bench *b, const char *buf, char *dst)
 {
 	uint64_t off;
 	size_t len;
-	char x = 'm';
 
-	barrier(bp->go);
 	for (off = 0; off < b->size; off += len) {
 		len = b->size - off < b->piece ? (size_t)(b->size - off) :
 						 b->piece;
 		memcpy(dst + off, buf + off, len);
 	}
 	__asm__ __volatile__("" : : "r"(dst) : "memory");
-	*end = ctl_now_ns();
-	return write(bp->ready[1], &x, 1) == 1 ? 0 : -EPIPE;
+	return ctl_now_ns();
 }
 
-/* A writer process: prepare, wait at the barrier, write, commit. */
+/* The writer's ckpt_write() calls; *end is the clock when the last one
+ * returned.  0 or the first error. */
+static int burst_writes(const struct bench *b, struct ckpt_version *v,
+			int rank, const char *buf, uint64_t *end)
+{
+	char path[32];
+	uint64_t off;
+	size_t len;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "rank%d.bin", rank);
+	for (off = 0; off < b->size && !err; off += len) {
+		len = b->size - off < b->piece ? (size_t)(b->size - off) :
+						 b->piece;
+		err = ckpt_write(v, path, buf + off, len, off);
+	}
+	*end = ctl_now_ns();
+	return err;
+}
+
+/*
+ * A writer process: prepare, wait at the barrier, write, commit.  In stall
+ * mode it has two phases, each released for all writers at once: the
+ * memcpy baseline and the writes, in the order b->writes_first says (the
+ * benchmark alternates it, so that neither phase always runs on a machine
+ * the other has just warmed or tired).  Each phase ends with the clock
+ * reading sent to the parent, which measures from the phase's release:
+ * that is what each writer waits, however the writers are scheduled.
+ */
 static void __attribute__((noreturn))
 burst_child(const struct bench *b, const struct burst_pipes *bp, int rank)
 {
 	struct ckpt_client *c = NULL;
 	struct ckpt_version *v = NULL;
-	uint64_t off, copy_end = 0, write_end = 0;
-	const char *what;
-	char path[32], x;
+	uint64_t copy_end = 0, write_end = 0;
 	char *buf = NULL, *dst = NULL;
-	size_t len;
+	const char *what;
+	char x;
 	int err;
 
 	close(bp->ready[0]);
@@ -157,25 +175,26 @@ burst_child(const struct bench *b, const struct burst_pipes *bp, int rank)
 	x = err ? 'e' : 'r';
 	if (write(bp->ready[1], &x, 1) != 1 || err)
 		goto out_exit;
-	if (b->stall_mode) {
-		what = "memcpy";
-		err = burst_copy_phase(b, bp, buf, dst, &copy_end);
-		if (err) {
-			burst_send(bp->res[1], rank, err, what, 0, 0);
-			goto out_exit;
-		}
-		barrier(bp->go2);
-	} else {
-		barrier(bp->go); /* EOF: the parent closed go, everyone starts */
-	}
-	snprintf(path, sizeof(path), "rank%d.bin", rank);
+	barrier(bp->go); /* EOF: the parent closed go, everyone starts */
 	what = "ckpt_write";
-	for (off = 0; off < b->size && !err; off += len) {
-		len = b->size - off < b->piece ? (size_t)(b->size - off) :
-						 b->piece;
-		err = ckpt_write(v, path, buf + off, len, off);
+	if (b->stall_mode) {
+		if (b->writes_first)
+			err = burst_writes(b, v, rank, buf, &write_end);
+		else
+			copy_end = burst_copy(b, buf, dst);
+		x = err ? 'e' : 'm';
+		if (write(bp->ready[1], &x, 1) != 1 && !err)
+			err = -EPIPE;
+		if (!err) {
+			barrier(bp->go2);
+			if (b->writes_first)
+				copy_end = burst_copy(b, buf, dst);
+			else
+				err = burst_writes(b, v, rank, buf, &write_end);
+		}
+	} else {
+		err = burst_writes(b, v, rank, buf, &write_end);
 	}
-	write_end = ctl_now_ns();
 	if (!err) {
 		what = "commit";
 		err = ckpt_commit(v);
@@ -243,8 +262,10 @@ static int burst_results(struct bench *b, const struct burst_pipes *bp,
 			return 0; /* EOF: the rest died without a word */
 		if (m.rank >= 0 && m.rank < BENCH_WRITERS_MAX && !m.err &&
 		    b->stall_mode) {
-			b->w_copy_ns[m.rank] = m.copy_end - b->go_ns;
-			b->w_write_ns[m.rank] = m.write_end - b->go2_ns;
+			b->w_copy_ns[m.rank] = m.copy_end -
+				(b->writes_first ? b->go2_ns : b->go_ns);
+			b->w_write_ns[m.rank] = m.write_end -
+				(b->writes_first ? b->go_ns : b->go2_ns);
 		}
 		++*got;
 		if (m.err) {
@@ -300,7 +321,7 @@ static int burst_time(struct bench *b, struct ckpt_client *c, pid_t *pids,
 	rc = burst_ready(b, bp, 'r');
 	if (!rc && b->stall_mode) {
 		b->go_ns = ctl_now_ns();
-		close(bp->go[1]);  /* the memcpy phase */
+		close(bp->go[1]);  /* the first phase */
 		bp->go[1] = -1;
 		rc = burst_ready(b, bp, 'm');
 	}

@@ -68,9 +68,10 @@ static void report_writers(const struct bench *b)
 	struct tbl t;
 	int i;
 
-	printf("ckptctl bench --mode writers: job %s, %d writers x %s at once, %s ckpt_write calls, ckptd pid %llu\n\n",
+	printf("ckptctl bench --mode writers: job %s, %d writers x %s at once, %s ckpt_write calls, %s first, ckptd pid %llu\n\n",
 	       b->job, b->procs, fmt_size(sz, b->size),
-	       fmt_size(t1, b->piece), (unsigned long long)b->daemon_pid);
+	       fmt_size(t1, b->piece), b->writes_first ? "writes" : "memcpy",
+	       (unsigned long long)b->daemon_pid);
 	tbl_init(&t, 5, heads, "lrrrr");
 	for (i = 0; i < b->procs; i++) {
 		snprintf(name, sizeof(name), "%d", i);
