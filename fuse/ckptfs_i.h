@@ -120,6 +120,8 @@ struct fs_inode {
 	int mtime_dirty;          /* written since mtime was last sent */
 	int stale;                /* written since the kernel's copies of its
 				   * other names' attributes were dropped */
+	int dir_entry;            /* a directory ckptd holds an entry of
+				   * (CKPT_ATTR_IFDIR): a version joined */
 	uint8_t *xattr;           /* extended attributes set through this
 				   * mount (xattr.h blob, owned) */
 	uint32_t xlen;
@@ -145,6 +147,13 @@ struct fs_node {
 struct fs_tree {
 	uint64_t *next_ino;       /* the mount's last st_ino given (atomic) */
 	struct fs_node *root;
+	/* libfuse's unlinked open files (FS_HIDDEN names): a directory out
+	 * of the tree, so that they neither keep their old directory from
+	 * being removed nor are listed or committed; ckptd keeps their bytes
+	 * at the version's root under the hidden name until the last close
+	 * (or the commit) drops them.  Found by name alone (libfuse's hidden
+	 * names are unique in the mount). */
+	struct fs_node *hidden;
 	struct fs_node **buckets;
 	size_t nbuckets;
 	size_t count;
@@ -153,10 +162,18 @@ struct fs_tree {
 /* An empty tree whose inodes take their st_ino from *next_ino. */
 int tree_init(struct fs_tree *t, uint64_t *next_ino);
 void tree_free(struct fs_tree *t);
-/* The node at path ("" is the root), or NULL. */
+/* The node at path ("" is the root), or NULL.  A last component that is
+ * a hidden name (FS_HIDDEN) is also looked for among t->hidden. */
 struct fs_node *tree_lookup(const struct fs_tree *t, const char *path);
 struct fs_node *tree_child(const struct fs_tree *t, const struct fs_node *dir,
 			   const char *name);
+/* tree_child, or for a hidden name the hidden file of that name. */
+struct fs_node *tree_child_any(const struct fs_tree *t,
+			       const struct fs_node *dir, const char *name);
+/* Is name one libfuse gives an unlinked open file (FS_HIDDEN...)? */
+int tree_hidden_name(const char *name);
+/* Is node a hidden file of t (a child of t->hidden)? */
+int tree_is_hidden(const struct fs_tree *t, const struct fs_node *node);
 /* Add a child naming a new inode; 0 or -ENOMEM. */
 int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
 	     int is_dir, struct fs_node **out);
@@ -181,6 +198,10 @@ int tree_move(struct fs_tree *t, struct fs_node *node, struct fs_node *dir,
 /* The node's path below the version ("" for the root).  Length or
  * -ENAMETOOLONG. */
 int tree_path(const struct fs_node *node, char *buf, size_t cap);
+/* The path ckptd knows name under dir by ("" for the root's child name,
+ * the bare name for a hidden file).  Length or -ENAMETOOLONG. */
+int tree_child_path(const struct fs_node *dir, const char *name, char *buf,
+		    size_t cap);
 /* A path ckptd knows node's file by: node's own while it is in the tree,
  * else another name of its inode (ckptd resolves every name of a file to
  * the same bytes).  Length, -ENOENT when the file has no name left (it
@@ -437,6 +458,11 @@ void ver_unlink_locked(struct fs_version *ver);
 /* The error a write to ver gets now, 0 if it may be written (fs->mu). */
 int ver_writable_locked(const struct fs_version *ver);
 void ver_touch_locked(struct fs_version *ver);
+/* The last handle of n, a hidden file of ver (libfuse's unlinked open
+ * file), is going: drop it from ckptd and the mirror.  n is pinned by the
+ * caller's handle (n->nopen), which tree_release() then frees. */
+void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n);
 /* Mark ver failed with err, and log it (fs->mu held). */
 void ver_fail_locked(struct fs_version *ver, int err);
 

@@ -86,6 +86,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p, struct fuse_file_info *fi,
 		     int create, mode_t mode)
 {
+	char fpath[CKPT_PATH_MAX + 1];
 	struct ckpt_attr a;
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
@@ -110,7 +111,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = tree_parent(&ver->tree, p, &dir, &base);
 	if (ret == 0) {
-		n = tree_child(&ver->tree, dir, base);
+		n = tree_child_any(&ver->tree, dir, base);
 		if (n && n->is_dir)
 			ret = -EISDIR;
 		else if (n && create && (fi->flags & O_EXCL))
@@ -123,15 +124,18 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0) {
 		n->nopen++;     /* pinned while ckptd is asked */
 		pinned = 1;
+		/* ckptd's path: a hidden file is at the root there */
+		ret = tree_path(n, fpath, sizeof(fpath));
+		ret = ret < 0 ? ret : 0;
 	}
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && trunc)
 		ret = wb_flush_node(fs, ver, n, 0);
 	if (ret == 0 && (made || trunc))
-		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, p->file, 0));
+		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, 0));
 	if (ret == 0 && made) {     /* its mode, owner and times */
 		attr_new(&a, mode);
-		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, p->file, &a));
+		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, fpath, &a));
 	}
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
@@ -700,10 +704,18 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver = h->ver;
-	int died;
+	int died, hidden;
 
 	(void)path;
 	if (h->kind == H_NODE) {
+		/* The last close of an unlinked file: its bytes go now (libfuse
+		 * cannot name it once its directory is gone). */
+		pthread_mutex_lock(&fs->mu);
+		hidden = tree_is_hidden(&ver->tree, h->node) &&
+			 h->node->nopen == 1;
+		pthread_mutex_unlock(&fs->mu);
+		if (hidden)
+			ver_drop_hidden(fs, ver, h->node);
 		pthread_mutex_lock(&fs->mu);
 		died = writer_died_locked(h);
 		h->node->nopen--;

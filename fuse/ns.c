@@ -386,23 +386,47 @@ static int rmdir_job(struct ckptfs *fs, const struct fs_path *p)
 	return pd ? 0 : -ENOENT;
 }
 
+/*
+ * rmdir inside a held version: the mirror's directory goes, and with it
+ * the directory's own entry in ckptd if it has one (a version joined with
+ * one: ckptfs sends its directories at the commit, vers.c).  Unlinked open
+ * files once in it are not its children (tree.c, hidden).
+ */
 static int rmdir_in(struct ckptfs *fs, struct fs_version *ver,
 		    const struct fs_path *p)
 {
 	struct fs_node *n;
-	int ret;
+	int ret, entry = 0;
 
+	pthread_rwlock_wrlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
 	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
 	if (ret == 0)
 		ret = !n ? -ENOENT : !n->is_dir ? -ENOTDIR :
 		      n->nchild ? -ENOTEMPTY : 0;
-	if (ret == 0) {
+	if (ret == 0)
+		entry = n->in->dir_entry;
+	if (ret == 0 && !entry) {
 		tree_remove(&ver->tree, n);
 		ver_touch_locked(ver);
 	}
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && entry) {
+		ret = ckpt_unlink(ver->v, p->file);
+		ret = ver_failed(fs, ver, ret == -ENOENT ? 0 : ret);
+		pthread_mutex_lock(&fs->mu);
+		/* mkdir takes no ns lock: a child may have come meanwhile (the
+		 * commit sends the directory again then). */
+		if (ret == 0)
+			ret = n->nchild ? -ENOTEMPTY : 0;
+		if (ret == 0) {
+			tree_remove(&ver->tree, n);
+			ver_touch_locked(ver);
+		}
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
 	return ret;
 }
 
@@ -444,6 +468,7 @@ int fs_rmdir(const char *path)
 static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p)
 {
+	char path[CKPT_PATH_MAX + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *n;
 	int ret;
@@ -456,9 +481,11 @@ static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
 	if (ret == 0)
 		ret = !n ? -ENOENT : n->is_dir ? -EISDIR : 0;
+	if (ret == 0)       /* a hidden file is at the root in ckptd */
+		ret = tree_path(n, path, sizeof(path));
 	pthread_mutex_unlock(&fs->mu);
-	if (ret == 0) {
-		ret = ckpt_unlink(ver->v, p->file);
+	if (ret >= 0) {
+		ret = ckpt_unlink(ver->v, path);
 		if (ret == -ENOENT)   /* never reached ckptd: nothing to do */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
@@ -511,6 +538,9 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 	ret = tree_parent(&ver->tree, b, dir, base);
 	if (ret < 0)
 		return ret;
+	/* libfuse hides an unlinked open file: it leaves its directory */
+	if (!(*src)->is_dir && tree_hidden_name(*base))
+		*dir = ver->tree.hidden;
 	*dst = tree_child(&ver->tree, *dir, *base);
 	if (*dst && (flags & RENAME_NOREPLACE))
 		return -EEXIST;
@@ -535,8 +565,9 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *a, const struct fs_path *b,
 		     unsigned int flags)
 {
+	char from[CKPT_PATH_MAX + 1], to[CKPT_PATH_MAX + 1];
 	struct fs_inval iv = { .n = 0 };
-	struct fs_node *src, *dst, *dir;
+	struct fs_node *src = NULL, *dst = NULL, *dir = NULL;
 	const char *base;
 	int ret, noop = 0;
 
@@ -550,9 +581,15 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
 	if (ret == 0)
 		noop = dst && dst->in == src->in;
+	/* The paths ckptd knows (a hidden file is at the root there). */
+	if (ret == 0 && !noop)
+		ret = tree_path(src, from, sizeof(from));
+	if (ret >= 0 && !noop)
+		ret = tree_child_path(dir, base, to, sizeof(to));
+	ret = ret < 0 ? ret : 0;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && !noop) {
-		ret = ckpt_rename(ver->v, a->file, b->file);
+		ret = ckpt_rename(ver->v, from, to);
 		if (ret == -ENOENT && src->is_dir)  /* no file below it yet */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
@@ -649,7 +686,7 @@ static int link_check(struct fs_version *ver, const struct fs_path *a,
 	ret = tree_parent(&ver->tree, b, dir, base);
 	if (ret < 0)
 		return ret;
-	return tree_child(&ver->tree, *dir, *base) ? -EEXIST : 0;
+	return tree_child_any(&ver->tree, *dir, *base) ? -EEXIST : 0;
 }
 
 /*
@@ -664,6 +701,7 @@ static int link_check(struct fs_version *ver, const struct fs_path *a,
 static int link_in(struct ckptfs *fs, struct fs_version *ver,
 		   const struct fs_path *a, const struct fs_path *b)
 {
+	char from[CKPT_PATH_MAX + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src, *dir;
 	const char *base;
@@ -674,9 +712,12 @@ static int link_in(struct ckptfs *fs, struct fs_version *ver,
 	pthread_rwlock_wrlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = link_check(ver, a, b, &src, &dir, &base);
+	if (ret == 0)       /* a hidden file is at the root in ckptd */
+		ret = tree_path(src, from, sizeof(from));
+	ret = ret < 0 ? ret : 0;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0)
-		ret = ver_failed(fs, ver, ckpt_link(ver->v, a->file, b->file));
+		ret = ver_failed(fs, ver, ckpt_link(ver->v, from, b->file));
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
 		inval_note_locked(&iv, ver, src->in, NULL);
