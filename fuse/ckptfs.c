@@ -204,6 +204,7 @@ static void fs_destroy(void *data)
 	ver_release_all(fs);
 	conn_close_all(fs);
 	alias_free_all(fs);
+	inomap_free_all(fs);
 	pend_free_all(fs);
 }
 
@@ -342,6 +343,7 @@ static struct ckptfs *fs_new(void)
 	fs_list_init(&fs->versions);
 	fs_list_init(&fs->pending);
 	fs_list_init(&fs->aliases);
+	fs_list_init(&fs->inomaps);
 	clock_gettime(CLOCK_REALTIME, &fs->started);
 	fs->next_ino = FS_ROOT_INO;
 	return fs;

@@ -331,6 +331,10 @@ struct ckptfs {
 	struct fs_link pending;       /* struct fs_pending */
 	struct fs_link aliases;       /* struct fs_alias, oldest first */
 	unsigned naliases;
+	struct fs_link inomaps;       /* st_ino of committed versions
+				       * (inomap.c), oldest first */
+	unsigned ninomaps;
+	size_t ninomap_ents;
 	uint64_t next_ino;            /* the last st_ino given to an inode of
 				       * a mirror (atomic: tree.c); 1 is the
 				       * root's, and ckptd's files have the
@@ -485,6 +489,21 @@ void alias_resolve(struct ckptfs *fs, struct fs_path *p);
 /* A new VER.tmp was begun: VER.tmp is no longer an alias. */
 void alias_drop(struct ckptfs *fs, const char *job, const char *name);
 void alias_free_all(struct ckptfs *fs);
+
+/* inomap.c: the st_ino a version's files had while this mount wrote it,
+ * kept at its commit so that they do not change (fs->mu for all). */
+/* Keep the numbers of ver's mirror (just committed, sealed at sealed_ns,
+ * 0 if not known); on ENOMEM nothing is kept. */
+void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
+		       uint64_t sealed_ns);
+/* The number path (in job/version, sealed at sealed_ns) had: 1 with *ino,
+ * or 0 (ask the hash). */
+int inomap_find_locked(struct ckptfs *fs, const char *job,
+		       const char *version, const char *path,
+		       uint64_t sealed_ns, uint64_t *ino);
+/* Forget the numbers of job/name (a version of that name begun again). */
+void inomap_drop_locked(struct ckptfs *fs, const char *job, const char *name);
+void inomap_free_all(struct ckptfs *fs);
 
 struct fs_pending *pend_find(struct ckptfs *fs, const char *path);
 int pend_has_below(struct ckptfs *fs, const char *prefix);

@@ -36,7 +36,9 @@
  * a 64-bit FNV-1a hash of what it is: its kind, job, version and path, or,
  * for a file with several names, ckptd's ino in place of the path, so that
  * its names show one number too.  The top bit keeps those apart from the
- * counter's.  The root is FS_ROOT_INO, as the kernel has it.
+ * counter's.  The root is FS_ROOT_INO, as the kernel has it.  A version
+ * this mount committed keeps the counter's numbers (inomap.c), so that a
+ * file's number does not change at its commit.
  */
 static uint64_t fnv(uint64_t h, const void *p, size_t len)
 {
@@ -166,7 +168,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info file;
-	uint64_t linked = 0;
+	uint64_t linked = 0, ino;
 	struct timespec t;
 	int ret;
 
@@ -202,6 +204,14 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 	if (ret == 0)
 		st->st_ino = ino_hash(p->kind, p->job, p->vdisp,
 				      p->kind == P_FILE ? p->file : "", linked);
+	if (ret == 0) {     /* committed here: the numbers it had (inomap.c) */
+		pthread_mutex_lock(&fs->mu);
+		if (inomap_find_locked(fs, p->job, p->vdisp,
+				       p->kind == P_FILE ? p->file : "",
+				       info.sealed_ns, &ino))
+			st->st_ino = ino;
+		pthread_mutex_unlock(&fs->mu);
+	}
 	return ret;
 }
 

@@ -188,6 +188,7 @@ int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver)
 	pthread_mutex_lock(&fs->mu);
 	if (ver->state == V_OPEN) {
 		ver->state = V_DONE;
+		inomap_add_locked(fs, ver, info.sealed_ns);
 		fs_log(FUSE_LOG_INFO, "version %s/%s committed (by name, in "
 		       "ckptd)", ver->job, ver->name);
 	}
@@ -361,6 +362,7 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 	if (tmp)
 		alias_drop(fs, job, name);
 	pthread_mutex_lock(&fs->mu);
+	inomap_drop_locked(fs, job, name);
 	fs_list_add(&fs->versions, &ver->link);
 	ver->in_table = 1;
 	pthread_mutex_unlock(&fs->mu);
@@ -604,6 +606,7 @@ static unsigned wait_closed_locked(struct ckptfs *fs, struct fs_version *ver)
 int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed)
 {
+	struct ckpt_version_info info;
 	int ret;
 	unsigned nw;
 
@@ -632,9 +635,14 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 		ckpt_abort(ver->v);
 	pthread_rwlock_unlock(&ver->ns);
 	conn_check(fs, ver->conn, ret);
+	/* Its files keep the numbers they had (inomap.c). */
+	if (ret == 0 && ckpt_stat_version(ver->conn->c, ver->job, ver->name,
+					  &info) < 0)
+		info.sealed_ns = 0;
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0) {
 		ver->state = V_DONE;
+		inomap_add_locked(fs, ver, info.sealed_ns);
 	} else {
 		ver->state = V_FAILED;
 		ver->err = ret;
