@@ -124,6 +124,34 @@ int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	return 0;
 }
 
+int attr_privs_locked(const struct fs_inode *in, int chown)
+{
+	uint32_t mode = in->attr.mode;
+
+	if (!(in->attr.set & CKPT_ATTR_MODE) ||
+	    (mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR)
+		return 0;
+	if (!chown && fuse_get_context()->uid == 0)
+		return 0;       /* CAP_FSETID */
+	return (mode & S_ISUID) ||
+	       (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+}
+
+int attr_kill_priv(struct ckptfs *fs, struct fs_version *ver,
+		   struct fs_node *n, int chown)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE };
+	int kill;
+
+	pthread_mutex_lock(&fs->mu);
+	kill = !n->is_dir && attr_privs_locked(n->in, chown);
+	a.mode = n->in->attr.mode & 07777 & ~S_ISUID;
+	if (a.mode & S_IXGRP)
+		a.mode &= ~S_ISGID;
+	pthread_mutex_unlock(&fs->mu);
+	return kill ? attr_send(fs, ver, n, &a) : 0;
+}
+
 void attr_written(struct fs_inode *in)
 {
 	struct timespec now;

@@ -603,6 +603,16 @@ void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw);
  * error. */
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	      const struct ckpt_attr *a);
+/* Would a write or truncate by the caller take set-id bits from in's
+ * file (attr_kill_priv)?  fs->mu. */
+int attr_privs_locked(const struct fs_inode *in, int chown);
+/* Clear the set-id bits of n's file that a write, truncate (chown 0) or
+ * chown (1) by the caller takes, as the kernel would on a local file
+ * (libfuse leaves it to the file system: FUSE_CAP_HANDLE_KILLPRIV):
+ * set-uid, and set-gid with group execute; a writer with CAP_FSETID
+ * (uid 0) keeps them, a chown does not.  ns held.  0 or an error. */
+int attr_kill_priv(struct ckptfs *fs, struct fs_version *ver,
+		   struct fs_node *n, int chown);
 /* in was written: its mtime is now, to be sent at the next flush
  * (fs->mu). */
 void attr_written(struct fs_inode *in);

@@ -137,6 +137,8 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		attr_new(&a, mode);
 		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, fpath, &a));
 	}
+	if (ret == 0 && trunc && !made)     /* FUSE_CAP_HANDLE_KILLPRIV */
+		ret = attr_kill_priv(fs, ver, n, 0);
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -387,7 +389,7 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver;
 	struct fs_inode *in;
-	int ret, gone = 0;
+	int ret, gone = 0, kill = 0;
 
 	(void)path;
 	if (h->kind == H_MARKER)
@@ -419,9 +421,13 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		/* Seen through its other names from the next close on
 		 * (inval.c: not from a WRITE). */
 		in->stale |= in->nlink > 1 || h->node->detached;
+		/* Not a write-back of mapped pages: no one's write. */
+		kill = !fi->writepage && attr_privs_locked(in, 0);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
+	if (kill)       /* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
+		ret = attr_kill_priv(fs, ver, h->node, 0);
 	pthread_rwlock_unlock(&ver->ns);
 	return ret < 0 ? fs_errno(ret) : (int)size;
 }
@@ -465,6 +471,8 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		inval_note_locked(&iv, ver, node->in, node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
+		/* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
+		ret = attr_kill_priv(fs, ver, node, 0);
 	}
 	pthread_rwlock_unlock(&ver->ns);
 	inval_send(&iv);

@@ -791,7 +791,7 @@ int fs_link(const char *from, const char *to)
  * root, jobs) they change nothing.
  */
 static int attr_change(const char *path, struct fuse_file_info *fi,
-		       const struct ckpt_attr *a)
+		       const struct ckpt_attr *a, int chown)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
@@ -832,6 +832,8 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0) {
 		ret = attr_send(fs, ver, n, a);
+		if (ret == 0 && chown)      /* it takes the set-id bits */
+			ret = attr_kill_priv(fs, ver, n, 1);
 		pthread_mutex_lock(&fs->mu);
 		if (ret == 0)   /* its other names show it too */
 			inval_note_locked(&iv, ver, n->in, n);
@@ -849,7 +851,7 @@ int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct ckpt_attr a = { .set = CKPT_ATTR_MODE, .mode = mode & 07777 };
 
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 0);
 }
 
 int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
@@ -860,7 +862,7 @@ int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 		a.set |= CKPT_ATTR_UID;
 	if (gid != (gid_t)-1)
 		a.set |= CKPT_ATTR_GID;
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 1);
 }
 
 /* One time of utimensat: now, unchanged (0), or as given. */
@@ -886,7 +888,7 @@ int fs_utimens(const char *path, const struct timespec tv[2],
 
 	a.set |= time_arg(tv ? &tv[0] : NULL, CKPT_ATTR_ATIME, &a.atime_ns);
 	a.set |= time_arg(tv ? &tv[1] : NULL, CKPT_ATTR_MTIME, &a.mtime_ns);
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 0);
 }
 
 int fs_statfs(const char *path, struct statvfs *sv)
