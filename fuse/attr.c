@@ -19,9 +19,13 @@
  * hard link (ns.c, fs_link) is a second name of the same inode, so what is
  * set through one name shows through every other.
  *
- * Directories are not manifest entries: their attributes are kept in the
- * mirror while the version is open through this mount, and shown as the
- * defaults once it is committed.
+ * A directory's attributes are kept in the mirror while the version is
+ * open through this mount, and sent as its directory entry
+ * (CKPT_ATTR_IFDIR) at the commit (vers.c, send_dirs).
+ *
+ * Set-id bits: libfuse leaves clearing them to the file system
+ * (FUSE_CAP_HANDLE_KILLPRIV), so a write, truncate or chown does it here
+ * (attr_kill_priv), with the kernel's rules for a local file.
  *
  * The kernel checks who may change what (default_permissions: chmod by the
  * owner, chown of the uid by root only and of the gid by the owner to one

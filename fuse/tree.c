@@ -19,6 +19,11 @@
  * the same way, node->in.  An inode counts the nodes that name it; the
  * last one to go frees it.
  *
+ * libfuse's unlinked open files (renamed FS_HIDDEN...) are moved out of
+ * their directory into t->hidden, a directory that is not in the tree:
+ * they do not keep it from being removed, are never listed or committed,
+ * and are found by their name alone (tree_child_any).
+ *
  * The tree is protected by fs->mu.  A node that is unlinked or replaced
  * while a handle holds it is detached (out of the tree, marked) and freed
  * by tree_release() when the last handle goes; its inode stays with it, and
