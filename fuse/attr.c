@@ -135,10 +135,10 @@ int attr_privs_locked(const struct fs_inode *in, int chown)
 	if (!(in->attr.set & CKPT_ATTR_MODE) ||
 	    (mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR)
 		return 0;
-	if (!chown && fuse_get_context()->uid == 0)
-		return 0;       /* CAP_FSETID */
-	return (mode & S_ISUID) ||
-	       (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+	if (!(mode & S_ISUID) &&
+	    (mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP))
+		return 0;
+	return chown || fuse_get_context()->uid != 0;   /* CAP_FSETID */
 }
 
 int attr_kill_priv(struct ckptfs *fs, struct fs_version *ver,

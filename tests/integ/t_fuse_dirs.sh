@@ -182,6 +182,8 @@ dirs_ok "$M/dj/v1" 0 "committed"
 
 # ---- restarts: SIGKILL, then two clean ones -----------------------------------
 umount_ckptfs "$M"
+# A commit seals; only LOCAL survives a SIGKILL (ckpt_commit()).
+ctl d wait dj v1 local --timeout "$(scaled 30)" >/dev/null || fail "v1 did not become LOCAL"
 restart d
 stop_ckptd d
 start_ckptd d
