@@ -6,13 +6,15 @@
 #  2. the same once the local copy is dropped (`ckptctl rm` of a drained
 #     version keeps it, served from the PFS)
 #  3. reads of a version still open with many records (ckpt_openread:
-#     N small writes, then reads of 4 KiB, appends each followed by a read,
-#     one read of the whole file), against this build's ckptd and, when
-#     CKPT_BENCH_BEFORE names another build directory, that one's
+#     N writes of 64 B to each of two files, then reads of 64 B, appends
+#     each followed by a read, one read of the whole file), against this
+#     build's ckptd and, when CKPT_BENCH_BEFORE names another build
+#     directory, that one's
 # Each of 1 and 2 is repeated $(bench_reps) times (tools/bench_lib.sh).
 # CKPT_BENCH_DIR (default /var/tmp/ckpt-bench-restore) must be on the disk
-# to measure; CKPT_BENCH_RESTORE_MB (default 512) is the version's size,
-# CKPT_BENCH_OPENREAD_N (default 100000) the records of part 3.
+# to measure; CKPT_BENCH_RESTORE_MB (default 512) is the version's size
+# (0: skip parts 1 and 2),
+# CKPT_BENCH_OPENREAD_N (default 100000) the records of part 3 (0: skip it).
 set -u -o pipefail
 HERE=$(dirname "$0")
 . "$HERE/bench_lib.sh"
@@ -66,9 +68,9 @@ side_by_side() {
 	local key=$1 title=$2 i r c ratios=()
 	for i in $(seq "$REPS"); do
 		rm -rf "$DIR/out" "$DIR/cp"
-		r=$(timed ctl restore bench v1 --to "$DIR/out")
+		r=$(timed ctl restore bench v1 --to "$DIR/out") || exit 1
 		[ "$i" = 1 ] && { diff -r "$DIR/data" "$DIR/out" >/dev/null || die "$key: restored files differ"; }
-		c=$(timed cp -r "$PFS_FILES" "$DIR/cp")
+		c=$(timed cp -r "$PFS_FILES" "$DIR/cp") || exit 1
 		echo "  $key rep $i: restore ${r} ms, cp -r + sync ${c} ms"
 		ratios+=("$(bench_ratio "$c" "$r")")
 	done
@@ -79,6 +81,7 @@ side_by_side() {
 printf '# %s %s, %s cpus, %s on %s\n' "$(date -u +%FT%TZ)" "$(uname -r)" "$(nproc)" \
 	"$DIR" "$(df "$DIR" | awk 'NR==2{print $1}')"
 
+if [ "$SIZE_MB" -gt 0 ]; then
 # ---- data: 8 large files and 64 of 1 MiB in a directory ----------------------
 mkdir -p "$DIR/data/small"
 for i in $(seq 1 8); do
@@ -100,6 +103,7 @@ side_by_side restore_local "restore from LOCAL / (cp -r + sync of the drained tr
 ctl rm bench v1 >/dev/null || die "rm of the local copy failed"
 side_by_side restore_pfs "restore from the PFS / (cp -r + sync of the drained tree)"
 stop
+fi
 
 # ---- 3: reads of an open version with many records -----------------------------
 openread() {     # LABEL BUILD
@@ -109,5 +113,7 @@ openread() {     # LABEL BUILD
 		awk '{ printf "  %-8s %10d us\n", $1, $2 }' || die "ckpt_openread failed"
 	stop
 }
-[ -n "$BEFORE" ] && openread before "$BEFORE"
-openread this "$B"
+if [ "$NREC" -gt 0 ]; then
+	[ -n "$BEFORE" ] && openread before "$BEFORE"
+	openread this "$B"
+fi

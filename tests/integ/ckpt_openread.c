@@ -8,11 +8,13 @@
  * Opens the version and writes N records of SIZE bytes, one after the other,
  * to file "f" and as many to "g" (records of other files count too when a
  * read scans the version), then, the version still open:
- *   first    the first read of 4 KiB of f (makes the index)
- *   read     READS reads of 4 KiB of f at random offsets: mean per read
- *   append   READS times one SIZE write appended to f then a 4 KiB read
- *            of its end (a writer reading back as it goes): mean per pair
- *   whole    one read of all of f
+ *   first    the first read of SIZE bytes of f (makes the index)
+ *   read     READS reads of SIZE bytes of f at random offsets (one or two
+ *            records each: the disk's part is small): mean per read
+ *   append   READS times one SIZE write appended to f then a read of its
+ *            last SIZE bytes (a writer reading back as it goes): mean per
+ *            pair
+ *   whole    one read of all of f (one disk read per record)
  * and prints one line per figure, "NAME us", checking the bytes of each
  * read.  The version is aborted at the end.  Exit 0, or 1 with a message.
  */
@@ -87,13 +89,13 @@ static int run(struct ckpt_client *c, struct ckpt_version *v, const char *job,
 	if (ckpt_sync(v) < 0)
 		return -1;
 	t0 = now_us();
-	if (read_check(c, job, ver, buf, PIECE, 0) < 0)
+	if (read_check(c, job, ver, buf, size, 0) < 0)
 		return -1;
 	printf("first %llu\n", (unsigned long long)(now_us() - t0));
 	t0 = now_us();
 	for (i = 0; i < READS; i++)
-		if (read_check(c, job, ver, buf,  PIECE,
-			       (uint64_t)rand_r(&seed) % (end - PIECE)) < 0)
+		if (read_check(c, job, ver, buf, size,
+			       (uint64_t)rand_r(&seed) % (end - size)) < 0)
 			return -1;
 	printf("read %llu\n", (unsigned long long)((now_us() - t0) / READS));
 	t0 = now_us();
@@ -101,7 +103,7 @@ static int run(struct ckpt_client *c, struct ckpt_version *v, const char *job,
 		if (write_at(v, "f", buf, size, end) < 0)
 			return -1;
 		end += size;
-		if (read_check(c, job, ver, buf, PIECE, end - PIECE) < 0)
+		if (read_check(c, job, ver, buf, size, end - size) < 0)
 			return -1;
 	}
 	printf("append %llu\n", (unsigned long long)((now_us() - t0) / READS));
