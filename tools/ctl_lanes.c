@@ -176,7 +176,7 @@ static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
 	}
 	ret = ckpt_connect(j->socket, &l->c);
 	if (ret == 0)
-		ret = ckpt_staging_timed(l->c, 2000, NULL);
+		ret = ckpt_staging_timed(l->c, 250, NULL);
 	return ret;
 }
 
