@@ -113,34 +113,35 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Below this many new records of one file, each is laid over the file's map
- * by itself (log time to find its place, then a memmove of the extents
- * after it); from there, and when the batch is not small next to the map,
- * the batch is indexed on its own and merged in one linear pass. */
-#define APPLY_EACH_MAX 8u
-
-/* Lay the records idx[0 .. n) (of one file, in write order, all newer than
- * what m holds) over m.  0 or -ENOMEM (m then partly updated). */
+/*
+ * Lay the records idx[0 .. n) (of one file, in write order, all newer than
+ * what m holds) over m: one at a time (log time to find its place, then the
+ * extents after it move) while the extents moved so far stay fewer than the
+ * map holds, which keeps appends and rewrites near the end cheap; the rest,
+ * once that is passed, indexed on their own and merged in one linear pass.
+ * 0 or -ENOMEM (m then partly updated).
+ */
 static int index_apply(const struct version *v, struct extmap *m,
 		       const uint32_t *idx, uint32_t n)
 {
 	struct extmap part;
+	uint64_t moved = 0;
 	uint32_t i;
-	int ret = 0;
+	int ret;
 
-	if (n <= APPLY_EACH_MAX || (uint64_t)n * 64 < m->n) {
-		for (i = 0; i < n && ret == 0; i++)
-			ret = extmap_apply(m, v->recs, idx[i]);
-		return ret;
+	for (i = 0; i < n; i++) {
+		moved += m->n - extmap_find(m, v->recs[idx[i]].file_off);
+		if (moved > m->n)
+			break;
+		ret = extmap_apply(m, v->recs, idx[i]);
+		if (ret < 0)
+			return ret;
 	}
-	ret = extmap_build(v->recs, idx, n, &part);
+	if (i == n)
+		return 0;
+	ret = extmap_build(v->recs, idx + i, n - i, &part);
 	if (ret < 0)
 		return ret;
-	if (!m->n) {                    /* the file's first records */
-		extmap_release(m);
-		*m = part;
-		return 0;
-	}
 	ret = extmap_merge(m, &part);
 	extmap_release(&part);
 	return ret;
@@ -204,8 +205,9 @@ static int index_update(struct version *v)
 		f = (uint32_t)(keys[s] >> 32);
 		for (i = s; i < k && (uint32_t)(keys[i] >> 32) == f; i++)
 			;
-		if (v->files[f].dead) {
-			extmap_release(&v->rindex[f]);
+		if (f >= v->nfiles || v->files[f].dead) {
+			if (f < v->nfiles)
+				extmap_release(&v->rindex[f]);
 			continue;
 		}
 		ret = index_apply(v, &v->rindex[f], idx + s, i - s);
