@@ -11,9 +11,10 @@
  * validates names: a path must be relative, without empty, "." or ".."
  * components, and the directories under DIR are walked one component at a
  * time with O_NOFOLLOW, so a symlink planted inside DIR cannot redirect a
- * write.  Each file is written to a temporary name, fsync'd and renamed into
- * place, so that a crash leaves either the old file or the complete new one;
- * the directories are fsync'd before restore reports success.
+ * write.  Each file is written to a temporary name, made durable (fsync, or
+ * one syncfs for the regular files) and renamed into place, so that a crash
+ * leaves either the old file or the complete new one; the directories are
+ * fsync'd before restore reports success.
  *
  * restore pulls the regular files first, through several connections at
  * once (ctl_lanes.h: pieces in flight while earlier ones are written), then
@@ -641,10 +642,12 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 }
 
 /* A regular file being pulled: the directory holding it, open from its
- * first piece until it is renamed into place. */
+ * first piece until its bytes are all written. */
 struct pulled {
 	int dfd;                  /* -1 when not open */
 	const char *base;         /* in its path */
+	int written;              /* every byte and attribute is under its
+				   * temporary name, not yet renamed */
 };
 
 /* What the lanes' callbacks need (restore_pull). */
@@ -680,8 +683,8 @@ static int pull_open(void *arg, int idx, int *fd)
 	return err;
 }
 
-/* Every byte is there: attributes, fsync, rename.  The directory is
- * fsync'd later, once for all its files (restore_sync_dirs). */
+/* Every byte is there: the attributes, and the file is closed.  Made
+ * durable and renamed with the others (restore_commit). */
 static int pull_finish(void *arg, struct ckpt_client *c, int idx, int fd)
 {
 	struct pull_ctx *x = arg;
@@ -694,14 +697,11 @@ static int pull_finish(void *arg, struct ckpt_client *c, int idx, int fd)
 	err = restore_xattr(x->r, c, f, fd);
 	if (!err)
 		err = restore_attr(fd, &f->attr);
-	if (!err && fsync(fd))
-		err = -errno;
 	if (close(fd) && !err)
-		err = -errno;
-	if (!err && renameat(p->dfd, tmp, p->dfd, p->base))
 		err = -errno;
 	if (err)
 		unlinkat(p->dfd, tmp, 0);
+	p->written = !err;
 	close(p->dfd);
 	p->dfd = -1;
 	return err;
@@ -773,8 +773,41 @@ static int restore_sync_dirs(struct rd *r, int rootfd, int *order, int n,
 	return err;
 }
 
-/* Pull every regular file (is_pulled) through the lanes, then fsync their
- * directories.  0 or -errno with *failed the file it concerns. */
+/* Rename (rename != 0) or remove the temporary name of each written file
+ * of order[0 .. n).  The first error stops the renames. */
+static int restore_rename(struct rd *r, struct pull_ctx *x, int rootfd,
+			  const int *order, int n, int rename, int *failed)
+{
+	const char *base;
+	char tmp[64];
+	int i, dfd, err = 0;
+
+	for (i = 0; i < n && !(rename && err); i++) {
+		if (!x->p[order[i]].written)
+			continue;
+		tmp_name(tmp, sizeof(tmp), order[i]);
+		*failed = order[i];
+		err = open_parent(rootfd, r->files[order[i]].path, &dfd, &base);
+		if (err)
+			continue;
+		if (!rename)
+			unlinkat(dfd, tmp, 0);
+		else if (renameat(dfd, tmp, dfd, base))
+			err = -errno;
+		x->p[order[i]].written = rename && err;
+		close(dfd);
+	}
+	return err;
+}
+
+/*
+ * Pull every regular file (is_pulled) through the lanes under temporary
+ * names; then make them all durable at once (syncfs: one flush and journal
+ * commit instead of one per file, as `cp -r` + `sync`), rename them into
+ * place and fsync each directory once.  A crash leaves the old file or the
+ * complete new one under each name.  On failure the temporary names go.
+ * 0 or -errno with *failed the file it concerns.
+ */
 static int restore_pull(struct ctl *ctl, struct rd *r, int rootfd,
 			int *failed)
 {
@@ -797,8 +830,15 @@ static int restore_pull(struct ctl *ctl, struct rd *r, int rootfd,
 	j.order = order;
 	j.n = n;
 	err = lanes_run(&j, failed);
+	if (!err && syncfs(rootfd))
+		err = -errno;
 	if (!err)
-		err = restore_sync_dirs(r, rootfd, order, n, failed);
+		err = restore_rename(r, &x, rootfd, order, n, 1, failed);
+	if (err) {
+		restore_rename(r, &x, rootfd, order, n, 0, &i);
+		goto out_free;
+	}
+	err = restore_sync_dirs(r, rootfd, order, n, failed);
 out_free:
 	free(x.p);
 	free(order);
