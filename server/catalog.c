@@ -177,6 +177,7 @@ void version_drop_index(struct version *v)
 {
 	uint32_t i;
 
+	v->rapplied = 0;
 	if (!v->rindex)
 		return;
 	for (i = 0; i < v->nrindex; i++)
