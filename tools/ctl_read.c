@@ -100,7 +100,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		len = f->size - off < READ_PIECE ? (size_t)(f->size - off) :
 						    READ_PIECE;
 		nread = 0;
-		err = ckpt_read(r->c, r->job, r->version, f->path, r->buf, len,
+		err = ckpt_read(r->c, r->job, r->version, f->name, r->buf, len,
 				off, &nread);
 		if (err)
 			return err;
@@ -114,7 +114,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		off += nread;
 		*got = off;
 		r->done += nread;
-		progress_update(&r->prog, r->done, f->path);
+		progress_update(&r->prog, r->done, f->name);
 		if (nread < len)
 			return -ENODATA;
 	}
@@ -134,10 +134,10 @@ static void bad_print(const struct rd *r, const struct bad *b)
 
 	if (b->err == -ENODATA)
 		printf("corrupt: %s: data ends at %" PRIu64 " of %" PRIu64
-		       " bytes\n", f->path, b->got, f->size);
+		       " bytes\n", f->name, b->got, f->size);
 	else
 		printf("corrupt: %s: %s (read at offset %" PRIu64 ")\n",
-		       f->path, ckpt_strerror(b->err), b->got);
+		       f->name, ckpt_strerror(b->err), b->got);
 	fflush(stdout);
 }
 
@@ -160,7 +160,7 @@ static void verify_json(const struct rd *r, const struct bad *bad, int nbad,
 	jw_arr(&w);
 	for (i = 0; i < nbad; i++) {
 		jw_obj(&w);
-		jw_kstr(&w, "path", r->files[bad[i].idx].path);
+		jw_kstr(&w, "path", r->files[bad[i].idx].name);
 		jw_ki64(&w, "error_code", bad[i].err);
 		jw_kstr(&w, "error", ckpt_strerror(bad[i].err));
 		jw_ku64(&w, "offset", bad[i].got);
@@ -194,7 +194,7 @@ static int verify_run(struct ctl *ctl, struct rd *r)
 		if (err && !is_damage(err)) {
 			progress_done(&r->prog);
 			rc = ctl_fail(err, "verify %s/%s: read %s", r->job,
-				      r->version, r->files[i].path);
+				      r->version, r->files[i].name);
 			goto out_free;
 		}
 		if (!err) {
@@ -254,7 +254,7 @@ static int path_safe(const char *path)
 	const char *p = path, *slash;
 	size_t n;
 
-	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX)
+	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX2)
 		return -CKPT_EBADNAME;
 	for (;;) {
 		slash = strchr(p, '/');
@@ -409,7 +409,7 @@ static int restore_xattr(struct rd *r, const struct ckpt_file_info *f, int fd)
 	size_t off = 0, nl, vl;
 	int len;
 
-	len = ckpt_getxattrs(r->c, r->job, r->version, f->path, blob,
+	len = ckpt_getxattrs(r->c, r->job, r->version, f->name, blob,
 			     sizeof(blob));
 	if (len < 0)
 		return len;
@@ -546,7 +546,7 @@ static int deeper_first(const void *a, const void *b, void *files)
 {
 	const struct ckpt_file_info *f = files;
 
-	return depth(f[*(const int *)b].path) - depth(f[*(const int *)a].path);
+	return depth(f[*(const int *)b].name) - depth(f[*(const int *)a].name);
 }
 
 /* Give each directory that has an entry its attributes and extended
@@ -566,7 +566,7 @@ static int restore_dirs(struct rd *r, int rootfd, int *failed)
 	qsort_r(idx, (size_t)n, sizeof(*idx), deeper_first, r->files);
 	for (i = 0; i < n && !err; i++) {
 		*failed = idx[i];
-		err = open_parent(rootfd, r->files[idx[i]].path, &dfd, &base);
+		err = open_parent(rootfd, r->files[idx[i]].name, &dfd, &base);
 		if (err)
 			break;
 		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -633,13 +633,13 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	uint64_t got;
 	int dfd = -1, fd, first, err;
 
-	err = open_parent(rootfd, f->path, &dfd, &base);
+	err = open_parent(rootfd, f->name, &dfd, &base);
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
 	first = first_name(r, idx);
 	if (first >= 0) {
-		err = restore_hardlink(rootfd, r->files[first].path, dfd, tmp,
+		err = restore_hardlink(rootfd, r->files[first].name, dfd, tmp,
 				       base);
 		goto out_close_dir;
 	}
@@ -719,9 +719,9 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 
 	/* Refuse the whole version before writing anything. */
 	for (i = 0; i < r->nfiles; i++)
-		if (path_safe(r->files[i].path))
+		if (path_safe(r->files[i].name))
 			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
-					 r->job, r->version, r->files[i].path);
+					 r->job, r->version, r->files[i].name);
 	err = mkdir_p(dir);
 	if (err)
 		return ctl_fail(err, "restore: create %s", dir);
@@ -736,7 +736,7 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 	if (err) {
 		progress_done(&r->prog);
 		rc = ctl_fail(err, "restore %s/%s: %s", r->job, r->version,
-			      r->files[i].path);
+			      r->files[i].name);
 		goto out_close;
 	}
 	progress_done(&r->prog);
@@ -754,7 +754,7 @@ static void keep_part(struct rd *r, const struct ctl_plan *p, const char *part)
 
 	r->total = 0;
 	for (i = 0; i < r->nfiles; i++) {
-		e = ctl_plan_find(p, r->files[i].path);
+		e = ctl_plan_find(p, r->files[i].name);
 		if (!e || strcmp(e->node, part))
 			continue;
 		r->files[n++] = r->files[i];
