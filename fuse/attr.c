@@ -109,7 +109,7 @@ static void attr_merge(struct fs_inode *in, const struct ckpt_attr *a)
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	      const struct ckpt_attr *a)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	int ret, local;
 
 	pthread_mutex_lock(&fs->mu);

@@ -310,7 +310,7 @@ struct fs_handle {
 	uint64_t size;            /* the file's size, when committed */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 };
 
 static inline struct fs_handle *fs_handle(const struct fuse_file_info *fi)
@@ -380,7 +380,7 @@ struct fs_path {
 	unsigned depth;           /* components below the job, P_PREFIX: count */
 	char job[CKPT_JOB_MAX + 1];       /* P_PREFIX: the leading part */
 	char vdisp[CKPT_VERSION_MAX + 1]; /* the version as shown */
-	char file[CKPT_PATH_MAX + 1];     /* P_FILE: path inside the version */
+	char file[CKPT_PATH_MAX2 + 1];     /* P_FILE: path inside the version */
 };
 
 /* Split a mount path.  0, -ENAMETOOLONG, or -CKPT_EBADNAME for a name ckpt

@@ -67,7 +67,7 @@ static void map_free(struct ckptfs *fs, struct fs_inomap *m)
 /* Add n's path and those below it to m (room for all made by the caller). */
 static void map_walk(struct fs_inomap *m, const struct fs_node *n)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	const struct fs_link *pos;
 
 	if (tree_path(n, path, sizeof(path)) >= 0) {

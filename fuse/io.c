@@ -86,7 +86,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p, struct fuse_file_info *fi,
 		     int create, mode_t mode)
 {
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct ckpt_attr a;
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
@@ -267,7 +267,7 @@ int fs_open(const char *path, struct fuse_file_info *fi)
 static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 		     size_t size, off_t off)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_version *ver = h->ver;
 	size_t got = 0;
 	int ret, gone;
@@ -384,7 +384,7 @@ int fs_read(const char *path, char *buf, size_t size, off_t off,
 int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	     struct fuse_file_info *fi)
 {
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver;
@@ -439,7 +439,7 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		       struct fs_node *node, const char *file, off_t size,
 		       int grow)
 {
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	int ret, gone = 0;
 

@@ -478,7 +478,7 @@ int fs_rmdir(const char *path)
 static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *n;
 	int ret;
@@ -575,7 +575,7 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *a, const struct fs_path *b,
 		     unsigned int flags)
 {
-	char from[CKPT_PATH_MAX + 1], to[CKPT_PATH_MAX + 1];
+	char from[CKPT_PATH_MAX2 + 1], to[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src = NULL, *dst = NULL, *dir = NULL;
 	const char *base;
@@ -711,7 +711,7 @@ static int link_check(struct fs_version *ver, const struct fs_path *a,
 static int link_in(struct ckptfs *fs, struct fs_version *ver,
 		   const struct fs_path *a, const struct fs_path *b)
 {
-	char from[CKPT_PATH_MAX + 1];
+	char from[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src, *dir;
 	const char *base;

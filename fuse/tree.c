@@ -439,7 +439,7 @@ unsigned tree_nlink(const struct fs_node *node)
 int tree_parent(const struct fs_tree *t, const struct fs_path *p,
 		struct fs_node **dir, const char **base)
 {
-	char dpath[CKPT_PATH_MAX + 1];
+	char dpath[CKPT_PATH_MAX2 + 1];
 	size_t dlen;
 
 	*base = path_base(p, &dlen);

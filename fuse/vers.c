@@ -259,7 +259,7 @@ static int mirror_files(struct fs_tree *t, struct ckpt_file_info *files,
 		is_dir = srv_dir_entry(f);
 		linked = !is_dir && i > 0 && f->ino &&
 			 f->ino == order[i - 1]->ino;
-		ret = tree_add_path(t, f->path, is_dir, linked ? in : NULL,
+		ret = tree_add_path(t, f->name, is_dir, linked ? in : NULL,
 				    &node);
 		if (ret == 0) {     /* the attributes it was given elsewhere */
 			in = node->in;
@@ -400,7 +400,7 @@ static struct fs_node *find_hidden_locked(struct fs_version *ver)
  * before the commit (their handles then write nowhere).  ns held. */
 static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_node *n;
 	int ret;
 
@@ -422,7 +422,7 @@ static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
 void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
 		     struct fs_node *n)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	int ret, drop;
 
 	/* No inode goes with a write-behind buffer (tree.c). */
@@ -475,7 +475,7 @@ static void dir_list_free(struct dir_list *l)
 static int dir_note(struct dir_list *l, const struct fs_node *n)
 {
 	const struct fs_inode *in = n->in;
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct dir_send *d;
 
 	if (!in->attr.set && !in->xlen && n->nchild)

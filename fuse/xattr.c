@@ -118,7 +118,7 @@ static int xattr_change(const char *path, const char *name, const void *value,
 			size_t size, int flags)
 {
 	struct ckptfs *fs = fs_get();
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	uint8_t buf[XATTR_MAX], *copy = NULL;
 	struct fs_version *ver;
 	struct fs_node *n = NULL;

@@ -341,7 +341,8 @@ int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m);
 
 /* Fill the public description of v. */
 void version_info(const struct version *v, struct ckpt_version_info *out);
-/* The listing entry of file fi of v. */
+/* The listing entry of file fi of v: out->name points at the path v
+ * holds (path[] is ""), so out is used before v changes. */
 void vfile_info(const struct version *v, uint32_t fi,
 		struct ckpt_file_info *out);
 

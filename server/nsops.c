@@ -116,7 +116,7 @@ static int under(const char *path, const char *dir, size_t len)
 static int rename_dir(struct version *v, const char *from, const char *to)
 {
 	size_t flen = strlen(from), tlen = strlen(to);
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	uint32_t i, moved = 0;
 	int ret;
 
@@ -127,7 +127,7 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 
 		if (v->files[i].dead || !under(p, from, flen))
 			continue;
-		if (tlen + strlen(p + flen) > CKPT_PATH_MAX)
+		if (tlen + strlen(p + flen) > CKPT_PATH_MAX2)
 			return -ENAMETOOLONG;
 		snprintf(path, sizeof(path), "%s%s", to, p + flen);
 		ret = rename_name(v, i, path);

@@ -443,7 +443,7 @@ static int copy_link(struct copy *c, uint32_t fi, const char *tmp,
 static int copy_dir(struct copy *c, uint32_t fi)
 {
 	struct ckpt_attr a = c->job->files[fi].attr;
-	char dst[PATH_MAX];
+	char dst[PFS_REL_MAX];
 	int fd, ret;
 
 	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
@@ -473,7 +473,7 @@ static int copy_dir(struct copy *c, uint32_t fi)
 static int copy_hardlink(struct copy *c, uint32_t fi, const char *tmp,
 			 const char *dst)
 {
-	char from[PATH_MAX];
+	char from[PFS_REL_MAX];
 	int ret;
 
 	ret = pfs_path(from, sizeof(from), PFS_N_FILE, c->m.job, c->m.version,
@@ -492,7 +492,7 @@ static int copy_hardlink(struct copy *c, uint32_t fi, const char *tmp,
 static int copy_file(struct copy *c, uint32_t fi)
 {
 	const struct pfs_file *f = &c->m.files[fi];
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PATH_MAX], dst[PFS_REL_MAX];
 	uint64_t off, out_off = 0;
 	uint32_t idx, len;
 	int fd, ret;
@@ -972,7 +972,7 @@ static int link_fetch(int tfd, const struct pfsman *m,
 		      const struct pfs_file *f, const struct pfs_chunk *k,
 		      uint8_t *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	const char *name;
 	ssize_t n;
 	int pfd, ret;
@@ -997,7 +997,7 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 		       const struct pfs_file *f, const struct pfs_chunk *k,
 		       int *fd, int *base_fd, uint8_t *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	int kind = k->kind == PFS_REF ? k->kind2 : k->kind;
 	int *which = k->kind == PFS_REF ? base_fd : fd;
 	int ret;
@@ -1096,7 +1096,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
  * version may be making its way into it). */
 void pfs_prune(int tfd, const char *rel, size_t keep)
 {
-	char buf[PATH_MAX];
+	char buf[PFS_REL_MAX];
 	char *p;
 
 	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
@@ -1110,7 +1110,7 @@ void pfs_prune(int tfd, const char *rel, size_t keep)
 
 int pfs_remove(const char *target, const struct pfsman *m)
 {
-	char path[PATH_MAX], top[PATH_MAX];
+	char path[PFS_REL_MAX], top[PATH_MAX];
 	uint32_t i;
 	int tfd, ret;
 

@@ -571,7 +571,7 @@ struct deferred {
 	struct proto_msg req;     /* strings point below */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 };
 
 void reader_kick(struct ckptd *d, struct version *v)

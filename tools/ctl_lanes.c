@@ -110,7 +110,7 @@ static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 	size_t got = 0;
 	int ret;
 
-	ret = ckpt_read(l->c, j->job, j->version, j->files[idx].path, l->buf,
+	ret = ckpt_read(l->c, j->job, j->version, j->files[idx].name, l->buf,
 			len, off, &got);
 	if (ret == 0 && got != len)
 		ret = -ENODATA;

@@ -108,7 +108,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		len = f->size - off < READ_PIECE ? (size_t)(f->size - off) :
 						    READ_PIECE;
 		nread = 0;
-		err = ckpt_read(r->c, r->job, r->version, f->path, r->buf, len,
+		err = ckpt_read(r->c, r->job, r->version, f->name, r->buf, len,
 				off, &nread);
 		if (err)
 			return err;
@@ -122,7 +122,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		off += nread;
 		*got = off;
 		r->done += nread;
-		progress_update(&r->prog, r->done, f->path);
+		progress_update(&r->prog, r->done, f->name);
 		if (nread < len)
 			return -ENODATA;
 	}
@@ -142,10 +142,10 @@ static void bad_print(const struct rd *r, const struct bad *b)
 
 	if (b->err == -ENODATA)
 		printf("corrupt: %s: data ends at %" PRIu64 " of %" PRIu64
-		       " bytes\n", f->path, b->got, f->size);
+		       " bytes\n", f->name, b->got, f->size);
 	else
 		printf("corrupt: %s: %s (read at offset %" PRIu64 ")\n",
-		       f->path, ckpt_strerror(b->err), b->got);
+		       f->name, ckpt_strerror(b->err), b->got);
 	fflush(stdout);
 }
 
@@ -168,7 +168,7 @@ static void verify_json(const struct rd *r, const struct bad *bad, int nbad,
 	jw_arr(&w);
 	for (i = 0; i < nbad; i++) {
 		jw_obj(&w);
-		jw_kstr(&w, "path", r->files[bad[i].idx].path);
+		jw_kstr(&w, "path", r->files[bad[i].idx].name);
 		jw_ki64(&w, "error_code", bad[i].err);
 		jw_kstr(&w, "error", ckpt_strerror(bad[i].err));
 		jw_ku64(&w, "offset", bad[i].got);
@@ -202,7 +202,7 @@ static int verify_run(struct ctl *ctl, struct rd *r)
 		if (err && !is_damage(err)) {
 			progress_done(&r->prog);
 			rc = ctl_fail(err, "verify %s/%s: read %s", r->job,
-				      r->version, r->files[i].path);
+				      r->version, r->files[i].name);
 			goto out_free;
 		}
 		if (!err) {
@@ -262,7 +262,7 @@ static int path_safe(const char *path)
 	const char *p = path, *slash;
 	size_t n;
 
-	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX)
+	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX2)
 		return -CKPT_EBADNAME;
 	for (;;) {
 		slash = strchr(p, '/');
@@ -384,7 +384,7 @@ static int restore_xattr(const struct rd *r, struct ckpt_client *c,
 	size_t off = 0, nl, vl;
 	int len;
 
-	len = ckpt_getxattrs(c, r->job, r->version, f->path, blob,
+	len = ckpt_getxattrs(c, r->job, r->version, f->name, blob,
 			     sizeof(blob));
 	if (len < 0)
 		return len;
@@ -521,7 +521,7 @@ static int deeper_first(const void *a, const void *b, void *files)
 {
 	const struct ckpt_file_info *f = files;
 
-	return depth(f[*(const int *)b].path) - depth(f[*(const int *)a].path);
+	return depth(f[*(const int *)b].name) - depth(f[*(const int *)a].name);
 }
 
 /* Give each directory that has an entry its attributes and extended
@@ -541,7 +541,7 @@ static int restore_dirs(struct rd *r, int rootfd, int *failed)
 	qsort_r(idx, (size_t)n, sizeof(*idx), deeper_first, r->files);
 	for (i = 0; i < n && !err; i++) {
 		*failed = idx[i];
-		err = open_parent(rootfd, r->files[idx[i]].path, &dfd, &base);
+		err = open_parent(rootfd, r->files[idx[i]].name, &dfd, &base);
 		if (err)
 			break;
 		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -623,13 +623,13 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	char tmp[64];
 	int dfd = -1, first, err;
 
-	err = open_parent(rootfd, f->path, &dfd, &base);
+	err = open_parent(rootfd, f->name, &dfd, &base);
 	if (err)
 		return err;
 	tmp_name(tmp, sizeof(tmp), idx);
 	first = first_name(r, idx);
 	if (first >= 0)
-		err = restore_hardlink(rootfd, r->files[first].path, dfd, tmp,
+		err = restore_hardlink(rootfd, r->files[first].name, dfd, tmp,
 				       base);
 	else if (is_dir_entry(f))
 		err = restore_mkdir(dfd, base);
@@ -664,7 +664,7 @@ static int pull_open(void *arg, int idx, int *fd)
 	char tmp[64];
 	int err;
 
-	err = open_parent(x->rootfd, x->r->files[idx].path, &p->dfd, &p->base);
+	err = open_parent(x->rootfd, x->r->files[idx].name, &p->dfd, &p->base);
 	if (err) {
 		p->dfd = -1;
 		return err;
@@ -725,7 +725,7 @@ static void pull_progress(void *arg, int idx, uint64_t bytes)
 	struct pull_ctx *x = arg;
 
 	x->r->done += bytes;
-	progress_update(&x->r->prog, x->r->done, x->r->files[idx].path);
+	progress_update(&x->r->prog, x->r->done, x->r->files[idx].name);
 }
 
 /* Length of the directory part of path ("" for a top-level name: 0). */
@@ -739,7 +739,7 @@ static size_t dir_len(const char *path)
 static int by_dir(const void *a, const void *b, void *files)
 {
 	const struct ckpt_file_info *f = files;
-	const char *x = f[*(const int *)a].path, *y = f[*(const int *)b].path;
+	const char *x = f[*(const int *)a].name, *y = f[*(const int *)b].name;
 	size_t lx = dir_len(x), ly = dir_len(y);
 	int c = memcmp(x, y, lx < ly ? lx : ly);
 
@@ -756,7 +756,7 @@ static int restore_sync_dirs(struct rd *r, int rootfd, int *order, int n,
 
 	qsort_r(order, (size_t)n, sizeof(*order), by_dir, r->files);
 	for (i = 0; i < n && !err; i++) {
-		const char *path = r->files[order[i]].path;
+		const char *path = r->files[order[i]].name;
 
 		if (prev && dir_len(prev) == dir_len(path) &&
 		    !memcmp(prev, path, dir_len(path)))
@@ -787,7 +787,7 @@ static int restore_rename(struct rd *r, struct pull_ctx *x, int rootfd,
 			continue;
 		tmp_name(tmp, sizeof(tmp), order[i]);
 		*failed = order[i];
-		err = open_parent(rootfd, r->files[order[i]].path, &dfd, &base);
+		err = open_parent(rootfd, r->files[order[i]].name, &dfd, &base);
 		if (err)
 			continue;
 		if (!rename)
@@ -877,9 +877,9 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 
 	/* Refuse the whole version before writing anything. */
 	for (i = 0; i < r->nfiles; i++)
-		if (path_safe(r->files[i].path))
+		if (path_safe(r->files[i].name))
 			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
-					 r->job, r->version, r->files[i].path);
+					 r->job, r->version, r->files[i].name);
 	err = mkdir_p(dir);
 	if (err)
 		return ctl_fail(err, "restore: create %s", dir);
@@ -895,7 +895,7 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 	if (err) {
 		progress_done(&r->prog);
 		rc = ctl_fail(err, "restore %s/%s: %s", r->job, r->version,
-			      r->files[i].path);
+			      r->files[i].name);
 		goto out_close;
 	}
 	progress_done(&r->prog);
@@ -913,7 +913,7 @@ static void keep_part(struct rd *r, const struct ctl_plan *p, const char *part)
 
 	r->total = 0;
 	for (i = 0; i < r->nfiles; i++) {
-		e = ctl_plan_find(p, r->files[i].path);
+		e = ctl_plan_find(p, r->files[i].name);
 		if (!e || strcmp(e->node, part))
 			continue;
 		r->files[n++] = r->files[i];
