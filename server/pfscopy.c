@@ -1,0 +1,1114 @@
+/*
+ * pfscopy.c - copy a sealed version out to the parallel file system (see
+ * pfs.h, pfs_copy()).  Runs on a drain thread and threads of its own;
+ * blocking I/O only.
+ *
+ * Each regular file is cut into pieces of a few chunks (pfsbuild.h: only
+ * where no record crosses, so no record is read twice), and the copy's
+ * threads - the pool thread that called pfs_copy() and up to [drain]
+ * threads - 1 helpers, as many as the drain's budget has free - take
+ * pieces in file order from one list.  So one large file is copied by all
+ * of them, and while one thread waits for a read another writes: reading
+ * and writing overlap.  A thread rebuilds each chunk of its piece from the
+ * records (pfsbuild.c), then decides how it is stored (chunk_put: a
+ * reference to the base's, a hole, zstd or raw) and writes it.  The chunk's
+ * CRC32C goes in the PFS manifest.  A plain drain writes each chunk at its
+ * own offset and leaves all-zero chunks as holes, so the file on the PFS is
+ * the trainer's file.  With compression or incremental drains a file holds
+ * its stored chunks one after the other, in the order the threads wrote
+ * them, and only the manifest says where each one is.
+ *
+ * Crash semantics are those of a copy file by file: a file is written
+ * under a temporary name that the taker of its first piece creates; the
+ * thread that finishes its last piece gives it its attributes, fsyncs and
+ * renames it, and appends it to the journal; a restarted copy skips the
+ * files journaled.  Symbolic links are one piece; hard links (a second name
+ * of an earlier file) are made once every file is in place, directories'
+ * attributes after them, and the manifest last.  The first error stops
+ * every thread; the files it left unfinished lose their temporaries.
+ *
+ * Where anything goes on the PFS, and every open, mkdir, rename and unlink
+ * there, is pfslayout.c's: nothing here builds a PFS path.  A part of a
+ * version in parts is copied the same way, under its node's temporary
+ * names, with its part manifest in place of the manifest; publishing the
+ * version and removing a part are pfspart.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "journal.h"
+#include "log.h"
+#include "pfs.h"
+#include "pfs_i.h"
+#include "pfsbuild.h"
+#include "pfslayout.h"
+#include "xattr.h"
+#include "sys.h"
+#include "zip.h"
+
+/* A piece: about this many bytes of a file, in whole chunks. */
+#define PIECE_BYTES (16u << 20)
+/* Helper threads of one copy at most (the pool thread is one more). */
+#define COPY_MAX_HELPERS 63
+
+/* ---- the journal of files already published ------------------------------ */
+
+struct journal_ctx {
+	struct pfsman *m;         /* files[].first/count already laid out */
+	uint8_t *done;            /* done[fi] set for each file journaled */
+};
+
+/* A record that does not fit the version stops the load: the files from
+ * there on are copied again. */
+static int journal_take(void *arg, const struct journal_rec *r)
+{
+	struct journal_ctx *jc = arg;
+
+	if (r->file >= jc->m->nfiles || r->n != jc->m->files[r->file].count)
+		return 1;
+	journal_rec_chunks(r, &jc->m->chunks[jc->m->files[r->file].first]);
+	jc->done[r->file] = 1;
+	return 0;
+}
+
+/* ---- the copy ------------------------------------------------------------- */
+
+/* A file being copied, shared by the threads copying its pieces (c->mu). */
+struct cfile {
+	int fd;                   /* its temporary, from its first piece
+				   * until it is finished or cleaned up */
+	uint32_t left;            /* its pieces not done yet */
+	uint64_t out_off;         /* packed: where its next stored chunk goes */
+};
+
+/* Chunks [first, end) of a file: what one thread copies at a time. */
+struct piece {
+	uint32_t file;
+	uint32_t first, end;
+};
+
+struct copy {
+	const struct pfs_opts *o;
+	struct pfs_job *job;
+	struct pfsman m;          /* the manifest being built; each chunk's
+				   * entry is written by the thread that
+				   * copies it */
+	struct pfsman base;       /* incremental: the previous version */
+	int have_base;
+	struct pfs_index ix;      /* read-only once the threads start */
+	int tfd;                  /* the target directory */
+	struct pfs_owner owner;   /* of the job's tree */
+	const char *node;         /* a part's copy: this node, else NULL */
+	struct piece *pieces;
+	uint32_t npieces;
+	struct cfile *cf;         /* by file index */
+	pthread_mutex_t mu;       /* next, cf[], err, err_file, ready */
+	pthread_mutex_t jmu;      /* appends to the journal */
+	uint32_t next;            /* the next piece to hand out */
+	int err;                  /* the first error: every thread stops */
+	uint32_t err_file;        /* the file to blame, or UINT32_MAX */
+	/* Files whose pieces are all copied, for the finisher (a thread
+	 * that fsyncs, renames and journals them while the others copy on),
+	 * in the order they were done. */
+	uint32_t *ready;
+	uint32_t nready, ready_head;
+	pthread_cond_t ready_cv;  /* a file is ready, or copying is over */
+	int finisher;             /* the finisher runs */
+	int copied;               /* every copying thread is done */
+};
+
+/* One thread of a copy: its builder and buffers, and its share of the
+ * figures (added to the job's once the threads are joined). */
+struct worker {
+	struct copy *c;
+	struct pfs_builder b;
+	struct zip *zip;
+	uint8_t *buf;             /* one chunk */
+	uint8_t *zbuf;            /* one compressed chunk */
+	size_t zcap;
+	uint64_t bytes_in, bytes_out, bytes_ref;
+	pthread_t th;
+	int started;              /* th runs */
+};
+
+static int packed(const struct copy *c)
+{
+	return c->o->compress || c->o->incremental;
+}
+
+/* Record ret as the copy's error, if it is the first; fi is to blame (or
+ * UINT32_MAX).  Locked. */
+static void fail_locked(struct copy *c, int ret, uint32_t fi)
+{
+	if (ret < 0 && !c->err) {
+		c->err = ret;
+		c->err_file = fi;
+	}
+}
+
+static void fail(struct copy *c, int ret, uint32_t fi)
+{
+	pthread_mutex_lock(&c->mu);
+	fail_locked(c, ret, fi);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int failed(struct copy *c)
+{
+	return __atomic_load_n(&c->err, __ATOMIC_RELAXED);
+}
+
+/* The PFS names of file fi: its place, and its temporary. */
+static int file_names(const struct copy *c, uint32_t fi, char *tmp, char *dst)
+{
+	int ret;
+
+	ret = pfs_path(dst, PATH_MAX, PFS_N_FILE, c->m.job, c->m.version,
+		       c->m.files[fi].path, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, PATH_MAX,
+			       c->node ? PFS_N_PART_FILE_TMP : PFS_N_FILE_TMP,
+			       c->m.job, c->m.version, c->node, fi);
+	return ret;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	static const uint8_t zero[4096];
+
+	for (; n >= sizeof(zero); p += sizeof(zero), n -= sizeof(zero))
+		if (memcmp(p, zero, sizeof(zero)))
+			return 0;
+	return !memcmp(p, zero, n);
+}
+
+/* The chunk of base matching path and index, if it is stored in base. */
+
+static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
+					  uint32_t idx)
+{
+	uint32_t i;
+
+	/* A compressed chunk of the base is read with this version's shuffle:
+	 * refer to it only if that is the base's too. */
+	if (!c->have_base || c->base.shuffle != c->m.shuffle)
+		return NULL;
+	for (i = 0; i < c->base.nfiles; i++) {
+		const struct pfs_file *f = &c->base.files[i];
+		const struct pfs_chunk *k;
+
+		if (strcmp(f->path, path) || idx >= f->count)
+			continue;
+		if (is_link(&f->attr))          /* read with readlinkat */
+			return NULL;
+		k = &c->base.chunks[f->first + idx];
+		return k->kind == PFS_REF ? NULL : k;
+	}
+	return NULL;
+}
+
+/* Between chunks: wait while paused; -ECANCELED once asked to stop. */
+static int wait_unpaused(const struct pfs_opts *o)
+{
+	struct timespec ts = { 0, 10 * 1000000 };
+
+	for (;;) {
+		if (o->stop && *o->stop)
+			return -ECANCELED;
+		if (!o->pause || !*o->pause)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Decide how chunk idx of file fi (bytes in w->buf) is stored, and write
+ * it to fd. */
+static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
+		     uint64_t coff, uint32_t len, struct pfs_chunk *k)
+{
+	struct copy *c = w->c;
+	const struct pfs_chunk *bk;
+	const void *src = w->buf;
+	long z;
+	int ret;
+
+	k->len = len;
+	k->crc = crc32c(w->buf, len);
+	bk = c->o->incremental ? base_chunk(c, c->m.files[fi].path, idx) : NULL;
+	if (bk && bk->len == len && bk->crc == k->crc) {
+		k->kind = PFS_REF;
+		k->kind2 = bk->kind;
+		k->file_off = bk->file_off;
+		k->stored = bk->stored;
+		w->bytes_ref += len;
+		return 0;
+	}
+	if (all_zero(w->buf, len)) {
+		k->kind = PFS_ZERO;
+		k->file_off = 0;
+		k->stored = 0;
+		return 0;
+	}
+	k->kind = PFS_RAW;
+	k->stored = len;
+	if (c->o->compress) {
+		z = zip_compress(w->zip, w->buf, len, w->zbuf, w->zcap);
+		if (z < 0)
+			return (int)z;
+		if (z > 0) {
+			k->kind = PFS_ZSTD;
+			k->stored = (uint32_t)z;
+			src = w->zbuf;
+		}
+	}
+	k->file_off = coff;
+	if (packed(c)) {          /* the next free place in the file */
+		pthread_mutex_lock(&c->mu);
+		k->file_off = c->cf[fi].out_off;
+		c->cf[fi].out_off += k->stored;
+		pthread_mutex_unlock(&c->mu);
+	}
+	if (c->o->bw)
+		bwlimit_take(c->o->bw, k->stored);
+	w->bytes_out += k->stored;
+	ret = sys_pwrite_all(fd, src, k->stored, k->file_off);
+	/* Start writeback now, so that the fsync at the end of the file
+	 * waits for the tail only and the page cache does not fill up. */
+	if (ret == 0)
+		sync_file_range(fd, k->file_off, k->stored,
+				SYNC_FILE_RANGE_WRITE);
+	return ret;
+}
+
+
+/*
+ * Give the PFS file the mode and times its writer set (attr.set): mode
+ * without the set-id bits and always readable by its owner (ckptd reads it
+ * back: remote reads, incremental bases); times as they were.  Its owner
+ * stays the job's (pfslayout.h); the job's tree is 0700 at its .job level,
+ * so no mode opens it to others.  After the last write, which moves mtime.
+ */
+static int copy_attr(int fd, const struct ckpt_attr *a)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if ((a->set & CKPT_ATTR_MODE) &&
+	    fchmod(fd, (a->mode & 0777) | S_IRUSR) < 0)
+		return -errno;
+	if (a->set & CKPT_ATTR_ATIME) {
+		ts[0].tv_sec = a->atime_ns / 1000000000ull;
+		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
+	}
+	if (a->set & CKPT_ATTR_MTIME) {
+		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
+		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
+	}
+	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) &&
+	    futimens(fd, ts) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The file's extended attributes ("user." only), each set on the PFS
+ * file; a PFS that keeps none (ENOTSUP) still has them in the PFS
+ * manifest.  Before the times: setting one changes ctime only. */
+static int copy_xattr(int fd, const uint8_t *blob, uint32_t len)
+{
+	char names[XATTR_MAX];
+	const uint8_t *val;
+	long n, vlen, off;
+
+	n = len ? xattr_list(blob, len, names, sizeof(names)) : 0;
+	for (off = 0; off < n; off += strlen(names + off) + 1) {
+		vlen = xattr_get(blob, len, names + off, &val);
+		if (fsetxattr(fd, names + off, val, (size_t)vlen, 0) < 0) {
+			if (errno == ENOTSUP)
+				return 0;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A symbolic link (the file's bytes are its target): a real symlink on the
+ * PFS, made under the temporary name, given to the job's owner and its
+ * times (never following it), then renamed into place.  Its one chunk is
+ * RAW (never a reference to a base, never compressed) with the target's
+ * CRC32C; a reader gets it back with readlinkat (chunk_fetch).
+ */
+static int copy_link(struct worker *w, uint32_t fi)
+{
+	struct copy *c = w->c;
+	const struct pfs_file *f = &c->m.files[fi];
+	const struct ckpt_attr *a = &c->job->files[fi].attr;
+	struct pfs_chunk *k = &c->m.chunks[f->first];
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	const char *name;
+	int pfd, ret;
+
+	ret = file_names(c, fi, tmp, dst);
+	if (ret < 0)
+		return ret;
+	if (f->count != 1 || f->size >= c->m.chunk || f->size >= PATH_MAX)
+		return -CKPT_EPROTO;
+	ret = pfs_builder_fill(&w->b, fi, 0, (uint32_t)f->size, w->buf);
+	if (ret < 0)
+		return ret;
+	w->buf[f->size] = '\0';
+	if (strlen((char *)w->buf) != f->size)
+		return -CKPT_EPROTO;     /* a NUL in a target */
+	*k = (struct pfs_chunk){ .len = (uint32_t)f->size,
+				 .crc = crc32c(w->buf, f->size),
+				 .stored = (uint32_t)f->size, .kind = PFS_RAW };
+	pfd = pfs_open_parent(c->tfd, tmp, &name);
+	if (pfd < 0)
+		return pfd;
+	unlinkat(pfd, name, 0);         /* left by an interrupted copy */
+	ret = symlinkat((char *)w->buf, pfd, name) < 0 ? -errno : 0;
+	if (ret == 0 && fchownat(pfd, name, c->owner.uid, c->owner.gid,
+				 AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
+		ret = -errno;
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	if (ret == 0 && utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = -errno;
+	if (ret == 0)
+		ret = fsync(pfd) < 0 ? -errno : 0;
+	close(pfd);
+	w->bytes_in += f->size;
+	if (ret == 0)
+		ret = pfs_rename(c->tfd, tmp, dst);
+	if (ret < 0)
+		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
+/*
+ * A directory's attributes (an entry of type CKPT_ATTR_IFDIR, no bytes):
+ * the directory is made if no file below it made it (an empty directory),
+ * then given its mode, always open to its owner (who may have to remove
+ * what is below), and its times.  Called after every file is in place,
+ * since adding one moves the directory's mtime.
+ */
+static int copy_dir(struct copy *c, uint32_t fi)
+{
+	struct ckpt_attr a = c->job->files[fi].attr;
+	char dst[PATH_MAX];
+	int fd, ret;
+
+	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
+		       c->m.files[fi].path, 0);
+	if (ret == 0)
+		ret = pfs_mkdirs(c->tfd, dst, pfs_shared_levels(c->m.job),
+				 &c->owner);
+	if (ret < 0)
+		return ret;
+	fd = pfs_open(c->tfd, dst, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	a.mode |= S_IRWXU;
+	ret = copy_attr(fd, &a);
+	if (ret == 0)
+		ret = sys_fsync(fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * A second name of a file copied before it (files are copied in order and
+ * a link names an earlier entry): a hard link on the PFS, made under the
+ * temporary name and renamed into place like any file.  It has no chunks;
+ * its file's bytes and attributes are already there.
+ */
+static int copy_hardlink(struct copy *c, uint32_t fi)
+{
+	char from[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	ret = file_names(c, fi, tmp, dst);
+	if (ret == 0)
+		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
+	if (ret == 0)
+		ret = pfs_path(from, sizeof(from), PFS_N_FILE, c->m.job, c->m.version,
+		       c->m.files[c->m.files[fi].link - 1].path, 0);
+	if (ret < 0)
+		return ret;
+	pfs_unlink(c->tfd, tmp, 0);     /* left by an interrupted copy */
+	ret = pfs_link(c->tfd, from, tmp);
+	if (ret == 0)
+		ret = pfs_rename(c->tfd, tmp, dst);
+	if (ret < 0)
+		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
+/* ---- pieces and threads --------------------------------------------------- */
+
+/* Make the directories above file fi and, unless it is a symbolic link
+ * (copy_link() makes its own), create its temporary.  c->mu held: pieces
+ * of it after the first cannot be taken before the fd is there, and two
+ * threads never make one directory at once. */
+static int file_open_locked(struct copy *c, uint32_t fi)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	ret = file_names(c, fi, tmp, dst);
+	if (ret == 0)
+		ret = pfs_mkdirs_above(c->tfd, dst, c->m.job, &c->owner);
+	if (ret < 0 || is_link(&c->job->files[fi].attr))
+		return ret;
+	ret = pfs_create(c->tfd, tmp, &c->owner);
+	if (ret < 0)
+		return ret;
+	c->cf[fi].fd = ret;
+	return 0;
+}
+
+/* The next piece for a thread; NULL when none is left or the copy failed. */
+static const struct piece *piece_take(struct copy *c)
+{
+	const struct piece *p = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (!c->err && c->next < c->npieces) {
+		p = &c->pieces[c->next++];
+		if (p->first == 0)
+			ret = file_open_locked(c, p->file);
+		if (ret < 0) {
+			fail_locked(c, ret, p->file);
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
+/* Copy the chunks of piece p. */
+static int piece_copy(struct worker *w, const struct piece *p)
+{
+	struct copy *c = w->c;
+	const struct pfs_file *f = &c->m.files[p->file];
+	int fd = c->cf[p->file].fd;
+	uint32_t idx, len;
+	uint64_t off;
+	int ret;
+
+	if (p->end > p->first)
+		pfs_builder_prefetch(&w->b, p->file,
+				     (uint64_t)p->first * c->m.chunk,
+				     (uint64_t)(p->end - p->first) * c->m.chunk);
+	for (idx = p->first; idx < p->end; idx++) {
+		off = (uint64_t)idx * c->m.chunk;
+		len = f->size - off < c->m.chunk ? (uint32_t)(f->size - off)
+						 : c->m.chunk;
+		ret = wait_unpaused(c->o);
+		if (ret == 0 && failed(c))
+			ret = -ECANCELED;        /* another thread's error */
+		if (ret == 0)
+			ret = pfs_builder_fill(&w->b, p->file, off, len, w->buf);
+		if (ret == 0)
+			ret = chunk_put(w, p->file, fd, idx, off, len,
+					&c->m.chunks[f->first + idx]);
+		if (ret < 0)
+			return ret;
+		w->bytes_in += len;
+	}
+	return 0;
+}
+
+/* File fi is whole: its size, extended attributes and attributes, then
+ * fsync'd and renamed into place. */
+static int file_finish(struct copy *c, uint32_t fi)
+{
+	const struct man_file *jf = &c->job->files[fi];
+	struct cfile *cf = &c->cf[fi];
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	ret = file_names(c, fi, tmp, dst);
+	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
+	if (ret == 0 && ftruncate(cf->fd, packed(c) ? cf->out_off : jf->size))
+		ret = -errno;
+	if (ret == 0)
+		ret = copy_xattr(cf->fd, jf->xattr, jf->xlen);
+	if (ret == 0)
+		ret = copy_attr(cf->fd, &jf->attr);
+	if (ret == 0)
+		ret = sys_fsync(cf->fd);
+	close(cf->fd);
+	cf->fd = -1;
+	if (ret == 0)
+		ret = pfs_rename(c->tfd, tmp, dst);
+	if (ret < 0)
+		pfs_unlink(c->tfd, tmp, 0);
+	return ret;
+}
+
+/* File fi is published: say so in the journal (one writer at a time). */
+static int file_journal(struct copy *c, uint32_t fi)
+{
+	const struct pfs_file *f = &c->m.files[fi];
+	int ret;
+
+	pthread_mutex_lock(&c->jmu);
+	ret = journal_append(c->job->journal, fi, &c->m.chunks[f->first],
+			     f->count);
+	pthread_mutex_unlock(&c->jmu);
+	return ret;
+}
+
+/* Every piece of file fi is copied: finish it (a symbolic link is), and
+ * journal it. */
+static int file_publish(struct copy *c, uint32_t fi)
+{
+	int ret;
+
+	ret = is_link(&c->job->files[fi].attr) ? 0 : file_finish(c, fi);
+	return ret < 0 ? ret : file_journal(c, fi);
+}
+
+/* Piece p is copied (ret 0) or failed.  A file's last piece, while the
+ * copy has not failed, makes it ready for the finisher, or without one is
+ * published here. */
+static void piece_done(struct worker *w, const struct piece *p, int ret)
+{
+	struct copy *c = w->c;
+	int last;
+
+	pthread_mutex_lock(&c->mu);
+	fail_locked(c, ret, p->file);
+	last = --c->cf[p->file].left == 0 && !c->err;
+	if (last && c->finisher) {
+		c->ready[c->nready++] = p->file;
+		pthread_cond_signal(&c->ready_cv);
+		last = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (last) {
+		ret = file_publish(c, p->file);
+		if (ret < 0)
+			fail(c, ret, p->file);
+	}
+}
+
+/* The finisher: publish files as they become ready, until copying is over
+ * and none is left, or the copy fails (what is left is cleaned up). */
+static void *finisher_main(void *arg)
+{
+	struct copy *c = arg;
+	uint32_t fi;
+	int ret;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (c->ready_head == c->nready && !c->copied && !c->err)
+			pthread_cond_wait(&c->ready_cv, &c->mu);
+		if (c->ready_head == c->nready || c->err)
+			break;
+		fi = c->ready[c->ready_head++];
+		pthread_mutex_unlock(&c->mu);
+		ret = file_publish(c, fi);
+		pthread_mutex_lock(&c->mu);
+		fail_locked(c, ret, fi);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct piece *p;
+	int ret;
+
+	while ((p = piece_take(w->c))) {
+		if (is_link(&w->c->job->files[p->file].attr))
+			ret = copy_link(w, p->file);
+		else
+			ret = piece_copy(w, p);
+		piece_done(w, p, ret);
+	}
+	return NULL;
+}
+
+static int worker_init(struct worker *w, struct copy *c)
+{
+	int ret;
+
+	w->c = c;
+	ret = pfs_builder_init(&w->b, &c->ix, c->o->direct);
+	if (ret < 0)
+		return ret;
+	if (c->o->compress) {
+		ret = zip_new(c->o->compress, c->o->shuffle, c->m.chunk,
+			      &w->zip);
+		if (ret < 0)
+			return ret;
+		w->zcap = zip_bound(c->m.chunk);
+		w->zbuf = malloc(w->zcap);
+		if (!w->zbuf)
+			return -ENOMEM;
+	}
+	w->buf = malloc(c->m.chunk);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+static void worker_release(struct worker *w)
+{
+	pfs_builder_release(&w->b);
+	zip_free(w->zip);
+	free(w->zbuf);
+	free(w->buf);
+}
+
+/*
+ * Threads for a copy of npieces pieces: up to opts->threads, no more than
+ * there are pieces, taken from the drain's budget (opts->spare, shared by
+ * its copies) when there is one.  May be 0: the copy then runs on its
+ * caller's thread alone.  Give them back with threads_give().
+ */
+static unsigned threads_take(const struct pfs_opts *o, uint32_t npieces)
+{
+	unsigned want = o->threads ? o->threads : 1, got = 0;
+	int v;
+
+	if (want > npieces)
+		want = npieces ? npieces : 1;
+	if (want > COPY_MAX_HELPERS + 1)
+		want = COPY_MAX_HELPERS + 1;
+	if (!o->spare)
+		return want;
+	v = __atomic_load_n(o->spare, __ATOMIC_RELAXED);
+	while (got < want && v > 0)
+		if (__atomic_compare_exchange_n(o->spare, &v, v - 1, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			got++;
+			v--;
+		}
+	return got;
+}
+
+static void threads_give(const struct pfs_opts *o, unsigned n)
+{
+	if (o->spare)
+		__atomic_add_fetch(o->spare, (int)n, __ATOMIC_ACQ_REL);
+}
+
+/* Copy every piece with n threads (this one and n - 1 helpers, fewer if
+ * some cannot be started) and the finisher (without one, the threads
+ * publish files themselves).  0 or the copy's first error. */
+static int copy_pieces(struct copy *c, unsigned n)
+{
+	struct worker *w;
+	pthread_t fin;
+	unsigned i;
+	int ret = 0;
+
+	w = calloc(n, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (i = 0; i < n && ret == 0; i++)
+		ret = worker_init(&w[i], c);
+	if (ret == 0)
+		c->finisher = !pthread_create(&fin, NULL, finisher_main, c);
+	for (i = 1; i < n && ret == 0; i++)
+		w[i].started = !pthread_create(&w[i].th, NULL, worker_main,
+					       &w[i]);
+	if (ret == 0)
+		worker_main(&w[0]);
+	for (i = 1; i < n; i++)
+		if (w[i].started)
+			pthread_join(w[i].th, NULL);
+	if (c->finisher) {
+		pthread_mutex_lock(&c->mu);
+		c->copied = 1;
+		pthread_cond_signal(&c->ready_cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(fin, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		c->job->bytes_in += w[i].bytes_in;
+		c->job->bytes_out += w[i].bytes_out;
+		c->job->bytes_ref += w[i].bytes_ref;
+		worker_release(&w[i]);
+	}
+	free(w);
+	return ret < 0 ? ret : c->err;
+}
+
+/* Cut every file still to copy into pieces: journaled files, hard links
+ * and directories have none, a symbolic link is one. */
+static int copy_plan(struct copy *c, const uint8_t *done)
+{
+	uint32_t fi, target = PIECE_BYTES / c->m.chunk, *ends;
+	long n, i;
+
+	c->pieces = malloc(sizeof(*c->pieces) *
+			   ((size_t)c->m.nchunks + c->m.nfiles + 1));
+	c->cf = calloc(c->m.nfiles + 1, sizeof(*c->cf));
+	c->ready = malloc(sizeof(*c->ready) * (c->m.nfiles + 1));
+	ends = malloc(sizeof(*ends) * ((size_t)c->m.nchunks + 2));
+	if (!c->pieces || !c->cf || !c->ready || !ends) {
+		free(ends);
+		return -ENOMEM;
+	}
+	for (fi = 0; fi < c->m.nfiles; fi++)
+		c->cf[fi].fd = -1;
+	for (fi = 0; fi < c->m.nfiles; fi++) {
+		const struct pfs_file *f = &c->m.files[fi];
+
+		if (done[fi] || f->link ||
+		    is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
+			continue;
+		n = pfs_index_cut(&c->ix, fi, f->count, c->m.chunk,
+				  target ? target : 1, ends);
+		if (n < 0) {
+			free(ends);
+			return (int)n;
+		}
+		for (i = 0; i < n; i++)
+			c->pieces[c->npieces++] = (struct piece){
+				.file = fi, .first = i ? ends[i - 1] : 0,
+				.end = ends[i] };
+		c->cf[fi].left = (uint32_t)n;
+	}
+	free(ends);
+	return 0;
+}
+
+/* What the threads left unfinished after an error loses its temporary. */
+static void copy_cleanup(struct copy *c)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	uint32_t fi;
+
+	for (fi = 0; c->cf && fi < c->m.nfiles; fi++) {
+		if (c->cf[fi].fd < 0)
+			continue;
+		close(c->cf[fi].fd);
+		c->cf[fi].fd = -1;
+		if (file_names(c, fi, tmp, dst) == 0)
+			pfs_unlink(c->tfd, tmp, 0);
+	}
+}
+
+/* Hard links (second names of files now in place), in order, then the
+ * directories' attributes (see copy_dir()). */
+static int copy_names(struct copy *c, const uint8_t *done)
+{
+	uint32_t fi;
+	int ret;
+
+	for (fi = 0; fi < c->m.nfiles; fi++) {
+		if (done[fi] || !c->m.files[fi].link)
+			continue;
+		ret = copy_hardlink(c, fi);
+		if (ret == 0)
+			ret = file_journal(c, fi);
+		if (ret < 0) {
+			fail(c, ret, fi);
+			return ret;
+		}
+	}
+	for (fi = 0; fi < c->m.nfiles; fi++) {
+		if (!is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
+			continue;
+		ret = copy_dir(c, fi);
+		if (ret < 0) {
+			fail(c, ret, fi);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Lay out m's file and chunk tables from the job. */
+static int copy_layout(struct copy *c)
+{
+	struct pfs_job *job = c->job;
+	uint64_t n = 0;
+	uint32_t i;
+
+	c->m.files = calloc(job->nfiles + 1, sizeof(*c->m.files));
+	if (!c->m.files)
+		return -ENOMEM;
+	for (i = 0; i < job->nfiles; i++) {
+		c->m.files[i].path = job->files[i].path;   /* borrowed */
+		c->m.files[i].size = job->files[i].size;
+		c->m.files[i].attr = job->files[i].attr;
+		c->m.files[i].xattr = job->files[i].xattr; /* borrowed */
+		c->m.files[i].xlen = job->files[i].xlen;
+		c->m.files[i].link = job->files[i].link;
+		c->m.files[i].first = (uint32_t)n;
+		c->m.files[i].count = job->files[i].link ? 0 :
+			(uint32_t)((job->files[i].size + c->m.chunk - 1) /
+				   c->m.chunk);
+		n += c->m.files[i].count;
+	}
+	if (n > PFSMAN_MAX_CHUNKS)
+		return -EFBIG;
+	c->m.nfiles = job->nfiles;
+	c->m.nchunks = (uint32_t)n;
+	c->m.chunks = calloc(n + 1, sizeof(*c->m.chunks));
+	return c->m.chunks ? 0 : -ENOMEM;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The copy's manifest: the version's, or a part's as part.<node>. */
+static int write_manifest(struct copy *c)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	c->m.drained_ns = now_ns();
+	ret = pfs_path(dst, sizeof(dst), c->node ? PFS_N_PART : PFS_N_MANIFEST,
+		       c->m.job, c->m.version, c->node, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp),
+			       c->node ? PFS_N_PART_TMP : PFS_N_MANIFEST_TMP,
+			       c->m.job, c->m.version, c->node, 0);
+	return ret < 0 ? ret : pfs_manifest_put(c->tfd, &c->owner, &c->m, tmp, dst);
+}
+
+/* Remove the version's published manifest (an injectable unlink). */
+static int unlink_manifest(int tfd, const struct pfs_job *job)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
+		       job->version, NULL, 0);
+	if (ret == 0)
+		ret = sys_inject(SYS_UNLINK);
+	if (ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
+	return ret;
+}
+
+/*
+ * A manifest already at this version's place on the PFS that is not this
+ * version's (the name was removed and written again) must go before any file
+ * is replaced, or readers would take new bytes for the old version.
+ */
+static int unpublish_stale(const char *target, int tfd,
+			   const struct pfs_job *job)
+{
+	struct pfsman old;
+	int ret;
+
+	if (pfs_load(target, job->job, job->version, &old) < 0)
+		return 0;
+	ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
+	pfsman_release(&old);
+	if (ret)
+		return 0;
+	ret = unlink_manifest(tfd, job);
+	if (ret == 0)
+		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is replaced",
+			   job->job, job->version);
+	return ret;
+}
+
+/*
+ * The same for a part: this node's part.<node> of another incarnation of
+ * the version must go, and with it a manifest, which cannot be of this
+ * incarnation while this part is not on the PFS.  The manifest goes first.
+ */
+static int unpublish_stale_part(const char *target, int tfd,
+				const struct pfs_job *job)
+{
+	char path[PATH_MAX];
+	struct pfsman old;
+	int ret, have;
+
+	have = pfs_load_part(target, job->job, job->version, job->node,
+			     &old) == 0;
+	if (have) {
+		ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
+		pfsman_release(&old);
+		if (ret)
+			return 0;
+	}
+	ret = unlink_manifest(tfd, job);
+	if (ret == 0)
+		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is unpublished",
+			   job->job, job->version);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	ret = 0;
+	if (have)
+		ret = pfs_path(path, sizeof(path), PFS_N_PART, job->job,
+			       job->version, job->node, 0);
+	if (have && ret == 0)
+		ret = pfs_unlink(tfd, path, 0);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+static int copy_begin(struct copy *c)
+{
+	struct pfs_job *job = c->job;
+	char dir[PATH_MAX];
+	int ret;
+
+	c->m.chunk = c->o->chunk;
+	c->m.shuffle = c->o->compress ? c->o->shuffle : 0;
+	c->m.uid = job->uid;
+	c->m.seq = job->seq;
+	c->m.sealed_ns = job->sealed_ns;
+	snprintf(c->m.job, sizeof(c->m.job), "%s", job->job);
+	snprintf(c->m.version, sizeof(c->m.version), "%s", job->version);
+	ret = pfs_owner_of(job->uid, &c->owner);
+	if (ret < 0)
+		return ret;
+	c->tfd = pfs_target_open(c->o->target);
+	if (c->tfd < 0)
+		return c->tfd;
+	ret = pfs_path(dir, sizeof(dir), PFS_N_VERSION, job->job, job->version,
+		       NULL, 0);
+	if (ret == 0)
+		ret = pfs_mkdirs(c->tfd, dir, pfs_shared_levels(job->job),
+				 &c->owner);
+	if (ret == 0)
+		ret = c->node ? unpublish_stale_part(c->o->target, c->tfd, job)
+			      : unpublish_stale(c->o->target, c->tfd, job);
+	if (ret < 0)
+		return ret;
+	if (c->o->incremental && job->base[0] &&
+	    pfs_load(c->o->target, job->job, job->base, &c->base) == 0 &&
+	    c->base.chunk == c->m.chunk)
+		c->have_base = 1;
+	if (c->have_base)
+		snprintf(c->m.base, sizeof(c->m.base), "%s", job->base);
+	ret = copy_layout(c);
+	return ret < 0 ? ret : pfs_index_init(&c->ix, job);
+}
+
+static void copy_release(struct copy *c)
+{
+	free(c->m.files);
+	free(c->m.chunks);
+	if (c->have_base)
+		pfsman_release(&c->base);
+	pfs_index_release(&c->ix);
+	free(c->pieces);
+	free(c->cf);
+	free(c->ready);
+	if (c->tfd >= 0)
+		close(c->tfd);
+}
+
+/* Finish the manifest's flags from what the chunks turned out to be. */
+static void copy_flags(struct copy *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->m.nchunks; i++) {
+		if (c->m.chunks[i].kind == PFS_ZSTD)
+			c->m.flags |= PFS_F_COMPRESSED;
+		if (c->m.chunks[i].kind == PFS_REF)
+			c->m.flags |= PFS_F_INCREMENTAL;
+	}
+	if (!(c->m.flags & PFS_F_INCREMENTAL))
+		c->m.base[0] = 0;
+}
+
+int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
+{
+	struct copy c = { .o = opts, .job = job, .tfd = -1,
+			  .err_file = UINT32_MAX };
+	uint8_t *done = NULL;
+	unsigned nthr;
+	int ret;
+
+	if (job->nparts > 1 && job->node[0])
+		c.node = job->node;
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_mutex_init(&c.jmu, NULL);
+	pthread_cond_init(&c.ready_cv, NULL);
+	ret = copy_begin(&c);
+	if (ret < 0)
+		goto out;
+	done = calloc(job->nfiles + 1, 1);
+	if (!done) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* No journal, or an unreadable one: every file is copied. */
+	(void)journal_load(job->journal, journal_take,
+			   &(struct journal_ctx){ .m = &c.m, .done = done });
+	ret = copy_plan(&c, done);
+	if (ret < 0)
+		goto out;
+	nthr = threads_take(opts, c.npieces);
+	ret = copy_pieces(&c, nthr ? nthr : 1);
+	threads_give(opts, nthr);
+	copy_cleanup(&c);
+	if (ret == 0)
+		ret = copy_names(&c, done);
+	if (ret < 0)
+		goto out;
+	copy_flags(&c);
+	ret = write_manifest(&c);
+	if (ret == 0)
+		unlink(job->journal);
+	/* A part is drained now; the version is published when the last
+	 * part is there, by one node: is that now, and this one? */
+	if (ret == 0 && c.node)
+		job->publish = pfs_publish(opts->target, job->job, job->version,
+					   job->uid, job->nparts, c.node);
+out:
+	if (ret < 0 && c.err_file != UINT32_MAX)
+		snprintf(job->failed_path, sizeof(job->failed_path), "%s",
+			 job->files[c.err_file].path);
+	free(done);
+	copy_release(&c);
+	pthread_cond_destroy(&c.ready_cv);
+	pthread_mutex_destroy(&c.jmu);
+	pthread_mutex_destroy(&c.mu);
+	return ret;
+}
+
+void pfs_job_free(struct pfs_job *job)
+{
+	uint32_t i;
+
+	if (!job)
+		return;
+	for (i = 0; i < job->nfiles; i++) {
+		free(job->files[i].path);
+		free(job->files[i].xattr);
+	}
+	free(job->files);
+	free(job->recs);
+	free(job->fds);
+	free(job);
+}
+
