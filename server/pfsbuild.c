@@ -267,20 +267,53 @@ void pfs_builder_prefetch(struct pfs_builder *b, uint32_t f, uint64_t off,
 	}
 }
 
-int pfs_builder_fill(struct pfs_builder *b, uint32_t f, uint64_t off,
-		     uint32_t len, uint8_t *buf)
+/* The last record of file f that overlaps [off, off + len), or
+ * UINT32_MAX. */
+static uint32_t last_over(const struct pfs_index *ix, uint32_t f, uint64_t off,
+			  uint64_t len)
+{
+	uint32_t k;
+
+	for (k = ix->start[f + 1]; k-- > ix->start[f];) {
+		const struct man_rec *r = &ix->job->recs[ix->order[k]];
+
+		if (r->file_off < off + len && r->file_off + r->len > off)
+			return ix->order[k];
+	}
+	return UINT32_MAX;
+}
+
+int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,
+		     uint32_t len, uint8_t *buf, struct pfs_span *out)
 {
 	const struct pfs_index *ix = b->ix;
+	uint32_t ri = last_over(ix, f, off, len), k;
+	const struct man_rec *r;
 	struct pfs_rbuf *rb;
-	uint32_t k;
 	int ret;
 
+	out->p = buf;
+	out->have_crc = 0;
+	r = ri == UINT32_MAX ? NULL : &ix->job->recs[ri];
+	/* One record covers it all, the last written there: its bytes as
+	 * they are, the records before it unread. */
+	if (r && r->seg != MAN_SEG_ZERO && r->file_off <= off &&
+	    r->file_off + r->len >= off + len) {
+		ret = record_load(b, ri, off, off + len, &rb);
+		if (ret < 0)
+			return ret;
+		out->p = rb->p + (off - r->file_off);
+		out->have_crc = r->file_off == off && r->len == len;
+		out->crc = r->crc;
+		return 0;
+	}
 	memset(buf, 0, len);
 	for (k = ix->start[f]; k < ix->start[f + 1]; k++) {
-		const struct man_rec *r = &ix->job->recs[ix->order[k]];
-		uint64_t a = r->file_off > off ? r->file_off : off;
-		uint64_t z = r->file_off + r->len;
+		uint64_t a, z;
 
+		r = &ix->job->recs[ix->order[k]];
+		a = r->file_off > off ? r->file_off : off;
+		z = r->file_off + r->len;
 		if (z > off + len)
 			z = off + len;
 		if (a >= z)
@@ -295,4 +328,16 @@ int pfs_builder_fill(struct pfs_builder *b, uint32_t f, uint64_t off,
 		memcpy(buf + (a - off), rb->p + (a - r->file_off), z - a);
 	}
 	return 0;
+}
+
+int pfs_builder_fill(struct pfs_builder *b, uint32_t f, uint64_t off,
+		     uint32_t len, uint8_t *buf)
+{
+	struct pfs_span sp;
+	int ret;
+
+	ret = pfs_builder_span(b, f, off, len, buf, &sp);
+	if (ret == 0 && sp.p != buf)
+		memcpy(buf, sp.p, len);
+	return ret;
 }

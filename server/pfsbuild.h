@@ -79,4 +79,21 @@ void pfs_builder_prefetch(struct pfs_builder *b, uint32_t f, uint64_t off,
 int pfs_builder_fill(struct pfs_builder *b, uint32_t f, uint64_t off,
 		     uint32_t len, uint8_t *buf);
 
+/* Where pfs_builder_span() found the bytes. */
+struct pfs_span {
+	const uint8_t *p;         /* len bytes: buf, or in the builder's
+				   * buffer of a record (valid until the
+				   * builder's next call) */
+	int have_crc;             /* crc is their CRC32C (the span is one
+				   * record exactly) */
+	uint32_t crc;
+};
+
+/* The same, without copying when one record, the last written there,
+ * covers the whole range (the common case: records as long as chunks, or
+ * longer): out->p then points into that record's buffer, and the records
+ * before it are not read at all.  Otherwise out->p is buf, filled. */
+int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,
+		     uint32_t len, uint8_t *buf, struct pfs_span *out);
+
 #endif

@@ -58,6 +58,10 @@
 
 /* A piece: about this many bytes of a file, in whole chunks. */
 #define PIECE_BYTES (16u << 20)
+/* Bytes of finished files left to the page cache before the finisher
+ * writes them back: a sixteenth of the memory, within these bounds. */
+#define BATCH_MIN (64ull << 20)
+#define BATCH_MAX (2ull << 30)
 /* Helper threads of one copy at most (the pool thread is one more). */
 #define COPY_MAX_HELPERS 63
 
@@ -88,6 +92,7 @@ struct cfile {
 	int fd;                   /* its temporary, from its first piece
 				   * until it is finished or cleaned up */
 	uint32_t left;            /* its pieces not done yet */
+	uint32_t busy;            /* threads copying a piece of it now */
 	uint64_t out_off;         /* packed: where its next stored chunk goes */
 };
 
@@ -95,6 +100,8 @@ struct cfile {
 struct piece {
 	uint32_t file;
 	uint32_t first, end;
+	int taken;
+	int fetched;              /* its records were asked for */
 };
 
 struct copy {
@@ -114,7 +121,7 @@ struct copy {
 	struct cfile *cf;         /* by file index */
 	pthread_mutex_t mu;       /* next, cf[], err, err_file, ready */
 	pthread_mutex_t jmu;      /* appends to the journal */
-	uint32_t next;            /* the next piece to hand out */
+	uint32_t next;            /* the first piece not taken */
 	int err;                  /* the first error: every thread stops */
 	uint32_t err_file;        /* the file to blame, or UINT32_MAX */
 	/* Files whose pieces are all copied, for the finisher (a thread
@@ -123,6 +130,8 @@ struct copy {
 	uint32_t *ready;
 	uint32_t nready, ready_head;
 	pthread_cond_t ready_cv;  /* a file is ready, or copying is over */
+	uint64_t ready_bytes;     /* bytes of the files ready */
+	uint64_t batch;           /* ready bytes that make a batch */
 	int finisher;             /* the finisher runs */
 	int copied;               /* every copying thread is done */
 };
@@ -231,19 +240,19 @@ static int wait_unpaused(const struct pfs_opts *o)
 	}
 }
 
-/* Decide how chunk idx of file fi (bytes in w->buf) is stored, and write
+/* Decide how chunk idx of file fi (its bytes at sp) is stored, and write
  * it to fd. */
 static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
-		     uint64_t coff, uint32_t len, struct pfs_chunk *k)
+		     uint64_t coff, uint32_t len, const struct pfs_span *sp,
+		     struct pfs_chunk *k)
 {
 	struct copy *c = w->c;
 	const struct pfs_chunk *bk;
-	const void *src = w->buf;
+	const void *src = sp->p;
 	long z;
-	int ret;
 
 	k->len = len;
-	k->crc = crc32c(w->buf, len);
+	k->crc = sp->have_crc ? sp->crc : crc32c(sp->p, len);
 	bk = c->o->incremental ? base_chunk(c, c->m.files[fi].path, idx) : NULL;
 	if (bk && bk->len == len && bk->crc == k->crc) {
 		k->kind = PFS_REF;
@@ -253,7 +262,7 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 		w->bytes_ref += len;
 		return 0;
 	}
-	if (all_zero(w->buf, len)) {
+	if (all_zero(sp->p, len)) {
 		k->kind = PFS_ZERO;
 		k->file_off = 0;
 		k->stored = 0;
@@ -262,7 +271,7 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 	k->kind = PFS_RAW;
 	k->stored = len;
 	if (c->o->compress) {
-		z = zip_compress(w->zip, w->buf, len, w->zbuf, w->zcap);
+		z = zip_compress(w->zip, sp->p, len, w->zbuf, w->zcap);
 		if (z < 0)
 			return (int)z;
 		if (z > 0) {
@@ -281,13 +290,9 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 	if (c->o->bw)
 		bwlimit_take(c->o->bw, k->stored);
 	w->bytes_out += k->stored;
-	ret = sys_pwrite_all(fd, src, k->stored, k->file_off);
-	/* Start writeback now, so that the fsync at the end of the file
-	 * waits for the tail only and the page cache does not fill up. */
-	if (ret == 0)
-		sync_file_range(fd, k->file_off, k->stored,
-				SYNC_FILE_RANGE_WRITE);
-	return ret;
+	/* Into the page cache only: the finisher writes files back in
+	 * batches (see finisher_main()). */
+	return sys_pwrite_all(fd, src, k->stored, k->file_off);
 }
 
 
@@ -483,15 +488,46 @@ static int file_open_locked(struct copy *c, uint32_t fi)
 	return 0;
 }
 
-/* The next piece for a thread; NULL when none is left or the copy failed. */
-static const struct piece *piece_take(struct copy *c)
+/*
+ * The piece a thread copies next: the first not taken of a file no other
+ * thread is copying, else the first not taken.  Writes to one file take
+ * turns (the kernel locks the file for each), so threads on different
+ * files write at once.  A file's pieces are still taken in order.  Locked.
+ */
+static struct piece *piece_pick(struct copy *c)
 {
-	const struct piece *p = NULL;
+	uint32_t i;
+
+	while (c->next < c->npieces && c->pieces[c->next].taken)
+		c->next++;
+	for (i = c->next; i < c->npieces; i++)
+		if (!c->pieces[i].taken && !c->cf[c->pieces[i].file].busy)
+			return &c->pieces[i];
+	return c->next < c->npieces ? &c->pieces[c->next] : NULL;
+}
+
+/* The next piece for a thread (NULL when none is left or the copy failed)
+ * and in *ahead, one whose records it should ask for now, if any: its own
+ * unless another thread asked for them, and the first not taken after it,
+ * so that the disk reads one piece ahead of the copying. */
+static const struct piece *piece_take(struct copy *c, struct piece **ahead)
+{
+	struct piece *p = NULL, *q;
 	int ret = 0;
 
 	pthread_mutex_lock(&c->mu);
-	if (!c->err && c->next < c->npieces) {
-		p = &c->pieces[c->next++];
+	if (!c->err)
+		p = piece_pick(c);
+	if (p) {
+		p->taken = 1;
+		c->cf[p->file].busy++;
+		ahead[0] = p->fetched ? NULL : p;
+		p->fetched = 1;
+		for (q = p + 1; q < c->pieces + c->npieces && q->taken; q++)
+			;
+		ahead[1] = q < c->pieces + c->npieces && !q->fetched ? q : NULL;
+		if (ahead[1])
+			ahead[1]->fetched = 1;
 		if (p->first == 0)
 			ret = file_open_locked(c, p->file);
 		if (ret < 0) {
@@ -509,14 +545,11 @@ static int piece_copy(struct worker *w, const struct piece *p)
 	struct copy *c = w->c;
 	const struct pfs_file *f = &c->m.files[p->file];
 	int fd = c->cf[p->file].fd;
+	struct pfs_span sp;
 	uint32_t idx, len;
 	uint64_t off;
 	int ret;
 
-	if (p->end > p->first)
-		pfs_builder_prefetch(&w->b, p->file,
-				     (uint64_t)p->first * c->m.chunk,
-				     (uint64_t)(p->end - p->first) * c->m.chunk);
 	for (idx = p->first; idx < p->end; idx++) {
 		off = (uint64_t)idx * c->m.chunk;
 		len = f->size - off < c->m.chunk ? (uint32_t)(f->size - off)
@@ -525,9 +558,10 @@ static int piece_copy(struct worker *w, const struct piece *p)
 		if (ret == 0 && failed(c))
 			ret = -ECANCELED;        /* another thread's error */
 		if (ret == 0)
-			ret = pfs_builder_fill(&w->b, p->file, off, len, w->buf);
+			ret = pfs_builder_span(&w->b, p->file, off, len,
+					       w->buf, &sp);
 		if (ret == 0)
-			ret = chunk_put(w, p->file, fd, idx, off, len,
+			ret = chunk_put(w, p->file, fd, idx, off, len, &sp,
 					&c->m.chunks[f->first + idx]);
 		if (ret < 0)
 			return ret;
@@ -536,18 +570,16 @@ static int piece_copy(struct worker *w, const struct piece *p)
 	return 0;
 }
 
-/* File fi is whole: its size, extended attributes and attributes, then
- * fsync'd and renamed into place. */
-static int file_finish(struct copy *c, uint32_t fi)
+/* Seal file fi, whose pieces are all copied: its size, extended
+ * attributes and attributes, fsync'd and closed. */
+static int file_seal(struct copy *c, uint32_t fi)
 {
 	const struct man_file *jf = &c->job->files[fi];
 	struct cfile *cf = &c->cf[fi];
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	int ret;
+	int ret = 0;
 
-	ret = file_names(c, fi, tmp, dst);
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
-	if (ret == 0 && ftruncate(cf->fd, packed(c) ? cf->out_off : jf->size))
+	if (ftruncate(cf->fd, packed(c) ? cf->out_off : jf->size) < 0)
 		ret = -errno;
 	if (ret == 0)
 		ret = copy_xattr(cf->fd, jf->xattr, jf->xlen);
@@ -557,11 +589,93 @@ static int file_finish(struct copy *c, uint32_t fi)
 		ret = sys_fsync(cf->fd);
 	close(cf->fd);
 	cf->fd = -1;
-	if (ret == 0)
-		ret = pfs_rename(c->tfd, tmp, dst);
-	if (ret < 0)
-		pfs_unlink(c->tfd, tmp, 0);
 	return ret;
+}
+
+/* fsync the directories files fis[0 .. n) were renamed into, each once
+ * (files of one directory come one after the other). */
+static int files_sync_dirs(struct copy *c, const uint32_t *fis, uint32_t n)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX], last[PATH_MAX] = "";
+	uint32_t i;
+	size_t dl;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++) {
+		if (is_link(&c->job->files[fis[i]].attr))
+			continue;       /* copy_link() did */
+		ret = file_names(c, fis[i], tmp, dst);
+		dl = strrchr(dst, '/') ? (size_t)(strrchr(dst, '/') - dst) : 0;
+		if (ret < 0 || (strlen(last) == dl && !strncmp(last, dst, dl)))
+			continue;
+		snprintf(last, sizeof(last), "%.*s", (int)dl, dst);
+		ret = pfs_fsync_parent(c->tfd, dst);
+	}
+	return ret;
+}
+
+/* Journal files fis[0 .. n), published, in one append (one writer at a
+ * time). */
+static int files_journal(struct copy *c, const uint32_t *fis, uint32_t n)
+{
+	const struct pfs_chunk **ck;
+	uint32_t *cnt, i;
+	int ret;
+
+	ck = malloc(sizeof(*ck) * (n + 1));
+	cnt = malloc(sizeof(*cnt) * (n + 1));
+	ret = ck && cnt ? 0 : -ENOMEM;
+	for (i = 0; i < n && ret == 0; i++) {
+		ck[i] = &c->m.chunks[c->m.files[fis[i]].first];
+		cnt[i] = c->m.files[fis[i]].count;
+	}
+	pthread_mutex_lock(&c->jmu);
+	if (ret == 0)
+		ret = journal_append_many(c->job->journal, n, fis, ck, cnt);
+	pthread_mutex_unlock(&c->jmu);
+	free(cnt);
+	free(ck);
+	return ret;
+}
+
+/*
+ * Publish files fis[0 .. n), whose pieces are all copied: each sealed and
+ * renamed into place (a symbolic link already is), then the directories
+ * they went to fsync'd, then one journal append for them all.  On an error
+ * the files renamed before it are in place but not journaled: a restarted
+ * copy copies them again.  *failed gets the file to blame.
+ */
+static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
+			 uint32_t *failed)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	uint32_t i;
+	int ret = 0;
+
+	/* Every file's writeback at once: the device gets one long run of
+	 * writes, and the fsyncs below wait for their own tails. */
+	for (i = 0; i < n; i++)
+		if (c->cf[fis[i]].fd >= 0)
+			sync_file_range(c->cf[fis[i]].fd, 0, 0,
+					SYNC_FILE_RANGE_WRITE);
+	for (i = 0; i < n && ret == 0; i++) {
+		*failed = fis[i];
+		if (is_link(&c->job->files[fis[i]].attr))
+			continue;
+		ret = file_names(c, fis[i], tmp, dst);
+		if (ret < 0)
+			break;          /* the fd is closed by copy_cleanup() */
+		ret = file_seal(c, fis[i]);
+		if (ret == 0)
+			ret = pfs_rename_nosync(c->tfd, tmp, dst);
+		if (ret < 0)
+			pfs_unlink(c->tfd, tmp, 0);
+	}
+	if (ret < 0)
+		return ret;
+	*failed = UINT32_MAX;
+	ret = files_sync_dirs(c, fis, n);
+	return ret < 0 ? ret : files_journal(c, fis, n);
 }
 
 /* File fi is published: say so in the journal (one writer at a time). */
@@ -577,57 +691,56 @@ static int file_journal(struct copy *c, uint32_t fi)
 	return ret;
 }
 
-/* Every piece of file fi is copied: finish it (a symbolic link is), and
- * journal it. */
-static int file_publish(struct copy *c, uint32_t fi)
-{
-	int ret;
-
-	ret = is_link(&c->job->files[fi].attr) ? 0 : file_finish(c, fi);
-	return ret < 0 ? ret : file_journal(c, fi);
-}
-
 /* Piece p is copied (ret 0) or failed.  A file's last piece, while the
  * copy has not failed, makes it ready for the finisher, or without one is
  * published here. */
 static void piece_done(struct worker *w, const struct piece *p, int ret)
 {
 	struct copy *c = w->c;
+	uint32_t fi;
 	int last;
 
 	pthread_mutex_lock(&c->mu);
 	fail_locked(c, ret, p->file);
+	c->cf[p->file].busy--;
 	last = --c->cf[p->file].left == 0 && !c->err;
 	if (last && c->finisher) {
 		c->ready[c->nready++] = p->file;
-		pthread_cond_signal(&c->ready_cv);
+		c->ready_bytes += c->m.files[p->file].size;
+		if (c->ready_bytes >= c->batch)
+			pthread_cond_signal(&c->ready_cv);
 		last = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (last) {
-		ret = file_publish(c, p->file);
+		ret = files_publish(c, &p->file, 1, &fi);
 		if (ret < 0)
-			fail(c, ret, p->file);
+			fail(c, ret, fi);
 	}
 }
 
-/* The finisher: publish files as they become ready, until copying is over
- * and none is left, or the copy fails (what is left is cleaned up). */
+/* The finisher: publish files as they become ready, all those ready at
+ * once (while it publishes some, more get ready: then fewer fsyncs of
+ * directories and journal appends), until copying is over and none is
+ * left, or the copy fails (what is left is cleaned up). */
 static void *finisher_main(void *arg)
 {
 	struct copy *c = arg;
-	uint32_t fi;
+	uint32_t head, n, fi;
 	int ret;
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->ready_head == c->nready && !c->copied && !c->err)
+		while (c->ready_bytes < c->batch && !c->copied && !c->err)
 			pthread_cond_wait(&c->ready_cv, &c->mu);
 		if (c->ready_head == c->nready || c->err)
 			break;
-		fi = c->ready[c->ready_head++];
+		head = c->ready_head;
+		n = c->nready - head;
+		c->ready_head = c->nready;
+		c->ready_bytes = 0;
 		pthread_mutex_unlock(&c->mu);
-		ret = file_publish(c, fi);
+		ret = files_publish(c, &c->ready[head], n, &fi);
 		pthread_mutex_lock(&c->mu);
 		fail_locked(c, ret, fi);
 	}
@@ -638,10 +751,18 @@ static void *finisher_main(void *arg)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	struct piece *ahead[2] = { NULL, NULL };
 	const struct piece *p;
+	unsigned i;
 	int ret;
 
-	while ((p = piece_take(w->c))) {
+	while ((p = piece_take(w->c, ahead))) {
+		for (i = 0; i < 2; i++)
+			if (ahead[i] && ahead[i]->end > ahead[i]->first)
+				pfs_builder_prefetch(&w->b, ahead[i]->file,
+					(uint64_t)ahead[i]->first * w->c->m.chunk,
+					(uint64_t)(ahead[i]->end - ahead[i]->first) *
+						w->c->m.chunk);
 		if (is_link(&w->c->job->files[p->file].attr))
 			ret = copy_link(w, p->file);
 		else
@@ -679,6 +800,15 @@ static void worker_release(struct worker *w)
 	zip_free(w->zip);
 	free(w->zbuf);
 	free(w->buf);
+}
+
+/* Ready bytes that make a batch for the finisher. */
+static uint64_t batch_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t b = pages > 0 && psize > 0 ? (uint64_t)pages * psize / 16 : 0;
+
+	return b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b;
 }
 
 /*
@@ -1067,6 +1197,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	ret = copy_plan(&c, done);
 	if (ret < 0)
 		goto out;
+	c.batch = batch_bytes();
 	nthr = threads_take(opts, c.npieces);
 	ret = copy_pieces(&c, nthr ? nthr : 1);
 	threads_give(opts, nthr);
