@@ -59,9 +59,12 @@
 /* A piece: about this many bytes of a file, in whole chunks. */
 #define PIECE_BYTES (16u << 20)
 /* Bytes of finished files left to the page cache before the finisher
- * writes them back: a sixteenth of the memory, within these bounds. */
+ * writes them back: a sixteenth of the memory, within these bounds, and
+ * under a bandwidth cap no more than BATCH_CAP_S seconds of it (a slow
+ * drain publishes files as it goes). */
 #define BATCH_MIN (64ull << 20)
 #define BATCH_MAX (2ull << 30)
+#define BATCH_CAP_S 4
 /* Helper threads of one copy at most (the pool thread is one more). */
 #define COPY_MAX_HELPERS 63
 
@@ -803,12 +806,16 @@ static void worker_release(struct worker *w)
 }
 
 /* Ready bytes that make a batch for the finisher. */
-static uint64_t batch_bytes(void)
+static uint64_t batch_bytes(const struct pfs_opts *o)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t b = pages > 0 && psize > 0 ? (uint64_t)pages * psize / 16 : 0;
+	uint64_t rate = o->bw ? bwlimit_rate(o->bw) : 0;
 
-	return b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b;
+	b = b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b;
+	if (rate && rate * BATCH_CAP_S < b)
+		b = rate * BATCH_CAP_S;
+	return b ? b : 1;
 }
 
 /*
@@ -1197,7 +1204,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	ret = copy_plan(&c, done);
 	if (ret < 0)
 		goto out;
-	c.batch = batch_bytes();
+	c.batch = batch_bytes(opts);
 	nthr = threads_take(opts, c.npieces);
 	ret = copy_pieces(&c, nthr ? nthr : 1);
 	threads_give(opts, nthr);
