@@ -11,7 +11,7 @@
  * stored (chunk_put: a reference to the base's, a hole, zstd or raw) and
  * writes it to the page cache.  The thread done with a file's last piece
  * hands it to the finisher, which lets finished files gather to a batch
- * (copy_batch_bytes(): what fits the page cache well, or a few seconds at
+ * (copy_batch_bytes(): what fits the page cache well, or a second at
  * the drain's cap) and then publishes them: writeback of the whole batch
  * started at once, then for each file its size and attributes, fsync and
  * rename, then one fsync per directory and one journal append for all.  So
@@ -47,7 +47,7 @@
  * drain publishes files as it goes). */
 #define BATCH_MIN (64ull << 20)
 #define BATCH_MAX (2ull << 30)
-#define BATCH_CAP_S 4
+#define BATCH_CAP_S 1
 /* Helper threads of one copy at most (the pool thread is one more). */
 #define COPY_MAX_HELPERS 63
 

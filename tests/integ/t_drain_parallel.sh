@@ -107,7 +107,7 @@ crash() {
 	local name=c job=pc total written
 	rm -rf "$PFS"/*
 	# 6 files of 3 MB at 2 MiB/s: about 9 s of copying, files published
-	# one or two at a time (a capped drain batches a few seconds' worth).
+	# one at a time (a capped drain batches a second's worth).
 	drain_conf "$name" threads=3 chunk=256K bandwidth=2M
 	start_ckptd "$name"
 	tw "$name" write "$job" v1 -S 31 -n 6 -z 3000001 -R -H -w local ||
