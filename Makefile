@@ -130,9 +130,15 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
-# The unit tests of server code: the PFS layout, and writer stalls.
+# The unit tests of server code: the PFS layout, rebuilding chunks from
+# records, and writer stalls.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
 		$(BUILD)/obj/server/pfslayout.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_pfsbuild: $(BUILD)/obj/tests/unit/test_pfsbuild.o \
+		$(BUILD)/obj/server/pfsbuild.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 

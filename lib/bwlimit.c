@@ -94,6 +94,16 @@ static void bw_refill(struct bwlimit *b, uint64_t now)
 	b->last_ns = now;
 }
 
+uint64_t bwlimit_rate(struct bwlimit *b)
+{
+	uint64_t rate;
+
+	pthread_mutex_lock(&b->mu);
+	rate = b->rate;
+	pthread_mutex_unlock(&b->mu);
+	return rate;
+}
+
 void bwlimit_set(struct bwlimit *b, uint64_t rate)
 {
 	pthread_mutex_lock(&b->mu);

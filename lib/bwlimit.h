@@ -30,6 +30,8 @@ void bwlimit_init(struct bwlimit *b, uint64_t rate, uint64_t burst);
 void bwlimit_release(struct bwlimit *b);
 /* Change the rate at run time (0 lifts the cap). */
 void bwlimit_set(struct bwlimit *b, uint64_t rate);
+/* The rate now (0: no cap). */
+uint64_t bwlimit_rate(struct bwlimit *b);
 /* Block until n bytes may be sent.  n larger than the bucket is taken in
  * bucket-sized steps. */
 void bwlimit_take(struct bwlimit *b, uint64_t n);

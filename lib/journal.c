@@ -136,36 +136,49 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-int journal_append(const char *path, uint32_t file,
-		   const struct pfs_chunk *c, uint32_t n)
+int journal_append_many(const char *path, uint32_t nf, const uint32_t *file,
+			const struct pfs_chunk *const *c, const uint32_t *n)
 {
-	size_t cap = journal_rec_size(n);
+	size_t cap = 0, len = 0;
 	uint8_t *buf;
-	long len;
+	uint32_t i;
+	long r;
 	int fd, ret;
 
-	if (n > JOURNAL_MAX_CHUNKS)
-		return -EINVAL;
-	buf = malloc(cap);
+	for (i = 0; i < nf; i++) {
+		if (n[i] > JOURNAL_MAX_CHUNKS)
+			return -EINVAL;
+		cap += journal_rec_size(n[i]);
+	}
+	buf = malloc(cap ? cap : 1);
 	if (!buf)
 		return -ENOMEM;
-	len = journal_encode(file, c, n, buf, cap);
-	if (len < 0) {
-		ret = (int)len;
-		goto out_free_buf;
+	for (i = 0; i < nf; i++) {
+		r = journal_encode(file[i], c[i], n[i], buf + len, cap - len);
+		if (r < 0) {
+			ret = (int)r;
+			goto out_free_buf;
+		}
+		len += (size_t)r;
 	}
 	fd = sys_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = fd;
 		goto out_free_buf;
 	}
-	ret = write_all(fd, buf, (size_t)len);
+	ret = write_all(fd, buf, len);
 	if (ret == 0)
 		ret = sys_fsync(fd);
 	close(fd);
 out_free_buf:
 	free(buf);
 	return ret;
+}
+
+int journal_append(const char *path, uint32_t file,
+		   const struct pfs_chunk *c, uint32_t n)
+{
+	return journal_append_many(path, 1, &file, &c, &n);
 }
 
 /* Hand each good record of buf to fn; the count fn accepted. */

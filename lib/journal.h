@@ -82,6 +82,11 @@ void journal_rec_chunks(const struct journal_rec *rec, struct pfs_chunk *out);
  * (creating it, 0600), and fsync it.  0 or -errno. */
 int journal_append(const char *path, uint32_t file,
 		   const struct pfs_chunk *c, uint32_t n);
+/* The same for nf files at once (file[i] with its n[i] chunks c[i]), in
+ * one write and one fsync; a crash may keep the first records only.
+ * 0 or -errno (-EINVAL: an n[i] over JOURNAL_MAX_CHUNKS). */
+int journal_append_many(const char *path, uint32_t nf, const uint32_t *file,
+			const struct pfs_chunk *const *c, const uint32_t *n);
 
 /*
  * Read the journal at path and call fn(arg, rec) for each good record, in

@@ -56,7 +56,9 @@ struct drain {
 	volatile int paused;
 	int scanned;              /* the start-up scan of the PFS succeeded */
 	volatile int cancel;      /* shutting down: copies give up */
-	unsigned nthr;            /* [drain] threads: copies at once */
+	unsigned nthr;            /* [drain] threads: copies at once, and
+				   * copy threads in all (pfs.h) */
+	int spare;                /* copy threads free (pfs_opts.spare) */
 	unsigned copying;         /* copy tasks handed out (loop) */
 	/* figures for status (loop) */
 	uint64_t bytes, rate, mark;
@@ -816,12 +818,17 @@ int drain_open(struct ckptd *d)
 		return -ENOMEM;
 	dr->d = d;
 	dr->nthr = conf->drain_threads ? conf->drain_threads : 1;
+	dr->spare = (int)dr->nthr;
 	bwlimit_init(&dr->bw, conf->drain_bandwidth, 0);
 	dr->opts = (struct pfs_opts){
 		.target = conf->drain_target, .chunk = conf->drain_chunk,
 		.compress = conf->drain_compress,
 		.shuffle = (int)conf->drain_shuffle,
 		.incremental = conf->drain_incremental, .bw = &dr->bw,
+		.threads = dr->nthr, .spare = &dr->spare,
+		/* Several threads overlap reads and writes themselves:
+		 * read past the page cache (pfs.h). */
+		.direct = dr->nthr > 1,
 		.pause = &dr->paused, .stop = &dr->cancel,
 	};
 	snprintf(dir, sizeof(dir), "%s/drain", conf->store);

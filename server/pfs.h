@@ -6,13 +6,16 @@
  * A copy works from a snapshot (struct pfs_job) taken on the loop thread:
  * the version's live files, its records and the fds of its segments, all
  * kept valid by the version reference the loop holds until the copy is
- * reported done.  Each file is rebuilt chunk by chunk from its records (every
- * record CRC-checked as it is read), written under a temporary name, fsync'd
- * and renamed; the PFS manifest (pfsman.h) is written last, so a version
- * without one is never taken as drained.  Where everything goes, who owns it
- * and how it is reached is pfslayout.h's.  Files already published by an
- * earlier, interrupted copy are listed in a journal in the local store and
- * not copied again.
+ * reported done.  Files are cut into pieces of a few chunks, copied by up to
+ * opts->threads threads at once (the caller's and helpers the copy starts
+ * and joins), so that a large file is copied by several and reads overlap
+ * writes.  Each file is rebuilt chunk by chunk from its records (every
+ * record CRC-checked as it is read, and read once), written under a
+ * temporary name, fsync'd and renamed; the PFS manifest (pfsman.h) is
+ * written last, so a version without one is never taken as drained.  Where
+ * everything goes, who owns it and how it is reached is pfslayout.h's.
+ * Files already published by an earlier, interrupted copy are listed in a
+ * journal in the local store and not copied again.
  *
  * A version in parts (nparts > 1, written by several nodes of a cluster,
  * each node draining only its own part into the version's one directory):
@@ -38,7 +41,15 @@ struct pfs_opts {
 	int compress;             /* zstd level or 0 */
 	int shuffle;              /* 0, 2, 4 */
 	int incremental;
-	struct bwlimit *bw;
+	struct bwlimit *bw;       /* shared by every thread of every copy */
+	unsigned threads;         /* [drain] threads: a copy's threads at most */
+	int *spare;               /* or NULL: threads free to the drain's
+				   * copies together (atomic; a copy takes
+				   * what it runs, up to threads, and gives
+				   * them back; with none free it runs on
+				   * its caller's thread alone) */
+	int direct;               /* read the segments through the job's
+				   * (O_DIRECT) fds, not buffered ones */
 	const volatile int *pause;/* non-zero: wait between chunks */
 	const volatile int *stop; /* non-zero: give up (-ECANCELED) */
 };

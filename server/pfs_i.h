@@ -1,16 +1,29 @@
 /*
- * pfs_i.h - what pfs.c (copies, reads, removal) and pfspart.c (versions in
- * parts: publishing, a part's removal) share.  Nothing else includes it.
- * Worker threads only; blocking; 0 or -errno.
+ * pfs_i.h - what pfs.c (reads, removal, scans), pfscopy.c (copies) and
+ * pfspart.c (versions in parts: publishing, a part's removal) share.
+ * Nothing else includes it.  Worker threads only; blocking; 0 or -errno.
  */
 #ifndef CKPTD_PFS_I_H
 #define CKPTD_PFS_I_H
 
 #include <stddef.h>
 
+#include "ckpt.h"
 #include "pfsman.h"
 
 struct pfs_owner;
+
+/* Is the entry of type `type` (ckpt.h, CKPT_ATTR_IF*)? */
+static inline int is_type(const struct ckpt_attr *a, uint32_t type)
+{
+	return (a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT) == type;
+}
+
+/* A symbolic link: its bytes are its target (ckpt.h, CKPT_ATTR_IFLNK). */
+static inline int is_link(const struct ckpt_attr *a)
+{
+	return is_type(a, CKPT_ATTR_IFLNK);
+}
 
 /* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,
  * renamed, its directory fsync'd; o's and 0600 (pfslayout.h). */

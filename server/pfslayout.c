@@ -396,8 +396,9 @@ int pfs_unlink(int tfd, const char *rel, int flags)
 }
 
 /* Rename from to to (link: make to a hard link of from), then fsync to's
- * directory. */
-static int rename_or_link(int tfd, const char *from, const char *to, int link)
+ * directory unless nosync. */
+static int rename_or_link(int tfd, const char *from, const char *to, int link,
+			  int nosync)
 {
 	const char *fname, *tname;
 	int fdir, tdir, ret;
@@ -410,7 +411,7 @@ static int rename_or_link(int tfd, const char *from, const char *to, int link)
 	if (ret == 0 && (link ? linkat(fdir, fname, tdir, tname, 0)
 			      : renameat(fdir, fname, tdir, tname)) < 0)
 		ret = -errno;
-	if (ret == 0)
+	if (ret == 0 && !nosync)
 		ret = sys_fsync(tdir);
 	if (tdir >= 0)
 		close(tdir);
@@ -420,12 +421,30 @@ static int rename_or_link(int tfd, const char *from, const char *to, int link)
 
 int pfs_rename(int tfd, const char *from, const char *to)
 {
-	return rename_or_link(tfd, from, to, 0);
+	return rename_or_link(tfd, from, to, 0, 0);
+}
+
+int pfs_rename_nosync(int tfd, const char *from, const char *to)
+{
+	return rename_or_link(tfd, from, to, 0, 1);
+}
+
+int pfs_fsync_parent(int tfd, const char *rel)
+{
+	const char *name;
+	int dfd, ret;
+
+	dfd = pfs_open_parent(tfd, rel, &name);
+	if (dfd < 0)
+		return dfd;
+	ret = sys_fsync(dfd);
+	close(dfd);
+	return ret;
 }
 
 int pfs_link(int tfd, const char *from, const char *to)
 {
-	return rename_or_link(tfd, from, to, 1);
+	return rename_or_link(tfd, from, to, 1, 0);
 }
 
 int pfs_mkdirs_above(int tfd, const char *rel, const char *job,

@@ -174,6 +174,11 @@ int pfs_create(int tfd, const char *rel, const struct pfs_owner *o);
 /* Rename rel `from` to rel `to` (replacing it) and fsync to's directory.
  * Counts as a "rename" for sys_inject(). */
 int pfs_rename(int tfd, const char *from, const char *to);
+/* The same without the fsync of to's directory, for a caller that renames
+ * several files into one and then calls pfs_fsync_parent() once. */
+int pfs_rename_nosync(int tfd, const char *from, const char *to);
+/* fsync the directory rel is in.  0 or -errno. */
+int pfs_fsync_parent(int tfd, const char *rel);
 /* Make rel `to` a hard link of rel `from` (to must not exist) and fsync
  * to's directory.  Counts as a "rename" for sys_inject(). */
 int pfs_link(int tfd, const char *from, const char *to);

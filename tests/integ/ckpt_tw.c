@@ -20,6 +20,12 @@
  * -S SEED (1), -R (random order, odd sizes, overlapping overwrites),
  * -C (do not commit), -w LEVEL (wait for it after commit: staged|local),
  * -Z (compressible content: only the low 3 bits of each byte vary),
+ * -H (holes and truncates: bytes [size/3, size/3 + 600000) of each file
+ * are never written, so read as zeros; 600000 bytes of junk around
+ * 2 * size/3 are written first, and the file's bytes over them; then a
+ * record of 600000 bytes there carries junk in its middle, which a later
+ * small record overwrites; and bytes written past the end are cut off by a
+ * ckpt_truncate() to size before the commit),
  * -x MODE (write via: copy (default), async, zerocopy), -p (pause before
  * commit until stdin closes: lets a test kill the daemon mid-version),
  * -o DIR (expect: output directory), -P DIR (put the files under DIR/ in
@@ -47,7 +53,7 @@ struct args {
 	const char *sock, *job, *version, *mode, *outdir, *prefix;
 	const char *names[64];    /* -F, in order */
 	int nnames;
-	int rank, files, random, commit, pause, squeeze;
+	int rank, files, random, commit, pause, squeeze, holes;
 	uint64_t size, seed;
 	enum ckpt_level wait;
 };
@@ -60,6 +66,31 @@ static uint64_t mix(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ull;
 	x ^= x >> 33;
 	return x;
+}
+
+#define HOLE_LEN 600000u
+
+/* -H: the hole of a file, [*from, *to); empty otherwise. */
+static void hole_of(const struct args *a, uint64_t *from, uint64_t *to)
+{
+	*from = *to = 0;
+	if (!a->holes)
+		return;
+	*from = a->size / 3;
+	*to = *from + HOLE_LEN < a->size ? *from + HOLE_LEN : a->size;
+}
+
+/* Zero what of [off, off+len) (in buf) is in the hole. */
+static void hole_clear(const struct args *a, uint64_t off, uint8_t *buf,
+		       size_t len)
+{
+	uint64_t from, to, x, y;
+
+	hole_of(a, &from, &to);
+	x = off > from ? off : from;
+	y = off + len < to ? off + len : to;
+	if (x < y)
+		memset(buf + (x - off), 0, y - x);
 }
 
 /* Fill buf with the content of [off, off+len) of file f. */
@@ -79,6 +110,7 @@ static void pattern(const struct args *a, int f, uint64_t off, uint8_t *buf,
 		for (; k < 8 && i < len; k++, i++)
 			buf[i] = a->squeeze ? (w >> (8 * k)) & 7 : w >> (8 * k);
 	}
+	hole_clear(a, off, buf, len);
 }
 
 static void file_name(const struct args *a, int f, char *buf, size_t cap)
@@ -138,6 +170,74 @@ static int put(const struct args *a, struct ckpt_client *c,
 	return ckpt_write(v, path, buf, len, off);
 }
 
+/* put() what of [off, off+len) is outside the hole (-H). */
+static int put_clip(const struct args *a, struct ckpt_client *c,
+		    struct ckpt_version *v, const char *path,
+		    const uint8_t *buf, size_t len, uint64_t off)
+{
+	uint64_t from, to, end = off + len;
+	int ret = 0;
+
+	hole_of(a, &from, &to);
+	if (from == to || end <= from || off >= to)
+		return put(a, c, v, path, buf, len, off);
+	if (off < from)
+		ret = put(a, c, v, path, buf, from - off, off);
+	if (ret == 0 && end > to)
+		ret = put(a, c, v, path, buf + (to - off), end - to, to);
+	return ret;
+}
+
+/* -H: a large record of junk, to be overwritten by the file's bytes. */
+static int junk_under(const struct args *a, struct ckpt_client *c,
+		      struct ckpt_version *v, const char *path)
+{
+	static uint8_t junk[600000];
+	uint64_t from = 2 * a->size / 3 + 12345 - 300000;
+
+	if (!a->holes || a->size < (2u << 20))
+		return 0;
+	memset(junk, 0xC3, sizeof(junk));
+	return put_clip(a, c, v, path, junk, sizeof(junk), from);
+}
+
+/* -H: a large record with junk in its middle, then a small one with the
+ * real bytes there (buf holds the file's). */
+static int small_over_large(const struct args *a, struct ckpt_client *c,
+			    struct ckpt_version *v, const char *path,
+			    uint8_t *buf)
+{
+	uint64_t m = 2 * a->size / 3 + 12345, from = m - 300000;
+	uint8_t keep[777];
+	int ret;
+
+	if (a->size < (2u << 20))
+		return 0;
+	memcpy(keep, buf + m, sizeof(keep));
+	memset(buf + m, 0x3C, sizeof(keep));
+	ret = put_clip(a, c, v, path, buf + from, 600000, from);
+	memcpy(buf + m, keep, sizeof(keep));
+	return ret < 0 ? ret : put_clip(a, c, v, path, buf + m, sizeof(keep), m);
+}
+
+/* -H: the above, and bytes written past the end, then cut off by a
+ * truncate. */
+static int past_end(const struct args *a, struct ckpt_client *c,
+		    struct ckpt_version *v, const char *path, uint8_t *buf)
+{
+	static uint8_t junk[5000];
+	int ret;
+
+	if (!a->holes)
+		return 0;
+	ret = small_over_large(a, c, v, path, buf);
+	if (ret < 0)
+		return ret;
+	memset(junk, 0x5A, sizeof(junk));
+	ret = ckpt_write(v, path, junk, sizeof(junk), a->size + 1000000);
+	return ret < 0 ? ret : ckpt_truncate(v, path, a->size);
+}
+
 static int write_file(const struct args *a, struct ckpt_client *c,
 		      struct ckpt_version *v, int f, uint8_t *buf)
 {
@@ -147,8 +247,13 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 
 	file_name(a, f, path, sizeof(path));
 	pattern(a, f, 0, buf, a->size);
-	if (!a->random)
-		return put(a, c, v, path, buf, a->size, 0);
+	ret = junk_under(a, c, v, path);
+	if (ret < 0)
+		return ret;
+	if (!a->random) {
+		ret = put_clip(a, c, v, path, buf, a->size, 0);
+		return ret < 0 ? ret : past_end(a, c, v, path, buf);
+	}
 	/* Garbage over random ranges first, then the real bytes in a
 	 * scrambled order of odd-sized pieces: the last write must win. */
 	srand(a->seed + f + 1000 * a->rank);
@@ -160,7 +265,7 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 		if (n > a->size - off)
 			n = a->size - off;
 		memset(junk, 0xA5, n);
-		ret = put(a, c, v, path, junk, n, off);
+		ret = put_clip(a, c, v, path, junk, n, off);
 		if (ret < 0)
 			return ret;
 	}
@@ -170,15 +275,15 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 							    : (1 << 20);
 		uint64_t cut = 1 + rand() % span;
 
-		ret = put(a, c, v, path, buf + start + cut, span - cut,
-			  start + cut);
+		ret = put_clip(a, c, v, path, buf + start + cut, span - cut,
+			       start + cut);
 		if (ret == 0)
-			ret = put(a, c, v, path, buf + start, cut, start);
+			ret = put_clip(a, c, v, path, buf + start, cut, start);
 		if (ret < 0)
 			return ret;
 		start += span;
 	}
-	return 0;
+	return past_end(a, c, v, path, buf);
 }
 
 static int do_write(const struct args *a, struct ckpt_client *c)
@@ -370,7 +475,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZF:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZHF:")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -382,6 +487,7 @@ int main(int argc, char **argv)
 		case 'x': a.mode = optarg; break;
 		case 'p': a.pause = 1; break;
 		case 'Z': a.squeeze = 1; break;
+		case 'H': a.holes = 1; break;
 		case 'o': a.outdir = optarg; break;
 		case 'P': a.prefix = optarg; break;
 		case 'F':
