@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "crc32c.h"
 #include "journal.h"
 #include "pfs_i.h"
@@ -213,15 +214,7 @@ int copy_attr(int fd, const struct ckpt_attr *a)
 	if ((a->set & CKPT_ATTR_MODE) &&
 	    fchmod(fd, (a->mode & 0777) | S_IRUSR) < 0)
 		return -errno;
-	if (a->set & CKPT_ATTR_ATIME) {
-		ts[0].tv_sec = a->atime_ns / 1000000000ull;
-		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
-	}
-	if (a->set & CKPT_ATTR_MTIME) {
-		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
-		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
-	}
-	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) &&
+	if (attr_times(a, ts) &&
 	    futimens(fd, ts) < 0)
 		return -errno;
 	return 0;
@@ -289,12 +282,7 @@ static int copy_link(struct worker *w, uint32_t fi)
 	if (ret == 0 && fchownat(pfd, name, c->owner.uid, c->owner.gid,
 				 AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
 		ret = -errno;
-	if (a->set & CKPT_ATTR_ATIME)
-		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
-					   a->atime_ns % 1000000000ull };
-	if (a->set & CKPT_ATTR_MTIME)
-		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
-					   a->mtime_ns % 1000000000ull };
+	attr_times(a, ts);
 	if (ret == 0 && utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -errno;
 	if (ret == 0)

@@ -32,6 +32,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "ctl.h"
 #include "ctl_fmt.h"
 #include "ctl_json.h"
@@ -360,15 +361,7 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 		return -errno;
 	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, a->mode & 07777))
 		return -errno;
-	if (a->set & CKPT_ATTR_ATIME) {
-		ts[0].tv_sec = a->atime_ns / 1000000000ull;
-		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
-	}
-	if (a->set & CKPT_ATTR_MTIME) {
-		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
-		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
-	}
-	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) && futimens(fd, ts))
+	if (attr_times(a, ts) && futimens(fd, ts))
 		return -errno;
 	return 0;
 }
@@ -441,12 +434,7 @@ static int finish_entry(const struct ckpt_attr *a, int dfd, const char *tmp,
 		err = -errno;
 	if (!err && chmod && fchmodat(dfd, tmp, a->mode & 07777, 0))
 		err = -errno;
-	if (a->set & CKPT_ATTR_ATIME)
-		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
-					   a->atime_ns % 1000000000ull };
-	if (a->set & CKPT_ATTR_MTIME)
-		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
-					   a->mtime_ns % 1000000000ull };
+	attr_times(a, ts);
 	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
 		err = -errno;
 	if (!err && renameat(dfd, tmp, dfd, base))
