@@ -28,21 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "ckpt.h"
 
 #define A_LEN 20000
 #define A_CUT 12000
-
-static int failed;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "ckpt_links: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failed = 1; \
-	} \
-} while (0)
 
 static uint8_t pat(uint64_t i)
 {

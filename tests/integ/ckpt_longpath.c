@@ -22,21 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "ckpt.h"
 
 #define A_LEN (300u * 1024 + 17)
 #define B_LEN (70u * 1024 + 3)
-
-static int failed;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "ckpt_longpath: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failed = 1; \
-	} \
-} while (0)
 
 /* A path of exactly total bytes: "short/<c>/" then components of 255 bytes
  * of c (the last shorter), never ending in '/'. */

@@ -27,16 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int failed;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "ckpt_mmap: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failed = 1; \
-	} \
-} while (0)
+#include "check.h"
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {

@@ -31,22 +31,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "ckpt.h"
 
 #define A_LEN   100000
 #define CUT     10000
 #define TAIL    50000
-
-static int failed;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "ckpt_ns: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failed = 1; \
-	} \
-} while (0)
 
 static uint8_t pat(uint64_t i)
 {
