@@ -490,20 +490,24 @@ void alias_resolve(struct ckptfs *fs, struct fs_path *p);
 void alias_drop(struct ckptfs *fs, const char *job, const char *name);
 void alias_free_all(struct ckptfs *fs);
 
-/* inomap.c: the st_ino a version's files had while this mount wrote it,
- * kept at its commit so that they do not change (fs->mu for all). */
+/* inomap.c: the st_ino and ctime a version's files had while this mount
+ * wrote it, kept at its commit so that they do not change (fs->mu for
+ * all). */
 /* Keep the numbers of ver's mirror (just committed, sealed at sealed_ns,
  * 0 if not known); on ENOMEM nothing is kept. */
 void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
 		       uint64_t sealed_ns);
-/* The number path (in job/version, sealed at sealed_ns) had: 1 with *ino,
- * or 0 (ask the hash). */
+/* The number and ctime path (in job/version, sealed at sealed_ns) had: 1
+ * with *ino and *ctime_ns, or 0 (ask the hash and ckptd). */
 int inomap_find_locked(struct ckptfs *fs, const char *job,
 		       const char *version, const char *path,
-		       uint64_t sealed_ns, uint64_t *ino);
+		       uint64_t sealed_ns, uint64_t *ino, uint64_t *ctime_ns);
 /* Forget the numbers of job/name (a version of that name begun again). */
 void inomap_drop_locked(struct ckptfs *fs, const char *job, const char *name);
 void inomap_free_all(struct ckptfs *fs);
+/* ns.c: what getattr shows for node n of held version ver; fs->mu held. */
+void node_attr(const struct fs_version *ver, const struct fs_node *n,
+	       struct stat *st);
 
 struct fs_pending *pend_find(struct ckptfs *fs, const char *path);
 int pend_has_below(struct ckptfs *fs, const char *prefix);

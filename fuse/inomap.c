@@ -6,9 +6,13 @@
  * what ckptd answers for by a hash.  A number that changed at the commit
  * would be served next to the old one for the kernel's attribute timeout,
  * so that `rsync -H` or `tar` right after a commit could see one file's two
- * names as two files.  So at the commit the mount keeps, per version, the
- * number of each path of its mirror (a sorted array of {FNV-1a of the path,
- * st_ino}), and answers with it for as long as it keeps the version:
+ * names as two files.  ctime is the same: the mirror stamps it with the
+ * mount's clock, ckptd with its own a moment later, and a ctime that moved
+ * between tar's lstat (cached, from the mirror) and its fstat after the read
+ * (from ckptd) is "file changed as we read it".  So at the commit the mount
+ * keeps, per version, the number and ctime of each path of its mirror (a
+ * sorted array of {FNV-1a of the path, st_ino, ctime}), and answers with
+ * them for as long as it keeps the version:
  * FS_INOMAP_MAX versions and FS_INOMAP_ENTRIES paths in all, the oldest
  * forgotten first (they fall back to the hash, as after a remount).  A map
  * is tied to the version's seal time, so a version removed and written
@@ -28,6 +32,7 @@
 struct ino_ent {
 	uint64_t key;             /* FNV-1a of the path in the version */
 	uint64_t ino;
+	uint64_t ctime_ns;        /* what the mirror showed */
 };
 
 struct fs_inomap {
@@ -65,18 +70,22 @@ static void map_free(struct ckptfs *fs, struct fs_inomap *m)
 }
 
 /* Add n's path and those below it to m (room for all made by the caller). */
-static void map_walk(struct fs_inomap *m, const struct fs_node *n)
+static void map_walk(struct fs_inomap *m, const struct fs_version *ver,
+		     const struct fs_node *n)
 {
 	char path[CKPT_PATH_MAX2 + 1];
 	const struct fs_link *pos;
+	struct stat st;
 
 	if (tree_path(n, path, sizeof(path)) >= 0) {
+		node_attr(ver, n, &st);
 		m->v[m->n].key = path_key(path);
 		m->v[m->n].ino = n->in->ino;
+		m->v[m->n].ctime_ns = attr_ns(&st.st_ctim);
 		m->n++;
 	}
 	for (pos = n->children.next; pos != &n->children; pos = pos->next)
-		map_walk(m, fs_entry(pos, struct fs_node, sib));
+		map_walk(m, ver, fs_entry(pos, struct fs_node, sib));
 }
 
 void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
@@ -98,7 +107,7 @@ void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
 	strcpy(m->job, ver->job);
 	strcpy(m->name, ver->name);
 	m->sealed_ns = sealed_ns;
-	map_walk(m, ver->tree.root);
+	map_walk(m, ver, ver->tree.root);
 	qsort(m->v, m->n, sizeof(*m->v), cmp_ent);
 	fs_list_add(&fs->inomaps, &m->link);
 	fs->ninomaps++;
@@ -111,7 +120,7 @@ void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
 
 int inomap_find_locked(struct ckptfs *fs, const char *job,
 		       const char *version, const char *path,
-		       uint64_t sealed_ns, uint64_t *ino)
+		       uint64_t sealed_ns, uint64_t *ino, uint64_t *ctime_ns)
 {
 	struct ino_ent key = { .key = path_key(path) }, *e;
 	struct fs_inomap *m;
@@ -124,8 +133,10 @@ int inomap_find_locked(struct ckptfs *fs, const char *job,
 		if (m->sealed_ns && sealed_ns && m->sealed_ns != sealed_ns)
 			return 0;
 		e = bsearch(&key, m->v, m->n, sizeof(*m->v), cmp_ent);
-		if (e)
+		if (e) {
 			*ino = e->ino;
+			*ctime_ns = e->ctime_ns;
+		}
 		return e != NULL;
 	}
 	return 0;

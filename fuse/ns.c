@@ -77,8 +77,8 @@ static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
 }
 
 /* A node of a held version; fs->mu held. */
-static void node_attr(const struct fs_version *ver, const struct fs_node *n,
-		      struct stat *st)
+void node_attr(const struct fs_version *ver, const struct fs_node *n,
+	       struct stat *st)
 {
 	const struct fs_inode *in = n->in;
 	int rw = ver->state == V_OPEN;
@@ -168,7 +168,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info file;
-	uint64_t linked = 0, ino;
+	uint64_t linked = 0, ino, ctime_ns;
 	struct timespec t;
 	int ret;
 
@@ -204,12 +204,15 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 	if (ret == 0)
 		st->st_ino = ino_hash(p->kind, p->job, p->vdisp,
 				      p->kind == P_FILE ? p->file : "", linked);
-	if (ret == 0) {     /* committed here: the numbers it had (inomap.c) */
+	if (ret == 0) {     /* committed here: what it showed (inomap.c) */
 		pthread_mutex_lock(&fs->mu);
 		if (inomap_find_locked(fs, p->job, p->vdisp,
 				       p->kind == P_FILE ? p->file : "",
-				       info.sealed_ns, &ino))
+				       info.sealed_ns, &ino, &ctime_ns)) {
 			st->st_ino = ino;
+			st->st_ctim.tv_sec = ctime_ns / 1000000000ull;
+			st->st_ctim.tv_nsec = ctime_ns % 1000000000ull;
+		}
 		pthread_mutex_unlock(&fs->mu);
 	}
 	return ret;
