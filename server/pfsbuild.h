@@ -19,6 +19,7 @@
 #ifndef CKPTD_PFSBUILD_H
 #define CKPTD_PFSBUILD_H
 
+#include <liburing.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,15 @@ struct pfs_rbuf {
 	uint32_t rec;             /* the record verified in p, or UINT32_MAX */
 };
 
+/* Records read ahead (direct reads), each in a buffer of its own. */
+#define PFS_BUILD_AHEAD 3
+
+struct pfs_ahead {
+	struct pfs_rbuf rb;       /* rb.rec: the record asked for */
+	int busy;                 /* submitted, not yet reaped */
+	int res;                  /* reaped: bytes read or -errno */
+};
+
 struct pfs_builder {
 	const struct pfs_index *ix;
 	int *rfds;                /* buffered fds by segment id, or -1 */
@@ -61,6 +71,13 @@ struct pfs_builder {
 	struct pfs_rbuf keep[PFS_BUILD_KEEP];
 	struct pfs_rbuf scratch;  /* a record that ends within the chunk */
 	uint64_t reads;           /* records read (for tests and profiles) */
+	/* direct: records of the piece read ahead through io_uring, in the
+	 * order the piece wants them (plan[next..nplan) not asked for yet) */
+	struct io_uring ring;
+	int have_ring;
+	struct pfs_ahead ahead[PFS_BUILD_AHEAD];
+	uint32_t *plan;
+	uint32_t nplan, next, plan_cap;
 };
 
 /* 0 or -ENOMEM.  direct: read the segments through the job's fds (the
@@ -73,6 +90,12 @@ void pfs_builder_release(struct pfs_builder *b);
  * file f (buffered reads only; best effort, does not wait). */
 void pfs_builder_prefetch(struct pfs_builder *b, uint32_t f, uint64_t off,
 			  uint64_t len);
+/* Direct reads: the builder is about to build the chunks of [off, off +
+ * len) of file f, in order: keep up to PFS_BUILD_AHEAD of their records
+ * being read ahead (io_uring), so that the disk reads while the thread
+ * writes.  Best effort: without a ring, records are read when wanted. */
+void pfs_builder_plan(struct pfs_builder *b, uint32_t f, uint64_t off,
+		      uint64_t len, uint32_t chunk);
 /* Fill buf with bytes [off, off + len) of file f.  0, -EIO (a record's
  * segment is gone), -CKPT_ECORRUPT (a record's CRC32C does not match),
  * -ENOMEM or -errno of a read. */
