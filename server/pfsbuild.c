@@ -9,6 +9,12 @@
  * in the next; the second kind is kept in one of PFS_BUILD_KEEP buffers
  * until a chunk past its end is built, so it is read once.  Buffers are
  * reused from record to record (their memory is touched once per copy).
+ * With direct reads the plan of a piece - the records its chunks will load,
+ * in order, as pfs_builder_span() would - is read ahead through io_uring;
+ * record_load() then takes a record's buffer from there, waiting for its
+ * read if need be, instead of reading it.  A plan not used up is dropped
+ * at the next (its reads waited for first: their buffers are the
+ * kernel's until they complete).
  */
 #include <errno.h>
 #include <fcntl.h>

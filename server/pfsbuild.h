@@ -1,6 +1,6 @@
 /*
  * pfsbuild.h - rebuilding a file's bytes from a copy's records (pfs.h), for
- * the copy's threads (pfscopy.c).  Nothing else includes it.
+ * the copy's threads (pfspiece.c).  Nothing else includes it.
  *
  * struct pfs_index is built once per copy and then only read, by every
  * thread: the job's records grouped by file, in write order.  It also says
@@ -14,7 +14,12 @@
  * and checked against its CRC32C before any of its bytes are used.  A
  * record that goes on past the chunk is kept for the next one (up to
  * PFS_BUILD_KEEP of them), so that when chunks and records do not line up a
- * record is still read once.  Blocking; 0 or -errno.
+ * record is still read once.  With direct reads, the records a piece will
+ * want (pfs_builder_plan()) are read ahead through an io_uring of the
+ * builder's own, PFS_BUILD_AHEAD at a time, into buffers swapped with the
+ * builder's when wanted (never copied), and checked then.  Ownership: the
+ * builder owns its buffers, fds and ring; it borrows the index.  Blocking;
+ * 0 or -errno.
  */
 #ifndef CKPTD_PFSBUILD_H
 #define CKPTD_PFSBUILD_H
