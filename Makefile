@@ -202,12 +202,19 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/demo.sh
 
+# Every script appends its rows of the performance table to BENCH_ROWS;
+# bench_table.sh prints the table and writes it into docs/benchmarks.md.
+BENCH_ROWS ?= $(BUILD)/bench-rows.txt
 bench: all $(INTEG_BIN)
-	@CKPT_BUILD=$(BUILD) tools/bench.sh
-	@CKPT_BUILD=$(BUILD) tools/bench_drain.sh
-	@if [ -x $(BUILD)/ckptfs ]; then CKPT_BUILD=$(BUILD) tools/bench_fuse.sh; fi
-	@CKPT_BUILD=$(BUILD) tools/bench_protect.sh
-	@CKPT_BUILD=$(BUILD) tools/bench_rebuild.sh
+	@rm -f $(BENCH_ROWS)
+	@export CKPT_BUILD=$(BUILD) CKPT_BENCH_ROWS=$(abspath $(BENCH_ROWS)); \
+	tools/bench.sh; \
+	tools/bench_drain.sh; \
+	if [ -x tools/bench_restore.sh ]; then tools/bench_restore.sh; fi; \
+	tools/bench_fuse.sh; \
+	tools/bench_protect.sh; \
+	tools/bench_rebuild.sh; \
+	tools/bench_table.sh $(abspath $(BENCH_ROWS)) docs/benchmarks.md
 
 # soak: t_crashloop with many more SIGKILLs than `make test` runs.
 SOAK_ROUNDS ?= 300

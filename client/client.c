@@ -155,7 +155,7 @@ static int send_failed(struct ckpt_client *c, int ret)
 
 int cl_send(struct ckpt_client *c, struct proto_msg *m)
 {
-	uint8_t frame[PROTO_HDR_LEN + 1024 + 2 * CKPT_PATH_MAX];
+	uint8_t frame[PROTO_HDR_LEN + 1024 + 2 * CKPT_PATH_MAX2];
 	int len, ret;
 
 	if (c->broken)

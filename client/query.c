@@ -125,8 +125,9 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 		return ret;
 	if (!c || !path || (!buf && len) || !nread)
 		return -EINVAL;
-	if (name_check_path(path))
-		return -CKPT_EBADNAME;
+	ret = name_check_path(path);
+	if (ret < 0)
+		return ret;
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_READ;
 	req.job = job;
@@ -170,22 +171,96 @@ static int list_rpc(struct ckpt_client *c, struct proto_msg *req,
 	return 0;
 }
 
-/* Decodes one entry of a listing into dst, an element of elem bytes. */
-typedef void (*entry_fn)(struct dec *d, void *dst, size_t elem);
+/*
+ * The state of one list call: the element size and, for entries that carry
+ * a path (file and plan entries), their paths, gathered in order and
+ * appended to the array's own allocation at the end, so that one free()
+ * frees both.
+ */
+struct list_ctx {
+	size_t elem;          /* bytes of an element */
+	size_t name_off;      /* offset of the element's name pointer; 0 none */
+	char *names;          /* every entry's path, NUL-terminated, in order */
+	size_t nlen, ncap;
+	int err;              /* -ENAMETOOLONG, -ENOMEM: fails the call */
+};
+
+/* Decodes one entry of a listing into dst, an element of lc->elem bytes. */
+typedef void (*entry_fn)(struct dec *d, void *dst, struct list_ctx *lc);
+
+/* Do the elements have a name field (the caller's size reaches past it)? */
+static int list_has_name(const struct list_ctx *lc)
+{
+	return lc->name_off &&
+	       lc->elem >= lc->name_off + sizeof(const char *);
+}
+
+/* Keep an entry's whole path, or fail the call when the caller's elements
+ * have no name and their path[] cannot hold it. */
+static void list_keep_name(struct list_ctx *lc, const char *name)
+{
+	size_t n = strlen(name) + 1, cap;
+	char *grown;
+
+	if (!list_has_name(lc)) {
+		if (n - 1 > CKPT_PATH_MAX && !lc->err)
+			lc->err = -ENAMETOOLONG;
+		return;
+	}
+	if (lc->nlen + n > lc->ncap) {
+		cap = lc->ncap ? lc->ncap * 2 : 4096;
+		while (cap < lc->nlen + n)
+			cap *= 2;
+		grown = realloc(lc->names, cap);
+		if (!grown) {
+			lc->err = -ENOMEM;
+			return;
+		}
+		lc->names = grown;
+		lc->ncap = cap;
+	}
+	memcpy(lc->names + lc->nlen, name, n);
+	lc->nlen += n;
+}
+
+/* Append the kept paths after the have + 1 elements of *arr and point each
+ * element's name at its own.  0 or -ENOMEM (*arr unchanged). */
+static int list_place_names(struct list_ctx *lc, uint8_t **arr, uint32_t have)
+{
+	size_t head = ((size_t)have + 1) * lc->elem, at = 0;
+	const char *name;
+	uint8_t *grown;
+	uint32_t i;
+
+	if (!list_has_name(lc) || !have)
+		return 0;
+	grown = realloc(*arr, head + lc->nlen);
+	if (!grown)
+		return -ENOMEM;
+	*arr = grown;
+	memcpy(grown + head, lc->names, lc->nlen);
+	for (i = 0; i < have; i++) {
+		name = (const char *)grown + head + at;
+		memcpy(grown + (size_t)i * lc->elem + lc->name_off, &name,
+		       sizeof(name));
+		at += strlen(name) + 1;
+	}
+	return 0;
+}
 
 /*
  * The common body of the list calls: send req, and decode the count and
- * entries of its reply into a malloc'd array of elem-byte entries (one more,
- * zeroed, ends it).  Returns the count, or a negative error (nothing
- * allocated).
+ * entries of its reply into a malloc'd array of lc->elem-byte entries (one
+ * more, zeroed, ends it), followed by their paths if the entries have a
+ * name.  Returns the count, or a negative error (nothing allocated).
  */
 static int list_call(struct ckpt_client *c, struct proto_msg *req,
-		     size_t elem, entry_fn fn, void **out)
+		     struct list_ctx *lc, entry_fn fn, void **out)
 {
 	uint8_t *arr = NULL, *grown;
 	uint64_t total = 0;
 	uint32_t n, i, have = 0;
-	size_t bytes;
+	size_t bytes, elem = lc->elem;
 	struct dec d;
 	int ret;
 
@@ -213,17 +288,24 @@ static int list_call(struct ckpt_client *c, struct proto_msg *req,
 		arr = grown;
 		memset(arr + (size_t)have * elem, 0, ((size_t)n + 1) * elem);
 		for (i = 0; i < n; i++)
-			fn(&d, arr + (size_t)(have + i) * elem, elem);
+			fn(&d, arr + (size_t)(have + i) * elem, lc);
 		if (d.err) {
 			ret = -CKPT_EPROTO;
+			goto out_unlock;
+		}
+		if (lc->err) {
+			ret = lc->err;
 			goto out_unlock;
 		}
 		have += n;
 	} while (have < total && n > 0);
 	/* A list that changed between pages ends where the pages did. */
-	ret = (int)have;
+	ret = list_place_names(lc, &arr, have);
+	if (ret == 0)
+		ret = (int)have;
 out_unlock:
 	pthread_mutex_unlock(&c->mu);
+	free(lc->names);
 	if (ret < 0)
 		free(arr);
 	else
@@ -231,29 +313,34 @@ out_unlock:
 	return ret;
 }
 
-static void job_entry(struct dec *d, void *dst, size_t elem)
+static void job_entry(struct dec *d, void *dst, struct list_ctx *lc)
 {
 	proto_dec_job_entry(d, dst);
 }
 
 /* Entries of the growing structs go through a full struct and
  * copy_sized(), so an element gets exactly elem bytes. */
-static void version_entry(struct dec *d, void *dst, size_t elem)
+static void version_entry(struct dec *d, void *dst, struct list_ctx *lc)
 {
 	struct ckpt_version_info full;
 
 	memset(&full, 0, sizeof(full));
 	proto_dec_version_entry(d, &full);
-	copy_sized(dst, elem, &full, sizeof(full));
+	copy_sized(dst, lc->elem, &full, sizeof(full));
 }
 
-static void file_entry(struct dec *d, void *dst, size_t elem)
+/* name is set by list_place_names() once the array is whole. */
+static void file_entry(struct dec *d, void *dst, struct list_ctx *lc)
 {
+	char name[CKPT_PATH_MAX2 + 1];
 	struct ckpt_file_info full;
 
 	memset(&full, 0, sizeof(full));
-	proto_dec_file_entry(d, &full);
-	copy_sized(dst, elem, &full, sizeof(full));
+	proto_dec_file_entry(d, &full, name);
+	full.name = NULL;
+	if (!d->err)
+		list_keep_name(lc, name);
+	copy_sized(dst, lc->elem, &full, sizeof(full));
 }
 
 /*
@@ -266,20 +353,22 @@ static void file_entry(struct dec *d, void *dst, size_t elem)
 
 int ckpt_list_jobs(struct ckpt_client *c, char (**out)[CKPT_JOB_MAX + 1])
 {
+	struct list_ctx lc = { .elem = CKPT_JOB_MAX + 1 };
 	struct proto_msg req;
 
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_LIST_JOBS;
-	return list_call(c, &req, CKPT_JOB_MAX + 1, job_entry, (void **)out);
+	return list_call(c, &req, &lc, job_entry, (void **)out);
 }
 
 int ckpt_list_versions2(struct ckpt_client *c, const char *job,
 			struct ckpt_version_info **out, size_t size)
 {
+	struct list_ctx lc = { .elem = size };
 	struct proto_msg req;
 	int ret = named_req(&req, PROTO_LIST_VERSIONS, job, NULL);
 
-	return ret < 0 ? ret : list_call(c, &req, size, version_entry,
+	return ret < 0 ? ret : list_call(c, &req, &lc, version_entry,
 					 (void **)out);
 }
 
@@ -295,50 +384,60 @@ int ckpt_list_parts(struct ckpt_client *c, const char *job,
 		    const char *version, struct ckpt_version_info **out,
 		    size_t size)
 {
+	struct list_ctx lc = { .elem = size };
 	struct proto_msg req;
 	int ret = version ? named_req(&req, PROTO_LIST_PARTS, job, version)
 			  : -EINVAL;
 
-	return ret < 0 ? ret : list_call(c, &req, size, version_entry,
+	return ret < 0 ? ret : list_call(c, &req, &lc, version_entry,
 					 (void **)out);
 }
 
-static void node_entry(struct dec *d, void *dst, size_t elem)
+static void node_entry(struct dec *d, void *dst, struct list_ctx *lc)
 {
 	struct ckpt_node_info full;
 
 	memset(&full, 0, sizeof(full));
 	proto_dec_node_entry(d, &full);
-	copy_sized(dst, elem, &full, sizeof(full));
+	copy_sized(dst, lc->elem, &full, sizeof(full));
 }
 
 int ckpt_list_nodes(struct ckpt_client *c, struct ckpt_node_info **out,
 		    size_t size)
 {
+	struct list_ctx lc = { .elem = size };
 	struct proto_msg req;
 
 	memset(&req, 0, sizeof(req));
 	req.type = PROTO_LIST_NODES;
-	return list_call(c, &req, size, node_entry, (void **)out);
+	return list_call(c, &req, &lc, node_entry, (void **)out);
 }
 
-static void plan_entry(struct dec *d, void *dst, size_t elem)
+static void plan_entry(struct dec *d, void *dst, struct list_ctx *lc)
 {
+	char name[CKPT_PATH_MAX2 + 1];
 	struct ckpt_plan_entry full;
 
 	memset(&full, 0, sizeof(full));
-	proto_dec_plan_entry(d, &full);
-	copy_sized(dst, elem, &full, sizeof(full));
+	proto_dec_plan_entry(d, &full, name);
+	full.name = NULL;
+	if (!d->err)
+		list_keep_name(lc, name);
+	copy_sized(dst, lc->elem, &full, sizeof(full));
 }
 
 int ckpt_plan(struct ckpt_client *c, const char *job, const char *version,
 	      struct ckpt_plan_entry **out, size_t size)
 {
+	struct list_ctx lc = {
+		.elem = size,
+		.name_off = offsetof(struct ckpt_plan_entry, name),
+	};
 	struct proto_msg req;
 	int ret = version ? named_req(&req, PROTO_PLAN, job, version)
 			  : -EINVAL;
 
-	return ret < 0 ? ret : list_call(c, &req, size, plan_entry,
+	return ret < 0 ? ret : list_call(c, &req, &lc, plan_entry,
 					 (void **)out);
 }
 
@@ -346,11 +445,15 @@ int ckpt_list_files2(struct ckpt_client *c, const char *job,
 		     const char *version, struct ckpt_file_info **out,
 		     size_t size)
 {
+	struct list_ctx lc = {
+		.elem = size,
+		.name_off = offsetof(struct ckpt_file_info, name),
+	};
 	struct proto_msg req;
 	int ret = version ? named_req(&req, PROTO_LIST_FILES, job, version)
 			  : -EINVAL;
 
-	return ret < 0 ? ret : list_call(c, &req, size, file_entry,
+	return ret < 0 ? ret : list_call(c, &req, &lc, file_entry,
 					 (void **)out);
 }
 
@@ -405,6 +508,7 @@ int ckpt_stat_file2(struct ckpt_client *c, const char *job,
 		    const char *version, const char *path,
 		    struct ckpt_file_info *out, size_t size)
 {
+	char name[CKPT_PATH_MAX2 + 1];
 	struct ckpt_file_info full;
 	struct proto_msg req;
 	struct dec d;
@@ -413,21 +517,26 @@ int ckpt_stat_file2(struct ckpt_client *c, const char *job,
 	if (!c || (!out && size) || !version || !path || size > INT32_MAX)
 		return -EINVAL;
 	ret = named_req(&req, PROTO_STAT_FILE, job, version);
-	if (ret == 0 && name_check_path(path))
-		ret = -CKPT_EBADNAME;
+	if (ret == 0)
+		ret = name_check_path(path);
 	if (ret < 0)
 		return ret;
+	/* Without name (a caller built before it), path[] must hold it. */
+	if (strlen(path) > CKPT_PATH_MAX &&
+	    size < offsetof(struct ckpt_file_info, name) + sizeof(full.name))
+		return -ENAMETOOLONG;
 	req.path = path;
 	memset(&full, 0, sizeof(full));
 	pthread_mutex_lock(&c->mu);
 	ret = list_rpc(c, &req, &d, NULL, NULL);
 	if (ret == 0) {
-		proto_dec_file_entry(&d, &full);
+		proto_dec_file_entry(&d, &full, name);
 		ret = d.err ? -CKPT_EPROTO : 0;
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (ret < 0)
 		return ret;
+	full.name = NULL;       /* name is on this stack: the path asked for */
 	return copy_sized(out, size, &full, sizeof(full));
 }
 
@@ -559,8 +668,8 @@ int ckpt_getxattrs(struct ckpt_client *c, const char *job, const char *version,
 	if (!c || !version || !path || (!buf && cap))
 		return -EINVAL;
 	ret = named_req(&req, PROTO_GETXATTRS, job, version);
-	if (ret == 0 && name_check_path(path))
-		ret = -CKPT_EBADNAME;
+	if (ret == 0)
+		ret = name_check_path(path);
 	if (ret < 0)
 		return ret;
 	req.path = path;

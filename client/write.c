@@ -119,10 +119,13 @@ static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
 
 static int write_check(struct ckpt_version *v, const char *path)
 {
+	int ret;
+
 	if (!v || !path)
 		return -EINVAL;
-	if (name_check_path(path))
-		return -CKPT_EBADNAME;
+	ret = name_check_path(path);
+	if (ret < 0)
+		return ret;
 	if (v->committed)
 		return -CKPT_ESEALED;
 	return v->err;
@@ -436,8 +439,8 @@ static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
 	struct proto_msg *req, *rep;
 	int ret = write_check(v, path);
 
-	if (ret == 0 && path2 && name_check_path(path2))
-		ret = -CKPT_EBADNAME;
+	if (ret == 0 && path2)
+		ret = name_check_path(path2);
 	if (ret < 0)
 		return ret;
 	req = calloc(2, sizeof(*req));

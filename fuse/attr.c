@@ -19,9 +19,13 @@
  * hard link (ns.c, fs_link) is a second name of the same inode, so what is
  * set through one name shows through every other.
  *
- * Directories are not manifest entries: their attributes are kept in the
- * mirror while the version is open through this mount, and shown as the
- * defaults once it is committed.
+ * A directory's attributes are kept in the mirror while the version is
+ * open through this mount, and sent as its directory entry
+ * (CKPT_ATTR_IFDIR) at the commit (vers.c, send_dirs).
+ *
+ * Set-id bits: libfuse leaves clearing them to the file system
+ * (FUSE_CAP_HANDLE_KILLPRIV), so a write, truncate or chown does it here
+ * (attr_kill_priv), with the kernel's rules for a local file.
  *
  * The kernel checks who may change what (default_permissions: chmod by the
  * owner, chown of the uid by root only and of the gid by the owner to one
@@ -105,7 +109,7 @@ static void attr_merge(struct fs_inode *in, const struct ckpt_attr *a)
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	      const struct ckpt_attr *a)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	int ret, local;
 
 	pthread_mutex_lock(&fs->mu);
@@ -122,6 +126,34 @@ int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	attr_merge(n->in, a);
 	pthread_mutex_unlock(&fs->mu);
 	return 0;
+}
+
+int attr_privs_locked(const struct fs_inode *in, int chown)
+{
+	uint32_t mode = in->attr.mode;
+
+	if (!(in->attr.set & CKPT_ATTR_MODE) ||
+	    (mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR)
+		return 0;
+	if (!(mode & S_ISUID) &&
+	    (mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP))
+		return 0;
+	return chown || fuse_get_context()->uid != 0;   /* CAP_FSETID */
+}
+
+int attr_kill_priv(struct ckptfs *fs, struct fs_version *ver,
+		   struct fs_node *n, int chown)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE };
+	int kill;
+
+	pthread_mutex_lock(&fs->mu);
+	kill = !n->is_dir && attr_privs_locked(n->in, chown);
+	a.mode = n->in->attr.mode & 07777 & ~S_ISUID;
+	if (a.mode & S_IXGRP)
+		a.mode &= ~S_ISGID;
+	pthread_mutex_unlock(&fs->mu);
+	return kill ? attr_send(fs, ver, n, &a) : 0;
 }
 
 void attr_written(struct fs_inode *in)

@@ -183,7 +183,9 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->nullpath_ok = 1;     /* every op on an open file uses its handle */
 	/* An open file that is unlinked is renamed .fuse_hiddenXXXX by libfuse
 	 * and removed at its last close (or at the commit: vers.c), so that it
-	 * stays readable and writable as POSIX wants. */
+	 * stays readable and writable as POSIX wants; the mirror takes it out
+	 * of its directory (tree.c, hidden), which may then be removed.
+	 * (hard_remove would make fstat of it ESTALE at once.) */
 	cfg->hard_remove = 0;
 	conn->max_write = FS_MAX_WRITE;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
@@ -204,6 +206,7 @@ static void fs_destroy(void *data)
 	ver_release_all(fs);
 	conn_close_all(fs);
 	alias_free_all(fs);
+	inomap_free_all(fs);
 	pend_free_all(fs);
 }
 
@@ -342,6 +345,7 @@ static struct ckptfs *fs_new(void)
 	fs_list_init(&fs->versions);
 	fs_list_init(&fs->pending);
 	fs_list_init(&fs->aliases);
+	fs_list_init(&fs->inomaps);
 	clock_gettime(CLOCK_REALTIME, &fs->started);
 	fs->next_ino = FS_ROOT_INO;
 	return fs;

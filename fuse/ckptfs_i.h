@@ -120,6 +120,8 @@ struct fs_inode {
 	int mtime_dirty;          /* written since mtime was last sent */
 	int stale;                /* written since the kernel's copies of its
 				   * other names' attributes were dropped */
+	int dir_entry;            /* a directory ckptd holds an entry of
+				   * (CKPT_ATTR_IFDIR): a version joined */
 	uint8_t *xattr;           /* extended attributes set through this
 				   * mount (xattr.h blob, owned) */
 	uint32_t xlen;
@@ -145,6 +147,13 @@ struct fs_node {
 struct fs_tree {
 	uint64_t *next_ino;       /* the mount's last st_ino given (atomic) */
 	struct fs_node *root;
+	/* libfuse's unlinked open files (FS_HIDDEN names): a directory out
+	 * of the tree, so that they neither keep their old directory from
+	 * being removed nor are listed or committed; ckptd keeps their bytes
+	 * at the version's root under the hidden name until the last close
+	 * (or the commit) drops them.  Found by name alone (libfuse's hidden
+	 * names are unique in the mount). */
+	struct fs_node *hidden;
 	struct fs_node **buckets;
 	size_t nbuckets;
 	size_t count;
@@ -153,10 +162,18 @@ struct fs_tree {
 /* An empty tree whose inodes take their st_ino from *next_ino. */
 int tree_init(struct fs_tree *t, uint64_t *next_ino);
 void tree_free(struct fs_tree *t);
-/* The node at path ("" is the root), or NULL. */
+/* The node at path ("" is the root), or NULL.  A last component that is
+ * a hidden name (FS_HIDDEN) is also looked for among t->hidden. */
 struct fs_node *tree_lookup(const struct fs_tree *t, const char *path);
 struct fs_node *tree_child(const struct fs_tree *t, const struct fs_node *dir,
 			   const char *name);
+/* tree_child, or for a hidden name the hidden file of that name. */
+struct fs_node *tree_child_any(const struct fs_tree *t,
+			       const struct fs_node *dir, const char *name);
+/* Is name one libfuse gives an unlinked open file (FS_HIDDEN...)? */
+int tree_hidden_name(const char *name);
+/* Is node a hidden file of t (a child of t->hidden)? */
+int tree_is_hidden(const struct fs_tree *t, const struct fs_node *node);
 /* Add a child naming a new inode; 0 or -ENOMEM. */
 int tree_add(struct fs_tree *t, struct fs_node *dir, const char *name,
 	     int is_dir, struct fs_node **out);
@@ -181,6 +198,10 @@ int tree_move(struct fs_tree *t, struct fs_node *node, struct fs_node *dir,
 /* The node's path below the version ("" for the root).  Length or
  * -ENAMETOOLONG. */
 int tree_path(const struct fs_node *node, char *buf, size_t cap);
+/* The path ckptd knows name under dir by ("" for the root's child name,
+ * the bare name for a hidden file).  Length or -ENAMETOOLONG. */
+int tree_child_path(const struct fs_node *dir, const char *name, char *buf,
+		    size_t cap);
 /* A path ckptd knows node's file by: node's own while it is in the tree,
  * else another name of its inode (ckptd resolves every name of a file to
  * the same bytes).  Length, -ENOENT when the file has no name left (it
@@ -289,7 +310,7 @@ struct fs_handle {
 	uint64_t size;            /* the file's size, when committed */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 };
 
 static inline struct fs_handle *fs_handle(const struct fuse_file_info *fi)
@@ -310,6 +331,10 @@ struct ckptfs {
 	struct fs_link pending;       /* struct fs_pending */
 	struct fs_link aliases;       /* struct fs_alias, oldest first */
 	unsigned naliases;
+	struct fs_link inomaps;       /* st_ino of committed versions
+				       * (inomap.c), oldest first */
+	unsigned ninomaps;
+	size_t ninomap_ents;
 	uint64_t next_ino;            /* the last st_ino given to an inode of
 				       * a mirror (atomic: tree.c); 1 is the
 				       * root's, and ckptd's files have the
@@ -355,7 +380,7 @@ struct fs_path {
 	unsigned depth;           /* components below the job, P_PREFIX: count */
 	char job[CKPT_JOB_MAX + 1];       /* P_PREFIX: the leading part */
 	char vdisp[CKPT_VERSION_MAX + 1]; /* the version as shown */
-	char file[CKPT_PATH_MAX + 1];     /* P_FILE: path inside the version */
+	char file[CKPT_PATH_MAX2 + 1];     /* P_FILE: path inside the version */
 };
 
 /* Split a mount path.  0, -ENAMETOOLONG, or -CKPT_EBADNAME for a name ckpt
@@ -437,6 +462,11 @@ void ver_unlink_locked(struct fs_version *ver);
 /* The error a write to ver gets now, 0 if it may be written (fs->mu). */
 int ver_writable_locked(const struct fs_version *ver);
 void ver_touch_locked(struct fs_version *ver);
+/* The last handle of n, a hidden file of ver (libfuse's unlinked open
+ * file), is going: drop it from ckptd and the mirror.  n is pinned by the
+ * caller's handle (n->nopen), which tree_release() then frees. */
+void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n);
 /* Mark ver failed with err, and log it (fs->mu held). */
 void ver_fail_locked(struct fs_version *ver, int err);
 
@@ -459,6 +489,21 @@ void alias_resolve(struct ckptfs *fs, struct fs_path *p);
 /* A new VER.tmp was begun: VER.tmp is no longer an alias. */
 void alias_drop(struct ckptfs *fs, const char *job, const char *name);
 void alias_free_all(struct ckptfs *fs);
+
+/* inomap.c: the st_ino a version's files had while this mount wrote it,
+ * kept at its commit so that they do not change (fs->mu for all). */
+/* Keep the numbers of ver's mirror (just committed, sealed at sealed_ns,
+ * 0 if not known); on ENOMEM nothing is kept. */
+void inomap_add_locked(struct ckptfs *fs, const struct fs_version *ver,
+		       uint64_t sealed_ns);
+/* The number path (in job/version, sealed at sealed_ns) had: 1 with *ino,
+ * or 0 (ask the hash). */
+int inomap_find_locked(struct ckptfs *fs, const char *job,
+		       const char *version, const char *path,
+		       uint64_t sealed_ns, uint64_t *ino);
+/* Forget the numbers of job/name (a version of that name begun again). */
+void inomap_drop_locked(struct ckptfs *fs, const char *job, const char *name);
+void inomap_free_all(struct ckptfs *fs);
 
 struct fs_pending *pend_find(struct ckptfs *fs, const char *path);
 int pend_has_below(struct ckptfs *fs, const char *prefix);
@@ -558,6 +603,16 @@ void attr_apply(struct stat *st, const struct ckpt_attr *a, int rw);
  * error. */
 int attr_send(struct ckptfs *fs, struct fs_version *ver, struct fs_node *n,
 	      const struct ckpt_attr *a);
+/* Would a write or truncate by the caller take set-id bits from in's
+ * file (attr_kill_priv)?  fs->mu. */
+int attr_privs_locked(const struct fs_inode *in, int chown);
+/* Clear the set-id bits of n's file that a write, truncate (chown 0) or
+ * chown (1) by the caller takes, as the kernel would on a local file
+ * (libfuse leaves it to the file system: FUSE_CAP_HANDLE_KILLPRIV):
+ * set-uid, and set-gid with group execute; a writer with CAP_FSETID
+ * (uid 0) keeps them, a chown does not.  ns held.  0 or an error. */
+int attr_kill_priv(struct ckptfs *fs, struct fs_version *ver,
+		   struct fs_node *n, int chown);
 /* in was written: its mtime is now, to be sent at the next flush
  * (fs->mu). */
 void attr_written(struct fs_inode *in);

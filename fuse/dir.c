@@ -209,13 +209,13 @@ static int list_files(struct ckptfs *fs, const struct fs_path *p,
 		return n;
 	for (i = 0; i < n; i++) {
 		if (p->kind == P_VERSION)
-			names_add(ns, files[i].path);
-		else if (srv_below(files[i].path, p->file))
-			names_add(ns, files[i].path + strlen(p->file) + 1);
-		else if (!strcmp(files[i].path, p->file) &&
+			names_add(ns, files[i].name);
+		else if (srv_below(files[i].name, p->file))
+			names_add(ns, files[i].name + strlen(p->file) + 1);
+		else if (!strcmp(files[i].name, p->file) &&
 			 srv_dir_entry(&files[i]))
 			isdir = 1;
-		else if (!strcmp(files[i].path, p->file))
+		else if (!strcmp(files[i].name, p->file))
 			isfile = 1;
 	}
 	free(files);

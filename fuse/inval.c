@@ -30,7 +30,7 @@ static void note_one(struct fs_inval *iv, const struct fs_version *ver,
 		     const struct fs_node *n)
 {
 	char disp[CKPT_VERSION_MAX + sizeof(FS_TMP_SUFFIX)];
-	char file[CKPT_PATH_MAX + 1];
+	char file[CKPT_PATH_MAX2 + 1];
 	char **grown;
 	char *path;
 

@@ -86,6 +86,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p, struct fuse_file_info *fi,
 		     int create, mode_t mode)
 {
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct ckpt_attr a;
 	int writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int trunc = writable && (fi->flags & O_TRUNC);
@@ -110,7 +111,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0)
 		ret = tree_parent(&ver->tree, p, &dir, &base);
 	if (ret == 0) {
-		n = tree_child(&ver->tree, dir, base);
+		n = tree_child_any(&ver->tree, dir, base);
 		if (n && n->is_dir)
 			ret = -EISDIR;
 		else if (n && create && (fi->flags & O_EXCL))
@@ -123,16 +124,21 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0) {
 		n->nopen++;     /* pinned while ckptd is asked */
 		pinned = 1;
+		/* ckptd's path: a hidden file is at the root there */
+		ret = tree_path(n, fpath, sizeof(fpath));
+		ret = ret < 0 ? ret : 0;
 	}
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && trunc)
 		ret = wb_flush_node(fs, ver, n, 0);
 	if (ret == 0 && (made || trunc))
-		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, p->file, 0));
+		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, 0));
 	if (ret == 0 && made) {     /* its mode, owner and times */
 		attr_new(&a, mode);
-		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, p->file, &a));
+		ret = ver_failed(fs, ver, ckpt_setattr(ver->v, fpath, &a));
 	}
+	if (ret == 0 && trunc && !made)     /* FUSE_CAP_HANDLE_KILLPRIV */
+		ret = attr_kill_priv(fs, ver, n, 0);
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -261,7 +267,7 @@ int fs_open(const char *path, struct fuse_file_info *fi)
 static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 		     size_t size, off_t off)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_version *ver = h->ver;
 	size_t got = 0;
 	int ret, gone;
@@ -378,12 +384,12 @@ int fs_read(const char *path, char *buf, size_t size, off_t off,
 int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	     struct fuse_file_info *fi)
 {
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver;
 	struct fs_inode *in;
-	int ret, gone = 0;
+	int ret, gone = 0, kill = 0;
 
 	(void)path;
 	if (h->kind == H_MARKER)
@@ -415,9 +421,13 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		/* Seen through its other names from the next close on
 		 * (inval.c: not from a WRITE). */
 		in->stale |= in->nlink > 1 || h->node->detached;
+		/* Not a write-back of mapped pages: no one's write. */
+		kill = !fi->writepage && attr_privs_locked(in, 0);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 	}
+	if (kill)       /* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
+		ret = attr_kill_priv(fs, ver, h->node, 0);
 	pthread_rwlock_unlock(&ver->ns);
 	return ret < 0 ? fs_errno(ret) : (int)size;
 }
@@ -429,7 +439,7 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		       struct fs_node *node, const char *file, off_t size,
 		       int grow)
 {
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	int ret, gone = 0;
 
@@ -461,6 +471,8 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		inval_note_locked(&iv, ver, node->in, node);
 		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
+		/* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
+		ret = attr_kill_priv(fs, ver, node, 0);
 	}
 	pthread_rwlock_unlock(&ver->ns);
 	inval_send(&iv);
@@ -700,10 +712,18 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver = h->ver;
-	int died;
+	int died, hidden;
 
 	(void)path;
 	if (h->kind == H_NODE) {
+		/* The last close of an unlinked file: its bytes go now (libfuse
+		 * cannot name it once its directory is gone). */
+		pthread_mutex_lock(&fs->mu);
+		hidden = tree_is_hidden(&ver->tree, h->node) &&
+			 h->node->nopen == 1;
+		pthread_mutex_unlock(&fs->mu);
+		if (hidden)
+			ver_drop_hidden(fs, ver, h->node);
 		pthread_mutex_lock(&fs->mu);
 		died = writer_died_locked(h);
 		h->node->nopen--;

@@ -36,7 +36,9 @@
  * a 64-bit FNV-1a hash of what it is: its kind, job, version and path, or,
  * for a file with several names, ckptd's ino in place of the path, so that
  * its names show one number too.  The top bit keeps those apart from the
- * counter's.  The root is FS_ROOT_INO, as the kernel has it.
+ * counter's.  The root is FS_ROOT_INO, as the kernel has it.  A version
+ * this mount committed keeps the counter's numbers (inomap.c), so that a
+ * file's number does not change at its commit.
  */
 static uint64_t fnv(uint64_t h, const void *p, size_t len)
 {
@@ -166,7 +168,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 {
 	struct ckpt_version_info info;
 	struct ckpt_file_info file;
-	uint64_t linked = 0;
+	uint64_t linked = 0, ino;
 	struct timespec t;
 	int ret;
 
@@ -202,6 +204,14 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 	if (ret == 0)
 		st->st_ino = ino_hash(p->kind, p->job, p->vdisp,
 				      p->kind == P_FILE ? p->file : "", linked);
+	if (ret == 0) {     /* committed here: the numbers it had (inomap.c) */
+		pthread_mutex_lock(&fs->mu);
+		if (inomap_find_locked(fs, p->job, p->vdisp,
+				       p->kind == P_FILE ? p->file : "",
+				       info.sealed_ns, &ino))
+			st->st_ino = ino;
+		pthread_mutex_unlock(&fs->mu);
+	}
 	return ret;
 }
 
@@ -386,23 +396,47 @@ static int rmdir_job(struct ckptfs *fs, const struct fs_path *p)
 	return pd ? 0 : -ENOENT;
 }
 
+/*
+ * rmdir inside a held version: the mirror's directory goes, and with it
+ * the directory's own entry in ckptd if it has one (a version joined with
+ * one: ckptfs sends its directories at the commit, vers.c).  Unlinked open
+ * files once in it are not its children (tree.c, hidden).
+ */
 static int rmdir_in(struct ckptfs *fs, struct fs_version *ver,
 		    const struct fs_path *p)
 {
 	struct fs_node *n;
-	int ret;
+	int ret, entry = 0;
 
+	pthread_rwlock_wrlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
 	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
 	if (ret == 0)
 		ret = !n ? -ENOENT : !n->is_dir ? -ENOTDIR :
 		      n->nchild ? -ENOTEMPTY : 0;
-	if (ret == 0) {
+	if (ret == 0)
+		entry = n->in->dir_entry;
+	if (ret == 0 && !entry) {
 		tree_remove(&ver->tree, n);
 		ver_touch_locked(ver);
 	}
 	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && entry) {
+		ret = ckpt_unlink(ver->v, p->file);
+		ret = ver_failed(fs, ver, ret == -ENOENT ? 0 : ret);
+		pthread_mutex_lock(&fs->mu);
+		/* mkdir takes no ns lock: a child may have come meanwhile (the
+		 * commit sends the directory again then). */
+		if (ret == 0)
+			ret = n->nchild ? -ENOTEMPTY : 0;
+		if (ret == 0) {
+			tree_remove(&ver->tree, n);
+			ver_touch_locked(ver);
+		}
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
 	return ret;
 }
 
@@ -444,6 +478,7 @@ int fs_rmdir(const char *path)
 static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *p)
 {
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *n;
 	int ret;
@@ -456,9 +491,11 @@ static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 	n = ret ? NULL : tree_lookup(&ver->tree, p->file);
 	if (ret == 0)
 		ret = !n ? -ENOENT : n->is_dir ? -EISDIR : 0;
+	if (ret == 0)       /* a hidden file is at the root in ckptd */
+		ret = tree_path(n, path, sizeof(path));
 	pthread_mutex_unlock(&fs->mu);
-	if (ret == 0) {
-		ret = ckpt_unlink(ver->v, p->file);
+	if (ret >= 0) {
+		ret = ckpt_unlink(ver->v, path);
 		if (ret == -ENOENT)   /* never reached ckptd: nothing to do */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
@@ -511,6 +548,9 @@ static int rename_check(struct fs_version *ver, const struct fs_path *a,
 	ret = tree_parent(&ver->tree, b, dir, base);
 	if (ret < 0)
 		return ret;
+	/* libfuse hides an unlinked open file: it leaves its directory */
+	if (!(*src)->is_dir && tree_hidden_name(*base))
+		*dir = ver->tree.hidden;
 	*dst = tree_child(&ver->tree, *dir, *base);
 	if (*dst && (flags & RENAME_NOREPLACE))
 		return -EEXIST;
@@ -535,8 +575,9 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		     const struct fs_path *a, const struct fs_path *b,
 		     unsigned int flags)
 {
+	char from[CKPT_PATH_MAX2 + 1], to[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
-	struct fs_node *src, *dst, *dir;
+	struct fs_node *src = NULL, *dst = NULL, *dir = NULL;
 	const char *base;
 	int ret, noop = 0;
 
@@ -550,9 +591,15 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
 	if (ret == 0)
 		noop = dst && dst->in == src->in;
+	/* The paths ckptd knows (a hidden file is at the root there). */
+	if (ret == 0 && !noop)
+		ret = tree_path(src, from, sizeof(from));
+	if (ret >= 0 && !noop)
+		ret = tree_child_path(dir, base, to, sizeof(to));
+	ret = ret < 0 ? ret : 0;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && !noop) {
-		ret = ckpt_rename(ver->v, a->file, b->file);
+		ret = ckpt_rename(ver->v, from, to);
 		if (ret == -ENOENT && src->is_dir)  /* no file below it yet */
 			ret = 0;
 		ret = ver_failed(fs, ver, ret);
@@ -649,7 +696,7 @@ static int link_check(struct fs_version *ver, const struct fs_path *a,
 	ret = tree_parent(&ver->tree, b, dir, base);
 	if (ret < 0)
 		return ret;
-	return tree_child(&ver->tree, *dir, *base) ? -EEXIST : 0;
+	return tree_child_any(&ver->tree, *dir, *base) ? -EEXIST : 0;
 }
 
 /*
@@ -664,6 +711,7 @@ static int link_check(struct fs_version *ver, const struct fs_path *a,
 static int link_in(struct ckptfs *fs, struct fs_version *ver,
 		   const struct fs_path *a, const struct fs_path *b)
 {
+	char from[CKPT_PATH_MAX2 + 1];
 	struct fs_inval iv = { .n = 0 };
 	struct fs_node *src, *dir;
 	const char *base;
@@ -674,9 +722,12 @@ static int link_in(struct ckptfs *fs, struct fs_version *ver,
 	pthread_rwlock_wrlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = link_check(ver, a, b, &src, &dir, &base);
+	if (ret == 0)       /* a hidden file is at the root in ckptd */
+		ret = tree_path(src, from, sizeof(from));
+	ret = ret < 0 ? ret : 0;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0)
-		ret = ver_failed(fs, ver, ckpt_link(ver->v, a->file, b->file));
+		ret = ver_failed(fs, ver, ckpt_link(ver->v, from, b->file));
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
 		inval_note_locked(&iv, ver, src->in, NULL);
@@ -740,7 +791,7 @@ int fs_link(const char *from, const char *to)
  * root, jobs) they change nothing.
  */
 static int attr_change(const char *path, struct fuse_file_info *fi,
-		       const struct ckpt_attr *a)
+		       const struct ckpt_attr *a, int chown)
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
@@ -781,6 +832,8 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0) {
 		ret = attr_send(fs, ver, n, a);
+		if (ret == 0 && chown)      /* it takes the set-id bits */
+			ret = attr_kill_priv(fs, ver, n, 1);
 		pthread_mutex_lock(&fs->mu);
 		if (ret == 0)   /* its other names show it too */
 			inval_note_locked(&iv, ver, n->in, n);
@@ -798,7 +851,7 @@ int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct ckpt_attr a = { .set = CKPT_ATTR_MODE, .mode = mode & 07777 };
 
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 0);
 }
 
 int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
@@ -809,7 +862,7 @@ int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 		a.set |= CKPT_ATTR_UID;
 	if (gid != (gid_t)-1)
 		a.set |= CKPT_ATTR_GID;
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 1);
 }
 
 /* One time of utimensat: now, unchanged (0), or as given. */
@@ -835,7 +888,7 @@ int fs_utimens(const char *path, const struct timespec tv[2],
 
 	a.set |= time_arg(tv ? &tv[0] : NULL, CKPT_ATTR_ATIME, &a.atime_ns);
 	a.set |= time_arg(tv ? &tv[1] : NULL, CKPT_ATTR_MTIME, &a.mtime_ns);
-	return attr_change(path, fi, &a);
+	return attr_change(path, fi, &a, 0);
 }
 
 int fs_statfs(const char *path, struct statvfs *sv)

@@ -278,7 +278,7 @@ int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
 	if (n < 0)
 		return n == -CKPT_ENOVERSION ? 0 : n;
 	for (i = 0; i < n && !found; i++)
-		found = srv_below(files[i].path, dir);
+		found = srv_below(files[i].name, dir);
 	free(files);
 	return found;
 }

@@ -19,6 +19,11 @@
  * the same way, node->in.  An inode counts the nodes that name it; the
  * last one to go frees it.
  *
+ * libfuse's unlinked open files (renamed FS_HIDDEN...) are moved out of
+ * their directory into t->hidden, a directory that is not in the tree:
+ * they do not keep it from being removed, are never listed or committed,
+ * and are found by their name alone (tree_child_any).
+ *
  * The tree is protected by fs->mu.  A node that is unlinked or replaced
  * while a handle holds it is detached (out of the tree, marked) and freed
  * by tree_release() when the last handle goes; its inode stays with it, and
@@ -97,10 +102,13 @@ int tree_init(struct fs_tree *t, uint64_t *next_ino)
 	t->nbuckets = 64;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	t->root = node_new(t, "", 1, NULL);
-	if (!t->buckets || !t->root) {
+	t->hidden = node_new(t, "", 1, NULL);
+	if (!t->buckets || !t->root || !t->hidden) {
 		free(t->buckets);
 		if (t->root)
 			node_free(t->root);
+		if (t->hidden)
+			node_free(t->hidden);
 		return -ENOMEM;
 	}
 	return 0;
@@ -130,6 +138,8 @@ void tree_free(struct fs_tree *t)
 		return;
 	free_children(t->root);
 	node_free(t->root);
+	free_children(t->hidden);
+	node_free(t->hidden);
 	free(t->buckets);
 	memset(t, 0, sizeof(*t));
 }
@@ -191,6 +201,26 @@ struct fs_node *tree_child(const struct fs_tree *t, const struct fs_node *dir,
 	return NULL;
 }
 
+int tree_hidden_name(const char *name)
+{
+	return !strncmp(name, FS_HIDDEN, sizeof(FS_HIDDEN) - 1);
+}
+
+int tree_is_hidden(const struct fs_tree *t, const struct fs_node *node)
+{
+	return node->parent && node->parent == t->hidden;
+}
+
+struct fs_node *tree_child_any(const struct fs_tree *t,
+			       const struct fs_node *dir, const char *name)
+{
+	struct fs_node *n = tree_child(t, dir, name);
+
+	if (!n && tree_hidden_name(name))
+		n = tree_child(t, t->hidden, name);
+	return n;
+}
+
 struct fs_node *tree_lookup(const struct fs_tree *t, const char *path)
 {
 	char name[256];
@@ -203,7 +233,7 @@ struct fs_node *tree_lookup(const struct fs_tree *t, const char *path)
 			return NULL;
 		memcpy(name, path, e - path);
 		name[e - path] = '\0';
-		n = tree_child(t, n, name);
+		n = *e ? tree_child(t, n, name) : tree_child_any(t, n, name);
 		path = *e ? e + 1 : e;
 	}
 	return n;
@@ -360,6 +390,21 @@ int tree_path(const struct fs_node *node, char *buf, size_t cap)
 	return (int)len;
 }
 
+int tree_child_path(const struct fs_node *dir, const char *name, char *buf,
+		    size_t cap)
+{
+	int len = tree_path(dir, buf, cap);
+
+	if (len < 0)
+		return len;
+	if ((size_t)len + (len ? 1 : 0) + strlen(name) + 1 > cap)
+		return -ENAMETOOLONG;
+	if (len)
+		buf[len++] = '/';
+	strcpy(buf + len, name);
+	return len + (int)strlen(name);
+}
+
 int tree_inode_path(const struct fs_inode *in, char *buf, size_t cap)
 {
 	if (!in->nlink)
@@ -376,7 +421,7 @@ int tree_node_path(const struct fs_node *node, char *buf, size_t cap)
 
 static int hidden(const struct fs_node *n)
 {
-	return !strncmp(n->name, FS_HIDDEN, sizeof(FS_HIDDEN) - 1);
+	return tree_hidden_name(n->name);
 }
 
 unsigned tree_nlink(const struct fs_node *node)
@@ -394,7 +439,7 @@ unsigned tree_nlink(const struct fs_node *node)
 int tree_parent(const struct fs_tree *t, const struct fs_path *p,
 		struct fs_node **dir, const char **base)
 {
-	char dpath[CKPT_PATH_MAX + 1];
+	char dpath[CKPT_PATH_MAX2 + 1];
 	size_t dlen;
 
 	*base = path_base(p, &dlen);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ckptfs_i.h"
+#include "xattr.h"
 
 time_t fs_now_sec(void)
 {
@@ -187,6 +188,7 @@ int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver)
 	pthread_mutex_lock(&fs->mu);
 	if (ver->state == V_OPEN) {
 		ver->state = V_DONE;
+		inomap_add_locked(fs, ver, info.sealed_ns);
 		fs_log(FUSE_LOG_INFO, "version %s/%s committed (by name, in "
 		       "ckptd)", ver->job, ver->name);
 	}
@@ -257,12 +259,13 @@ static int mirror_files(struct fs_tree *t, struct ckpt_file_info *files,
 		is_dir = srv_dir_entry(f);
 		linked = !is_dir && i > 0 && f->ino &&
 			 f->ino == order[i - 1]->ino;
-		ret = tree_add_path(t, f->path, is_dir, linked ? in : NULL,
+		ret = tree_add_path(t, f->name, is_dir, linked ? in : NULL,
 				    &node);
 		if (ret == 0) {     /* the attributes it was given elsewhere */
 			in = node->in;
 			in->size = is_dir ? 0 : f->size;
 			in->attr = f->attr;
+			in->dir_entry = is_dir;
 			if (is_dir)     /* as mkdir keeps them: no type */
 				in->attr.mode &= 07777;
 		}
@@ -359,6 +362,7 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 	if (tmp)
 		alias_drop(fs, job, name);
 	pthread_mutex_lock(&fs->mu);
+	inomap_drop_locked(fs, job, name);
 	fs_list_add(&fs->versions, &ver->link);
 	ver->in_table = 1;
 	pthread_mutex_unlock(&fs->mu);
@@ -396,7 +400,7 @@ static struct fs_node *find_hidden_locked(struct fs_version *ver)
  * before the commit (their handles then write nowhere).  ns held. */
 static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct fs_node *n;
 	int ret;
 
@@ -413,6 +417,174 @@ static void purge_hidden(struct ckptfs *fs, struct fs_version *ver)
 		tree_remove(&ver->tree, n);
 		pthread_mutex_unlock(&fs->mu);
 	}
+}
+
+void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
+		     struct fs_node *n)
+{
+	char path[CKPT_PATH_MAX2 + 1];
+	int ret, drop;
+
+	/* No inode goes with a write-behind buffer (tree.c). */
+	pthread_rwlock_wrlock(&ver->ns);
+	ret = wb_flush_all(fs, ver);
+	pthread_mutex_lock(&fs->mu);
+	drop = ret == 0 && ver->state == V_OPEN &&
+	       tree_is_hidden(&ver->tree, n) && n->nopen == 1 &&
+	       tree_path(n, path, sizeof(path)) >= 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (drop) {
+		ret = ckpt_unlink(ver->v, path);
+		ver_failed(fs, ver, ret == -ENOENT ? 0 : ret);
+		pthread_mutex_lock(&fs->mu);
+		tree_remove(&ver->tree, n);     /* detached: n->nopen */
+		pthread_mutex_unlock(&fs->mu);
+	}
+	pthread_rwlock_unlock(&ver->ns);
+}
+
+/* ---- directories at the commit ------------------------------------------ */
+
+/* A directory of the mirror as it goes to ckptd (CKPT_ATTR_IFDIR entry). */
+struct dir_send {
+	char *path;
+	struct ckpt_attr a;
+	uint8_t *x;               /* its extended attributes (xattr.h blob) */
+	uint32_t xlen;
+};
+
+struct dir_list {
+	struct dir_send *v;
+	size_t n, cap;
+};
+
+static void dir_list_free(struct dir_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].x);
+	}
+	free(l->v);
+}
+
+/* Note n (a directory, not the root) if ckptd needs its entry: it was
+ * given attributes or extended attributes, or it is empty (nothing else
+ * would make it); fs->mu held. */
+static int dir_note(struct dir_list *l, const struct fs_node *n)
+{
+	const struct fs_inode *in = n->in;
+	char path[CKPT_PATH_MAX2 + 1];
+	struct dir_send *d;
+
+	if (!in->attr.set && !in->xlen && n->nchild)
+		return 0;
+	if (tree_path(n, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct dir_send *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	d = &l->v[l->n];
+	memset(d, 0, sizeof(*d));
+	d->a = in->attr;
+	d->a.mode = CKPT_ATTR_IFDIR | (in->attr.set & CKPT_ATTR_MODE ?
+				       in->attr.mode & 07777 : FS_MODE_DIR);
+	d->a.set |= CKPT_ATTR_MODE;
+	d->a.rdev = 0;
+	d->path = strdup(path);
+	d->x = in->xlen ? malloc(in->xlen) : NULL;
+	if (!d->path || (in->xlen && !d->x)) {
+		free(d->path);
+		free(d->x);
+		return -ENOMEM;
+	}
+	if (in->xlen)
+		memcpy(d->x, in->xattr, in->xlen);
+	d->xlen = in->xlen;
+	l->n++;
+	return 0;
+}
+
+/* The directories below dir, each after those below it: ckptd keeps
+ * entries in the order they came, and the drain sets a directory's times
+ * in that order, so a directory made later below one would move its
+ * mtime.  fs->mu held. */
+static int dirs_collect(struct dir_list *l, const struct fs_node *dir)
+{
+	const struct fs_link *pos;
+	const struct fs_node *n;
+	int ret = 0;
+
+	for (pos = dir->children.next; pos != &dir->children && ret == 0;
+	     pos = pos->next) {
+		n = fs_entry(pos, struct fs_node, sib);
+		if (!n->is_dir)
+			continue;
+		ret = dirs_collect(l, n);
+		if (ret == 0)
+			ret = dir_note(l, n);
+	}
+	return ret;
+}
+
+/* Send one directory's entry: made empty, given its type and attributes,
+ * then its extended attributes. */
+static int dir_send_one(struct fs_version *ver, const struct dir_send *d)
+{
+	char names[XATTR_MAX];
+	const uint8_t *val;
+	long len, vlen, i;
+	int ret;
+
+	ret = ckpt_truncate(ver->v, d->path, 0);
+	if (ret == 0)
+		ret = ckpt_setattr(ver->v, d->path, &d->a);
+	len = ret == 0 && d->xlen ? xattr_list(d->x, d->xlen, names,
+					       sizeof(names)) : 0;
+	if (len < 0)
+		return (int)len;
+	for (i = 0; i < len && ret == 0; i += (long)strlen(names + i) + 1) {
+		vlen = xattr_get(d->x, d->xlen, names + i, &val);
+		ret = vlen < 0 ? (int)vlen :
+		      ckpt_setxattr(ver->v, d->path, names + i, val,
+				    (size_t)vlen);
+	}
+	return ret;
+}
+
+/*
+ * Give ckptd the version's directories before the commit: an entry of
+ * type CKPT_ATTR_IFDIR (no bytes) for each one with attributes or none
+ * below it, so that empty directories and their modes, owners, times and
+ * extended attributes are in the committed version, its drain and its
+ * restore (docs/design.md).  Sent only now, when the mirror holds what
+ * they became: no rmdir or rename has to follow them in ckptd.  ns held
+ * for writing, the version V_COMMITTING (no mkdir or chmod meanwhile).
+ */
+static int send_dirs(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct dir_list l = { .n = 0 };
+	size_t i;
+	int ret;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = dirs_collect(&l, ver->tree.root);
+	pthread_mutex_unlock(&fs->mu);
+	for (i = 0; i < l.n && ret == 0; i++)
+		ret = dir_send_one(ver, &l.v[i]);
+	if (ret < 0)
+		fs_log(FUSE_LOG_ERR, "version %s/%s: directory %s not sent: %s",
+		       ver->job, ver->name, i ? l.v[i - 1].path : "",
+		       ckpt_strerror(ret));
+	dir_list_free(&l);
+	return ret;
 }
 
 /* The kernel sends RELEASE after close() returns: a program that closes a
@@ -434,6 +606,7 @@ static unsigned wait_closed_locked(struct ckptfs *fs, struct fs_version *ver)
 int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed)
 {
+	struct ckpt_version_info info;
 	int ret;
 	unsigned nw;
 
@@ -455,14 +628,21 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	ret = wb_flush_all(fs, ver);
 	purge_hidden(fs, ver);
 	if (ret == 0)
+		ret = send_dirs(fs, ver);
+	if (ret == 0)
 		ret = ckpt_commit(ver->v);
 	else
 		ckpt_abort(ver->v);
 	pthread_rwlock_unlock(&ver->ns);
 	conn_check(fs, ver->conn, ret);
+	/* Its files keep the numbers they had (inomap.c). */
+	if (ret == 0 && ckpt_stat_version(ver->conn->c, ver->job, ver->name,
+					  &info) < 0)
+		info.sealed_ns = 0;
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0) {
 		ver->state = V_DONE;
+		inomap_add_locked(fs, ver, info.sealed_ns);
 	} else {
 		ver->state = V_FAILED;
 		ver->err = ret;

@@ -49,7 +49,7 @@
 static int send_locked(struct ckptfs *fs, struct fs_version *ver,
 		       struct fs_wbuf *wb)
 {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	int ret = 0, gone;
 
 	if (!wb->len)

@@ -6,7 +6,8 @@
  * In a version this mount writes, a set or remove goes to ckptd in order
  * with the version's writes, and the file's inode keeps a copy (shared by
  * its hard links) so that reads of them cost nothing; a directory's stay
- * in the mirror only, like its mode.
+ * in the mirror, like its mode, and go to ckptd with its directory entry
+ * at the commit (vers.c).
  * Anything else is asked of ckptd.  Names outside "user." are not kept:
  * setting one is ENOTSUP, reading one ENODATA (the kernel asks for
  * security.capability at each write).
@@ -117,7 +118,7 @@ static int xattr_change(const char *path, const char *name, const void *value,
 			size_t size, int flags)
 {
 	struct ckptfs *fs = fs_get();
-	char fpath[CKPT_PATH_MAX + 1];
+	char fpath[CKPT_PATH_MAX2 + 1];
 	uint8_t buf[XATTR_MAX], *copy = NULL;
 	struct fs_version *ver;
 	struct fs_node *n = NULL;

@@ -54,7 +54,18 @@
  * 255 bytes of anything but '/' and NUL (spaces, punctuation, UTF-8: the
  * POSIX rule) and is neither "." nor "..".  A job may be
  * at most CKPT_JOB_MAX bytes, a version CKPT_VERSION_MAX and a path
- * CKPT_PATH_MAX.
+ * CKPT_PATH_MAX2 (PATH_MAX less its NUL).  Every call taking a path takes
+ * up to CKPT_PATH_MAX2 bytes; a longer path, or a component longer than 255
+ * bytes, is -ENAMETOOLONG (any other bad name -CKPT_EBADNAME).
+ *
+ * Long paths and the first release's structs.  struct ckpt_file_info and
+ * struct ckpt_plan_entry embed path[CKPT_PATH_MAX + 1], the first release's
+ * limit, which they keep.  Their name field (appended) points at the whole
+ * path, whatever its length.  A path longer than CKPT_PATH_MAX leaves
+ * path[] empty ("", never a truncated path), and a call whose caller's size
+ * ends before name (ckpt_list_files(), ckpt_stat_file(), or a *2 call from
+ * a program built before name) fails with -ENAMETOOLONG rather than hand
+ * out an entry without its path.
  */
 #ifndef CKPT_H
 #define CKPT_H
@@ -68,7 +79,11 @@ extern "C" {
 
 #define CKPT_JOB_MAX     200
 #define CKPT_VERSION_MAX 128
+/* The first release's path limit: the size of path[] in struct
+ * ckpt_file_info and struct ckpt_plan_entry (see "Long paths" above). */
 #define CKPT_PATH_MAX    1024
+/* The longest path inside a version: PATH_MAX (4096) less its NUL. */
+#define CKPT_PATH_MAX2   4095
 /* Largest file size, and largest offset + length of a write: 16 TiB.  A
  * truncate or write past it gets -EFBIG. */
 #define CKPT_FILE_MAX    (1ull << 44)
@@ -221,7 +236,8 @@ struct ckpt_attr {
 #define CKPT_XATTR_MAX 4096
 
 struct ckpt_file_info {
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX + 1]; /* "" if longer than CKPT_PATH_MAX:
+				       * see name */
 	uint64_t size;
 	uint32_t extents;  /* stored records (a record is checksummed whole) */
 	/* end of the first release (CKPT_FILE_INFO_SIZE_VER0); append below */
@@ -232,6 +248,12 @@ struct ckpt_file_info {
 			    * a ckptd before links */
 	uint32_t nlink;    /* the names that file has in the version
 			    * (0 from a ckptd before links: 1) */
+	const char *name;  /* the whole path (up to CKPT_PATH_MAX2 bytes),
+			    * NUL-terminated: ckpt_list_files2() sets it
+			    * for every entry, pointing into the array's
+			    * own allocation (the one free() frees it);
+			    * ckpt_stat_file2() sets it to NULL (the path
+			    * is the one asked for) */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */
@@ -585,6 +607,10 @@ struct ckpt_plan_entry {
 				   * ("" for a ckptd not in a cluster) */
 	char why[CKPT_REASON_MAX + 1]; /* why that source, and why not the
 				   * faster ones */
+	const char *name;         /* the whole path (up to CKPT_PATH_MAX2
+				   * bytes; path[] is "" when it is longer
+				   * than CKPT_PATH_MAX), in the array's own
+				   * allocation, freed with it */
 };
 
 /* The plan of every file of job/version, as the node that answers would

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ckpt.h"
 #include "codec.h"
@@ -259,6 +260,19 @@ int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len)
 	d->pos += n;
 	*len = n;
 	return 0;
+}
+
+int attr_times(const struct ckpt_attr *a, struct timespec *ts)
+{
+	ts[0] = (struct timespec){ .tv_nsec = UTIME_OMIT };
+	ts[1] = ts[0];
+	if (a->set & CKPT_ATTR_ATIME)
+		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
+					   a->atime_ns % 1000000000ull };
+	if (a->set & CKPT_ATTR_MTIME)
+		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
+					   a->mtime_ns % 1000000000ull };
+	return (a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) != 0;
 }
 
 int attr_mode_ok(uint32_t mode)

@@ -87,6 +87,10 @@ void dec_attr(struct dec *d, struct ckpt_attr *a);
 int dec_xattr(struct dec *d, uint8_t **out, uint32_t *len);
 /* Permission bits (07777) and at most one known CKPT_ATTR_IF* type?  1/0. */
 int attr_mode_ok(uint32_t mode);
+/* a's atime and mtime into ts[0] and ts[1], as futimens() takes them: UTIME_OMIT
+ * where a does not set one.  Returns 1 if a sets either, else 0. */
+struct timespec;
+int attr_times(const struct ckpt_attr *a, struct timespec *ts);
 
 int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len);

@@ -148,6 +148,7 @@ static const struct conf_key conf_keys[] = {
 	C_ENUM("ckptd", log, conf_log_sinks, "stderr"),
 	C_STR("ckptd", metrics, ""),
 	C_U32("ckptd", straggler_factor, 0, 1000000, "4"),
+	C_U32("ckptd", nice, 0, 19, "10"),
 
 	D_STR(target, ""),
 	D_SIZE(bandwidth, 0, UINT64_MAX, 0, "0"),

@@ -61,6 +61,9 @@ struct conf {
 					* endpoint (IPv4); "" = off */
 	uint32_t straggler_factor;     /* log a writer stalled over this
 					* times the median; 0 = never */
+	uint32_t nice;                 /* scheduling priority of ckptd's
+					* threads (0..19): below the trainers,
+					* whose copies it would steal from */
 
 	/* [drain] */
 	char drain_target[CONF_PATH_MAX]; /* PFS directory; "" = no drain */

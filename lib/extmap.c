@@ -1,11 +1,21 @@
 /*
  * extmap.c - a file's read index (see extmap.h).
  *
- * A sweep over the sorted record boundaries with a max-heap of the records
- * that have started, keyed by write order: at each boundary the records
- * that ended leave the top (lazily: an ended record below the top stays
- * until it reaches it), and the top, the newest record covering the span to
- * the next boundary, owns that span.
+ * extmap_build: a sweep over the sorted record boundaries with a max-heap
+ * of the records that have started, keyed by write order: at each boundary
+ * the records that ended leave the top (lazily: an ended record below the
+ * top stays until it reaches it), and the top, the newest record covering
+ * the span to the next boundary, owns that span.
+ *
+ * extmap_apply: the extents a new record overlaps are a run [i, j) found by
+ * two binary searches; the run becomes at most three extents (what is left
+ * of the first one on the left, the record, what is left of the last one on
+ * the right) and the extents after it move by the difference.  A record
+ * newer than all in the map can never continue a neighbour's record, so
+ * the map stays canonical without merging.
+ *
+ * extmap_merge: one pass over both maps in offset order, the old extents
+ * cut around the newer ones.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,6 +88,7 @@ int extmap_build(const struct man_rec *recs, const uint32_t *idx, uint32_t n,
 	out->v = malloc(sizeof(*out->v) * (2 * (size_t)n + 1));
 	if (!items || !bounds || !heap || !out->v)
 		goto out_free;
+	out->cap = 2 * n + 1;
 	for (i = 0; i < n; i++) {
 		const struct man_rec *r = &recs[idx[i]];
 
@@ -122,6 +133,134 @@ void extmap_release(struct extmap *m)
 {
 	free(m->v);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Make room for need extents (doubling).  0 or -ENOMEM (m unchanged). */
+static int reserve(struct extmap *m, uint64_t need)
+{
+	uint64_t cap = m->cap ? m->cap : 8;
+	struct ext *v;
+
+	if (need <= m->cap)
+		return 0;
+	if (need > UINT32_MAX)
+		return -ENOMEM;
+	while (cap < need)
+		cap *= 2;
+	if (cap > UINT32_MAX)
+		cap = UINT32_MAX;
+	v = realloc(m->v, sizeof(*v) * cap);
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
+	m->cap = (uint32_t)cap;
+	return 0;
+}
+
+/* Index of the first extent from lo on that starts at or after off. */
+static uint32_t find_start(const struct extmap *m, uint32_t lo, uint64_t off)
+{
+	uint32_t hi = m->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int extmap_apply(struct extmap *m, const struct man_rec *recs, uint32_t rec)
+{
+	const struct man_rec *r = &recs[rec];
+	uint64_t off = r->file_off, end = off + r->len;
+	struct ext left = { 0 }, right = { 0 }, *at;
+	uint32_t i, j, add;
+	int ret;
+
+	if (!r->len)
+		return 0;
+	i = extmap_find(m, off);       /* the run [i, j) overlaps the record */
+	j = find_start(m, i, end);
+	if (i < j && m->v[i].off < off)
+		left = (struct ext){ m->v[i].off, off - m->v[i].off, m->v[i].rec };
+	if (i < j && m->v[j - 1].off + m->v[j - 1].len > end)
+		right = (struct ext){ end, m->v[j - 1].off + m->v[j - 1].len - end,
+				      m->v[j - 1].rec };
+	add = 1 + !!left.len + !!right.len;
+	ret = reserve(m, (uint64_t)m->n - (j - i) + add);
+	if (ret < 0)
+		return ret;
+	memmove(&m->v[i + add], &m->v[j], sizeof(*m->v) * (m->n - j));
+	m->n = m->n - (j - i) + add;
+	at = &m->v[i];
+	if (left.len)
+		*at++ = left;
+	*at++ = (struct ext){ off, r->len, rec };
+	if (right.len)
+		*at = right;
+	return 0;
+}
+
+/* Append [off, off + len) of rec to v (room checked by the caller),
+ * continuing the last extent when it is the same record's. */
+static void emit(struct ext *v, uint32_t *n, uint64_t off, uint64_t len,
+		 uint32_t rec)
+{
+	struct ext *last = *n ? &v[*n - 1] : NULL;
+
+	if (!len)
+		return;
+	if (last && last->rec == rec && last->off + last->len == off)
+		last->len += len;
+	else
+		v[(*n)++] = (struct ext){ off, len, rec };
+}
+
+int extmap_merge(struct extmap *m, const struct extmap *newer)
+{
+	const struct ext *nv = newer->v;
+	uint64_t cap = (uint64_t)m->n + 2 * (uint64_t)newer->n;
+	uint32_t e, j = 0, n = 0;
+	struct ext *out;
+
+	if (!newer->n)
+		return 0;
+	/* Each newer extent cuts at most one old extent in two. */
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	out = malloc(sizeof(*out) * cap);
+	if (!out)
+		return -ENOMEM;
+	for (e = 0; e < m->n; e++) {
+		uint64_t a = m->v[e].off, end = a + m->v[e].len, b;
+
+		while (a < end) {
+			/* the newer extents that end by a come first */
+			while (j < newer->n && nv[j].off + nv[j].len <= a) {
+				emit(out, &n, nv[j].off, nv[j].len, nv[j].rec);
+				j++;
+			}
+			if (j < newer->n && nv[j].off <= a) {  /* hidden */
+				b = nv[j].off + nv[j].len;
+				a = b < end ? b : end;
+				continue;
+			}
+			b = j < newer->n && nv[j].off < end ? nv[j].off : end;
+			emit(out, &n, a, b - a, m->v[e].rec);
+			a = b;
+		}
+	}
+	for (; j < newer->n; j++)
+		emit(out, &n, nv[j].off, nv[j].len, nv[j].rec);
+	free(m->v);
+	m->v = out;
+	m->n = n;
+	m->cap = (uint32_t)cap;
+	return 0;
 }
 
 uint32_t extmap_find(const struct extmap *m, uint64_t off)

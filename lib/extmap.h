@@ -1,5 +1,5 @@
 /*
- * extmap.h - the read index of one file of a sealed version: its bytes as
+ * extmap.h - the read index of one file of a version: its bytes as
  * non-overlapping extents, each taken from the newest record that covers
  * it, sorted by offset, so that a read finds its first extent by binary
  * search instead of scanning every record of the version.
@@ -7,8 +7,16 @@
  * A file is the records written to it (manifest.h), a later record winning
  * where two overlap; bytes no record covers are holes (zeros); a zero
  * record (MAN_SEG_ZERO, from truncate) reads as zeros too but hides what is
- * under it, so it is kept as an extent.  Built in O(n log n) for n records;
- * at most 2n - 1 extents.  Library code: no I/O.
+ * under it, so it is kept as an extent.  At most 2n - 1 extents for n
+ * records.
+ *
+ * The map is canonical: extents are maximal runs of one record (two
+ * adjacent extents never name the same record), so that the same records
+ * give the same map however it was made.  It is made whole from a set of
+ * records (extmap_build, O(n log n)), or grown as records arrive, each newer
+ * than all before (extmap_apply for one, O(log n) plus moving the extents
+ * after it; extmap_merge for a batch, linear).  Library code: no I/O, not
+ * thread-safe (one map, one thread at a time).
  */
 #ifndef CKPT_EXTMAP_H
 #define CKPT_EXTMAP_H
@@ -19,14 +27,16 @@
 
 struct ext {
 	uint64_t off;             /* in the file */
-	uint64_t len;
+	uint64_t len;             /* > 0 */
 	uint32_t rec;             /* the record's index in the version's
 				   * records; its bytes at off - file_off */
 };
 
+/* An empty map is all zeros (no allocation); _release() makes it so. */
 struct extmap {
 	struct ext *v;            /* owned, sorted by off, not overlapping */
 	uint32_t n;
+	uint32_t cap;             /* extents v has room for */
 };
 
 /*
@@ -36,6 +46,19 @@ struct extmap {
  */
 int extmap_build(const struct man_rec *recs, const uint32_t *idx, uint32_t n,
 		 struct extmap *out);
+/*
+ * Lay record recs[rec] over m: the extents it overlaps are cut or replaced
+ * (a zero record too: it stays as an extent).  The record must be newer
+ * than every record already in m; length 0 changes nothing.  0, or -ENOMEM
+ * with m unchanged.
+ */
+int extmap_apply(struct extmap *m, const struct man_rec *recs, uint32_t rec);
+/*
+ * Lay the map newer (of records all newer than m's) over m, as applying
+ * its records in order would: O(m->n + newer->n).  0, or -ENOMEM with m
+ * unchanged.  newer is not changed.
+ */
+int extmap_merge(struct extmap *m, const struct extmap *newer);
 void extmap_release(struct extmap *m);
 /* Index of the first extent that ends after off (m->n if none). */
 uint32_t extmap_find(const struct extmap *m, uint64_t off);

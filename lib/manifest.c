@@ -50,6 +50,17 @@ size_t manifest_size(const struct manifest *m)
 	return n + (size_t)m->nrecs * MAN_REC_LEN;
 }
 
+/* The format m is written in: 5 only if a path needs it (manifest.h). */
+static uint32_t man_format(const struct manifest *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfiles; i++)
+		if (strlen(m->files[i].path) > CKPT_PATH_MAX)
+			return MANIFEST_FORMAT;
+	return MANIFEST_FORMAT_V4;
+}
+
 long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 {
 	const struct man_rec *r;
@@ -58,7 +69,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 
 	enc_init(&e, buf, cap);
 	enc_u64(&e, MANIFEST_MAGIC);
-	enc_u32(&e, MANIFEST_FORMAT);
+	enc_u32(&e, man_format(m));
 	enc_u32(&e, 0);                         /* flags */
 	enc_u64(&e, m->seq);
 	enc_u64(&e, m->sealed_ns);
@@ -151,9 +162,10 @@ static int man_link_check(struct manifest *m, uint32_t i)
 /* The file table: m->nfiles validated paths, each its own allocation. */
 static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 {
-	int ret;
-	char path[CKPT_PATH_MAX + 1];
+	size_t max = format >= MANIFEST_FORMAT ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
+	char path[CKPT_PATH_MAX2 + 1];
 	uint32_t i;
+	int ret;
 
 	if (m->nfiles == 0)
 		return 0;
@@ -161,7 +173,7 @@ static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 	if (!m->files)
 		return -ENOMEM;
 	for (i = 0; i < m->nfiles; i++) {
-		dec_str(d, path, CKPT_PATH_MAX);
+		dec_str(d, path, max);
 		m->files[i].size = dec_u64(d);
 		if (d->err)
 			return d->err;

@@ -41,10 +41,14 @@
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
  *   u32 crc          CRC32C of every byte before it
  *
- * Formats: 4 (written since hard links) adds link; 3 adds nparts; 2 adds attr to each
+ * Formats: 5 is 4's layout with paths up to CKPT_PATH_MAX2 (4095) bytes
+ * instead of CKPT_PATH_MAX (1024); it is written only for a version that
+ * has such a path, so that a ckptd before it refuses that manifest by its
+ * format (-CKPT_EVERSION) and still reads every other.  4 (written since
+ * hard links) adds link; 3 adds nparts; 2 adds attr to each
  * file entry and decodes with nparts = 1; 1 has no attr either, and decodes
  * with attr.set = 0 for every file.  All are read (with link 0 before 4);
- * only 4 is written (a level change rewrites an older manifest as 4).
+ * only 4 and 5 are written (a level change rewrites an older manifest as 4).
  *
  * Ownership: manifest_decode() allocates m->files and m->recs;
  * manifest_release() frees them.  A struct manifest built by hand for
@@ -59,8 +63,8 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 4
-#define MANIFEST_FORMAT_V4 4     /* hard links */
+#define MANIFEST_FORMAT 5        /* paths up to CKPT_PATH_MAX2 */
+#define MANIFEST_FORMAT_V4 4     /* hard links; paths up to CKPT_PATH_MAX */
 #define MANIFEST_FORMAT_V3 3     /* no links; still read */
 #define MANIFEST_FORMAT_V2 2     /* no nparts; still read */
 #define MANIFEST_FORMAT_V1 1     /* no file attributes either; still read */

@@ -11,6 +11,7 @@
  * escapes nothing).  Printing a name is the printer's business: ckptctl
  * escapes bytes a terminal or JSON cannot take.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,17 +24,21 @@
 
 /*
  * Check s as components separated by '/'; allow_slash false admits exactly
- * one component.  The total length must be 1..max bytes.
+ * one component.  The total length must be 1..max bytes.  toolong is what
+ * a name too long (in all, or one component) gets.
  */
-static int name_check(const char *s, size_t max, bool allow_slash)
+static int name_check(const char *s, size_t max, bool allow_slash,
+		      int toolong)
 {
 	size_t i, start = 0, n;
 
 	if (!s)
 		return -CKPT_EBADNAME;
 	n = strnlen(s, max + 1);
-	if (n == 0 || n > max)
+	if (n == 0)
 		return -CKPT_EBADNAME;
+	if (n > max)
+		return toolong;
 	for (i = 0; i <= n; i++) {
 		size_t clen = i - start;
 
@@ -43,8 +48,10 @@ static int name_check(const char *s, size_t max, bool allow_slash)
 			return -CKPT_EBADNAME;
 		/* s[i] ends a component: it must be non-empty, short, and not
 		 * "." or "..". */
-		if (clen == 0 || clen > NAME_COMPONENT_MAX)
+		if (clen == 0)
 			return -CKPT_EBADNAME;
+		if (clen > NAME_COMPONENT_MAX)
+			return toolong;
 		if (s[start] == '.' && (clen == 1 ||
 					(clen == 2 && s[start + 1] == '.')))
 			return -CKPT_EBADNAME;
@@ -55,17 +62,17 @@ static int name_check(const char *s, size_t max, bool allow_slash)
 
 int name_check_job(const char *job)
 {
-	return name_check(job, CKPT_JOB_MAX, true);
+	return name_check(job, CKPT_JOB_MAX, true, -CKPT_EBADNAME);
 }
 
 int name_check_version(const char *version)
 {
-	return name_check(version, CKPT_VERSION_MAX, false);
+	return name_check(version, CKPT_VERSION_MAX, false, -CKPT_EBADNAME);
 }
 
 int name_check_path(const char *path)
 {
-	return name_check(path, CKPT_PATH_MAX, true);
+	return name_check(path, CKPT_PATH_MAX2, true, -ENAMETOOLONG);
 }
 
 int name_utf8_len(const unsigned char *s)

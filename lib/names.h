@@ -4,8 +4,9 @@
  * Every name that crosses a trust boundary (the socket, a manifest, a FUSE
  * path) goes through these before it is used.  The rules are in ckpt.h: a
  * component is 1..255 bytes of anything but '/' and NUL, never "." or "..".
- * A job is 1+ components joined by '/', a version exactly one, a path 1+.
- * Return 0, or -CKPT_EBADNAME.
+ * A job is 1+ components joined by '/', a version exactly one, a path 1+
+ * (of at most CKPT_PATH_MAX2 bytes).  Return 0, or -CKPT_EBADNAME; a path
+ * too long, or with a component longer than 255 bytes, -ENAMETOOLONG.
  */
 #ifndef CKPT_NAMES_H
 #define CKPT_NAMES_H

@@ -338,7 +338,7 @@ int peer_encode_read(void *buf, size_t cap, uint32_t seq,
 	peer_begin(&e, buf, cap, PEER_READ, seq, 0);
 	enc_strn(&e, r->job, CKPT_JOB_MAX);
 	enc_strn(&e, r->version, CKPT_VERSION_MAX);
-	enc_strn(&e, r->path, CKPT_PATH_MAX);
+	enc_strn(&e, r->path, CKPT_PATH_MAX2);
 	enc_u64(&e, r->off);
 	enc_u32(&e, r->len);
 	return peer_end(&e);
@@ -579,7 +579,7 @@ int peer_decode_read(const void *frame, size_t len, struct peer_read *r)
 		return -CKPT_EPROTO;
 	dec_str(&d, r->job, CKPT_JOB_MAX);
 	dec_str(&d, r->version, CKPT_VERSION_MAX);
-	dec_str(&d, r->path, CKPT_PATH_MAX);
+	dec_str(&d, r->path, CKPT_PATH_MAX2);
 	r->off = dec_u64(&d);
 	r->len = dec_u32(&d);
 	if (d.err || dec_left(&d) || !read_ok(r))

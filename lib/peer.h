@@ -176,7 +176,7 @@ struct peer_part {
 struct peer_read {
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	uint64_t off;
 	uint32_t len;
 };
@@ -252,7 +252,7 @@ int peer_encode_held(void *buf, size_t cap, uint32_t seq,
 int peer_encode_ping(void *buf, size_t cap, uint32_t seq);
 /* Bytes a frame needs for a payload of fixed fields and n bytes of data
  * (shard, manifest or file bytes): what a caller allocates. */
-#define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX + (n))
+#define PEER_FRAME_CAP(n) ((size_t)PEER_HDR_LEN + 4096 + CKPT_PATH_MAX2 + (n))
 
 /*
  * Decoders of a frame that passed peer_check() (frame, len as given

@@ -70,6 +70,17 @@ size_t pfsman_size(const struct pfsman *m)
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
 }
 
+/* The format m is written in: 5 only if a path needs it (pfsman.h). */
+static uint32_t pfs_format(const struct pfsman *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfiles; i++)
+		if (strlen(m->files[i].path) > CKPT_PATH_MAX)
+			return PFSMAN_FORMAT;
+	return PFSMAN_FORMAT_V4;
+}
+
 long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 {
 	const struct pfs_chunk *c;
@@ -78,7 +89,7 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 
 	enc_init(&e, buf, cap);
 	enc_u64(&e, PFSMAN_MAGIC);
-	enc_u32(&e, PFSMAN_FORMAT);
+	enc_u32(&e, pfs_format(m));
 	enc_u32(&e, m->flags);
 	enc_u64(&e, m->seq);
 	enc_u64(&e, m->sealed_ns);
@@ -164,7 +175,7 @@ static int pfs_dec_head(struct dec *d, struct pfsman *m, uint32_t format)
 		return ret;
 	need = (uint64_t)m->nfiles *
 	       (format == PFSMAN_FORMAT_V2 ? PFS_FILE_MIN_V2 : PFS_FILE_MIN) +
-	       (format >= PFSMAN_FORMAT ? (uint64_t)m->nfiles * PFS_LINK_LEN : 0) +
+	       (format >= PFSMAN_FORMAT_V4 ? (uint64_t)m->nfiles * PFS_LINK_LEN : 0) +
 	       (uint64_t)m->nchunks * PFS_CHUNK_LEN;
 	if (need > dec_left(d))
 		return -CKPT_EPROTO;
@@ -190,7 +201,8 @@ static int pfs_check_range(const struct pfsman *m, const struct pfs_file *f,
  * ranges that tile the chunk table. */
 static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 {
-	char path[CKPT_PATH_MAX + 1];
+	size_t max = format >= PFSMAN_FORMAT ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
+	char path[CKPT_PATH_MAX2 + 1];
 	struct pfs_file *f;
 	uint32_t i, next = 0;
 	int ret;
@@ -202,7 +214,7 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 		return -ENOMEM;
 	for (i = 0; i < m->nfiles; i++) {
 		f = &m->files[i];
-		dec_str(d, path, CKPT_PATH_MAX);
+		dec_str(d, path, max);
 		f->size = dec_u64(d);
 		f->first = dec_u32(d);
 		f->count = dec_u32(d);
@@ -210,7 +222,7 @@ static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 			dec_attr(d, &f->attr);
 			dec_xattr(d, &f->xattr, &f->xlen);
 		}
-		if (format >= PFSMAN_FORMAT)
+		if (format >= PFSMAN_FORMAT_V4)
 			f->link = dec_u32(d);
 		if (d->err)
 			return d->err;
@@ -347,7 +359,8 @@ int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 	/* Formats 2 (before file attributes) and 3 (before links) are read
 	 * too: drained versions stay readable across an upgrade. */
 	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2 ||
-			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V3))
+			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V3 ||
+			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V4))
 		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, PFSMAN_MAGIC, format, PFS_MIN_LEN);
 	if (ret)

@@ -51,9 +51,14 @@
 #include "ckpt.h"
 
 #define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
-#define PFSMAN_FORMAT 4  /* 4: hard links; 3: file attributes; 1: the
-			  * layout with the manifest among the files (not
-			  * read) */
+#define PFSMAN_FORMAT 5  /* 5: 4 with paths up to CKPT_PATH_MAX2, written
+			  * only for a version that has such a path (an
+			  * older reader refuses it by format); 4: hard
+			  * links, paths up to CKPT_PATH_MAX; 3: file
+			  * attributes; 1: the layout with the manifest
+			  * among the files (not read) */
+#define PFSMAN_FORMAT_V4 4 /* paths up to CKPT_PATH_MAX; written when
+			    * every path fits it */
 #define PFSMAN_FORMAT_V3 3 /* no links; still read */
 #define PFSMAN_FORMAT_V2 2 /* no file attributes; still read */
 #define PFSMAN_MAX_FILES  (1u << 20)

@@ -83,9 +83,9 @@ static const struct pfield_desc proto_fields[PF_NFIELDS] = {
 	[PF_AUX]      = U64F(aux),
 	[PF_JOB]      = STRF(job, CKPT_JOB_MAX, name_check_job),
 	[PF_VERSION]  = STRF(version, CKPT_VERSION_MAX, name_check_version),
-	[PF_PATH]     = STRF(path, CKPT_PATH_MAX, name_check_path),
+	[PF_PATH]     = STRF(path, CKPT_PATH_MAX2, name_check_path),
 	[PF_UID]      = U32F(uid),
-	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX, name_check_path),
+	[PF_PATH2]    = STRF(path2, CKPT_PATH_MAX2, name_check_path),
 	[PF_ATTR]     = { PK_ATTR, offsetof(struct proto_msg, attr), 0, NULL },
 	[PF_BLOB]     = { PK_BLOB, offsetof(struct proto_msg, blob), 0, NULL },
 	[PF_STALL]    = U64F(stall),
@@ -524,9 +524,22 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 		dec_fail(d, -CKPT_EPROTO);
 }
 
+/* A path too long for the first release's path[] leaves it empty: never a
+ * truncated path (see ckpt.h, "Long paths"). */
+static void set_short_path(char short_path[CKPT_PATH_MAX + 1],
+			   const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n > CKPT_PATH_MAX)
+		n = 0;
+	memcpy(short_path, name, n);
+	short_path[n] = '\0';
+}
+
 void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 {
-	enc_strn(e, f->path, CKPT_PATH_MAX);
+	enc_strn(e, f->name ? f->name : f->path, CKPT_PATH_MAX2);
 	enc_u64(e, f->size);
 	enc_u32(e, f->extents);
 	proto_enc_attr(e, &f->attr);
@@ -534,9 +547,12 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	enc_u32(e, f->nlink);
 }
 
-void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f)
+void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
+			  char name[CKPT_PATH_MAX2 + 1])
 {
-	dec_name(d, f->path, CKPT_PATH_MAX, name_check_path);
+	dec_name(d, name, CKPT_PATH_MAX2, name_check_path);
+	set_short_path(f->path, d->err ? "" : name);
+	f->name = name;
 	f->size = dec_u64(d);
 	f->extents = dec_u32(d);
 	proto_dec_attr(d, &f->attr);
@@ -575,7 +591,7 @@ void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n)
 
 void proto_enc_plan_entry(struct enc *e, const struct ckpt_plan_entry *p)
 {
-	enc_strn(e, p->path, CKPT_PATH_MAX);
+	enc_strn(e, p->name ? p->name : p->path, CKPT_PATH_MAX2);
 	enc_u64(e, p->size);
 	enc_u32(e, p->source);
 	enc_u32(e, p->sources);
@@ -583,12 +599,15 @@ void proto_enc_plan_entry(struct enc *e, const struct ckpt_plan_entry *p)
 	enc_strn(e, p->why, CKPT_REASON_MAX);
 }
 
-void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p)
+void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p,
+			  char name[CKPT_PATH_MAX2 + 1])
 {
 	const uint32_t all = 1u << CKPT_SRC_LOCAL | 1u << CKPT_SRC_OWNER |
 			     1u << CKPT_SRC_SHARDS | 1u << CKPT_SRC_PFS;
 
-	dec_name(d, p->path, CKPT_PATH_MAX, name_check_path);
+	dec_name(d, name, CKPT_PATH_MAX2, name_check_path);
+	set_short_path(p->path, d->err ? "" : name);
+	p->name = name;
 	p->size = dec_u64(d);
 	p->source = dec_u32(d);
 	p->sources = dec_u32(d);

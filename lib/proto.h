@@ -44,10 +44,11 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
+/* 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
+ * 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     9
+#define PROTO_VERSION     10
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -185,8 +186,14 @@ int proto_encode(void *buf, size_t cap, const struct proto_msg *m);
 /* List entries of replies. */
 void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v);
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v);
+/* A file entry: path (a checked path, up to CKPT_PATH_MAX2 bytes); u64
+ * size; u32 extents; attr; u64 ino; u32 nlink.  The encoder takes the path
+ * from f->name, or f->path when name is NULL.  The decoder writes the path
+ * into name (the caller's), points f->name at it, and copies it into
+ * f->path when it fits CKPT_PATH_MAX ("" when it does not). */
 void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
-void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f);
+void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
+			  char name[CKPT_PATH_MAX2 + 1]);
 /* A struct ckpt_attr: u32 set, mode, uid, gid; u64 atime_ns, mtime_ns,
  * ctime_ns.  The decoder refuses unknown set bits and mode bits beyond
  * 07777 (-CKPT_EPROTO). */
@@ -201,12 +208,14 @@ const uint8_t *proto_dec_blob(struct dec *d, uint32_t *len);
  * or a positive last_error (-CKPT_EPROTO). */
 void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n);
 void proto_dec_node_entry(struct dec *d, struct ckpt_node_info *n);
-/* A PLAN entry: path (a checked path); u64 size; u32 source, sources;
+/* A PLAN entry: path (a checked path, from and to name and path as for
+ * file entries); u64 size; u32 source, sources;
  * node, why (str, up to CKPT_HOST_MAX and CKPT_REASON_MAX).  The decoder
  * refuses a source out of enum ckpt_source, or sources with other bits
  * (-CKPT_EPROTO). */
 void proto_enc_plan_entry(struct enc *e, const struct ckpt_plan_entry *p);
-void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p);
+void proto_dec_plan_entry(struct dec *d, struct ckpt_plan_entry *p,
+			  char name[CKPT_PATH_MAX2 + 1]);
 void proto_enc_status(struct enc *e, const struct ckpt_status *s);
 void proto_dec_status(struct dec *d, struct ckpt_status *s);
 /* A LIST_JOBS entry: one job name (validated with name_check_job()). */

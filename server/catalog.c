@@ -177,6 +177,7 @@ void version_drop_index(struct version *v)
 {
 	uint32_t i;
 
+	v->rapplied = 0;
 	if (!v->rindex)
 		return;
 	for (i = 0; i < v->nrindex; i++)
@@ -1132,7 +1133,9 @@ void vfile_info(const struct version *v, uint32_t fi,
 	uint32_t d = vfile_data(v, fi);
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->path, sizeof(out->path), "%s", v->files[fi].path);
+	/* The whole path goes on the wire from name (it lives as long as v
+	 * does); path[] stays "" (see ckpt.h, "Long paths"). */
+	out->name = v->files[fi].path;
 	out->size = v->files[d].size;
 	out->extents = v->files[d].nrecs;
 	out->attr = v->files[d].attr;

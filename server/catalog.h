@@ -92,10 +92,14 @@ struct version {
 	struct list deferred;     /* owned by reader.c: reads waiting for
 				   * the writes in flight (open versions) */
 	struct extmap *rindex;    /* owned by reader.c: the read index, one
-				   * map per file, built at the first read
-				   * of a sealed local copy; NULL before
-				   * (freed by version_drop_index()) */
-	uint32_t nrindex;         /* maps in rindex (files then) */
+				   * map per file entry (a holder's has its
+				   * records), made at the first read and
+				   * brought up to date by each later one;
+				   * NULL before (version_drop_index()) */
+	uint32_t nrindex;         /* maps in rindex (>= nfiles then) */
+	uint32_t rapplied;        /* records recs[0 .. rapplied) are in
+				   * rindex; the rest are applied at the
+				   * next read, so that appends stay O(1) */
 	struct list levelq;       /* owned by level.c: level changes whose
 				   * manifest write is in flight (the first)
 				   * or waits behind it */
@@ -212,7 +216,8 @@ static inline void version_get(struct version *v)
 }
 void version_put(struct catalog *cat, struct version *v);
 
-/* Free v's read index (v->rindex), if any. */
+/* Free v's read index (v->rindex), if any: the next read makes it anew.
+ * Whoever drops or reorders records (not appends) calls it. */
 void version_drop_index(struct version *v);
 /*
  * Hard links.  A file's first name holds the file (its records, size,
@@ -336,7 +341,8 @@ int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m);
 
 /* Fill the public description of v. */
 void version_info(const struct version *v, struct ckpt_version_info *out);
-/* The listing entry of file fi of v. */
+/* The listing entry of file fi of v: out->name points at the path v
+ * holds (path[] is ""), so out is used before v changes. */
 void vfile_info(const struct version *v, uint32_t fi,
 		struct ckpt_file_info *out);
 

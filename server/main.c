@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "ckptd.h"
 #include "log.h"
@@ -33,6 +34,25 @@ static int print_conf_err(const struct conf_err *e)
 	else
 		fprintf(stderr, "ckptd: config: %s\n", e->msg);
 	return 2;
+}
+
+/*
+ * [ckptd] nice, before any thread exists (the threads inherit it: on Linux
+ * the value is per thread).  ckptd's work during a burst (taking WRITEs,
+ * the ingest checksum) runs on the trainers' cores; below them it takes
+ * only what they leave, instead of preempting one writer of a burst and
+ * not the others.  Never raises the priority: a ckptd started lower stays.
+ */
+static void lower_priority(uint32_t nice)
+{
+	int cur;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, 0);
+	if ((cur == -1 && errno) || cur >= (int)nice)
+		return;
+	if (setpriority(PRIO_PROCESS, 0, (int)nice) < 0)
+		log_printf(LOG_WARNING, "nice %u: %s", nice, strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -91,6 +111,7 @@ int main(int argc, char **argv)
 	if (getenv("CKPT_FAULT") && *getenv("CKPT_FAULT"))
 		log_printf(LOG_WARNING, "fault injection active: %s",
 			   getenv("CKPT_FAULT"));
+	lower_priority(conf.nice);
 	ret = ckptd_open(&d, &conf);
 	if (ret < 0)
 		return 1;

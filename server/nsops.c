@@ -116,7 +116,7 @@ static int under(const char *path, const char *dir, size_t len)
 static int rename_dir(struct version *v, const char *from, const char *to)
 {
 	size_t flen = strlen(from), tlen = strlen(to);
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	uint32_t i, moved = 0;
 	int ret;
 
@@ -127,7 +127,7 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 
 		if (v->files[i].dead || !under(p, from, flen))
 			continue;
-		if (tlen + strlen(p + flen) > CKPT_PATH_MAX)
+		if (tlen + strlen(p + flen) > CKPT_PATH_MAX2)
 			return -ENAMETOOLONG;
 		snprintf(path, sizeof(path), "%s%s", to, p + flen);
 		ret = rename_name(v, i, path);
@@ -138,6 +138,35 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 	return moved ? 0 : -ENOENT;
 }
 
+/* Is the name entry fi a directory's own entry (CKPT_ATTR_IFDIR)? */
+static int dir_entry(struct version *v, int fi)
+{
+	const struct ckpt_attr *a;
+
+	if (fi < 0)
+		return 0;
+	a = &v->files[vfile_data(v, (uint32_t)fi)].attr;
+	return (a->set & CKPT_ATTR_MODE) &&
+	       (a->mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+}
+
+/* Rename a directory: the files below it, then its own entry if it has
+ * one; an entry of an empty directory it replaces goes.  0 or an error
+ * (-ENOENT: neither an entry nor a file below). */
+static int rename_tree(struct version *v, int fi, const char *from,
+		       const char *to)
+{
+	int ret = rename_dir(v, from, to), old;
+
+	if (fi >= 0)
+		return ret == 0 || ret == -ENOENT ?
+		       rename_name(v, (uint32_t)fi, to) : ret;
+	old = version_name(v, to);
+	if (ret == 0 && dir_entry(v, old))
+		version_unlink_file(v, (uint32_t)old);
+	return ret;
+}
+
 void op_rename(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = open_version(c, req);
@@ -146,12 +175,10 @@ void op_rename(struct conn *c, const struct proto_msg *req)
 	if (!v)
 		return;
 	fi = version_name(v, req->path);
-	if (fi < 0) {
-		ret = rename_dir(v, req->path, req->path2);
-		goto out_reply;
-	}
-	ret = rename_name(v, (uint32_t)fi, req->path2);
-out_reply:
+	if (fi < 0 || dir_entry(v, fi))
+		ret = rename_tree(v, fi, req->path, req->path2);
+	else
+		ret = rename_name(v, (uint32_t)fi, req->path2);
 	if (ret == -ENOMEM)
 		log_printf(LOG_ERR, "version %s/%s: out of memory renaming %s",
 			   v->job->name, v->name, req->path);

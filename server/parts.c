@@ -843,7 +843,7 @@ static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
 	uint32_t d = MAN_DATA(&p->man, i);
 
 	memset(fi, 0, sizeof(*fi));
-	snprintf(fi->path, sizeof(fi->path), "%s", p->man.files[i].path);
+	fi->name = p->man.files[i].path;   /* as vfile_info() */
 	fi->size = p->man.files[d].size;
 	fi->attr = p->man.files[d].attr;
 	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);

@@ -132,7 +132,7 @@ out_release:
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	int ret;
 
 	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
@@ -142,7 +142,7 @@ int pfs_load(const char *target, const char *job, const char *version,
 int pfs_load_part(const char *target, const char *job, const char *version,
 		  const char *node, struct pfsman *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	int ret;
 
 	ret = pfs_path(path, sizeof(path), PFS_N_PART, job, version, node, 0);
@@ -169,7 +169,7 @@ static int link_fetch(int tfd, const struct pfsman *m,
 		      const struct pfs_file *f, const struct pfs_chunk *k,
 		      uint8_t *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	const char *name;
 	ssize_t n;
 	int pfd, ret;
@@ -194,7 +194,7 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 		       const struct pfs_file *f, const struct pfs_chunk *k,
 		       int *fd, int *base_fd, uint8_t *out)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	int kind = k->kind == PFS_REF ? k->kind2 : k->kind;
 	int *which = k->kind == PFS_REF ? base_fd : fd;
 	int ret;
@@ -293,7 +293,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
  * version may be making its way into it). */
 void pfs_prune(int tfd, const char *rel, size_t keep)
 {
-	char buf[PATH_MAX];
+	char buf[PFS_REL_MAX];
 	char *p;
 
 	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
@@ -307,7 +307,7 @@ void pfs_prune(int tfd, const char *rel, size_t keep)
 
 int pfs_remove(const char *target, const struct pfsman *m)
 {
-	char path[PATH_MAX], top[PATH_MAX];
+	char path[PFS_REL_MAX], top[PATH_MAX];
 	uint32_t i;
 	int tfd, ret;
 

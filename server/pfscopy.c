@@ -79,10 +79,10 @@ int copy_file_names(const struct copy *c, uint32_t fi, char *tmp,
 {
 	int ret;
 
-	ret = pfs_path(dst, PATH_MAX, PFS_N_FILE, c->m.job, c->m.version,
+	ret = pfs_path(dst, PFS_REL_MAX, PFS_N_FILE, c->m.job, c->m.version,
 		       c->m.files[fi].path, 0);
 	if (ret == 0)
-		ret = pfs_path(tmp, PATH_MAX,
+		ret = pfs_path(tmp, PFS_REL_MAX,
 			       c->node ? PFS_N_PART_FILE_TMP : PFS_N_FILE_TMP,
 			       c->m.job, c->m.version, c->node, fi);
 	return ret;
@@ -98,7 +98,7 @@ int copy_file_names(const struct copy *c, uint32_t fi, char *tmp,
 static int copy_dir(struct copy *c, uint32_t fi)
 {
 	struct ckpt_attr a = c->job->files[fi].attr;
-	char dst[PATH_MAX];
+	char dst[PFS_REL_MAX];
 	int fd, ret;
 
 	ret = pfs_path(dst, sizeof(dst), PFS_N_FILE, c->m.job, c->m.version,
@@ -127,7 +127,7 @@ static int copy_dir(struct copy *c, uint32_t fi)
  */
 static int copy_hardlink(struct copy *c, uint32_t fi)
 {
-	char from[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX];
+	char from[PFS_REL_MAX], tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	int ret;
 
 	ret = copy_file_names(c, fi, tmp, dst);
@@ -219,7 +219,7 @@ static uint64_t now_ns(void)
 /* The copy's manifest: the version's, or a part's as part.<node>. */
 static int write_manifest(struct copy *c)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	int ret;
 
 	c->m.drained_ns = now_ns();
@@ -235,7 +235,7 @@ static int write_manifest(struct copy *c)
 /* Remove the version's published manifest (an injectable unlink). */
 static int unlink_manifest(int tfd, const struct pfs_job *job)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	int ret;
 
 	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job->job,
@@ -279,7 +279,7 @@ static int unpublish_stale(const char *target, int tfd,
 static int unpublish_stale_part(const char *target, int tfd,
 				const struct pfs_job *job)
 {
-	char path[PATH_MAX];
+	char path[PFS_REL_MAX];
 	struct pfsman old;
 	int ret, have;
 
@@ -309,7 +309,7 @@ static int unpublish_stale_part(const char *target, int tfd,
 static int copy_begin(struct copy *c)
 {
 	struct pfs_job *job = c->job;
-	char dir[PATH_MAX];
+	char dir[PFS_REL_MAX];
 	int ret;
 
 	c->m.chunk = c->o->chunk;

@@ -64,7 +64,7 @@ struct copy {
 };
 
 /* pfscopy.c: the PFS names of file fi, its place (dst) and its temporary
- * (tmp), each PATH_MAX bytes.  0 or -ENAMETOOLONG. */
+ * (tmp), each PFS_REL_MAX bytes.  0 or -ENAMETOOLONG. */
 int copy_file_names(const struct copy *c, uint32_t fi, char *tmp, char *dst);
 
 /* pfspiece.c */

@@ -263,7 +263,7 @@ static int walk(int tfd, const char *rel, char *buf, size_t cap,
 
 int pfs_open(int tfd, const char *rel, int flags, mode_t mode)
 {
-	char buf[PATH_MAX];
+	char buf[PFS_REL_MAX];
 	const char *last;
 	int ret = sys_inject(SYS_OPEN);
 	int dfd, fd;
@@ -281,7 +281,7 @@ int pfs_open(int tfd, const char *rel, int flags, mode_t mode)
 
 int pfs_open_parent(int tfd, const char *rel, const char **name)
 {
-	char buf[PATH_MAX];
+	char buf[PFS_REL_MAX];
 	const char *last;
 	int dfd;
 
@@ -357,7 +357,7 @@ int pfs_mkdirs(int tfd, const char *rel, unsigned shared,
 	       const struct pfs_owner *o)
 {
 	struct pfs_owner ckptd = { geteuid(), getegid() };
-	char buf[PATH_MAX], *p, *slash;
+	char buf[PFS_REL_MAX], *p, *slash;
 	unsigned level = 0;
 	int dfd = tfd, fd;
 
@@ -450,7 +450,7 @@ int pfs_link(int tfd, const char *from, const char *to)
 int pfs_mkdirs_above(int tfd, const char *rel, const char *job,
 		     const struct pfs_owner *o)
 {
-	char dir[PATH_MAX];
+	char dir[PFS_REL_MAX];
 	char *slash;
 
 	if (snprintf(dir, sizeof(dir), "%s", rel) >= (int)sizeof(dir))

@@ -70,6 +70,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ckpt.h"
+
 #define PFS_SFX_DIR   ".dir"       /* a job component but the last */
 #define PFS_SFX_JOB   ".job"       /* the last component of a job */
 #define PFS_SFX_VER   ".ver"       /* a version */
@@ -79,6 +81,15 @@
 #define PFS_PART      "part."      /* + node: a part's manifest */
 #define PFS_PART_TMP  "ptmp."      /* + node: one being written */
 #define PFS_TMP       "tmp."       /* + [node.]n: a file being copied */
+
+/* Bytes of the longest path pfs_path() makes, its NUL included: a job's
+ * levels (each component with its 4-byte suffix: at most 3 x CKPT_JOB_MAX
+ * for a job of one-byte components), the version's level, files/ and a
+ * file path of CKPT_PATH_MAX2 bytes.  It is longer than PATH_MAX: which is
+ * why no such path is ever handed to the kernel whole, and every call here
+ * walks it one level at a time (openat, mkdirat, renameat, unlinkat). */
+#define PFS_REL_MAX \
+	(3 * CKPT_JOB_MAX + CKPT_VERSION_MAX + 64 + CKPT_PATH_MAX2 + 1)
 
 /* What pfs_path() names. */
 enum pfs_node {

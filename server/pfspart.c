@@ -233,7 +233,7 @@ void pfs_vdir_clean(int tfd, const char *job, const char *version,
 int pfs_remove_part(const char *target, const char *job, const char *version,
 		    const char *node)
 {
-	char path[PATH_MAX], top[PATH_MAX];
+	char path[PFS_REL_MAX], top[PATH_MAX];
 	struct pfsman m;
 	uint32_t i;
 	int tfd, ret;

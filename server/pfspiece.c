@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "crc32c.h"
 #include "journal.h"
 #include "pfs_i.h"
@@ -213,15 +214,7 @@ int copy_attr(int fd, const struct ckpt_attr *a)
 	if ((a->set & CKPT_ATTR_MODE) &&
 	    fchmod(fd, (a->mode & 0777) | S_IRUSR) < 0)
 		return -errno;
-	if (a->set & CKPT_ATTR_ATIME) {
-		ts[0].tv_sec = a->atime_ns / 1000000000ull;
-		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
-	}
-	if (a->set & CKPT_ATTR_MTIME) {
-		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
-		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
-	}
-	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) &&
+	if (attr_times(a, ts) &&
 	    futimens(fd, ts) < 0)
 		return -errno;
 	return 0;
@@ -263,7 +256,7 @@ static int copy_link(struct worker *w, uint32_t fi)
 	struct pfs_chunk *k = &c->m.chunks[f->first];
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
 				  { .tv_nsec = UTIME_OMIT } };
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	const char *name;
 	int pfd, ret;
 
@@ -289,12 +282,7 @@ static int copy_link(struct worker *w, uint32_t fi)
 	if (ret == 0 && fchownat(pfd, name, c->owner.uid, c->owner.gid,
 				 AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
 		ret = -errno;
-	if (a->set & CKPT_ATTR_ATIME)
-		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
-					   a->atime_ns % 1000000000ull };
-	if (a->set & CKPT_ATTR_MTIME)
-		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
-					   a->mtime_ns % 1000000000ull };
+	attr_times(a, ts);
 	if (ret == 0 && utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -errno;
 	if (ret == 0)
@@ -316,7 +304,7 @@ static int copy_link(struct worker *w, uint32_t fi)
  * threads never make one directory at once. */
 static int file_open_locked(struct copy *c, uint32_t fi)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	int ret;
 
 	ret = copy_file_names(c, fi, tmp, dst);
@@ -443,7 +431,7 @@ static int file_seal(struct copy *c, uint32_t fi)
  * (files of one directory come one after the other). */
 static int files_sync_dirs(struct copy *c, const uint32_t *fis, uint32_t n)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX], last[PATH_MAX] = "";
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX], last[PFS_REL_MAX] = "";
 	uint32_t i;
 	size_t dl;
 	int ret = 0;
@@ -495,7 +483,7 @@ int copy_journal(struct copy *c, const uint32_t *fis, uint32_t n)
 static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
 			 uint32_t *blame)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	uint32_t i;
 	int ret = 0;
 
@@ -768,7 +756,7 @@ int copy_plan(struct copy *c, const uint8_t *done)
 /* What the threads left unfinished after an error loses its temporary. */
 void copy_cleanup(struct copy *c)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
 	uint32_t fi;
 
 	for (fi = 0; c->cf && fi < c->m.nfiles; fi++) {

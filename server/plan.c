@@ -210,7 +210,7 @@ static void plan_entry(struct plan_page *pp, const char *path)
 	uint32_t i;
 
 	memset(&e, 0, sizeof(e));
-	snprintf(e.path, sizeof(e.path), "%s", path);
+	e.name = path;          /* encoded whole; path[] unused */
 	plan_file(pp->c->d, pp->req->job, pp->req->version,
 		  (uint32_t)pp->c->uid, path, &p, e.why, sizeof(e.why));
 	e.size = p.size;

@@ -13,6 +13,16 @@
  * A version still open may be read (ckptfs reads back files it writes): the
  * read waits until the version has no write in flight, since the records of
  * those writes have no data on disk (and no checksum) yet.
+ *
+ * Intervals come from the version's read index (v->rindex: an extmap per
+ * file), found in log time in the file's extents.  The index is made at a
+ * version's first read and kept: each read first lays the records appended
+ * since the last one over their files' maps (index_update), so a write
+ * costs nothing here and a read costs the new records, not all of the
+ * version's.  An open version keeps its index through its seal; dropping
+ * records (eviction) drops it.  Record indices in the index stay valid
+ * because records are only ever appended; a record's segment and checksum,
+ * set when its write completes, are read from v->recs at read time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,49 +114,114 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * The read index of a sealed local copy (catalog.h: v->rindex): every file's
- * records in write order, by a counting pass over the version's records,
- * then one extmap per file.  Built once, at the first read.  0 or -ENOMEM.
+ * Lay the records idx[0 .. n) (of one file, in write order, all newer than
+ * what m holds) over m: one at a time (log time to find its place, then the
+ * extents after it move) while the extents moved so far stay fewer than the
+ * map holds, which keeps appends and rewrites near the end cheap; the rest,
+ * once that is passed, indexed on their own and merged in one linear pass.
+ * 0 or -ENOMEM (m then partly updated).
  */
-static int index_build(struct version *v)
+static int index_apply(const struct version *v, struct extmap *m,
+		       const uint32_t *idx, uint32_t n)
 {
-	uint32_t *start = NULL, *idx = NULL, *fill = NULL, i, f;
-	struct extmap *maps = NULL;
-	int ret = -ENOMEM;
+	struct extmap part;
+	uint64_t moved = 0;
+	uint32_t i;
+	int ret;
 
-	maps = calloc(v->nfiles ? v->nfiles : 1, sizeof(*maps));
-	start = calloc(v->nfiles + 1, sizeof(*start));
-	fill = calloc(v->nfiles ? v->nfiles : 1, sizeof(*fill));
-	idx = malloc(sizeof(*idx) * (v->nrecs ? v->nrecs : 1));
-	if (!maps || !start || !fill || !idx)
-		goto out_free;
-	for (i = 0; i < v->nrecs; i++)
-		start[v->recs[i].file + 1]++;
-	for (f = 0; f < v->nfiles; f++)
-		start[f + 1] += start[f];
-	for (i = 0; i < v->nrecs; i++) {
-		f = v->recs[i].file;
-		idx[start[f] + fill[f]++] = i;
-	}
-	for (f = 0; f < v->nfiles; f++) {
-		ret = extmap_build(v->recs, idx + start[f], start[f + 1] - start[f],
-				   &maps[f]);
+	for (i = 0; i < n; i++) {
+		moved += m->n - extmap_find(m, v->recs[idx[i]].file_off);
+		if (moved > m->n)
+			break;
+		ret = extmap_apply(m, v->recs, idx[i]);
 		if (ret < 0)
-			goto out_free;
+			return ret;
 	}
+	if (i == n)
+		return 0;
+	ret = extmap_build(v->recs, idx + i, n - i, &part);
+	if (ret < 0)
+		return ret;
+	ret = extmap_merge(m, &part);
+	extmap_release(&part);
+	return ret;
+}
+
+/* Make room in v->rindex for a map per file entry (new ones empty). */
+static int index_grow(struct version *v)
+{
+	uint32_t n = v->nrindex ? v->nrindex : 16;
+	struct extmap *maps;
+
+	while (n < v->nfiles)
+		n *= 2;
+	if (v->rindex && n == v->nrindex)
+		return 0;
+	maps = realloc(v->rindex, sizeof(*maps) * n);
+	if (!maps)
+		return -ENOMEM;
+	memset(maps + v->nrindex, 0, sizeof(*maps) * (n - v->nrindex));
 	v->rindex = maps;
-	v->nrindex = v->nfiles;
-	maps = NULL;
-	ret = 0;
-out_free:
-	if (maps) {
-		for (f = 0; f < v->nfiles; f++)
-			extmap_release(&maps[f]);
-		free(maps);
+	v->nrindex = n;
+	return 0;
+}
+
+/*
+ * Bring the read index of v (catalog.h: v->rindex) up to date with its
+ * records: those appended since the last read (all of them the first time,
+ * a sealed copy's at its first read), grouped by file in write order by a
+ * sort of (file, index) keys, each file's laid over its map.  Records of a
+ * dead entry (unlinked: never read again) are skipped.  Costs what the new
+ * records cost, not the version's.  On failure the index is dropped, to be
+ * made anew by the next read.  0 or -ENOMEM.
+ */
+static int index_update(struct version *v)
+{
+	uint32_t k, i, s, f, *idx = NULL;
+	uint64_t *keys = NULL;
+	int ret;
+
+	if (v->rapplied > v->nrecs)       /* records were dropped */
+		version_drop_index(v);
+	k = v->nrecs - v->rapplied;
+	ret = index_grow(v);
+	if (ret < 0 || !k)
+		return ret;
+	ret = -ENOMEM;
+	keys = malloc(sizeof(*keys) * k);
+	idx = malloc(sizeof(*idx) * k);
+	if (!keys || !idx)
+		goto out_drop;
+	for (i = 0; i < k; i++) {
+		uint32_t r = v->rapplied + i;
+
+		keys[i] = (uint64_t)v->recs[r].file << 32 | r;
 	}
+	if (k > 1)
+		qsort(keys, k, sizeof(*keys), cmp_u64);
+	for (i = 0; i < k; i++)
+		idx[i] = (uint32_t)keys[i];
+	for (s = 0; s < k; s = i) {
+		f = (uint32_t)(keys[s] >> 32);
+		for (i = s; i < k && (uint32_t)(keys[i] >> 32) == f; i++)
+			;
+		if (f >= v->nfiles || v->files[f].dead) {
+			if (f < v->nfiles)
+				extmap_release(&v->rindex[f]);
+			continue;
+		}
+		ret = index_apply(v, &v->rindex[f], idx + s, i - s);
+		if (ret < 0)
+			goto out_drop;
+	}
+	v->rapplied = v->nrecs;
+	ret = 0;
+	goto out_free;
+out_drop:
+	version_drop_index(v);
+out_free:
 	free(idx);
-	free(fill);
-	free(start);
+	free(keys);
 	return ret;
 }
 
@@ -199,76 +274,18 @@ static int resolve_indexed(struct rreq *r, uint32_t fi, uint64_t off,
 }
 
 /*
- * Resolve [off, end) of file fi into pieces.  Holes are zeroed in dst (the
- * lease) right away.  A sealed local copy goes through its read index; an
- * open version (whose records still change) scans its records.  0 or
- * -ENOMEM.
+ * Resolve [off, end) of file fi into pieces, through v's read index (brought
+ * up to date first: an open version's records still change).  Holes are
+ * zeroed in dst (the lease) right away.  0 or -ENOMEM.
  */
 static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
 		   uint8_t *dst)
 {
-	struct version *v = r->v;
-	uint32_t *hits = NULL, nhits = 0, i, k;
-	uint64_t *bounds = NULL;
-	uint32_t nb = 0;
-	int ret = -ENOMEM;
+	int ret = index_update(r->v);
 
-	if (v->state == CKPT_ST_SEALED && (v->copies & CKPT_COPY_LOCAL)) {
-		if (!v->rindex && index_build(v) < 0)
-			return -ENOMEM;
-		if (fi < v->nrindex)
-			return resolve_indexed(r, fi, off, end, dst);
-	}
-	hits = malloc(sizeof(*hits) * (v->files[fi].nrecs + 1));
-	bounds = malloc(sizeof(*bounds) * (2 * v->files[fi].nrecs + 2));
-	if (!hits || !bounds)
-		goto out_free;
-	bounds[nb++] = off;
-	bounds[nb++] = end;
-	for (i = 0; i < v->nrecs; i++) {
-		const struct man_rec *m = &v->recs[i];
-
-		if (m->file != fi || m->file_off >= end ||
-		    m->file_off + m->len <= off)
-			continue;
-		hits[nhits++] = i;
-		if (m->file_off > off)
-			bounds[nb++] = m->file_off;
-		if (m->file_off + m->len < end)
-			bounds[nb++] = m->file_off + m->len;
-	}
-	qsort(bounds, nb, sizeof(*bounds), cmp_u64);
-	r->pieces = malloc(sizeof(*r->pieces) * (nb ? nb : 1));
-	if (!r->pieces)
-		goto out_free;
-	for (i = 0; i + 1 < nb; i++) {
-		uint64_t a = bounds[i], b = bounds[i + 1];
-
-		if (a == b)
-			continue;
-		for (k = nhits; k-- > 0;) {
-			const struct man_rec *m = &v->recs[hits[k]];
-
-			if (m->file_off <= a && m->file_off + m->len >= b)
-				break;
-		}
-		if (k == (uint32_t)-1 ||
-		    v->recs[hits[k]].seg == MAN_SEG_ZERO) {
-			memset(dst + (a - off), 0, b - a);
-			continue;
-		}
-		r->pieces[r->npieces++] = (struct piece){
-			.dst = a - off,
-			.src = a - v->recs[hits[k]].file_off,
-			.len = b - a,
-			.rec = hits[k],
-		};
-	}
-	ret = 0;
-out_free:
-	free(hits);
-	free(bounds);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return resolve_indexed(r, fi, off, end, dst);
 }
 
 /* ---- reads from the PFS copy ------------------------------------------ */
@@ -554,7 +571,7 @@ struct deferred {
 	struct proto_msg req;     /* strings point below */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 };
 
 void reader_kick(struct ckptd *d, struct version *v)

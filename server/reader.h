@@ -58,7 +58,7 @@ struct rtry {
 	struct proto_msg req;     /* its strings are the fields below */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX + 1];
+	char path[CKPT_PATH_MAX2 + 1];
 	struct plan plan;
 	uint32_t at;              /* plan.kind[at] is being tried */
 	int32_t err;              /* the first failure, or 0 */

@@ -54,7 +54,7 @@ void bench_fill(void *buf, size_t len, uint64_t seed)
 }
 
 /* Anonymous memory with every page already faulted in. */
-static void *map_prefault(size_t len)
+void *bench_map_prefault(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -63,6 +63,35 @@ static void *map_prefault(size_t len)
 		return NULL;
 	memset(p, 0, len); /* MAP_POPULATE may map the zero page read-only */
 	return p;
+}
+
+static int cmp_ns(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t bench_median(const uint64_t *ns, int n)
+{
+	uint64_t v[BENCH_WRITERS_MAX];
+
+	if (n <= 0 || n > BENCH_WRITERS_MAX)
+		return 0;
+	memcpy(v, ns, sizeof(*v) * (size_t)n);
+	qsort(v, (size_t)n, sizeof(*v), cmp_ns);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+uint64_t bench_max(const uint64_t *ns, int n)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ns[i] > m)
+			m = ns[i];
+	return m;
 }
 
 int bench_track(struct bench *b, const char *version)
@@ -122,8 +151,8 @@ static int bench_stall(struct bench *b, struct ckpt_client *c)
 	void *src, *dst;
 	int i, rc = CTL_EXIT_FAIL;
 
-	src = map_prefault(len);
-	dst = map_prefault(len);
+	src = bench_map_prefault(len);
+	dst = bench_map_prefault(len);
 	if (!src || !dst) {
 		ctl_fail(-ENOMEM, "bench: map 2 x %" PRIu64 " bytes", b->size);
 		goto out_unmap;
@@ -191,16 +220,18 @@ static int bench_fio_dir(struct bench *b, const char *store)
 	return 0;
 }
 
-/* (b), fio side.  A missing or failing fio is reported, not fatal. */
-static void bench_fio(struct bench *b)
+/* (b), fio side: `passes` runs over the same files, the last one kept.  A
+ * missing or failing fio is reported, not fatal. */
+static void bench_fio(struct bench *b, int passes)
 {
-	int err;
+	int i, err = 0;
 
 	if (!fio_available()) {
 		b->fio_state = BENCH_FIO_MISSING;
 		return;
 	}
-	err = fio_burst(b->fio_dir, b->procs, b->size, &b->fio);
+	for (i = 0; i < passes && !err; i++)
+		err = fio_burst(b->fio_dir, b->procs, b->size, &b->fio);
 	b->fio_state = err ? BENCH_FIO_FAILED : BENCH_FIO_OK;
 	err = fio_cleanup(b->fio_dir, b->procs);
 	if (err)
@@ -229,6 +260,8 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 		{ "procs", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 's' },
 		{ "job", required_argument, NULL, 'j' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "first", required_argument, NULL, 'f' },
 		CTL_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -236,7 +269,7 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 	long n;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "d:n:s:j:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:s:j:m:f:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			b->dir = optarg;
@@ -255,6 +288,21 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 		case 'j':
 			b->job = optarg;
 			break;
+		case 'm':
+			if (!strcmp(optarg, "all"))
+				b->mode = BENCH_MODE_ALL;
+			else if (!strcmp(optarg, "writers"))
+				b->mode = BENCH_MODE_WRITERS;
+			else if (!strcmp(optarg, "burst"))
+				b->mode = BENCH_MODE_BURST;
+			else
+				return ctl_usage("bench: --mode wants all, writers or burst");
+			break;
+		case 'f':
+			if (strcmp(optarg, "writes") && strcmp(optarg, "memcpy"))
+				return ctl_usage("bench: --first wants writes or memcpy");
+			b->writes_first = !strcmp(optarg, "writes");
+			break;
 		case CTL_OPT_JSON:
 			*json = 1;
 			break;
@@ -266,18 +314,56 @@ static int bench_args(struct bench *b, int argc, char **argv, int *json)
 	}
 	if (optind != argc)
 		return ctl_usage("bench: unexpected argument '%s'", argv[optind]);
+	if (b->mode == BENCH_MODE_WRITERS && b->procs > BENCH_WRITERS_MAX)
+		return ctl_usage("bench: --mode writers takes at most %d --procs",
+				 BENCH_WRITERS_MAX);
 	return -1;
+}
+
+/* (b) on recycled segments against fio's second pass: a first burst whose
+ * version is then removed (its segments go back to ckptd's free list), the
+ * timed burst into those segments; fio twice over the same files, the
+ * second pass timed (it too overwrites allocated extents). */
+static int bench_burst_recycled(struct bench *b, struct ckpt_client *c)
+{
+	int rc, err;
+
+	rc = bench_burst(b, c);
+	if (rc)
+		return rc;
+	err = ckpt_remove(c, b->job, b->burst_version);
+	if (err)
+		return ctl_fail(err, "bench: remove %s/%s", b->job,
+				b->burst_version);
+	rc = bench_burst(b, c);
+	if (!rc)
+		bench_fio(b, 2);
+	return rc;
+}
+
+/* Per mode: what the writers write unless told, and in what calls. */
+static void bench_defaults(struct bench *b)
+{
+	int writers = b->mode == BENCH_MODE_WRITERS;
+
+	if (!b->procs)
+		b->procs = writers ? 4 : 8;
+	if (!b->size)
+		b->size = writers ? 256u << 20 : 128u << 20;
+	b->piece = writers ? STALL_PIECE : 8u << 20;
+	b->stall_mode = writers;
 }
 
 int cmd_bench(struct ctl *ctl, int argc, char **argv)
 {
-	struct bench b = { .procs = 8, .size = 128u << 20, .job = "bench" };
+	struct bench b = { .job = "bench" };
 	struct ckpt_status st;
 	int rc, err;
 
 	rc = bench_args(&b, argc, argv, &ctl->json);
 	if (rc >= 0)
 		return rc;
+	bench_defaults(&b);
 	b.socket = ctl->socket;
 	snprintf(b.user_lease, sizeof(b.user_lease), "%s",
 		 getenv("CKPT_STAGING") ? getenv("CKPT_STAGING") : "");
@@ -289,19 +375,22 @@ int cmd_bench(struct ctl *ctl, int argc, char **argv)
 		return ctl_fail(err, "bench: status");
 	b.daemon_pid = st.pid;
 	snprintf(b.store, sizeof(b.store), "%s", st.store);
-	if (fio_available() && bench_fio_dir(&b, st.store))
+	if (b.mode != BENCH_MODE_WRITERS && fio_available() &&
+	    bench_fio_dir(&b, st.store))
 		return CTL_EXIT_FAIL;
 
-	rc = bench_stall(&b, ctl->c);
-	/* Hand the big lease back; the parent of (b) only waits. */
+	rc = b.mode == BENCH_MODE_ALL ? bench_stall(&b, ctl->c) : 0;
+	/* Hand the big lease back; the parent of (b) and (c) only waits. */
 	ckpt_disconnect(ctl->c);
 	ctl->c = NULL;
 	if (setenv("CKPT_STAGING", CTL_LEASE, 1) || ctl_connect(ctl))
 		rc = CTL_EXIT_FAIL;
-	if (!rc)
+	if (!rc && b.mode == BENCH_MODE_BURST)
+		rc = bench_burst_recycled(&b, ctl->c);
+	else if (!rc)
 		rc = bench_burst(&b, ctl->c);
-	if (!rc)
-		bench_fio(&b);
+	if (!rc && b.mode == BENCH_MODE_ALL)
+		bench_fio(&b, 1);
 	bench_cleanup(&b, ctl->c);
 	if (!rc)
 		bench_report(&b, ctl->json);

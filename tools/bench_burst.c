@@ -7,7 +7,8 @@
  * timed.  It then writes one byte on the ready pipe and blocks reading the
  * go pipe; the parent closes go's write end once every writer is ready,
  * which releases them all at the same instant (EOF).  Each writes
- * rank<i>.bin in 8 MiB ckpt_write() calls and commits.  The parent's clock
+ * rank<i>.bin in b->piece ckpt_write() calls (8 MiB) and commits.  The
+ * parent's clock
  * runs from the release until ckpt_wait_name(LOCAL) returns: the version is
  * LOCAL only when every writer that joined has committed and ckptd has
  * made all of it durable.
@@ -23,13 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "ctl.h"
 
-#define BURST_PIECE (8u << 20)
 #define READY_MS    120000  /* writers connected and data generated */
 
 /* What a writer reports to the parent; smaller than PIPE_BUF, so atomic. */
@@ -37,18 +38,25 @@ struct burst_msg {
 	int rank;
 	int err;        /* 0 or the negative error */
 	char what[48];  /* the call that failed */
+	uint64_t copy_end;  /* stall mode: ctl_now_ns() when its memcpy ended */
+	uint64_t write_end; /* ... and its last ckpt_write() returned */
 };
 
-/* Writers -> parent: ready, res.  Parent -> writers: go, closed to start. */
+/* Writers -> parent: ready, res.  Parent -> writers: go, closed to start;
+ * in stall mode go2, closed to start the ckpt_write() phase once every
+ * writer has said (on ready again) that its memcpy is done. */
 struct burst_pipes {
 	int ready[2];
 	int go[2];
+	int go2[2];
 	int res[2];
 };
 
-static void burst_send(int fd, int rank, int err, const char *what)
+static void burst_send(int fd, int rank, int err, const char *what,
+		       uint64_t copy_end, uint64_t write_end)
 {
-	struct burst_msg m = { .rank = rank, .err = err };
+	struct burst_msg m = { .rank = rank, .err = err, .copy_end = copy_end,
+			       .write_end = write_end };
 	ssize_t n;
 
 	snprintf(m.what, sizeof(m.what), "%s", what);
@@ -87,51 +95,124 @@ static int burst_prepare(const struct bench *b, int rank, char **buf,
 	return ckpt_begin(*c, b->job, b->burst_version, v);
 }
 
-/* A writer process: prepare, wait at the barrier, write, commit. */
+/* Block until the parent closes the write end of pipe p (EOF). */
+static void barrier(const int *p)
+{
+	char x;
+
+	while (read(p[0], &x, 1) < 0 && errno == EINTR)
+		;
+}
+
+/* The memcpy baseline of stall mode: the same bytes into pre-faulted
+ * memory, in the same calls.  Returns the clock when it ended. */
+static uint64_t burst_copy(const struct bench *b, const char *buf, char *dst)
+{
+	uint64_t off;
+	size_t len;
+
+	for (off = 0; off < b->size; off += len) {
+		len = b->size - off < b->piece ? (size_t)(b->size - off) :
+						 b->piece;
+		memcpy(dst + off, buf + off, len);
+	}
+	__asm__ __volatile__("" : : "r"(dst) : "memory");
+	return ctl_now_ns();
+}
+
+/* The writer's ckpt_write() calls; *end is the clock when the last one
+ * returned.  0 or the first error. */
+static int burst_writes(const struct bench *b, struct ckpt_version *v,
+			int rank, const char *buf, uint64_t *end)
+{
+	char path[32];
+	uint64_t off;
+	size_t len;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "rank%d.bin", rank);
+	for (off = 0; off < b->size && !err; off += len) {
+		len = b->size - off < b->piece ? (size_t)(b->size - off) :
+						 b->piece;
+		err = ckpt_write(v, path, buf + off, len, off);
+	}
+	*end = ctl_now_ns();
+	return err;
+}
+
+/*
+ * A writer process: prepare, wait at the barrier, write, commit.  In stall
+ * mode it has two phases, each released for all writers at once: the
+ * memcpy baseline and the writes, in the order b->writes_first says (the
+ * benchmark alternates it, so that neither phase always runs on a machine
+ * the other has just warmed or tired).  Each phase ends with the clock
+ * reading sent to the parent, which measures from the phase's release:
+ * that is what each writer waits, however the writers are scheduled.
+ */
 static void __attribute__((noreturn))
 burst_child(const struct bench *b, const struct burst_pipes *bp, int rank)
 {
 	struct ckpt_client *c = NULL;
 	struct ckpt_version *v = NULL;
+	uint64_t copy_end = 0, write_end = 0;
+	char *buf = NULL, *dst = NULL;
 	const char *what;
-	char path[32], x;
-	char *buf = NULL;
-	uint64_t off;
-	size_t len;
+	char x;
 	int err;
 
 	close(bp->ready[0]);
 	close(bp->go[1]);
+	close(bp->go2[1]);
 	close(bp->res[0]);
 	err = burst_prepare(b, rank, &buf, &c, &v, &what);
+	if (!err && b->stall_mode) {
+		what = "mmap";
+		dst = bench_map_prefault((size_t)b->size);
+		err = dst ? 0 : -ENOMEM;
+	}
 	if (err)
-		burst_send(bp->res[1], rank, err, what);
+		burst_send(bp->res[1], rank, err, what, 0, 0);
 	x = err ? 'e' : 'r';
 	if (write(bp->ready[1], &x, 1) != 1 || err)
 		goto out_exit;
-	while (read(bp->go[0], &x, 1) < 0 && errno == EINTR)
-		; /* EOF: the parent closed go, everyone starts now */
-	snprintf(path, sizeof(path), "rank%d.bin", rank);
+	barrier(bp->go); /* EOF: the parent closed go, everyone starts */
 	what = "ckpt_write";
-	for (off = 0; off < b->size && !err; off += len) {
-		len = b->size - off < BURST_PIECE ? (size_t)(b->size - off) :
-						     BURST_PIECE;
-		err = ckpt_write(v, path, buf + off, len, off);
+	if (b->stall_mode) {
+		if (b->writes_first)
+			err = burst_writes(b, v, rank, buf, &write_end);
+		else
+			copy_end = burst_copy(b, buf, dst);
+		x = err ? 'e' : 'm';
+		if (write(bp->ready[1], &x, 1) != 1 && !err)
+			err = -EPIPE;
+		if (!err) {
+			barrier(bp->go2);
+			if (b->writes_first)
+				copy_end = burst_copy(b, buf, dst);
+			else
+				err = burst_writes(b, v, rank, buf, &write_end);
+		}
+	} else {
+		err = burst_writes(b, v, rank, buf, &write_end);
 	}
 	if (!err) {
 		what = "commit";
 		err = ckpt_commit(v);
 	}
-	burst_send(bp->res[1], rank, err, what);
+	burst_send(bp->res[1], rank, err, what, copy_end, write_end);
 out_exit:
 	ckpt_version_free(v);
 	ckpt_disconnect(c);
+	if (dst)
+		munmap(dst, (size_t)b->size);
 	free(buf);
 	_exit(err ? 1 : 0);
 }
 
-/* Wait for every writer's ready byte: 0, or 1 if one failed or is late. */
-static int burst_ready(const struct bench *b, const struct burst_pipes *bp)
+/* Wait for every writer's byte `want` on ready: 0, or 1 if one failed or
+ * is late. */
+static int burst_ready(const struct bench *b, const struct burst_pipes *bp,
+		       char want)
 {
 	struct pollfd pfd = { .fd = bp->ready[0], .events = POLLIN };
 	uint64_t deadline = ctl_now_ns() + (uint64_t)READY_MS * 1000000u;
@@ -151,7 +232,7 @@ static int burst_ready(const struct bench *b, const struct burst_pipes *bp)
 			continue;
 		if (n != 1)
 			return ctl_failx("bench: a writer died before the barrier");
-		if (x != 'r')
+		if (x != want)
 			return CTL_EXIT_FAIL; /* its message is on res */
 		ready++;
 	}
@@ -163,7 +244,7 @@ static int burst_ready(const struct bench *b, const struct burst_pipes *bp)
  * gone).  Prints the first failure and returns 1, else 0; *got counts the
  * results read.
  */
-static int burst_results(const struct bench *b, const struct burst_pipes *bp,
+static int burst_results(struct bench *b, const struct burst_pipes *bp,
 			 int timeout_ms, int *got)
 {
 	struct pollfd pfd = { .fd = bp->res[0], .events = POLLIN };
@@ -179,6 +260,13 @@ static int burst_results(const struct bench *b, const struct burst_pipes *bp,
 			continue;
 		if (n != (ssize_t)sizeof(m))
 			return 0; /* EOF: the rest died without a word */
+		if (m.rank >= 0 && m.rank < BENCH_WRITERS_MAX && !m.err &&
+		    b->stall_mode) {
+			b->w_copy_ns[m.rank] = m.copy_end -
+				(b->writes_first ? b->go2_ns : b->go_ns);
+			b->w_write_ns[m.rank] = m.write_end -
+				(b->writes_first ? b->go_ns : b->go2_ns);
+		}
 		++*got;
 		if (m.err) {
 			m.what[sizeof(m.what) - 1] = '\0';
@@ -208,7 +296,7 @@ static int burst_pipes_open(struct burst_pipes *bp)
 {
 	memset(bp, -1, sizeof(*bp));
 	if (pipe2(bp->ready, O_CLOEXEC) || pipe2(bp->go, O_CLOEXEC) ||
-	    pipe2(bp->res, O_CLOEXEC))
+	    pipe2(bp->go2, O_CLOEXEC) || pipe2(bp->res, O_CLOEXEC))
 		return -errno;
 	return 0;
 }
@@ -230,14 +318,23 @@ static int burst_time(struct bench *b, struct ckpt_client *c, pid_t *pids,
 	uint64_t t0;
 	int err, rc, got;
 
-	rc = burst_ready(b, bp);
+	rc = burst_ready(b, bp, 'r');
+	if (!rc && b->stall_mode) {
+		b->go_ns = ctl_now_ns();
+		close(bp->go[1]);  /* the first phase */
+		bp->go[1] = -1;
+		rc = burst_ready(b, bp, 'm');
+	}
 	if (rc) {
 		burst_results(b, bp, 0, &got); /* a failed writer says why */
 		return rc;
 	}
-	t0 = ctl_now_ns();
-	close(bp->go[1]);
-	bp->go[1] = -1;
+	t0 = b->go2_ns = ctl_now_ns();
+	close(b->stall_mode ? bp->go2[1] : bp->go[1]);
+	if (b->stall_mode)
+		bp->go2[1] = -1;
+	else
+		bp->go[1] = -1;
 	err = ckpt_wait_name(c, b->job, b->burst_version, CKPT_LOCAL,
 			     BENCH_WAIT_MS);
 	b->burst_ns = ctl_now_ns() - t0;
@@ -287,9 +384,11 @@ int bench_burst(struct bench *b, struct ckpt_client *c)
 	pid_t *pids;
 	int err, rc;
 
-	snprintf(b->burst_version, sizeof(b->burst_version), "burst-%ld",
-		 (long)getpid());
+	snprintf(b->burst_version, sizeof(b->burst_version), "burst-%ld-%d",
+		 (long)getpid(), b->nbursts++);
 	bench_track(b, b->burst_version);
+	memset(b->w_copy_ns, 0, sizeof(b->w_copy_ns));
+	memset(b->w_write_ns, 0, sizeof(b->w_write_ns));
 	pids = calloc((size_t)b->procs, sizeof(*pids));
 	if (!pids)
 		return ctl_fail(-ENOMEM, "bench");

@@ -3,13 +3,13 @@
 #
 # On one disk, in one run: a private ckptd whose store is on that disk, and
 # ckptfs mounted over it.
-#  1. Sequential write: W writers (4) each dd 1 GiB of 1 MiB writes with
+#  1. Sequential write: W writers (4) each dd 512 MiB of 1 MiB writes with
 #     conv=fsync into one version through the mount, against the same dd
-#     into a directory on the same disk, with oflag=direct and buffered.
-#     The FUSE run is done twice: into fresh segment files, then into
-#     recycled ones (ckptd reuses freed segments).  The ratio target is
-#     >= 0.7 of the direct write.  Time to LOCAL (commit by rename, then
-#     `ckptctl wait ... local`) is shown too.
+#     into a directory on the same disk with oflag=direct, in
+#     $(bench_reps) rounds (tools/bench_lib.sh), each FUSE run into the
+#     segments the previous round freed (ckptd recycles them).  Ratio:
+#     direct time / ckptfs time, goal >= 0.9.  Time to LOCAL (commit by
+#     rename, then `ckptctl wait ... local`) is shown too.
 #  2. Trainer stall: np.save (and torch.save, when /usr/bin/python3 can import
 #     torch) of a ~1 GiB array/state dict to the mount and to the disk: the
 #     time the call takes (what the trainer waits), and with an fsync after.
@@ -19,7 +19,8 @@
 #                      (default /var/tmp/ckpt-bench); this script uses
 #                      $CKPT_BENCH_DIR-fuse and removes it afterwards
 #   BENCH_FUSE_WRITERS writers (default 4)
-#   BENCH_FUSE_MIB     MiB per writer (default 1024)
+#   BENCH_FUSE_MIB     MiB per writer (default 512)
+#   CKPT_BENCH_REPS    rounds (default and minimum 5)
 #   BENCH_FUSE_ARRAY_MIB  size of the saved array (default 1024)
 #
 # Needs root (FUSE mount with allow_other), fusermount3, and for part 2
@@ -28,10 +29,11 @@ set -u
 B=${CKPT_BUILD:-build}
 DIR=${CKPT_BENCH_DIR:-/var/tmp/ckpt-bench}-fuse
 W=${BENCH_FUSE_WRITERS:-4}
-MIB=${BENCH_FUSE_MIB:-1024}
+MIB=${BENCH_FUSE_MIB:-512}
 AMIB=${BENCH_FUSE_ARRAY_MIB:-1024}
 PY=/usr/bin/python3
 JOB=bench-fuse
+. "$(dirname "$0")/bench_lib.sh"
 
 die() { echo "bench_fuse: $*" >&2; exit 1; }
 
@@ -129,40 +131,36 @@ fuse_run() {
 }
 
 TOTAL=$((W * MIB))
+N=$(bench_reps)
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus; $DIR on $(df -h "$DIR" | awk 'NR==2{print $1}')"
-echo "# sequential write: $W writers x $MIB MiB, dd bs=1M conv=fsync"
+echo "# sequential write: $W writers x $MIB MiB, dd bs=1M conv=fsync, $N repetitions"
 
+# A first run of each into new files and fresh segments (shown, not in the
+# ratio), then N rounds of: dd oflag=direct over the disk files of the
+# round before (conv=notrunc: allocated extents, as ckptd's recycled
+# segments are), and the same through the mount into the segments the
+# previous round's version freed.
 writers "$DIR/direct" oflag=direct conv=fsync
-s_odirect=$SECS
-rm -f "$DIR"/direct/w*
-writers "$DIR/direct" conv=fsync
-s_buf=$SECS
-rm -f "$DIR"/direct/w*
-fuse_run seq1
-s_fuse1=$SECS s_commit1=$COMMIT_SECS
-"$B/ckptctl" -s "$SOCK" rm "$JOB" seq1 >/dev/null || die "ckptctl rm seq1"
-fuse_run seq2
-s_fuse2=$SECS s_commit2=$COMMIT_SECS
-"$B/ckptctl" -s "$SOCK" rm "$JOB" seq2 >/dev/null || die "ckptctl rm seq2"
-
-r_od=$(rate "$s_odirect" "$TOTAL")
-r_buf=$(rate "$s_buf" "$TOTAL")
-best=$r_od
-awk -v a="$r_buf" -v b="$r_od" 'BEGIN { exit !(a > b) }' && best=$r_buf
-printf '%-44s %8s %9s %12s\n' "" "seconds" "GB/s" "ratio"
-printf '%-44s %8s %9s %12s\n' "disk, dd oflag=direct" "$s_odirect" "$r_od" ""
-printf '%-44s %8s %9s %12s\n' "disk, dd buffered" "$s_buf" "$r_buf" ""
-for run in 1 2; do
-	if [ $run = 1 ]; then s=$s_fuse1 c=$s_commit1 what="fresh segments"; else s=$s_fuse2 c=$s_commit2 what="recycled segments"; fi
-	r=$(rate "$s" "$TOTAL")
-	printf '%-44s %8s %9s %12s\n' "ckptfs ($what)" "$s" "$r" \
-		"$(ratio "$r" "$r_od") of direct"
-	printf '%-44s %8s %9s %12s\n' "ckptfs ($what) + commit to LOCAL" \
-		"$(awk -v a="$s" -v b="$c" 'BEGIN { printf "%.3f", a + b }')" \
-		"$(rate "$(awk -v a="$s" -v b="$c" 'BEGIN { print a + b }')" "$TOTAL")" ""
+s_new=$SECS
+fuse_run seq0
+s_fresh=$SECS
+"$B/ckptctl" -s "$SOCK" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0"
+ratios=() commits=()
+printf '%-6s %12s %12s %12s %8s\n' round "direct s" "ckptfs s" "commit s" ratio
+for ((i = 1; i <= N; i++)); do
+	writers "$DIR/direct" oflag=direct conv=notrunc,fsync
+	s_od=$SECS
+	fuse_run "seq$i"
+	s_f=$SECS
+	"$B/ckptctl" -s "$SOCK" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i"
+	r=$(ratio "$s_od" "$s_f")
+	ratios+=("$r") commits+=("$COMMIT_SECS")
+	printf '%-6s %12s %12s %12s %8s\n' "$i" "$s_od" "$s_f" "$COMMIT_SECS" "$r"
 done
-echo "# target: ckptfs >= 0.70 of the direct (O_DIRECT) write; best disk figure $best GB/s"
-echo "# (dd writes new files; ckptd's second run overwrites its recycled, preallocated segments)"
+echo "# first runs (not in the ratio): dd oflag=direct into new files $s_new s, $(rate "$s_new" "$TOTAL") GB/s; ckptfs into fresh segments $s_fresh s, $(rate "$s_fresh" "$TOTAL") GB/s"
+rm -f "$DIR"/direct/w*
+bench_row fuse "ckptfs $W x $MIB MiB dd conv=fsync / dd oflag=direct over allocated files" ">= 0.9" "${ratios[@]}"
+echo "# commit (mv v.tmp v) to LOCAL after each round, seconds: ${commits[*]}"
 
 # ---- stall of np.save / torch.save -------------------------------------------
 echo

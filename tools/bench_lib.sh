@@ -38,6 +38,7 @@ bench_stats() {
 
 # bench_met GOAL MEDIAN: "met" or "not met"
 bench_met() {
+	[ "$1" = - ] && { echo "no goal"; return; }
 	awk -v g="$1" -v m="$2" 'BEGIN {
 		split(g, p, " ")
 		ok = (p[1] == ">=") ? (m >= p[2]) : (p[1] == "<=") ? (m <= p[2]) : 0

@@ -46,6 +46,60 @@ static void row(struct tbl *t, const char *name, uint64_t bytes, uint64_t ns,
 		r < 0 ? "" : ok ? "ok" : "MISSED" });
 }
 
+/* (c): the writers' medians and the slowest, as ratios. */
+static double writers_stall(const struct bench *b)
+{
+	return ratio(bench_median(b->w_write_ns, b->procs),
+		     bench_median(b->w_copy_ns, b->procs));
+}
+
+static double writers_fair(const struct bench *b)
+{
+	return ratio(bench_max(b->w_write_ns, b->procs),
+		     bench_median(b->w_write_ns, b->procs));
+}
+
+static void report_writers(const struct bench *b)
+{
+	static const char *const heads[] = { "WRITER", "BYTES", "MEMCPY",
+					     "CKPT_WRITE", "RATIO" };
+	char sz[FMT_LEN], t1[FMT_LEN], t2[FMT_LEN], ra[FMT_LEN], name[32];
+	double rs = writers_stall(b), rf = writers_fair(b);
+	struct tbl t;
+	int i;
+
+	printf("ckptctl bench --mode writers: job %s, %d writers x %s at once, %s ckpt_write calls, %s first, ckptd pid %llu\n\n",
+	       b->job, b->procs, fmt_size(sz, b->size),
+	       fmt_size(t1, b->piece), b->writes_first ? "writes" : "memcpy",
+	       (unsigned long long)b->daemon_pid);
+	tbl_init(&t, 5, heads, "lrrrr");
+	for (i = 0; i < b->procs; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		snprintf(ra, sizeof(ra), "%.2f",
+			 ratio(b->w_write_ns[i], b->w_copy_ns[i]));
+		tbl_add(&t, (const char *[]){ name, fmt_size(sz, b->size),
+			fmt_time(t1, b->w_copy_ns[i]),
+			fmt_time(t2, b->w_write_ns[i]), ra });
+	}
+	tbl_print(&t, stdout);
+	tbl_release(&t);
+	printf("\nstall: median ckpt_write / median memcpy = %.3f (target <= %.2f %s)\n",
+	       rs, BENCH_WRITERS_STALL_MAX,
+	       rs <= BENCH_WRITERS_STALL_MAX ? "ok" : "MISSED");
+	printf("fairness: slowest / median ckpt_write = %.3f (target <= %.2f %s)\n",
+	       rf, BENCH_FAIR_MAX, rf <= BENCH_FAIR_MAX ? "ok" : "MISSED");
+	printf("memcpy's own spread: slowest / median memcpy = %.3f; stall of the slowest: %.3f\n",
+	       ratio(bench_max(b->w_copy_ns, b->procs),
+		     bench_median(b->w_copy_ns, b->procs)),
+	       ratio(bench_max(b->w_write_ns, b->procs),
+		     bench_max(b->w_copy_ns, b->procs)));
+	printf("# ratios stall=%.3f fair=%.3f copyfair=%.3f slowest=%.3f\n", rs, rf,
+	       ratio(bench_max(b->w_copy_ns, b->procs),
+		     bench_median(b->w_copy_ns, b->procs)),
+	       ratio(bench_max(b->w_write_ns, b->procs),
+		     bench_max(b->w_copy_ns, b->procs)));
+}
+
 static void report_text(const struct bench *b)
 {
 	static const char *const heads[] = { "TEST", "BYTES", "TIME", "RATE",
@@ -62,9 +116,11 @@ static void report_text(const struct bench *b)
 	printf("store %s%s%s\n\n", b->store, b->fio_dir[0] ? ", fio in " : "",
 	       b->fio_dir);
 	tbl_init(&t, 7, heads, "lrrrrll");
-	row(&t, "stall: memcpy", b->size, b->memcpy_ns, -1, NULL, 0);
-	row(&t, "stall: ckpt_write", b->size, b->write_ns, rs, "<= 1.30",
-	    rs <= BENCH_STALL_MAX);
+	if (b->mode == BENCH_MODE_ALL) {
+		row(&t, "stall: memcpy", b->size, b->memcpy_ns, -1, NULL, 0);
+		row(&t, "stall: ckpt_write", b->size, b->write_ns, rs,
+		    "<= 1.30", rs <= BENCH_STALL_MAX);
+	}
 	row(&t, "burst: ckpt to LOCAL", total, b->burst_ns, -1, NULL, 0);
 	if (b->fio_state == BENCH_FIO_OK) {
 		row(&t, b->fio.runtime_ms ? "burst: fio (runtime)" :
@@ -77,10 +133,12 @@ static void report_text(const struct bench *b)
 	tbl_print(&t, stdout);
 	tbl_release(&t);
 
-	printf("\nstall: %s in 64 MiB ckpt_write calls (ckpt_buf_max %s), best of 3\n",
-	       fmt_size(sz, b->size), fmt_size(lease, b->buf_max));
-	printf("burst: %d writers, 8 MiB ckpt_write calls, barrier release to LOCAL\n",
-	       b->procs);
+	if (b->mode == BENCH_MODE_ALL)
+		printf("\nstall: %s in 64 MiB ckpt_write calls (ckpt_buf_max %s), best of 3\n",
+		       fmt_size(sz, b->size), fmt_size(lease, b->buf_max));
+	printf("burst: %d writers, 8 MiB ckpt_write calls, barrier release to LOCAL%s\n",
+	       b->procs, b->mode == BENCH_MODE_BURST ?
+	       "; into recycled segments, against fio's second pass over its files" : "");
 	if (b->fio_state == BENCH_FIO_MISSING)
 		printf("fio: not found on $PATH; burst comparison skipped (install fio)\n");
 	else if (b->fio_state == BENCH_FIO_FAILED)
@@ -88,6 +146,32 @@ static void report_text(const struct bench *b)
 	if (b->other_dev)
 		printf("note: %s is not on the store's device; the fio comparison is not like for like\n",
 		       b->fio_dir);
+	if (b->fio_state == BENCH_FIO_OK)
+		printf("# ratios burst=%.3f\n", rb);
+}
+
+static void report_json_writers(struct jw *w, const struct bench *b)
+{
+	int i;
+
+	jw_key(w, "writers");
+	jw_obj(w);
+	jw_ku64(w, "piece", b->piece);
+	jw_key(w, "memcpy_s");
+	jw_arr(w);
+	for (i = 0; i < b->procs; i++)
+		jw_dbl(w, (double)b->w_copy_ns[i] / 1e9);
+	jw_arr_end(w);
+	jw_key(w, "ckpt_write_s");
+	jw_arr(w);
+	for (i = 0; i < b->procs; i++)
+		jw_dbl(w, (double)b->w_write_ns[i] / 1e9);
+	jw_arr_end(w);
+	jw_kdbl(w, "stall_ratio", writers_stall(b));
+	jw_kdbl(w, "stall_target_max", BENCH_WRITERS_STALL_MAX);
+	jw_kdbl(w, "fairness", writers_fair(b));
+	jw_kdbl(w, "fairness_target_max", BENCH_FAIR_MAX);
+	jw_obj_end(w);
 }
 
 static void report_json(const struct bench *b)
@@ -107,6 +191,12 @@ static void report_json(const struct bench *b)
 	jw_ku64(&w, "daemon_pid", b->daemon_pid);
 	jw_kstr(&w, "store", b->store);
 
+	jw_kstr(&w, "mode", b->mode == BENCH_MODE_ALL ? "all" :
+			     b->mode == BENCH_MODE_BURST ? "burst" : "writers");
+	if (b->mode == BENCH_MODE_WRITERS) {
+		report_json_writers(&w, b);
+		goto out_end;
+	}
 	jw_key(&w, "stall");
 	jw_obj(&w);
 	jw_ku64(&w, "bytes", b->size);
@@ -151,13 +241,16 @@ static void report_json(const struct bench *b)
 	else
 		jw_null(&w);
 	jw_obj_end(&w);
+out_end:
 	jw_obj_end(&w);
 	jw_done(&w);
 }
 
 void bench_report(const struct bench *b, int json)
 {
-	if (json)
+	if (!json && b->mode == BENCH_MODE_WRITERS)
+		report_writers(b);
+	else if (json)
 		report_json(b);
 	else
 		report_text(b);

@@ -651,7 +651,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		jw_arr(&w);
 		for (i = 0; i < n; i++) {
 			jw_obj(&w);
-			jw_kstr(&w, "path", f[i].path);
+			jw_kstr(&w, "path", f[i].name);
 			jw_ku64(&w, "size", f[i].size);
 			jw_ku64(&w, "extents", f[i].extents);
 			json_attr(&w, &f[i].attr);
@@ -676,7 +676,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		for (i = 0; i < n; i++) {
 			snprintf(bytes, sizeof(bytes), "%" PRIu64, f[i].size);
 			snprintf(ext, sizeof(ext), "%" PRIu32, f[i].extents);
-			tbl_add(&t, (const char *[]){ f[i].path,
+			tbl_add(&t, (const char *[]){ f[i].name,
 				fmt_size(size, f[i].size), bytes, ext });
 		}
 		putchar('\n');

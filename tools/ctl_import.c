@@ -151,7 +151,7 @@ int cmd_import(struct ctl *ctl, int argc, char **argv)
 		walk.err = -errno;
 	rc = walk.err ? ctl_fail(walk.err, "import: reading %s", root) : -1;
 	for (i = 0; rc < 0 && i < walk.n; i++) {
-		if (strlen(walk.paths[i]) > CKPT_PATH_MAX)
+		if (strlen(walk.paths[i]) > CKPT_PATH_MAX2)
 			rc = ctl_failx("import: %s: path too long", walk.paths[i]);
 	}
 	if (rc < 0 && !walk.n)

@@ -16,8 +16,8 @@
 
 static int cmp_entry(const void *a, const void *b)
 {
-	return strcmp(((const struct ckpt_plan_entry *)a)->path,
-		      ((const struct ckpt_plan_entry *)b)->path);
+	return strcmp(((const struct ckpt_plan_entry *)a)->name,
+		      ((const struct ckpt_plan_entry *)b)->name);
 }
 
 int ctl_plan_load(struct ckpt_client *c, const char *job, const char *version,
@@ -49,7 +49,7 @@ const struct ckpt_plan_entry *ctl_plan_find(const struct ctl_plan *p,
 
 	if (!p->e)
 		return NULL;
-	snprintf(key.path, sizeof(key.path), "%s", path);
+	key.name = path;
 	return bsearch(&key, p->e, (size_t)p->n, sizeof(*p->e), cmp_entry);
 }
 
@@ -95,7 +95,7 @@ void ctl_plan_report_lost(const struct ctl_plan *p, const char *part,
 	for (i = 0; i < p->n && shown < 10; i++) {
 		if (!in_part(&p->e[i], part) || p->e[i].source != CKPT_SRC_NONE)
 			continue;
-		fprintf(stderr, "  %s (part of %s): %s\n", p->e[i].path,
+		fprintf(stderr, "  %s (part of %s): %s\n", p->e[i].name,
 			p->e[i].node[0] ? p->e[i].node : "this node",
 			p->e[i].why);
 		shown++;
@@ -133,7 +133,7 @@ int ctl_plan_print(struct ctl *ctl, const char *job, const char *version,
 			if (!in_part(e, part))
 				continue;
 			jw_obj(&w);
-			jw_kstr(&w, "path", e->path);
+			jw_kstr(&w, "path", e->name);
 			jw_ku64(&w, "size", e->size);
 			jw_kstr(&w, "source", ckpt_source_name(e->source));
 			jw_kstr(&w, "sources",
@@ -153,7 +153,7 @@ int ctl_plan_print(struct ctl *ctl, const char *job, const char *version,
 
 			if (!in_part(e, part))
 				continue;
-			cells[0] = e->path;
+			cells[0] = e->name;
 			cells[1] = fmt_size(size, e->size);
 			cells[2] = e->source ? ckpt_source_name(e->source)
 					     : "LOST";

@@ -11,9 +11,15 @@
  * validates names: a path must be relative, without empty, "." or ".."
  * components, and the directories under DIR are walked one component at a
  * time with O_NOFOLLOW, so a symlink planted inside DIR cannot redirect a
- * write.  Each file is written to a temporary name, fsync'd, renamed into
- * place, and its directory fsync'd, so that a crash leaves either the old
- * file or the complete new one.
+ * write.  Each file is written to a temporary name, made durable (fsync, or
+ * one syncfs for the regular files) and renamed into place, so that a crash
+ * leaves either the old file or the complete new one; the directories are
+ * fsync'd before restore reports success.
+ *
+ * restore pulls the regular files first, through several connections at
+ * once (ctl_lanes.h: pieces in flight while earlier ones are written), then
+ * the rest in listed order (second names of hard links, symbolic links,
+ * special files, directory entries), then the directories' attributes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,12 +32,15 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "ctl.h"
 #include "ctl_fmt.h"
 #include "ctl_json.h"
+#include "ctl_lanes.h"
 #include "progress.h"
 
 #define READ_PIECE (4u << 20)
+#define RESTORE_LANES 4        /* reads in flight (ctl_lanes.h) */
 
 /* What is being read, shared by verify and restore. */
 struct rd {
@@ -100,7 +109,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		len = f->size - off < READ_PIECE ? (size_t)(f->size - off) :
 						    READ_PIECE;
 		nread = 0;
-		err = ckpt_read(r->c, r->job, r->version, f->path, r->buf, len,
+		err = ckpt_read(r->c, r->job, r->version, f->name, r->buf, len,
 				off, &nread);
 		if (err)
 			return err;
@@ -114,7 +123,7 @@ static int rd_file(struct rd *r, const struct ckpt_file_info *f,
 		off += nread;
 		*got = off;
 		r->done += nread;
-		progress_update(&r->prog, r->done, f->path);
+		progress_update(&r->prog, r->done, f->name);
 		if (nread < len)
 			return -ENODATA;
 	}
@@ -134,10 +143,10 @@ static void bad_print(const struct rd *r, const struct bad *b)
 
 	if (b->err == -ENODATA)
 		printf("corrupt: %s: data ends at %" PRIu64 " of %" PRIu64
-		       " bytes\n", f->path, b->got, f->size);
+		       " bytes\n", f->name, b->got, f->size);
 	else
 		printf("corrupt: %s: %s (read at offset %" PRIu64 ")\n",
-		       f->path, ckpt_strerror(b->err), b->got);
+		       f->name, ckpt_strerror(b->err), b->got);
 	fflush(stdout);
 }
 
@@ -160,7 +169,7 @@ static void verify_json(const struct rd *r, const struct bad *bad, int nbad,
 	jw_arr(&w);
 	for (i = 0; i < nbad; i++) {
 		jw_obj(&w);
-		jw_kstr(&w, "path", r->files[bad[i].idx].path);
+		jw_kstr(&w, "path", r->files[bad[i].idx].name);
 		jw_ki64(&w, "error_code", bad[i].err);
 		jw_kstr(&w, "error", ckpt_strerror(bad[i].err));
 		jw_ku64(&w, "offset", bad[i].got);
@@ -194,7 +203,7 @@ static int verify_run(struct ctl *ctl, struct rd *r)
 		if (err && !is_damage(err)) {
 			progress_done(&r->prog);
 			rc = ctl_fail(err, "verify %s/%s: read %s", r->job,
-				      r->version, r->files[i].path);
+				      r->version, r->files[i].name);
 			goto out_free;
 		}
 		if (!err) {
@@ -254,7 +263,7 @@ static int path_safe(const char *path)
 	const char *p = path, *slash;
 	size_t n;
 
-	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX)
+	if (!*path || *path == '/' || strlen(path) > CKPT_PATH_MAX2)
 		return -CKPT_EBADNAME;
 	for (;;) {
 		slash = strchr(p, '/');
@@ -336,40 +345,6 @@ out_errno:
 	return err;
 }
 
-/* Where restore_file() writes: the temp file and how far it has got. */
-struct out_file {
-	int fd;
-	uint64_t off;
-};
-
-/*
- * Write one piece and start its writeback at once, so that the fsync at the
- * end of the file waits for the last piece only rather than for the whole
- * file, and reading from ckptd overlaps with the disk writing.
- */
-static int write_piece(void *arg, const void *buf, size_t len)
-{
-	struct out_file *o = arg;
-	const char *p = buf;
-	uint64_t start = o->off;
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(o->fd, p, len, (off_t)o->off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-		o->off += (uint64_t)n;
-	}
-	/* Advisory: where it is not supported, fsync does all the work. */
-	sync_file_range(o->fd, (off_t)start, (off_t)(o->off - start),
-			SYNC_FILE_RANGE_WRITE);
-	return 0;
-}
-
 /*
  * The attributes the file's writer set (a->set): owner and group when run as
  * root (as tar does), then the mode (after chown, which clears set-id
@@ -386,15 +361,7 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 		return -errno;
 	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, a->mode & 07777))
 		return -errno;
-	if (a->set & CKPT_ATTR_ATIME) {
-		ts[0].tv_sec = a->atime_ns / 1000000000ull;
-		ts[0].tv_nsec = a->atime_ns % 1000000000ull;
-	}
-	if (a->set & CKPT_ATTR_MTIME) {
-		ts[1].tv_sec = a->mtime_ns / 1000000000ull;
-		ts[1].tv_nsec = a->mtime_ns % 1000000000ull;
-	}
-	if ((a->set & (CKPT_ATTR_ATIME | CKPT_ATTR_MTIME)) && futimens(fd, ts))
+	if (attr_times(a, ts) && futimens(fd, ts))
 		return -errno;
 	return 0;
 }
@@ -402,14 +369,15 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 /* The file's extended attributes, each set on fd.  The blob is ckpt.h's
  * (ckpt_getxattrs): u8 name length, name, u16 value length, value.  A
  * target file system that keeps none (ENOTSUP) is not an error. */
-static int restore_xattr(struct rd *r, const struct ckpt_file_info *f, int fd)
+static int restore_xattr(const struct rd *r, struct ckpt_client *c,
+			 const struct ckpt_file_info *f, int fd)
 {
 	uint8_t blob[CKPT_XATTR_MAX];
 	char name[256];
 	size_t off = 0, nl, vl;
 	int len;
 
-	len = ckpt_getxattrs(r->c, r->job, r->version, f->path, blob,
+	len = ckpt_getxattrs(c, r->job, r->version, f->name, blob,
 			     sizeof(blob));
 	if (len < 0)
 		return len;
@@ -466,12 +434,7 @@ static int finish_entry(const struct ckpt_attr *a, int dfd, const char *tmp,
 		err = -errno;
 	if (!err && chmod && fchmodat(dfd, tmp, a->mode & 07777, 0))
 		err = -errno;
-	if (a->set & CKPT_ATTR_ATIME)
-		ts[0] = (struct timespec){ a->atime_ns / 1000000000ull,
-					   a->atime_ns % 1000000000ull };
-	if (a->set & CKPT_ATTR_MTIME)
-		ts[1] = (struct timespec){ a->mtime_ns / 1000000000ull,
-					   a->mtime_ns % 1000000000ull };
+	attr_times(a, ts);
 	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))
 		err = -errno;
 	if (!err && renameat(dfd, tmp, dfd, base))
@@ -546,7 +509,7 @@ static int deeper_first(const void *a, const void *b, void *files)
 {
 	const struct ckpt_file_info *f = files;
 
-	return depth(f[*(const int *)b].path) - depth(f[*(const int *)a].path);
+	return depth(f[*(const int *)b].name) - depth(f[*(const int *)a].name);
 }
 
 /* Give each directory that has an entry its attributes and extended
@@ -566,12 +529,13 @@ static int restore_dirs(struct rd *r, int rootfd, int *failed)
 	qsort_r(idx, (size_t)n, sizeof(*idx), deeper_first, r->files);
 	for (i = 0; i < n && !err; i++) {
 		*failed = idx[i];
-		err = open_parent(rootfd, r->files[idx[i]].path, &dfd, &base);
+		err = open_parent(rootfd, r->files[idx[i]].name, &dfd, &base);
 		if (err)
 			break;
 		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			    O_CLOEXEC);
-		err = fd < 0 ? -errno : restore_xattr(r, &r->files[idx[i]], fd);
+		err = fd < 0 ? -errno
+			     : restore_xattr(r, r->c, &r->files[idx[i]], fd);
 		if (!err)
 			err = restore_attr(fd, &r->files[idx[i]].attr);
 		if (!err && fsync(fd))
@@ -622,68 +586,250 @@ static int restore_hardlink(int rootfd, const char *first, int dfd,
 	return err;
 }
 
-/* Restore one file: temp name, data, attributes, fsync, rename, fsync the
- * directory. */
+/* A file restore_pull() restores: a regular file, not a second name of a
+ * hard link.  The others have a file type in their mode. */
+static int is_pulled(const struct rd *r, int idx)
+{
+	const struct ckpt_attr *a = &r->files[idx].attr;
+
+	return !((a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT)) &&
+	       first_name(r, idx) < 0;
+}
+
+static void tmp_name(char *buf, size_t cap, int idx)
+{
+	snprintf(buf, cap, ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+}
+
+/* Restore one entry that is not pulled (is_pulled()): a second name of a
+ * hard link, a directory entry, a symbolic link or a special file, each
+ * made under a temporary name and renamed into place. */
 static int restore_file(struct rd *r, int rootfd, int idx)
 {
 	const struct ckpt_file_info *f = &r->files[idx];
 	const char *base = NULL;
-	struct out_file out;
 	char tmp[64];
-	uint64_t got;
-	int dfd = -1, fd, first, err;
+	int dfd = -1, first, err;
 
-	err = open_parent(rootfd, f->path, &dfd, &base);
+	err = open_parent(rootfd, f->name, &dfd, &base);
 	if (err)
 		return err;
-	snprintf(tmp, sizeof(tmp), ".ckpt-restore.%ld.%d", (long)getpid(), idx);
+	tmp_name(tmp, sizeof(tmp), idx);
 	first = first_name(r, idx);
-	if (first >= 0) {
-		err = restore_hardlink(rootfd, r->files[first].path, dfd, tmp,
+	if (first >= 0)
+		err = restore_hardlink(rootfd, r->files[first].name, dfd, tmp,
 				       base);
-		goto out_close_dir;
-	}
-	if (is_dir_entry(f)) {
+	else if (is_dir_entry(f))
 		err = restore_mkdir(dfd, base);
-		goto out_close_dir;
-	}
-	if ((f->attr.set & CKPT_ATTR_MODE) &&
-	    (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK) {
+	else if ((f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK)
 		err = restore_link(r, f, dfd, tmp, base);
-		goto out_close_dir;
-	}
-	if ((f->attr.set & CKPT_ATTR_MODE) && (f->attr.mode & CKPT_ATTR_IFMT)) {
+	else
 		err = restore_special(f, dfd, tmp, base);
-		goto out_close_dir;
+	close(dfd);
+	return err;
+}
+
+/* A regular file being pulled: the directory holding it, open from its
+ * first piece until its bytes are all written. */
+struct pulled {
+	int dfd;                  /* -1 when not open */
+	const char *base;         /* in its path */
+	int written;              /* every byte and attribute is under its
+				   * temporary name, not yet renamed */
+};
+
+/* What the lanes' callbacks need (restore_pull). */
+struct pull_ctx {
+	struct rd *r;
+	int rootfd;
+	struct pulled *p;         /* per file of r */
+};
+
+static int pull_open(void *arg, int idx, int *fd)
+{
+	struct pull_ctx *x = arg;
+	struct pulled *p = &x->p[idx];
+	char tmp[64];
+	int err;
+
+	err = open_parent(x->rootfd, x->r->files[idx].name, &p->dfd, &p->base);
+	if (err) {
+		p->dfd = -1;
+		return err;
 	}
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
-	if (fd < 0 && errno == EEXIST && !unlinkat(dfd, tmp, 0))
-		fd = openat(dfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
-	if (fd < 0) {
-		err = -errno;
-		goto out_close_dir;
-	}
-	out = (struct out_file){ .fd = fd, .off = 0 };
-	err = rd_file(r, f, write_piece, &out, &got);
-	if (!err)
-		err = restore_xattr(r, f, fd);
+	tmp_name(tmp, sizeof(tmp), idx);
+	*fd = openat(p->dfd, tmp,
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (*fd < 0 && errno == EEXIST && !unlinkat(p->dfd, tmp, 0))
+		*fd = openat(p->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+			     O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (*fd >= 0)
+		return 0;
+	err = -errno;
+	close(p->dfd);
+	p->dfd = -1;
+	return err;
+}
+
+/* Every byte is there: the attributes, and the file is closed.  Made
+ * durable and renamed with the others (restore_commit). */
+static int pull_finish(void *arg, struct ckpt_client *c, int idx, int fd)
+{
+	struct pull_ctx *x = arg;
+	struct pulled *p = &x->p[idx];
+	const struct ckpt_file_info *f = &x->r->files[idx];
+	char tmp[64];
+	int err;
+
+	tmp_name(tmp, sizeof(tmp), idx);
+	err = restore_xattr(x->r, c, f, fd);
 	if (!err)
 		err = restore_attr(fd, &f->attr);
-	if (!err && fsync(fd))
-		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && renameat(dfd, tmp, dfd, base))
-		err = -errno;
-	else if (!err && fsync(dfd))
-		err = -errno;
 	if (err)
-		unlinkat(dfd, tmp, 0); /* gone already if the rename happened */
-out_close_dir:
-	close(dfd);
+		unlinkat(p->dfd, tmp, 0);
+	p->written = !err;
+	close(p->dfd);
+	p->dfd = -1;
+	return err;
+}
+
+static void pull_abandon(void *arg, int idx, int fd)
+{
+	struct pull_ctx *x = arg;
+	struct pulled *p = &x->p[idx];
+	char tmp[64];
+
+	tmp_name(tmp, sizeof(tmp), idx);
+	close(fd);
+	unlinkat(p->dfd, tmp, 0);
+	close(p->dfd);
+	p->dfd = -1;
+}
+
+static void pull_progress(void *arg, int idx, uint64_t bytes)
+{
+	struct pull_ctx *x = arg;
+
+	x->r->done += bytes;
+	progress_update(&x->r->prog, x->r->done, x->r->files[idx].name);
+}
+
+/* Length of the directory part of path ("" for a top-level name: 0). */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) : 0;
+}
+
+static int by_dir(const void *a, const void *b, void *files)
+{
+	const struct ckpt_file_info *f = files;
+	const char *x = f[*(const int *)a].name, *y = f[*(const int *)b].name;
+	size_t lx = dir_len(x), ly = dir_len(y);
+	int c = memcmp(x, y, lx < ly ? lx : ly);
+
+	return c ? c : lx < ly ? -1 : lx > ly;
+}
+
+/* fsync each directory that got one of the files order[0 .. n) renamed
+ * into it, once (sorted by directory). */
+static int restore_sync_dirs(struct rd *r, int rootfd, int *order, int n,
+			     int *failed)
+{
+	const char *base, *prev = NULL;
+	int i, dfd, err = 0;
+
+	qsort_r(order, (size_t)n, sizeof(*order), by_dir, r->files);
+	for (i = 0; i < n && !err; i++) {
+		const char *path = r->files[order[i]].name;
+
+		if (prev && dir_len(prev) == dir_len(path) &&
+		    !memcmp(prev, path, dir_len(path)))
+			continue;
+		prev = path;
+		*failed = order[i];
+		err = open_parent(rootfd, path, &dfd, &base);
+		if (err)
+			break;
+		if (fsync(dfd))
+			err = -errno;
+		close(dfd);
+	}
+	return err;
+}
+
+/* Rename (rename != 0) or remove the temporary name of each written file
+ * of order[0 .. n).  The first error stops the renames. */
+static int restore_rename(struct rd *r, struct pull_ctx *x, int rootfd,
+			  const int *order, int n, int rename, int *failed)
+{
+	const char *base;
+	char tmp[64];
+	int i, dfd, err = 0;
+
+	for (i = 0; i < n && !(rename && err); i++) {
+		if (!x->p[order[i]].written)
+			continue;
+		tmp_name(tmp, sizeof(tmp), order[i]);
+		*failed = order[i];
+		err = open_parent(rootfd, r->files[order[i]].name, &dfd, &base);
+		if (err)
+			continue;
+		if (!rename)
+			unlinkat(dfd, tmp, 0);
+		else if (renameat(dfd, tmp, dfd, base))
+			err = -errno;
+		x->p[order[i]].written = rename && err;
+		close(dfd);
+	}
+	return err;
+}
+
+/*
+ * Pull every regular file (is_pulled) through the lanes under temporary
+ * names; then make them all durable at once (syncfs: one flush and journal
+ * commit instead of one per file, as `cp -r` + `sync`), rename them into
+ * place and fsync each directory once.  A crash leaves the old file or the
+ * complete new one under each name.  On failure the temporary names go.
+ * 0 or -errno with *failed the file it concerns.
+ */
+static int restore_pull(struct ctl *ctl, struct rd *r, int rootfd,
+			int *failed)
+{
+	struct pull_ctx x = { .r = r, .rootfd = rootfd };
+	struct lanes_job j = {
+		.socket = ctl->socket, .c = r->c, .job = r->job,
+		.version = r->version, .files = r->files, .lanes = RESTORE_LANES,
+		.arg = &x, .open = pull_open, .finish = pull_finish,
+		.abandon = pull_abandon, .progress = pull_progress,
+	};
+	int *order, i, n = 0, err = -ENOMEM;
+
+	order = malloc(sizeof(*order) * ((size_t)r->nfiles + 1));
+	x.p = calloc((size_t)r->nfiles + 1, sizeof(*x.p));
+	if (!order || !x.p)
+		goto out_free;
+	for (i = 0; i < r->nfiles; i++)
+		if (is_pulled(r, i))
+			order[n++] = i;
+	j.order = order;
+	j.n = n;
+	err = lanes_run(&j, failed);
+	if (!err && syncfs(rootfd))
+		err = -errno;
+	if (!err)
+		err = restore_rename(r, &x, rootfd, order, n, 1, failed);
+	if (err) {
+		restore_rename(r, &x, rootfd, order, n, 0, &i);
+		goto out_free;
+	}
+	err = restore_sync_dirs(r, rootfd, order, n, failed);
+out_free:
+	free(x.p);
+	free(order);
 	return err;
 }
 
@@ -715,28 +861,29 @@ static void restore_report(struct ctl *ctl, const struct rd *r,
 static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 {
 	uint64_t t0 = ctl_now_ns();
-	int i, err, rootfd, rc = CTL_EXIT_OK;
+	int i = 0, k, err, rootfd, rc = CTL_EXIT_OK;
 
 	/* Refuse the whole version before writing anything. */
 	for (i = 0; i < r->nfiles; i++)
-		if (path_safe(r->files[i].path))
+		if (path_safe(r->files[i].name))
 			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
-					 r->job, r->version, r->files[i].path);
+					 r->job, r->version, r->files[i].name);
 	err = mkdir_p(dir);
 	if (err)
 		return ctl_fail(err, "restore: create %s", dir);
 	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return ctl_fail(-errno, "restore: open %s", dir);
-	for (i = 0; i < r->nfiles && !err; i++)
-		err = restore_file(r, rootfd, i);
-	i--;
+	err = restore_pull(ctl, r, rootfd, &i);
+	for (k = 0; k < r->nfiles && !err; k++)
+		if (!is_pulled(r, k) && (err = restore_file(r, rootfd, k)))
+			i = k;
 	if (!err)
 		err = restore_dirs(r, rootfd, &i);
 	if (err) {
 		progress_done(&r->prog);
 		rc = ctl_fail(err, "restore %s/%s: %s", r->job, r->version,
-			      r->files[i].path);
+			      r->files[i].name);
 		goto out_close;
 	}
 	progress_done(&r->prog);
@@ -754,7 +901,7 @@ static void keep_part(struct rd *r, const struct ctl_plan *p, const char *part)
 
 	r->total = 0;
 	for (i = 0; i < r->nfiles; i++) {
-		e = ctl_plan_find(p, r->files[i].path);
+		e = ctl_plan_find(p, r->files[i].name);
 		if (!e || strcmp(e->node, part))
 			continue;
 		r->files[n++] = r->files[i];

@@ -63,7 +63,7 @@ static void decode_one(const uint8_t *f, size_t len)
 	case PEER_READ:
 		if (peer_decode_read(f, len, &rd) == 0 &&
 		    (!rd.len || rd.len > PEER_MAX_SHARD ||
-		     strlen(rd.path) > CKPT_PATH_MAX))
+		     strlen(rd.path) > CKPT_PATH_MAX2))
 			abort();
 		break;
 	case PEER_HELD:

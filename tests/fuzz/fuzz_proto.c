@@ -13,6 +13,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char nbuf[CKPT_PATH_MAX2 + 1];
+
 static void decode_one(uint8_t *f, size_t len)
 {
 	union {
@@ -48,11 +50,11 @@ static void decode_one(uint8_t *f, size_t len)
 			if (m.type == (PROTO_LIST_JOBS | PROTO_REPLY))
 				proto_dec_job_entry(&rest, u.job);
 			else if (m.type == (PROTO_LIST_FILES | PROTO_REPLY))
-				proto_dec_file_entry(&rest, &u.fi);
+				proto_dec_file_entry(&rest, &u.fi, nbuf);
 			else if (m.type == (PROTO_LIST_NODES | PROTO_REPLY))
 				proto_dec_node_entry(&rest, &u.nd);
 			else if (m.type == (PROTO_PLAN | PROTO_REPLY))
-				proto_dec_plan_entry(&rest, &u.pl);
+				proto_dec_plan_entry(&rest, &u.pl, nbuf);
 			else
 				proto_dec_version_entry(&rest, &u.v);
 		}

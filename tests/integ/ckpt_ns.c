@@ -13,8 +13,10 @@
  *   ckpt_ns SOCKET dirs JOB VERSION    directory entries (CKPT_ATTR_IFDIR):
  *                                      d (0750), d/sub (0705) and an empty
  *                                      directory e (0711), each with an
- *                                      mtime, around a file d/sub/f; commit,
- *                                      wait LOCAL
+ *                                      mtime, around a file d/sub/f; m
+ *                                      (0701, holding g) renamed over the
+ *                                      empty y, and the empty p (0702)
+ *                                      renamed to q; commit, wait LOCAL
  *   ckpt_ns SOCKET attr JOB VERSION    ckpt_setattr(): a mode, gid and
  *                                      times are kept through the commit;
  *                                      run by a uid other than root, a
@@ -306,6 +308,14 @@ static int do_dirs(struct ckpt_client *c, const char *job, const char *ver)
 	mkdir_entry(v, "d", 0750, 1600000000);
 	mkdir_entry(v, "d/sub", 0705, 1600000100);
 	mkdir_entry(v, "e", 0711, 1600000200);
+	/* A directory renamed takes its own entry along with the files
+	 * below it, and replaces the entry of an empty directory. */
+	CHECK(ckpt_write(v, "m/g", "moved", 5, 0) == 0, "write m/g");
+	mkdir_entry(v, "m", 0701, 1600000300);
+	mkdir_entry(v, "y", 0755, 1600000350);
+	CHECK(ckpt_rename(v, "m", "y") == 0, "rename m y");
+	mkdir_entry(v, "p", 0702, 1600000400);
+	CHECK(ckpt_rename(v, "p", "q") == 0, "rename p q (an empty directory)");
 	ret = ckpt_commit(v);
 	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
 	ckpt_version_free(v);

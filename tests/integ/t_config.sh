@@ -11,7 +11,7 @@ set -u
 
 KEYS=(dir socket store staging staging_client staging_per_uid staging_wait
       max_conns_per_uid capacity reserve keep segment
-      chunk queue_depth direct mlock log_level log straggler_factor)
+      chunk queue_depth direct mlock log_level log straggler_factor nice)
 # Keys whose default is empty ("key =").
 EMPTY_KEYS=(metrics)
 

@@ -53,6 +53,11 @@ tw d write "$JOB" v2 "${A2[@]}" -w local || fail "writing v2 failed"
 # ---- status --------------------------------------------------------------------
 out=$(ctl d status) || fail "ckptctl status failed"
 grep -q "$(ckptd_pid d)" <<<"$out" || fail "ckptctl status does not show the pid: $out"
+# [ckptd] nice (default 10) is every thread's, taken before the first one.
+for t in /proc/"$(ckptd_pid d)"/task/*/stat; do
+	ni=$(sed 's/.*) //' "$t" | awk '{ print $17 }')
+	[ "$ni" = 10 ] || fail "ckptd thread $t runs at nice $ni, want 10"
+done
 out=$(json status)
 $PY -c '
 import json, sys
@@ -187,6 +192,8 @@ grep -qi "corrupt\|checksum" "$T/cv.out" || fail "ckptctl verify does not say th
 info "verify of the damaged version: $(grep rank000 "$T/cv.out")"
 ctl d restore "$JOB" corruptme --to "$T/rc" >"$T/rc.out" 2>&1 && fail "ckptctl restore of a corrupted version succeeded"
 [ ! -e "$T/rc/rank000/part-0.bin" ] || fail "restore left the damaged file in place"
+[ -z "$(find "$T/rc" -name '.ckpt-restore.*' 2>/dev/null)" ] ||
+	fail "restore left temporary files: $(find "$T/rc" -name '.ckpt-restore.*')"
 info "restore of the damaged version: $(tail -1 "$T/rc.out")"
 tw d verify "$JOB" corruptme "${A3[@]}" 2>"$T/tv.err" && fail "ckpt_read returned corrupted data"
 grep -q "checksum mismatch" "$T/tv.err" || fail "ckpt_read's error is not a checksum mismatch: $(cat "$T/tv.err")"

@@ -17,13 +17,17 @@ NS=$BUILD/tests/ckpt_ns
 PFS=$T/pfs
 JOB=dirs
 
-# dirs_ok ROOT WHAT: the three directories with their modes and mtimes.
+# dirs_ok ROOT WHAT: the directories with their modes and mtimes (y is m,
+# renamed over the empty y; q is the empty p, renamed), and nothing else.
 dirs_ok() {
 	local got
-	got=$(cd "$1" && stat -c '%n %F %a %Y' d d/sub e | tr '\n' ';')
-	[ "$got" = "d directory 750 1600000000;d/sub directory 705 1600000100;e directory 711 1600000200;" ] ||
+	got=$(cd "$1" && stat -c '%n %F %a %Y' d d/sub e y q | tr '\n' ';')
+	[ "$got" = "d directory 750 1600000000;d/sub directory 705 1600000100;e directory 711 1600000200;y directory 701 1600000300;q directory 702 1600000400;" ] ||
 		fail "$2: $got"
 	[ "$(cat "$1/d/sub/f")" = data ] || fail "$2: d/sub/f does not hold its bytes"
+	[ "$(cat "$1/y/g")" = moved ] || fail "$2: y/g (renamed from m/g) does not hold its bytes"
+	got=$(cd "$1" && find . | LC_ALL=C sort | tr '\n' ' ')
+	[ "$got" = ". ./d ./d/sub ./d/sub/f ./e ./q ./y ./y/g " ] || fail "$2: the tree is $got"
 	info "$2: directories as written"
 }
 

@@ -13,7 +13,9 @@
 #    changes nothing;
 #  - a mount joining a version another mount wrote links in shares one
 #    inode between the names it lists;
-#  - committed (rename VER.tmp VER): both names, nlink 2, the same bytes;
+#  - committed (rename VER.tmp VER): st_ino of each name as before the
+#    commit, at once (rsync -aH right after keeps the links); both names,
+#    nlink 2, the same bytes;
 #    link there is EROFS; the same after a SIGKILL of ckptd and a restart
 #    and two clean restarts;
 #  - `ckptctl restore` makes the link again (one inode, nlink 2);
@@ -243,7 +245,21 @@ umount_ckptfs "$M2"
 info "a joined version's links are one file in the joining mount"
 
 # ---- committed ---------------------------------------------------------------
+# st_ino does not change at the commit (no waiting for the kernel's
+# attribute timeout): rsync -H right after a commit sees the links.
+inos() { (cd "$1" && stat -c '%n %i' . o1 sub/o3 o4 sub sub/b sub/sym sym2); }
+inos "$V" >"$T/ino.before" || fail "stat before the commit failed"
+[ "$(awk '$1 == "o1" || $1 == "sub/o3" || $1 == "o4" { print $2 }' "$T/ino.before" | sort -u | wc -l)" = 1 ] ||
+	fail "the names of o1 show several st_ino: $(tr '\n' ' ' <"$T/ino.before")"
 mv "$V" "$J/v1" || fail "commit of v1 failed"
+# Past the kernel's attribute timeout (1 s) too: watched for 2 s.
+ino_changed() { inos "$J/v1" >"$T/ino.after" && ! cmp -s "$T/ino.before" "$T/ino.after"; }
+! poll_until 2 ino_changed ||
+	fail "st_ino changed at the commit: $(tr '\n' ' ' <"$T/ino.before") -> $(tr '\n' ' ' <"$T/ino.after")"
+mkdir "$T/rs" && rsync -aH "$J/v1/" "$T/rs/" || fail "rsync -aH of v1 failed"
+[ "$(stat -c %i "$T/rs/o1")" = "$(stat -c %i "$T/rs/sub/o3")" ] ||
+	fail "rsync -H right after the commit did not keep o1 and sub/o3 one file"
+info "st_ino the same before and after the commit; rsync -H keeps the links"
 for v in v1 v3; do
 	ctl d wait hl $v local --timeout "$(scaled 30)" >/dev/null || fail "$v did not become LOCAL"
 done

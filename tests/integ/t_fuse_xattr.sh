@@ -72,6 +72,8 @@ out=$(/usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.z", b"
 	"$M/xa/v1/f" 2>&1) && fail "setxattr in a committed version worked"
 [[ $out == *"Read-only file system"* ]] || fail "setxattr committed: '$out', want EROFS"
 umount_ckptfs "$M"
+# A commit seals; only LOCAL survives a SIGKILL (ckpt_commit()).
+ctl d wait xa v1 local --timeout "$(scaled 30)" >/dev/null || fail "v1 did not become LOCAL"
 restart d
 mount_ckptfs d "$M"
 committed_ok "$M/xa/v1" "after a restart"

@@ -63,6 +63,7 @@ static int conf_equal(const struct conf *a, const struct conf *b)
 	       a->capacity == b->capacity && a->reserve == b->reserve &&
 	       a->keep == b->keep && a->segment == b->segment &&
 	       a->chunk == b->chunk && a->queue_depth == b->queue_depth &&
+	       a->nice == b->nice &&
 	       a->direct == b->direct && a->mlock == b->mlock &&
 	       !strcmp(a->log_level, b->log_level) && !strcmp(a->log, b->log) &&
 	       !strcmp(a->drain_target, b->drain_target) &&
@@ -155,6 +156,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.segment, 64 * MiB);
 	CU_ASSERT_EQUAL(c.chunk, 4 * MiB);
 	CU_ASSERT_EQUAL(c.queue_depth, 128);
+	CU_ASSERT_EQUAL(c.nice, 10);
 	CU_ASSERT_EQUAL(c.direct, 1);
 	CU_ASSERT_EQUAL(c.mlock, 1);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
@@ -297,6 +299,8 @@ static const struct bad_case bad_values[] = {
 	{ "queue_depth = 4", "line 4: queue_depth: '4' is below the minimum 8" },
 	{ "queue_depth = 8192",
 	  "line 4: queue_depth: '8192' is above the maximum 4096" },
+	{ "nice = 20", "line 4: nice: '20' is above the maximum 19" },
+	{ "nice = -5", "line 4: nice: '-5' is not a number" },
 	{ "direct = maybe",
 	  "line 4: direct: 'maybe' is not a boolean (yes/no/true/false/on/off/1/0)" },
 	{ "mlock = 2",

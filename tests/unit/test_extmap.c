@@ -7,6 +7,10 @@
  * byte no record covers is a hole.  The extents must be sorted, disjoint,
  * merged where one record continues, and at most 2n - 1; extmap_find()
  * must land on the first extent ending after any offset.
+ *
+ * The maps grown as records arrive (extmap_apply one at a time,
+ * extmap_merge of a batch's map) must equal, extent for extent, the map
+ * built from the same records at once, and the byte model, at every step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +98,150 @@ static void test_random(void)
 		check_case(2000 + rnd(2000));
 }
 
+/* m against the byte model owner[0 .. span) (record index or -1): every
+ * extent owned by its record, sorted, disjoint, canonical; every byte not
+ * in an extent a hole. */
+static void check_model(const struct extmap *m, const int32_t *owner,
+			uint64_t span)
+{
+	uint64_t b;
+	uint32_t e;
+	int ok = 1;
+
+	for (e = 0; e < m->n; e++) {
+		ok &= m->v[e].len > 0 && m->v[e].off + m->v[e].len <= span;
+		if (e) {
+			ok &= m->v[e - 1].off + m->v[e - 1].len <= m->v[e].off;
+			ok &= !(m->v[e - 1].rec == m->v[e].rec &&
+				m->v[e - 1].off + m->v[e - 1].len == m->v[e].off);
+		}
+		CU_ASSERT_FATAL(ok);
+		for (b = m->v[e].off; b < m->v[e].off + m->v[e].len; b++)
+			ok &= owner[b] == (int32_t)m->v[e].rec;
+	}
+	for (b = 0, e = 0; b < span; b++) {
+		while (e < m->n && m->v[e].off + m->v[e].len <= b)
+			e++;
+		if (!(e < m->n && m->v[e].off <= b))
+			ok &= owner[b] == -1;
+	}
+	CU_ASSERT_FATAL(ok);
+}
+
+/* Extent for extent (not memcmp: struct ext has padding). */
+static int same_map(const struct extmap *a, const struct extmap *b)
+{
+	uint32_t e;
+
+	if (a->n != b->n)
+		return 0;
+	for (e = 0; e < a->n; e++)
+		if (a->v[e].off != b->v[e].off || a->v[e].len != b->v[e].len ||
+		    a->v[e].rec != b->v[e].rec)
+			return 0;
+	return 1;
+}
+
+/*
+ * A random sequence of nrec records of file 0 (writes, zero records,
+ * rewrites of the same range, empty records, some of file 1 in between)
+ * over span bytes: applied one by one to one map and in random batches
+ * (extmap_build of the batch, extmap_merge) to another, both checked
+ * against the byte model and against extmap_build of every record so far.
+ */
+static void check_sequence(uint32_t nrec, uint32_t span, uint32_t maxlen)
+{
+	struct man_rec *recs = calloc(nrec, sizeof(*recs));
+	uint32_t *idx = calloc(nrec, sizeof(*idx));
+	int32_t *owner = malloc(sizeof(*owner) * span);
+	struct extmap one = { 0 }, batched = { 0 }, built, part;
+	uint32_t i, n = 0, pending = 0, b;
+
+	CU_ASSERT_FATAL(recs && idx && owner);
+	for (b = 0; b < span; b++)
+		owner[b] = -1;
+	for (i = 0; i < nrec; i++) {
+		struct man_rec *r = &recs[i];
+
+		r->file = rnd(6) == 0 ? 1 : 0;
+		if (i && rnd(8) == 0) {          /* the same range again */
+			r->file_off = recs[i - 1].file_off;
+			r->len = recs[i - 1].len;
+		} else {
+			r->len = rnd(10) == 0 ? 0 : 1 + rnd(maxlen);
+			r->file_off = rnd(span - r->len + 1);
+		}
+		r->seg = rnd(5) == 0 ? MAN_SEG_ZERO : 1;
+		if (r->file)
+			continue;
+		idx[n++] = i;
+		for (b = (uint32_t)r->file_off; b < r->file_off + r->len; b++)
+			owner[b] = (int32_t)i;
+		CU_ASSERT_EQUAL_FATAL(extmap_apply(&one, recs, i), 0);
+		pending++;
+		if (rnd(4) == 0 || i + 1 == nrec) {
+			CU_ASSERT_EQUAL_FATAL(extmap_build(recs, idx + n - pending,
+							   pending, &part), 0);
+			CU_ASSERT_EQUAL_FATAL(extmap_merge(&batched, &part), 0);
+			extmap_release(&part);
+			pending = 0;
+			check_model(&batched, owner, span);
+		}
+		if (rnd(16) == 0 || i + 1 == nrec) {
+			check_model(&one, owner, span);
+			CU_ASSERT_EQUAL_FATAL(extmap_build(recs, idx, n, &built), 0);
+			check_model(&built, owner, span);
+			CU_ASSERT_FATAL(same_map(&one, &built));
+			if (!pending)
+				CU_ASSERT_FATAL(same_map(&batched, &built));
+			extmap_release(&built);
+		}
+	}
+	extmap_release(&one);
+	extmap_release(&batched);
+	free(owner);
+	free(idx);
+	free(recs);
+}
+
+static void test_apply(void)
+{
+	uint32_t t;
+
+	for (t = 0; t < 2000; t++)
+		check_sequence(1 + rnd(40), 64 + rnd(256), 1 + rnd(64));
+	for (t = 0; t < 200; t++)
+		check_sequence(200 + rnd(400), 4096, 1 + rnd(600));
+	for (t = 0; t < 5; t++)
+		check_sequence(5000, 1 << 16, 1 + rnd(3000));
+}
+
+/* Sequential small writes, applied one at a time: each one lands at the
+ * end (no extent moves); a rewrite of the start replaces one extent. */
+static void test_apply_sequential(void)
+{
+	uint32_t n = 100000, i;
+	struct man_rec *recs = calloc(n + 1, sizeof(*recs));
+	struct extmap m = { 0 };
+
+	CU_ASSERT_FATAL(recs != NULL);
+	for (i = 0; i < n; i++) {
+		recs[i] = (struct man_rec){ .seg = 1, .file_off = 100ull * i,
+					    .len = 100 };
+		CU_ASSERT_EQUAL_FATAL(extmap_apply(&m, recs, i), 0);
+	}
+	CU_ASSERT_EQUAL(m.n, n);
+	recs[n] = (struct man_rec){ .seg = MAN_SEG_ZERO, .file_off = 0,
+				    .len = 100 };
+	CU_ASSERT_EQUAL(extmap_apply(&m, recs, n), 0);
+	CU_ASSERT_EQUAL(m.n, n);
+	CU_ASSERT_EQUAL(m.v[0].rec, n);
+	CU_ASSERT_EQUAL(extmap_find(&m, 100ull * 54321 + 99), 54321);
+	CU_ASSERT_EQUAL(m.v[54321].rec, 54321);
+	extmap_release(&m);
+	free(recs);
+}
+
 /* A big sequential file: one extent per record, found in log time. */
 static void test_sequential(void)
 {
@@ -127,6 +275,8 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "random", test_random },
 		{ "sequential", test_sequential },
+		{ "apply", test_apply },
+		{ "apply_sequential", test_apply_sequential },
 		{ NULL, NULL }
 	};
 

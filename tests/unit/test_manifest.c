@@ -451,7 +451,7 @@ static void test_format1(void)
 	/* Written again (a level change), it becomes the current format. */
 	n = manifest_encode(&out, img2, IMG_MAX);
 	CU_ASSERT_FATAL(n > 0);
-	CU_ASSERT_EQUAL(get_le32(img2 + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL(get_le32(img2 + OFF_FORMAT), MANIFEST_FORMAT_V4);
 	manifest_release(&out);
 	CU_ASSERT_EQUAL(decode(img2, n), 0);
 	/* Every truncation of a format-1 image is still refused. */
@@ -574,6 +574,52 @@ static void test_attr_rules(void)
 	expect(&m, 0);
 }
 
+/* A path of n bytes in lp: components of 100 bytes. */
+static const char *long_path(size_t n)
+{
+	static char lp[CKPT_PATH_MAX2 + 2];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		lp[i] = i % 101 == 100 ? '/' : 'p';
+	lp[n] = '\0';
+	return lp;
+}
+
+/* Format 5 holds paths up to CKPT_PATH_MAX2 and is written only for a
+ * version that has one; format 4 still stops at CKPT_PATH_MAX. */
+static void test_long_paths(void)
+{
+	static uint8_t img[IMG_MAX];
+	struct manifest m, out;
+	long n;
+
+	sample(&m);
+	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
+	manifest_release(&out);
+	/* The same bytes said to be format 4: past its limit. */
+	put_le32(img + OFF_FORMAT, MANIFEST_FORMAT_V4);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* 1024 bytes fit format 4, which is then written. */
+	long_path(CKPT_PATH_MAX);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT_V4);
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+	/* 4096 bytes, or a 256-byte component: refused. */
+	long_path(CKPT_PATH_MAX2 + 1);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	memset(sample_files[2].path, 'c', 256);
+	sample_files[2].path[256] = '\0';
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADNAME);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -589,6 +635,7 @@ int main(void)
 		{ "attr_rules", test_attr_rules },
 		{ "links", test_links },
 		{ "nparts", test_nparts },
+		{ "long_paths", test_long_paths },
 		{ NULL, NULL }
 	};
 

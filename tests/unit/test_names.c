@@ -4,6 +4,7 @@
  * names a client or a damaged manifest could send are refused: traversal,
  * absolute paths, empty components, and lengths one past each limit.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "unit.h"
@@ -16,7 +17,7 @@
 /* n copies of c, NUL-terminated, in a static buffer. */
 static const char *rep(char c, size_t n)
 {
-	static char buf[4096];
+	static char buf[8192];
 
 	memset(buf, c, n);
 	buf[n] = '\0';
@@ -27,7 +28,7 @@ static const char *rep(char c, size_t n)
  * from the end so the last component is whole (the first may be shorter). */
 static const char *joined(size_t n, size_t clen)
 {
-	static char buf[4096];
+	static char buf[8192];
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -64,7 +65,7 @@ static void test_valid(void)
 	CU_ASSERT_EQUAL(name_check_path("a/\xc0\xaf/b"), 0);
 	CU_ASSERT_EQUAL(name_check_job("team one/run (2)"), 0);
 	CU_ASSERT_EQUAL(name_check_path(rep('\xe9', 255)), 0);
-	CU_ASSERT_EQUAL(name_check_path(rep('\xe9', 256)), BAD);
+	CU_ASSERT_EQUAL(name_check_path(rep('\xe9', 256)), -ENAMETOOLONG);
 }
 
 static void test_hostile(void)
@@ -95,7 +96,7 @@ static void test_lengths(void)
 {
 	/* Component limit: 255. */
 	CU_ASSERT_EQUAL(name_check_path(rep('a', 255)), 0);
-	CU_ASSERT_EQUAL(name_check_path(rep('a', 256)), BAD);
+	CU_ASSERT_EQUAL(name_check_path(rep('a', 256)), -ENAMETOOLONG);
 	CU_ASSERT_EQUAL(name_check_path(joined(255 + 1 + 255, 255)), 0);
 	CU_ASSERT_EQUAL(name_check_job(rep('a', 199)), 0);
 
@@ -110,11 +111,33 @@ static void test_lengths(void)
 	CU_ASSERT_EQUAL(name_check_version(rep('v', CKPT_VERSION_MAX + 1)),
 			BAD);
 
-	/* Path: 1024 in all, components still at most 255. */
+	/* Path: PATH_MAX less its NUL (4095) in all, components still at
+	 * most 255; longer is ENAMETOOLONG, as from the kernel. */
+	CU_ASSERT_EQUAL(CKPT_PATH_MAX2, 4095);
 	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX, 100)), 0);
-	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX + 1, 100)), BAD);
-	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX, 254)), 0);
-	CU_ASSERT_EQUAL(name_check_path(rep('a', 3000)), BAD);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX + 1, 100)), 0);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX2, 100)), 0);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX2, 255)), 0);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX2 + 1, 255)),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(name_check_path(joined(CKPT_PATH_MAX2 + 1, 100)),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(name_check_path(rep('a', 3000)), -ENAMETOOLONG);
+	/* A 256-byte component deep in a path that fits. */
+	CU_ASSERT_EQUAL(name_check_path(joined(3000, 255)), 0);
+	CU_ASSERT_EQUAL(name_check_path(joined(3001, 256)), -ENAMETOOLONG);
+	/* The rules other than length hold at any length. */
+	{
+		static char p[CKPT_PATH_MAX2 + 1];
+
+		strcpy(p, joined(CKPT_PATH_MAX2 - 3, 255));
+		strcat(p, "/..");
+		CU_ASSERT_EQUAL(strlen(p), CKPT_PATH_MAX2);
+		CU_ASSERT_EQUAL(name_check_path(p), BAD);
+		p[CKPT_PATH_MAX2 - 3] = '\0';
+		strcat(p, "//a");
+		CU_ASSERT_EQUAL(name_check_path(p), BAD);
+	}
 }
 
 /* The UTF-8 rule shared by ckptctl --json and the metrics labels. */

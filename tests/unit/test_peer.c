@@ -1050,13 +1050,13 @@ static void test_read_rules(void)
 	CU_ASSERT_EQUAL(peer_decode_read(frame, n, &ro), 0);
 	CU_ASSERT_EQUAL(ro.off, (uint64_t)INT64_MAX - 1);
 
-	/* A path of 1025 bytes: refused by its length, both ways. */
+	/* A path of 4096 bytes: refused by its length, both ways. */
 	fill_read(&r);
 	memset(r.path, 'p', sizeof(r.path));
 	CU_ASSERT_EQUAL(peer_encode_read(frame, sizeof(frame), 1, &r),
 			-EMSGSIZE);
 	{
-		char longer[CKPT_PATH_MAX + 2];
+		char longer[CKPT_PATH_MAX2 + 2];
 		struct enc e;
 
 		memset(longer, 'p', sizeof(longer) - 1);

@@ -244,10 +244,10 @@ static void test_bit_flips(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
 	img[OFF_FORMAT] ^= 2;
 	/* Format 1 had another layout on the PFS: not readable here. */
-	CU_ASSERT_EQUAL(img[OFF_FORMAT], PFSMAN_FORMAT);
+	CU_ASSERT_EQUAL(img[OFF_FORMAT], PFSMAN_FORMAT_V4);
 	img[OFF_FORMAT] = 1;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
-	img[OFF_FORMAT] = PFSMAN_FORMAT;
+	img[OFF_FORMAT] = PFSMAN_FORMAT_V4;
 	img[n / 2] ^= 0x80;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_ECORRUPT);
 	img[n / 2] ^= 0x80;
@@ -787,6 +787,52 @@ static void test_merge(void)
 	pfsman_release(&out);
 }
 
+/* A path of n bytes in lp: components of 100 bytes. */
+static const char *long_path(size_t n)
+{
+	static char lp[CKPT_PATH_MAX2 + 2];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		lp[i] = i % 101 == 100 ? '/' : 'p';
+	lp[n] = '\0';
+	return lp;
+}
+
+/* Format 5 holds paths up to CKPT_PATH_MAX2 and is written only for a
+ * version that has one; format 4 still stops at CKPT_PATH_MAX. */
+static void test_long_paths(void)
+{
+	static uint8_t img[IMG_MAX];
+	struct pfsman m, out;
+	long n;
+
+	sample(&m);
+	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
+	pfsman_release(&out);
+	/* The same bytes said to be format 4: past its limit. */
+	put_le32(img + OFF_FORMAT, PFSMAN_FORMAT_V4);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* 1024 bytes fit format 4, which is then written. */
+	long_path(CKPT_PATH_MAX);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT_V4);
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+	/* 4096 bytes, or a 256-byte component: refused. */
+	long_path(CKPT_PATH_MAX2 + 1);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	memset(sample_files[2].path, 'c', 256);
+	sample_files[2].path[256] = '\0';
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADNAME);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -803,6 +849,7 @@ int main(void)
 		{ "names", test_names },
 		{ "merge", test_merge },
 		{ "links", test_links },
+		{ "long_paths", test_long_paths },
 		{ NULL, NULL }
 	};
 

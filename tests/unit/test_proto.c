@@ -18,7 +18,10 @@
 #include "crc32c.h"
 #include "proto.h"
 
-#define FRAME_MAX 4096
+/* Where the entry decoders put a path (proto_dec_file_entry()). */
+static char nbuf[CKPT_PATH_MAX2 + 1];
+
+#define FRAME_MAX 16384
 
 enum { F_HANDLE = 1, F_LEVEL, F_ID, F_OFF, F_LEN, F_RING, F_SIZE, F_AUX,
        F_JOB, F_VERSION, F_PATH, F_UID, F_PATH2, F_ATTR, F_BLOB, F_STALL,
@@ -328,7 +331,7 @@ static void test_list_nodes(void)
 	int len;
 
 	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
-	CU_ASSERT_EQUAL(PROTO_VERSION, 9);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 10);
 	CU_ASSERT_EQUAL(PROTO_LINK, 31);
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LINK), "LINK");
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_LIST_NODES), "LIST_NODES");
@@ -439,7 +442,7 @@ static void test_plan(void)
 	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, (size_t)len, &m, &rest), 0);
 	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
 	memset(&po, 0xee, sizeof(po));
-	proto_dec_plan_entry(&rest, &po);
+	proto_dec_plan_entry(&rest, &po, nbuf);
 	CU_ASSERT_EQUAL(rest.err, 0);
 	CU_ASSERT_EQUAL(dec_left(&rest), 0);
 	CU_ASSERT_STRING_EQUAL(po.path, p.path);
@@ -457,7 +460,7 @@ static void test_plan(void)
 	enc_init(&e, frame, sizeof(frame));
 	proto_enc_plan_entry(&e, &p);
 	dec_init(&rest, frame, e.len);
-	proto_dec_plan_entry(&rest, &po);
+	proto_dec_plan_entry(&rest, &po, nbuf);
 	CU_ASSERT_EQUAL(rest.err, 0);
 	/* A source out of range, one not among the sources, unknown bits,
 	 * an unsafe path: refused. */
@@ -475,7 +478,7 @@ static void test_plan(void)
 			enc_init(&e, frame, sizeof(frame));
 			proto_enc_plan_entry(&e, &p);
 			dec_init(&rest, frame, e.len);
-			proto_dec_plan_entry(&rest, &po);
+			proto_dec_plan_entry(&rest, &po, nbuf);
 			CU_ASSERT_EQUAL(rest.err, -CKPT_EPROTO);
 		}
 	}
@@ -485,7 +488,7 @@ static void test_plan(void)
 	enc_init(&e, frame, sizeof(frame));
 	proto_enc_plan_entry(&e, &p);
 	dec_init(&rest, frame, e.len);
-	proto_dec_plan_entry(&rest, &po);
+	proto_dec_plan_entry(&rest, &po, nbuf);
 	CU_ASSERT_NOT_EQUAL(rest.err, 0);
 }
 
@@ -554,7 +557,10 @@ static void test_lists(void)
 	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, n, &m, &rest), 0);
 	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
 	memset(&fo, 0, sizeof(fo));
-	proto_dec_file_entry(&rest, &fo);
+	proto_dec_file_entry(&rest, &fo, nbuf);
+	CU_ASSERT(fo.name == nbuf);
+	CU_ASSERT_STRING_EQUAL(nbuf, f.path);
+	fo.name = NULL;
 	CU_ASSERT(memcmp(&f, &fo, sizeof(f)) == 0);
 	CU_ASSERT_EQUAL(dec_left(&rest), 0);
 
@@ -616,7 +622,7 @@ static void test_bad_entries(void)
 	enc_init(&e, buf, sizeof(buf));
 	proto_enc_file_entry(&e, &f);
 	dec_init(&d, buf, e.len);
-	proto_dec_file_entry(&d, &f);
+	proto_dec_file_entry(&d, &f, nbuf);
 	CU_ASSERT_EQUAL(d.err, -CKPT_EBADNAME);
 
 	/* A count of 2^32-1 entries in a few bytes. */
@@ -933,6 +939,111 @@ static size_t begin_raw(uint8_t *frame, const char *job, size_t jlen)
 	return e.len;
 }
 
+/* Components of clen bytes joined by '/', n bytes in all (the first may
+ * be shorter). */
+static const char *long_path(size_t n, size_t clen)
+{
+	static char buf[CKPT_PATH_MAX2 + 64];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = (n - 1 - i) % (clen + 1) == clen ? '/' : 'p';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* An UNLINK request whose path is len bytes of path, by hand. */
+static size_t unlink_raw(uint8_t *frame, const char *path, size_t len)
+{
+	struct enc e;
+
+	enc_init(&e, frame, FRAME_MAX);
+	enc_u32(&e, PROTO_MAGIC);
+	enc_u16(&e, PROTO_VERSION);
+	enc_u16(&e, PROTO_UNLINK);
+	enc_u32(&e, 0);
+	enc_u32(&e, 1);
+	enc_u32(&e, 0);
+	enc_u32(&e, 0);
+	enc_u32(&e, 7);                         /* handle */
+	enc_u16(&e, (uint16_t)len);
+	enc_bytes(&e, path, len);
+	CU_ASSERT_EQUAL(e.err, 0);
+	fix_frame(frame, e.len);
+	return e.len;
+}
+
+/* Paths up to CKPT_PATH_MAX2 (4095) bytes travel; 4096 bytes or a 256-byte
+ * component are refused by the encoder and the decoder; a file entry with
+ * a path past CKPT_PATH_MAX has it whole in name and "" in path[]. */
+static void test_long_paths(void)
+{
+	uint8_t frame[FRAME_MAX];
+	struct ckpt_file_info f, fo;
+	struct proto_msg m, out;
+	char path[CKPT_PATH_MAX2 + 2];
+	struct dec rest;
+	struct enc e;
+	size_t n;
+	int len;
+
+	strcpy(path, long_path(CKPT_PATH_MAX2, 255));
+	n = unlink_raw(frame, path, CKPT_PATH_MAX2);
+	CU_ASSERT_EQUAL_FATAL(decode(frame, n, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.path, path);
+	strcpy(path, long_path(CKPT_PATH_MAX2 + 1, 255));
+	n = unlink_raw(frame, path, CKPT_PATH_MAX2 + 1);
+	CU_ASSERT_EQUAL(decode(frame, n, &out), -CKPT_EPROTO);
+	strcpy(path, long_path(1000, 256));
+	n = unlink_raw(frame, path, 1000);
+	CU_ASSERT_EQUAL(decode(frame, n, &out), -CKPT_EBADNAME);
+
+	/* RENAME and LINK: both paths at the limit fit one frame. */
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_RENAME;
+	m.handle = 3;
+	strcpy(path, long_path(CKPT_PATH_MAX2, 200));
+	m.path = path;
+	m.path2 = long_path(CKPT_PATH_MAX2, 255);
+	expect_decode(&m, 0);
+	m.path2 = long_path(CKPT_PATH_MAX2 + 1, 255);
+	CU_ASSERT_EQUAL(proto_encode(frame, sizeof(frame), &m), -EMSGSIZE);
+
+	/* A file entry past the first release's path[]. */
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_LIST_FILES | PROTO_REPLY;
+	memset(&f, 0, sizeof(f));
+	strcpy(path, long_path(CKPT_PATH_MAX2, 255));
+	f.name = path;
+	f.size = 42;
+	f.nlink = 1;
+	proto_begin(&e, frame, sizeof(frame), &m);
+	enc_u32(&e, 1);
+	proto_enc_file_entry(&e, &f);
+	len = proto_finish(&e);
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, (size_t)len, &m, &rest), 0);
+	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
+	memset(&fo, 0xee, sizeof(fo));
+	proto_dec_file_entry(&rest, &fo, nbuf);
+	CU_ASSERT_EQUAL(rest.err, 0);
+	CU_ASSERT(fo.name == nbuf);
+	CU_ASSERT_STRING_EQUAL(nbuf, path);
+	CU_ASSERT_STRING_EQUAL(fo.path, "");
+	CU_ASSERT_EQUAL(fo.size, 42);
+	/* Exactly CKPT_PATH_MAX still fits path[]. */
+	strcpy(path, long_path(CKPT_PATH_MAX, 100));
+	proto_begin(&e, frame, sizeof(frame), &m);
+	enc_u32(&e, 1);
+	proto_enc_file_entry(&e, &f);
+	len = proto_finish(&e);
+	CU_ASSERT_EQUAL_FATAL(proto_decode(frame, (size_t)len, &m, &rest), 0);
+	CU_ASSERT_EQUAL(proto_dec_list_count(&rest, m.type), 1);
+	proto_dec_file_entry(&rest, &fo, nbuf);
+	CU_ASSERT_EQUAL(rest.err, 0);
+	CU_ASSERT_STRING_EQUAL(fo.path, path);
+}
+
 static void test_strings(void)
 {
 	uint8_t frame[FRAME_MAX];
@@ -1065,7 +1176,7 @@ static void decode_all(uint8_t *f, size_t len)
 	case PROTO_LIST_FILES | PROTO_REPLY:
 		n = proto_dec_list_count(&rest, m.type);
 		for (i = 0; i < n; i++)
-			proto_dec_file_entry(&rest, &fi);
+			proto_dec_file_entry(&rest, &fi, nbuf);
 		break;
 	case PROTO_STAT | PROTO_REPLY:
 		proto_dec_version_entry(&rest, &v);
@@ -1149,6 +1260,7 @@ int main(void)
 		{ "names_on_wire", test_names_on_wire },
 		{ "blob", test_blob },
 		{ "strings", test_strings },
+		{ "long_paths", test_long_paths },
 		{ "trailing", test_trailing },
 		{ "encode_limits", test_encode_limits },
 		{ "type_names", test_type_names },

@@ -174,6 +174,22 @@ static int files2(struct ckpt_client *c, void **out, size_t size)
 				size);
 }
 
+/* A file entry holding all of name (ckpt.h: it points at the whole path,
+ * in the list's own allocation) names the entry's path; a stat leaves it
+ * NULL, so it is then cleared for the comparison with the stat's bytes. */
+static void check_name(const char *what, unsigned char *e, size_t size)
+{
+	size_t off = offsetof(struct ckpt_file_info, name);
+	const char *name;
+
+	if (size < off + sizeof(name))
+		return;
+	memcpy(&name, e + off, sizeof(name));
+	CHECK(name && !strcmp(name, (const char *)e),
+	      "%s size %zu: name is not the path", what, size);
+	memset(e + off, 0, sizeof(name));
+}
+
 /*
  * A list of two entries with elements of size bytes: each element starts
  * size bytes after the one before, its first bytes are those of one of refs
@@ -191,6 +207,8 @@ static void check_list(const char *what, list_fn fn, struct ckpt_client *c,
 	CHECK(n == 2, "%s size %zu: returned %d, want 2", what, size, n);
 	for (i = 0; n == 2 && i < 2; i++) {
 		e = arr + i * size;
+		if (fn == files2)
+			check_name(what, e, size);
 		for (j = 0; j < 2 && memcmp(e, refs[j], cmp); j++)
 			;
 		CHECK(j < 2 && !seen[j]++, "%s size %zu: element %zu is not at %zu",

@@ -1,0 +1,429 @@
+/*
+ * ckpt_readback.c - reads of a version while it is written (ckpt_read of an
+ * open version, through ckptd's read index), checked byte for byte against
+ * a model of every change.
+ *
+ *   ckpt_readback SOCKET write JOB VERSION SEED   build the version (below)
+ *                                                 reading back as it goes,
+ *                                                 commit, wait LOCAL, check
+ *   ckpt_readback SOCKET check JOB VERSION SEED   replay the model, check the
+ *                                                 committed version (after a
+ *                                                 restart, ...)
+ *   ckpt_readback SOCKET abort JOB VERSION SEED   write and read back a few
+ *                                                 changes, abort: reads of
+ *                                                 the version then fail
+ *
+ * The version, a pure function of SEED: OPS random steps over up to
+ * NAMES_MAX names: overlapping writes (1 B .. 16 KiB, some past the end,
+ * some rewriting the range written before), new files, truncates down and
+ * up, hard links (ckpt_link), unlinks (of the name holding a linked file
+ * too), renames to new names and over other files.  In blocks of
+ * CHECK_EVERY steps: in every other block the name each step touched is
+ * read back (whole and at random ranges) after the step; the others are
+ * quiet, with most writes to one file and no reads, so that many records
+ * of a file wait for the next read; every name is read at a block's end.  Then "seq" gets SEQ_WRITES small appends (many records in
+ * one file), a few rewrites and a truncate, read back at random ranges as
+ * it grows.
+ *
+ * Exit 0 when every check holds, 1 with a message otherwise, 2 usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+
+#define FILE_CAP     (256u << 10)   /* model bytes per file */
+#define WRITE_MAX    (16u << 10)
+#define NAMES_MAX    24
+#define FILES_MAX    256
+#define OPS          700
+#define CHECK_EVERY  40
+#define SEQ_WRITES   20000
+#define SEQ_CAP      (SEQ_WRITES * 200u)
+
+struct mfile {
+	uint8_t *data;            /* cap bytes; zeros from size on */
+	uint64_t size, cap;
+};
+
+struct mname {
+	char path[32];
+	int file;                 /* index in files, or -1: no such name */
+};
+
+struct run {
+	struct ckpt_client *c;
+	struct ckpt_version *v;   /* NULL: replay the model only */
+	const char *job, *ver;
+	uint64_t rng;             /* the version's changes */
+	uint64_t rrng;            /* the ranges read (not replayed) */
+	struct mfile files[FILES_MAX + 1];   /* the last one: "seq" */
+	uint32_t nfiles;
+	struct mname names[NAMES_MAX];
+	uint32_t next_name;
+	uint64_t last_off, last_len;   /* the range written last */
+	uint8_t *buf;             /* reads and writes */
+	int failed;
+};
+
+#define CHECK(r, cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "ckpt_readback: %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		(r)->failed = 1; \
+	} \
+} while (0)
+
+static uint32_t xorshift(uint64_t *s, uint32_t n)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return n ? (uint32_t)(*s % n) : 0;
+}
+
+static uint32_t rnd(struct run *r, uint32_t n)
+{
+	return xorshift(&r->rng, n);
+}
+
+static int file_new(struct run *r, uint64_t cap)
+{
+	struct mfile *f = &r->files[r->nfiles];
+
+	f->data = calloc(1, cap);
+	if (!f->data)
+		return -ENOMEM;
+	f->cap = cap;
+	f->size = 0;
+	return (int)r->nfiles++;
+}
+
+/* Read all of path (and one byte more) and ranges of it; compare with f. */
+static void check_name(struct run *r, const char *path, const struct mfile *f,
+		       uint32_t ranges)
+{
+	size_t got = 0;
+	uint64_t off, len;
+	int ret;
+
+	ret = ckpt_read(r->c, r->job, r->ver, path, r->buf, f->size + 1, 0,
+			&got);
+	CHECK(r, ret == 0, "read %s: %s", path, ckpt_strerror(ret));
+	CHECK(r, got == f->size, "read %s: %zu bytes, want %llu", path, got,
+	      (unsigned long long)f->size);
+	CHECK(r, ret || got != f->size || !memcmp(r->buf, f->data, got),
+	      "read %s: bytes differ", path);
+	while (ranges-- && !r->failed) {
+		off = xorshift(&r->rrng, (uint32_t)f->size + 100);
+		len = 1 + xorshift(&r->rrng, xorshift(&r->rrng, 2) ? 64
+							       : WRITE_MAX * 2);
+		ret = ckpt_read(r->c, r->job, r->ver, path, r->buf, len, off,
+				&got);
+		len = off >= f->size ? 0 : off + len > f->size ? f->size - off
+							      : len;
+		CHECK(r, ret == 0 && got == len &&
+		      (!len || !memcmp(r->buf, f->data + off, len)),
+		      "read %s at %llu: %s, %zu bytes, want %llu", path,
+		      (unsigned long long)off, ckpt_strerror(ret), got,
+		      (unsigned long long)len);
+	}
+}
+
+static void check_all(struct run *r, uint32_t ranges)
+{
+	uint32_t i;
+
+	for (i = 0; i < NAMES_MAX && !r->failed; i++)
+		if (r->names[i].file >= 0)
+			check_name(r, r->names[i].path,
+				   &r->files[r->names[i].file], ranges);
+}
+
+/* A live name chosen at random, or -1. */
+static int live_name(struct run *r)
+{
+	uint32_t i, at = rnd(r, NAMES_MAX);
+
+	for (i = 0; i < NAMES_MAX; i++, at = (at + 1) % NAMES_MAX)
+		if (r->names[at].file >= 0)
+			return (int)at;
+	return -1;
+}
+
+/* A free name slot with a path never used before, or -1. */
+static int free_name(struct run *r)
+{
+	uint32_t i, at = rnd(r, NAMES_MAX);
+
+	for (i = 0; i < NAMES_MAX; i++, at = (at + 1) % NAMES_MAX) {
+		if (r->names[at].file >= 0)
+			continue;
+		snprintf(r->names[at].path, sizeof(r->names[at].path),
+			 "%sn%u", rnd(r, 3) ? "" : "d/", r->next_name++);
+		return (int)at;
+	}
+	return -1;
+}
+
+static void model_write(struct mfile *f, const uint8_t *src, uint64_t off,
+			uint64_t len)
+{
+	memcpy(f->data + off, src, len);
+	if (off + len > f->size)
+		f->size = off + len;
+}
+
+static void model_truncate(struct mfile *f, uint64_t size)
+{
+	if (size < f->size)
+		memset(f->data + size, 0, f->size - size);
+	f->size = size;
+}
+
+/* Write len random bytes at off of name n (its file f). */
+static int do_write(struct run *r, const char *path, int f, uint64_t off,
+		    uint64_t len)
+{
+	uint64_t i;
+	int ret = 0;
+
+	for (i = 0; i < len; i++)
+		r->buf[i] = (uint8_t)rnd(r, 256);
+	if (r->v)
+		ret = ckpt_write(r->v, path, r->buf, len, off);
+	CHECK(r, ret == 0, "write %s: %s", path, ckpt_strerror(ret));
+	model_write(&r->files[f], r->buf, off, len);
+	return ret;
+}
+
+/* One random step, a write to name slot hot if it is live and hot >= 0;
+ * *touched gets the name slot to read back (-1: none). */
+static int step(struct run *r, int hot, int *touched)
+{
+	uint32_t op = rnd(r, 100), len;
+	int n = live_name(r), m, ret = 0;
+	uint64_t off;
+
+	if (hot >= 0 && r->names[hot].file >= 0 && rnd(r, 4)) {
+		n = hot;
+		op = 15 + rnd(r, 50);
+	}
+
+	*touched = n;
+	if (n < 0 && r->nfiles == FILES_MAX)
+		return 0;
+	if (n < 0 || (op < 15 && r->nfiles < FILES_MAX)) {  /* a new file */
+		m = free_name(r);
+		if (m < 0)
+			return 0;
+		ret = file_new(r, FILE_CAP);
+		if (ret < 0)
+			return ret;
+		r->names[m].file = ret;
+		*touched = m;
+		return do_write(r, r->names[m].path, ret, rnd(r, 4096),
+				1 + rnd(r, WRITE_MAX));
+	}
+	if (op < 65) {                              /* a write */
+		struct mfile *f = &r->files[r->names[n].file];
+
+		len = 1 + rnd(r, rnd(r, 2) ? WRITE_MAX : 512);
+		off = rnd(r, (uint32_t)(f->cap - len));
+		if (!rnd(r, 5) && r->last_len) {    /* the same range again */
+			off = r->last_off;
+			len = (uint32_t)r->last_len;
+		}
+		r->last_off = off;
+		r->last_len = len;
+		return do_write(r, r->names[n].path, r->names[n].file, off, len);
+	}
+	if (op < 75) {                              /* a truncate */
+		off = rnd(r, FILE_CAP);
+		if (r->v)
+			ret = ckpt_truncate(r->v, r->names[n].path, off);
+		CHECK(r, ret == 0, "truncate %s: %s", r->names[n].path,
+		      ckpt_strerror(ret));
+		model_truncate(&r->files[r->names[n].file], off);
+		return ret;
+	}
+	if (op < 84) {                              /* a hard link */
+		m = free_name(r);
+		if (m < 0)
+			return 0;
+		if (r->v)
+			ret = ckpt_link(r->v, r->names[n].path, r->names[m].path);
+		CHECK(r, ret == 0, "link %s %s: %s", r->names[n].path,
+		      r->names[m].path, ckpt_strerror(ret));
+		r->names[m].file = r->names[n].file;
+		*touched = m;
+		return ret;
+	}
+	if (op < 92) {                              /* an unlink */
+		if (r->v)
+			ret = ckpt_unlink(r->v, r->names[n].path);
+		CHECK(r, ret == 0, "unlink %s: %s", r->names[n].path,
+		      ckpt_strerror(ret));
+		r->names[n].file = -1;
+		*touched = live_name(r);
+		return ret;
+	}
+	/* a rename: to a new name, or over another name (of another file:
+	 * onto a name of the same file it does nothing) */
+	m = rnd(r, 2) ? live_name(r) : free_name(r);
+	if (m < 0 || m == n)
+		return 0;
+	if (r->v)
+		ret = ckpt_rename(r->v, r->names[n].path, r->names[m].path);
+	CHECK(r, ret == 0, "rename %s %s: %s", r->names[n].path,
+	      r->names[m].path, ckpt_strerror(ret));
+	if (r->names[m].file != r->names[n].file) {
+		r->names[m].file = r->names[n].file;
+		r->names[n].file = -1;
+	}
+	*touched = m;
+	return ret;
+}
+
+/* "seq": many small appends, a few rewrites and a truncate. */
+static int seq_file(struct run *r)
+{
+	int f = file_new(r, SEQ_CAP), ret = 0;
+	struct mfile *mf;
+	uint32_t i;
+
+	if (f < 0)
+		return f;
+	mf = &r->files[f];
+	for (i = 0; i < SEQ_WRITES && ret == 0 && !r->failed; i++) {
+		if (i % 3001 == 3000) {
+			ret = do_write(r, "seq", f, rnd(r, (uint32_t)mf->size),
+				       1 + rnd(r, 10000));
+		} else if (i == SEQ_WRITES / 2) {
+			mf->size -= mf->size / 3;
+			if (r->v)
+				ret = ckpt_truncate(r->v, "seq", mf->size);
+			CHECK(r, ret == 0, "truncate seq: %s",
+			      ckpt_strerror(ret));
+			model_truncate(mf, mf->size);
+		} else {
+			ret = do_write(r, "seq", f, mf->size, 1 + rnd(r, 150));
+		}
+		if (r->v && i % 997 == 0)
+			check_name(r, "seq", mf, 4);
+	}
+	return ret;
+}
+
+static int build(struct run *r)
+{
+	uint32_t i, quiet = 0;
+	int n, hot = -1, ret = 0;
+
+	for (i = 0; i < NAMES_MAX; i++)
+		r->names[i].file = -1;
+	for (i = 0; i < OPS && ret == 0 && !r->failed; i++) {
+		if (i % CHECK_EVERY == 0) {
+			/* every other block is quiet: no reads, most writes
+			 * to one file, so that many records of one file
+			 * wait for the next read */
+			quiet = (i / CHECK_EVERY) % 2;
+			hot = quiet ? live_name(r) : -1;
+		}
+		ret = step(r, hot, &n);
+		if (!r->v || ret < 0)
+			continue;
+		if (n >= 0 && !quiet)
+			check_name(r, r->names[n].path,
+				   &r->files[r->names[n].file], 2);
+		if (i % CHECK_EVERY == CHECK_EVERY - 1)
+			check_all(r, 3);
+	}
+	if (ret == 0 && !r->failed)
+		ret = seq_file(r);
+	return ret;
+}
+
+static void check_committed(struct run *r)
+{
+	check_all(r, 20);
+	check_name(r, "seq", &r->files[r->nfiles - 1], 50);
+}
+
+/* Open, read back, abort: the reads of a FAILED version fail. */
+static int abort_run(struct run *r)
+{
+	size_t got;
+	int ret, i;
+
+	ret = file_new(r, FILE_CAP);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < 200 && !r->failed; i++) {
+		do_write(r, "x", 0, rnd(r, FILE_CAP - 512), 1 + rnd(r, 512));
+		if (i % 10 == 0)
+			check_name(r, "x", &r->files[0], 2);
+	}
+	ret = ckpt_abort(r->v);
+	CHECK(r, ret == 0, "abort: %s", ckpt_strerror(ret));
+	ret = ckpt_read(r->c, r->job, r->ver, "x", r->buf, 100, 0, &got);
+	CHECK(r, ret < 0, "read of an aborted version: %zu bytes", got);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run *r;
+	const char *mode;
+	uint32_t i;
+	int ret, failed;
+
+	if (argc != 6) {
+		fprintf(stderr, "usage: ckpt_readback SOCKET write|check|abort JOB VERSION SEED\n");
+		return 2;
+	}
+	mode = argv[2];
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->buf = malloc(SEQ_CAP + 1)))
+		return 1;
+	r->job = argv[3];
+	r->ver = argv[4];
+	r->rng = strtoull(argv[5], NULL, 0) * 2654435761u + 1;
+	r->rrng = r->rng ^ 0x9e3779b97f4a7c15ull;
+	ret = ckpt_connect(argv[1], &r->c);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_readback: connect: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	if (strcmp(mode, "check")) {
+		ret = ckpt_begin(r->c, r->job, r->ver, &r->v);
+		CHECK(r, ret == 0, "begin: %s", ckpt_strerror(ret));
+	}
+	if (r->failed) {
+		ret = 0;
+	} else if (!strcmp(mode, "abort")) {
+		ret = abort_run(r);
+	} else {
+		ret = build(r);
+		if (ret == 0 && r->v) {
+			ret = ckpt_commit(r->v);
+			CHECK(r, ret == 0, "commit: %s", ckpt_strerror(ret));
+			ret = ckpt_wait(r->v, CKPT_LOCAL, 60000);
+			CHECK(r, ret == 0, "wait: %s", ckpt_strerror(ret));
+		}
+		if (!r->failed)
+			check_committed(r);
+	}
+	CHECK(r, ret == 0, "%s: %s", mode, ckpt_strerror(ret));
+	ckpt_version_free(r->v);
+	ckpt_disconnect(r->c);
+	for (i = 0; i < r->nfiles; i++)
+		free(r->files[i].data);
+	free(r->buf);
+	failed = r->failed;
+	free(r);
+	return failed;
+}

@@ -1,0 +1,235 @@
+/*
+ * ctl_lanes.c - restore's pieces in flight on several connections (see
+ * ctl_lanes.h).
+ *
+ * One lock guards the hand-out position (the file being handed out and its
+ * next offset), each file's pieces in flight and the first error.  A file's
+ * position passes `at` when its last piece is handed out; the lane whose
+ * piece leaves the file with none in flight after that finishes it, outside
+ * the lock.  Files of size 0 are finished by the lane that opens them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_lanes.h"
+
+struct lanes;
+
+struct lane {
+	pthread_t th;
+	struct lanes *ls;
+	struct ckpt_client *c;    /* owned unless lane 0 */
+	void *buf;                /* LANES_PIECE bytes, owned */
+};
+
+struct lanes {
+	const struct lanes_job *j;
+	pthread_mutex_t mu;
+	int at;                   /* position in j->order being handed out */
+	uint64_t off;             /* its next piece */
+	int *fd;                  /* per position: -1 unless open here */
+	uint32_t *inflight;       /* per position: pieces being pulled */
+	int err, failed;          /* the first error and its file */
+};
+
+/* What a lane does next, from lanes_next(). */
+enum step { STEP_DONE, STEP_PIECE, STEP_FINISH };
+
+static void lanes_fail(struct lanes *ls, int pos, int err)
+{
+	if (!ls->err) {
+		ls->err = err;
+		ls->failed = ls->j->order[pos];
+	}
+}
+
+/* Under the lock: the next piece (*pos, *off, *len) to pull, or a file
+ * (*pos) to finish, opening files as their turn comes. */
+static enum step lanes_next(struct lanes *ls, int *pos, uint64_t *off,
+			    uint32_t *len)
+{
+	const struct lanes_job *j = ls->j;
+	int ret;
+
+	while (!ls->err && ls->at < j->n) {
+		const struct ckpt_file_info *f = &j->files[j->order[ls->at]];
+
+		*pos = ls->at;
+		if (ls->fd[*pos] < 0) {
+			ret = j->open(j->arg, j->order[*pos], &ls->fd[*pos]);
+			if (ret < 0) {
+				ls->fd[*pos] = -1;
+				lanes_fail(ls, *pos, ret);
+				break;
+			}
+			ls->off = 0;
+		}
+		if (ls->off < f->size) {
+			*off = ls->off;
+			*len = f->size - *off < LANES_PIECE ?
+			       (uint32_t)(f->size - *off) : LANES_PIECE;
+			ls->off += *len;
+			ls->inflight[*pos]++;
+			if (ls->off == f->size)
+				ls->at++;       /* every piece handed out */
+			return STEP_PIECE;
+		}
+		ls->at++;                      /* an empty file */
+		return STEP_FINISH;
+	}
+	return STEP_DONE;
+}
+
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Outside the lock: pull one piece of file idx into fd. */
+static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
+		      uint32_t len)
+{
+	const struct lanes_job *j = l->ls->j;
+	size_t got = 0;
+	int ret;
+
+	ret = ckpt_read(l->c, j->job, j->version, j->files[idx].name, l->buf,
+			len, off, &got);
+	if (ret == 0 && got != len)
+		ret = -ENODATA;
+	if (ret == 0)
+		ret = write_all(fd, l->buf, len, off);
+	/* Advisory: where it is not supported, the fsync does the work. */
+	if (ret == 0)
+		sync_file_range(fd, (off_t)off, len, SYNC_FILE_RANGE_WRITE);
+	return ret;
+}
+
+static void *lane_main(void *arg)
+{
+	struct lane *l = arg;
+	struct lanes *ls = l->ls;
+	const struct lanes_job *j = ls->j;
+	enum step s;
+	uint64_t off = 0;
+	uint32_t len = 0;
+	int pos = 0, fd, ret;
+
+	pthread_mutex_lock(&ls->mu);
+	while ((s = lanes_next(ls, &pos, &off, &len)) != STEP_DONE) {
+		if (s == STEP_PIECE) {
+			fd = ls->fd[pos];
+			pthread_mutex_unlock(&ls->mu);
+			ret = pull_piece(l, j->order[pos], fd, off, len);
+			pthread_mutex_lock(&ls->mu);
+			ls->inflight[pos]--;
+			if (ret < 0)
+				lanes_fail(ls, pos, ret);
+			else
+				j->progress(j->arg, j->order[pos], len);
+			/* finished by whoever leaves it with nothing in
+			 * flight once every piece is handed out */
+			if (ls->err || ls->inflight[pos] || pos >= ls->at)
+				continue;
+		}
+		fd = ls->fd[pos];
+		ls->fd[pos] = -1;               /* finish owns it now */
+		pthread_mutex_unlock(&ls->mu);
+		ret = j->finish(j->arg, l->c, j->order[pos], fd);
+		pthread_mutex_lock(&ls->mu);
+		if (ret < 0)
+			lanes_fail(ls, pos, ret);
+	}
+	pthread_mutex_unlock(&ls->mu);
+	return NULL;
+}
+
+/* Lane i's connection: the caller's for lane 0; else a new one with its
+ * staging lease (a short wait: a busy ckptd just gets fewer lanes). */
+static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
+{
+	int ret;
+
+	l->buf = malloc(LANES_PIECE);
+	if (!l->buf)
+		return -ENOMEM;
+	if (i == 0) {
+		l->c = j->c;
+		return 0;
+	}
+	ret = ckpt_connect(j->socket, &l->c);
+	if (ret == 0)
+		ret = ckpt_staging_timed(l->c, 250, NULL);
+	return ret;
+}
+
+static void lane_close(struct lane *l, unsigned i)
+{
+	if (i)
+		ckpt_disconnect(l->c);
+	free(l->buf);
+}
+
+int lanes_run(const struct lanes_job *j, int *failed)
+{
+	struct lane lane[LANES_MAX];
+	struct lanes ls = { .j = j };
+	unsigned n = 0, started = 0, i;
+	int k, ret = -ENOMEM;
+
+	memset(lane, 0, sizeof(lane));
+	ls.fd = malloc(sizeof(*ls.fd) * (j->n ? j->n : 1));
+	ls.inflight = calloc(j->n ? j->n : 1, sizeof(*ls.inflight));
+	if (!ls.fd || !ls.inflight)
+		goto out_free;
+	for (k = 0; k < j->n; k++)
+		ls.fd[k] = -1;
+	pthread_mutex_init(&ls.mu, NULL);
+	for (n = 0; n < j->lanes && n < LANES_MAX; n++) {
+		lane[n].ls = &ls;
+		ret = lane_open(&lane[n], j, n);
+		if (ret < 0) {
+			lane_close(&lane[n], n);
+			if (n == 0)
+				goto out_mutex;
+			break;          /* fewer lanes */
+		}
+	}
+	for (i = 1; i < n; i++)
+		if (!pthread_create(&lane[i].th, NULL, lane_main, &lane[i]))
+			started |= 1u << i;
+	lane_main(&lane[0]);
+	for (i = 1; i < n; i++)
+		if (started & (1u << i))
+			pthread_join(lane[i].th, NULL);
+	for (k = 0; k < j->n; k++)
+		if (ls.fd[k] >= 0)
+			j->abandon(j->arg, j->order[k], ls.fd[k]);
+	ret = ls.err;
+	*failed = ls.failed;
+	for (i = 0; i < n; i++)
+		lane_close(&lane[i], i);
+out_mutex:
+	pthread_mutex_destroy(&ls.mu);
+out_free:
+	free(ls.inflight);
+	free(ls.fd);
+	return ret;
+}
