@@ -49,7 +49,8 @@ struct pfs_opts {
 				   * them back; with none free it runs on
 				   * its caller's thread alone) */
 	int direct;               /* read the segments through the job's
-				   * (O_DIRECT) fds, not buffered ones */
+				   * (O_DIRECT) fds, records read ahead
+				   * through io_uring, not buffered fds */
 	const volatile int *pause;/* non-zero: wait between chunks */
 	const volatile int *stop; /* non-zero: give up (-ECANCELED) */
 };

@@ -9,6 +9,12 @@
  * in the next; the second kind is kept in one of PFS_BUILD_KEEP buffers
  * until a chunk past its end is built, so it is read once.  Buffers are
  * reused from record to record (their memory is touched once per copy).
+ * With direct reads the plan of a piece - the records its chunks will load,
+ * in order, as pfs_builder_span() would - is read ahead through io_uring;
+ * record_load() then takes a record's buffer from there, waiting for its
+ * read if need be, instead of reading it.  A plan not used up is dropped
+ * at the next (its reads waited for first: their buffers are the
+ * kernel's until they complete).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,12 +118,44 @@ int pfs_builder_init(struct pfs_builder *b, const struct pfs_index *ix,
 	b->scratch.rec = UINT32_MAX;
 	for (i = 0; i < PFS_BUILD_KEEP; i++)
 		b->keep[i].rec = UINT32_MAX;
+	for (i = 0; i < PFS_BUILD_AHEAD; i++)
+		b->ahead[i].rb.rec = UINT32_MAX;
 	b->rfds = malloc(sizeof(*b->rfds) * (ix->job->nfds + 1));
 	if (!b->rfds)
 		return -ENOMEM;
 	for (i = 0; i < ix->job->nfds; i++)
 		b->rfds[i] = -1;
+	/* No ring: records are read when wanted, as without direct. */
+	if (direct)
+		b->have_ring = io_uring_queue_init(PFS_BUILD_AHEAD * 2,
+						   &b->ring, 0) == 0;
 	return 0;
+}
+
+/* Reap one completion of the ring (waiting for it). */
+static void ahead_reap(struct pfs_builder *b)
+{
+	struct io_uring_cqe *cqe;
+	struct pfs_ahead *a;
+
+	if (io_uring_wait_cqe(&b->ring, &cqe) < 0)
+		return;
+	a = &b->ahead[cqe->user_data];
+	if (a->res >= 0)          /* not an injected fault (a nop) */
+		a->res = cqe->res;
+	a->busy = 0;
+	io_uring_cqe_seen(&b->ring, cqe);
+}
+
+/* Wait until no read ahead is in flight: their buffers are the kernel's
+ * until then. */
+static void ahead_quiesce(struct pfs_builder *b)
+{
+	uint32_t i;
+
+	for (i = 0; i < PFS_BUILD_AHEAD; i++)
+		while (b->ahead[i].busy)
+			ahead_reap(b);
 }
 
 void pfs_builder_release(struct pfs_builder *b)
@@ -132,6 +170,13 @@ void pfs_builder_release(struct pfs_builder *b)
 	for (i = 0; i < PFS_BUILD_KEEP; i++)
 		free(b->keep[i].p);
 	free(b->scratch.p);
+	if (b->have_ring) {
+		ahead_quiesce(b);
+		io_uring_queue_exit(&b->ring);
+	}
+	for (i = 0; i < PFS_BUILD_AHEAD; i++)
+		free(b->ahead[i].rb.p);
+	free(b->plan);
 }
 
 /*
@@ -189,6 +234,115 @@ static struct pfs_rbuf *rbuf_for(struct pfs_builder *b, uint32_t ri,
 	return &b->scratch;
 }
 
+static int rbuf_fit(struct pfs_rbuf *rb, size_t rlen)
+{
+	if (rlen <= rb->cap)
+		return 0;
+	free(rb->p);
+	rb->p = NULL;
+	rb->cap = 0;
+	if (posix_memalign((void **)&rb->p, 4096, rlen))
+		return -ENOMEM;
+	rb->cap = rlen;
+	return 0;
+}
+
+/* Ask for plan[next..] while there is a free read-ahead buffer. */
+static void ahead_fill(struct pfs_builder *b)
+{
+	const struct pfs_job *job = b->ix->job;
+	struct io_uring_sqe *sqe;
+	struct pfs_ahead *a;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < PFS_BUILD_AHEAD && b->next < b->nplan; i++) {
+		const struct man_rec *r = &job->recs[b->plan[b->next]];
+		size_t rlen = ((size_t)r->len + 4095) & ~(size_t)4095;
+
+		a = &b->ahead[i];
+		if (a->busy || a->rb.rec != UINT32_MAX)
+			continue;
+		if (rbuf_fit(&a->rb, rlen) < 0 ||
+		    !(sqe = io_uring_get_sqe(&b->ring)))
+			break;          /* read when wanted */
+		/* An injected fault is the read's answer (counted once). */
+		a->res = sys_inject_wait(SYS_PREAD);
+		if (a->res < 0) {
+			io_uring_prep_nop(sqe);
+			io_uring_sqe_set_data64(sqe, i);
+			a->rb.rec = b->plan[b->next++];
+			a->busy = 1;
+			n++;
+			continue;
+		}
+		io_uring_prep_read(sqe, job->fds[r->seg], a->rb.p,
+				   (unsigned)rlen, r->seg_off);
+		io_uring_sqe_set_data64(sqe, i);
+		a->rb.rec = b->plan[b->next++];
+		a->busy = 1;
+		n++;
+	}
+	if (n)
+		io_uring_submit(&b->ring);
+}
+
+/* Record ri, if read ahead, into rb (the buffers are swapped, not copied)
+ * and verified: 0, or -errno (-EIO: short), -CKPT_ECORRUPT; 1 when it was
+ * not read ahead. */
+static int ahead_take(struct pfs_builder *b, uint32_t ri, size_t rlen,
+		      struct pfs_rbuf *rb)
+{
+	const struct man_rec *r = &b->ix->job->recs[ri];
+	struct pfs_rbuf t;
+	uint32_t i;
+	int ret = 1;
+
+	if (!b->have_ring)
+		return 1;
+	for (i = 0; i < PFS_BUILD_AHEAD; i++) {
+		struct pfs_ahead *a = &b->ahead[i];
+
+		if (a->rb.rec != ri)
+			continue;
+		while (a->busy)
+			ahead_reap(b);
+		a->rb.rec = UINT32_MAX;
+		if (a->res != (int)rlen) {
+			ret = a->res < 0 ? a->res : -EIO;
+			break;
+		}
+		t = a->rb;
+		a->rb = *rb;
+		a->rb.rec = UINT32_MAX;
+		*rb = t;
+		b->reads++;
+		ret = crc32c(rb->p, r->len) == r->crc ? 0 : -CKPT_ECORRUPT;
+		rb->rec = ret == 0 ? ri : UINT32_MAX;
+		break;
+	}
+	ahead_fill(b);
+	return ret;
+}
+
+/* Append record ri to the plan, unless it is there already. */
+static int plan_add(struct pfs_builder *b, uint32_t ri)
+{
+	uint32_t *p, i;
+
+	for (i = b->nplan; i-- > 0 && i + 8 >= b->nplan;)
+		if (b->plan[i] == ri)
+			return 0;
+	if (b->nplan == b->plan_cap) {
+		p = realloc(b->plan, sizeof(*p) * (b->plan_cap * 2 + 16));
+		if (!p)
+			return -ENOMEM;
+		b->plan = p;
+		b->plan_cap = b->plan_cap * 2 + 16;
+	}
+	b->plan[b->nplan++] = ri;
+	return 0;
+}
+
 /* Record ri's bytes in a buffer, read whole and verified. */
 static int record_load(struct pfs_builder *b, uint32_t ri, uint64_t coff,
 		       uint64_t cend, struct pfs_rbuf **out)
@@ -203,14 +357,12 @@ static int record_load(struct pfs_builder *b, uint32_t ri, uint64_t coff,
 	if (rb->rec == ri)
 		return 0;
 	rb->rec = UINT32_MAX;
-	if (rlen > rb->cap) {
-		free(rb->p);
-		rb->p = NULL;
-		rb->cap = 0;
-		if (posix_memalign((void **)&rb->p, 4096, rlen))
-			return -ENOMEM;
-		rb->cap = rlen;
-	}
+	ret = ahead_take(b, ri, rlen, rb);
+	if (ret <= 0)
+		return ret;
+	ret = rbuf_fit(rb, rlen);
+	if (ret < 0)
+		return ret;
 	if (r->seg >= job->nfds || job->fds[r->seg] < 0)
 		return -EIO;
 	fd = read_fd(b, r->seg);
@@ -281,6 +433,51 @@ static uint32_t last_over(const struct pfs_index *ix, uint32_t f, uint64_t off,
 			return ix->order[k];
 	}
 	return UINT32_MAX;
+}
+
+void pfs_builder_plan(struct pfs_builder *b, uint32_t f, uint64_t off,
+		      uint64_t len, uint32_t chunk)
+{
+	const struct pfs_index *ix = b->ix;
+	const struct pfs_job *job = ix->job;
+	uint64_t c, end = off + len, z;
+	uint32_t k, ri;
+
+	if (!b->have_ring)
+		return;
+	/* What the last plan asked for and nobody took is dropped. */
+	ahead_quiesce(b);
+	for (k = 0; k < PFS_BUILD_AHEAD; k++)
+		b->ahead[k].rb.rec = UINT32_MAX;
+	b->nplan = b->next = 0;
+	/* The records each chunk will load, in order (pfs_builder_span()). */
+	for (c = off; c < end; c += z) {
+		const struct man_rec *r;
+
+		z = end - c < job->files[f].size - c ? end - c
+						     : job->files[f].size - c;
+		z = z < chunk ? z : chunk;
+		if (!z)
+			break;
+		ri = last_over(ix, f, c, z);
+		r = ri == UINT32_MAX ? NULL : &job->recs[ri];
+		if (r && r->seg != MAN_SEG_ZERO && r->file_off <= c &&
+		    r->file_off + r->len >= c + z) {
+			if (plan_add(b, ri) < 0)
+				break;
+			continue;
+		}
+		for (k = ix->start[f]; k < ix->start[f + 1]; k++) {
+			r = &job->recs[ix->order[k]];
+			if (r->seg == MAN_SEG_ZERO || r->seg >= job->nfds ||
+			    job->fds[r->seg] < 0 || r->file_off >= c + z ||
+			    r->file_off + r->len <= c)
+				continue;
+			if (plan_add(b, ix->order[k]) < 0)
+				break;
+		}
+	}
+	ahead_fill(b);
 }
 
 int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,

@@ -1,6 +1,6 @@
 /*
  * pfsbuild.h - rebuilding a file's bytes from a copy's records (pfs.h), for
- * the copy's threads (pfscopy.c).  Nothing else includes it.
+ * the copy's threads (pfspiece.c).  Nothing else includes it.
  *
  * struct pfs_index is built once per copy and then only read, by every
  * thread: the job's records grouped by file, in write order.  It also says
@@ -14,11 +14,17 @@
  * and checked against its CRC32C before any of its bytes are used.  A
  * record that goes on past the chunk is kept for the next one (up to
  * PFS_BUILD_KEEP of them), so that when chunks and records do not line up a
- * record is still read once.  Blocking; 0 or -errno.
+ * record is still read once.  With direct reads, the records a piece will
+ * want (pfs_builder_plan()) are read ahead through an io_uring of the
+ * builder's own, PFS_BUILD_AHEAD at a time, into buffers swapped with the
+ * builder's when wanted (never copied), and checked then.  Ownership: the
+ * builder owns its buffers, fds and ring; it borrows the index.  Blocking;
+ * 0 or -errno.
  */
 #ifndef CKPTD_PFSBUILD_H
 #define CKPTD_PFSBUILD_H
 
+#include <liburing.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +60,15 @@ struct pfs_rbuf {
 	uint32_t rec;             /* the record verified in p, or UINT32_MAX */
 };
 
+/* Records read ahead (direct reads), each in a buffer of its own. */
+#define PFS_BUILD_AHEAD 3
+
+struct pfs_ahead {
+	struct pfs_rbuf rb;       /* rb.rec: the record asked for */
+	int busy;                 /* submitted, not yet reaped */
+	int res;                  /* reaped: bytes read or -errno */
+};
+
 struct pfs_builder {
 	const struct pfs_index *ix;
 	int *rfds;                /* buffered fds by segment id, or -1 */
@@ -61,6 +76,13 @@ struct pfs_builder {
 	struct pfs_rbuf keep[PFS_BUILD_KEEP];
 	struct pfs_rbuf scratch;  /* a record that ends within the chunk */
 	uint64_t reads;           /* records read (for tests and profiles) */
+	/* direct: records of the piece read ahead through io_uring, in the
+	 * order the piece wants them (plan[next..nplan) not asked for yet) */
+	struct io_uring ring;
+	int have_ring;
+	struct pfs_ahead ahead[PFS_BUILD_AHEAD];
+	uint32_t *plan;
+	uint32_t nplan, next, plan_cap;
 };
 
 /* 0 or -ENOMEM.  direct: read the segments through the job's fds (the
@@ -73,6 +95,12 @@ void pfs_builder_release(struct pfs_builder *b);
  * file f (buffered reads only; best effort, does not wait). */
 void pfs_builder_prefetch(struct pfs_builder *b, uint32_t f, uint64_t off,
 			  uint64_t len);
+/* Direct reads: the builder is about to build the chunks of [off, off +
+ * len) of file f, in order: keep up to PFS_BUILD_AHEAD of their records
+ * being read ahead (io_uring), so that the disk reads while the thread
+ * writes.  Best effort: without a ring, records are read when wanted. */
+void pfs_builder_plan(struct pfs_builder *b, uint32_t f, uint64_t off,
+		      uint64_t len, uint32_t chunk);
 /* Fill buf with bytes [off, off + len) of file f.  0, -EIO (a record's
  * segment is gone), -CKPT_ECORRUPT (a record's CRC32C does not match),
  * -ENOMEM or -errno of a read. */

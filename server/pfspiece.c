@@ -381,6 +381,10 @@ static int piece_copy(struct worker *w, const struct piece *p)
 	uint64_t off;
 	int ret;
 
+	if (p->end > p->first)
+		pfs_builder_plan(&w->b, p->file, (uint64_t)p->first * c->m.chunk,
+				 (uint64_t)(p->end - p->first) * c->m.chunk,
+				 c->m.chunk);
 	for (idx = p->first; idx < p->end; idx++) {
 		off = (uint64_t)idx * c->m.chunk;
 		len = f->size - off < c->m.chunk ? (uint32_t)(f->size - off)

@@ -2,7 +2,8 @@
  * test_pfsbuild.c - rebuilding a file's chunks from records
  * (server/pfsbuild.h): records that do not line up with chunks, overwrites,
  * a zero record, holes and a tail; every chunk byte for byte, each record
- * read once when a builder goes through its pieces in order; pieces cut
+ * read once when a builder goes through its pieces in order (buffered, and
+ * direct with its reads ahead through io_uring); pieces cut
  * only where no record crosses; a record whose CRC32C does not match is
  * refused.
  */
@@ -121,6 +122,9 @@ static void build_all(struct fixture *x, uint32_t target, int direct)
 	CU_ASSERT(n >= 1);
 	CU_ASSERT(ends[n - 1] == count);
 	for (p = 0, first = 0; p < n; first = ends[p++]) {
+		/* direct: the piece's records read ahead (io_uring) */
+		pfs_builder_plan(&b, 0, (uint64_t)first * CHUNK,
+				 (uint64_t)(ends[p] - first) * CHUNK, CHUNK);
 		for (idx = first; idx < ends[p]; idx++) {
 			uint64_t off = (uint64_t)idx * CHUNK;
 			uint32_t len = FSIZE - off < CHUNK ? FSIZE - off : CHUNK;
