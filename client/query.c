@@ -90,9 +90,10 @@ int ckpt_latest(struct ckpt_client *c, const char *job,
 	return ret;
 }
 
-/* One READ of at most the piece size.  Called with c->mu held. */
+/* One READ of at most the piece size, handed to sink straight from
+ * staging.  Called with c->mu held. */
 static int read_piece(struct ckpt_client *c, struct proto_msg *req,
-		      uint8_t *buf, size_t *got)
+		      ckpt_sink_fn sink, void *arg, size_t *got)
 {
 	struct proto_msg rep;
 	uint64_t ring_off;
@@ -105,17 +106,20 @@ static int read_piece(struct ckpt_client *c, struct proto_msg *req,
 	ret = cl_rpc(c, req, &rep, NULL, -1);
 	if (ret == 0 && rep.size > req->len)
 		ret = -CKPT_EPROTO;
-	if (ret == 0) {
-		memcpy(buf, c->map + ring_off, rep.size);
+	if (ret == 0 && rep.size)
+		ret = sink(arg, c->map + ring_off, rep.size, req->off);
+	if (ret > 0)
+		ret = 0;
+	if (ret == 0)
 		*got = rep.size;
-	}
 	ring_done(c, ring_off);
 	return ret;
 }
 
-int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
-	      const char *path, void *buf, size_t len, uint64_t offset,
-	      size_t *nread)
+int ckpt_read_sink(struct ckpt_client *c, const char *job,
+		   const char *version, const char *path, size_t len,
+		   uint64_t offset, ckpt_sink_fn sink, void *arg,
+		   size_t *nread)
 {
 	struct proto_msg req;
 	size_t done = 0, got, max;
@@ -123,8 +127,9 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 
 	if (ret < 0)
 		return ret;
-	if (!c || !path || (!buf && len) || !nread)
+	if (!c || !path || !sink || !nread)
 		return -EINVAL;
+	*nread = 0;
 	ret = name_check_path(path);
 	if (ret < 0)
 		return ret;
@@ -140,7 +145,7 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 		req.off = offset + done;
 		req.len = len - done < max ? len - done : max;
 		got = 0;
-		ret = read_piece(c, &req, (uint8_t *)buf + done, &got);
+		ret = read_piece(c, &req, sink, arg, &got);
 		done += got;
 		if (got < req.len)
 			break;      /* end of file */
@@ -148,6 +153,31 @@ int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 	pthread_mutex_unlock(&c->mu);
 	*nread = done;
 	return ret;
+}
+
+struct read_buf {
+	uint8_t *buf;
+	uint64_t offset;          /* of buf[0] in the file */
+};
+
+static int copy_out(void *arg, const void *data, size_t len, uint64_t off)
+{
+	struct read_buf *rb = arg;
+
+	memcpy(rb->buf + (off - rb->offset), data, len);
+	return 0;
+}
+
+int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
+	      const char *path, void *buf, size_t len, uint64_t offset,
+	      size_t *nread)
+{
+	struct read_buf rb = { .buf = buf, .offset = offset };
+
+	if (!buf && len)
+		return -EINVAL;
+	return ckpt_read_sink(c, job, version, path, len, offset, copy_out,
+			      &rb, nread);
 }
 
 /* A listing RPC: send req, and hand the reply's payload to the caller. */

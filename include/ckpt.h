@@ -544,6 +544,21 @@ int ckpt_latest(struct ckpt_client *c, const char *job,
 int ckpt_read(struct ckpt_client *c, const char *job, const char *version,
 	      const char *path, void *buf, size_t len, uint64_t offset,
 	      size_t *nread);
+/* Where ckpt_read_sink() hands the bytes: len bytes at data, which are
+ * those of the file at offset.  0 to go on, or a negative error that stops
+ * the read and is returned by it. */
+typedef int (*ckpt_sink_fn)(void *arg, const void *data, size_t len,
+			    uint64_t offset);
+/* ckpt_read() without the copy into a buffer: each piece, verified as
+ * ckpt_read() verifies, is handed to sink(arg, ...) in file order straight
+ * from the client's staging lease (to pwrite it to a file, or cudaMemcpy it
+ * to a GPU).  data is valid only during the call, and sink must not call
+ * libckpt on c (c's lock is held).  *nread is the bytes handed to sink;
+ * short only at end of file or on error. */
+int ckpt_read_sink(struct ckpt_client *c, const char *job,
+		   const char *version, const char *path, size_t len,
+		   uint64_t offset, ckpt_sink_fn sink, void *arg,
+		   size_t *nread);
 
 /* Listing.  Each returns the number of entries (>= 0) and a malloc'd array
  * in *out that the caller frees, or a negative error. */

@@ -2,11 +2,11 @@
  * ctl_lanes.c - restore's pieces in flight on several connections (see
  * ctl_lanes.h).
  *
- * One lock guards the hand-out position (the file being handed out and its
- * next offset), each file's pieces in flight and the first error.  A file's
- * position passes `at` when its last piece is handed out; the lane whose
- * piece leaves the file with none in flight after that finishes it, outside
- * the lock.  Files of size 0 are finished by the lane that opens them.
+ * One lock guards the hand-out state (the next file to open, each lane's
+ * file, each file's next offset and pieces in flight) and the first error.
+ * The lane whose piece leaves a file with every piece handed out and none
+ * in flight finishes it, outside the lock.  Files of size 0 are finished by
+ * the lane that opens them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,15 +23,17 @@ struct lane {
 	pthread_t th;
 	struct lanes *ls;
 	struct ckpt_client *c;    /* owned unless lane 0 */
-	void *buf;                /* LANES_PIECE bytes, owned */
+	int cur;                  /* position it pulls, or -1 */
 };
 
 struct lanes {
 	const struct lanes_job *j;
 	pthread_mutex_t mu;
-	int at;                   /* position in j->order being handed out */
-	uint64_t off;             /* its next piece */
+	struct lane *lane;        /* [nlanes] */
+	unsigned nlanes;
+	int at;                   /* next position in j->order to open */
 	int *fd;                  /* per position: -1 unless open here */
+	uint64_t *next;           /* per position: its next piece */
 	uint32_t *inflight;       /* per position: pieces being pulled */
 	int err, failed;          /* the first error and its file */
 };
@@ -47,40 +49,75 @@ static void lanes_fail(struct lanes *ls, int pos, int err)
 	}
 }
 
-/* Under the lock: the next piece (*pos, *off, *len) to pull, or a file
- * (*pos) to finish, opening files as their turn comes. */
-static enum step lanes_next(struct lanes *ls, int *pos, uint64_t *off,
-			    uint32_t *len)
+static uint64_t left_of(const struct lanes *ls, int pos)
+{
+	return ls->j->files[ls->j->order[pos]].size - ls->next[pos];
+}
+
+/* The file another lane pulls with the most bytes not yet handed out, or
+ * -1.  Joining it is the only time two lanes write one file. */
+static int busiest(const struct lanes *ls)
+{
+	uint64_t most = 0;
+	unsigned i;
+	int pos = -1, p;
+
+	for (i = 0; i < ls->nlanes; i++) {
+		p = ls->lane[i].cur;
+		if (p >= 0 && ls->fd[p] >= 0 && left_of(ls, p) > most) {
+			most = left_of(ls, p);
+			pos = p;
+		}
+	}
+	return pos;
+}
+
+/*
+ * Under the lock: the next piece (*pos, *off, *len) for lane l to pull, or
+ * a file (*pos) to finish.  A lane pulls its own file front to back; when
+ * it has none it opens the next file in order, and when every file is open
+ * it helps the one with the most left.  So lanes write different files
+ * while there are files enough (a file's inode lock is not fought over),
+ * and at most one file per lane is open.
+ */
+static enum step lanes_next(struct lanes *ls, struct lane *l, int *pos,
+			    uint64_t *off, uint32_t *len)
 {
 	const struct lanes_job *j = ls->j;
+	uint64_t left;
 	int ret;
 
-	while (!ls->err && ls->at < j->n) {
-		const struct ckpt_file_info *f = &j->files[j->order[ls->at]];
-
-		*pos = ls->at;
-		if (ls->fd[*pos] < 0) {
-			ret = j->open(j->arg, j->order[*pos], &ls->fd[*pos]);
-			if (ret < 0) {
-				ls->fd[*pos] = -1;
-				lanes_fail(ls, *pos, ret);
-				break;
-			}
-			ls->off = 0;
-		}
-		if (ls->off < f->size) {
-			*off = ls->off;
-			*len = f->size - *off < LANES_PIECE ?
-			       (uint32_t)(f->size - *off) : LANES_PIECE;
-			ls->off += *len;
+	while (!ls->err) {
+		if (l->cur >= 0 && ls->fd[l->cur] >= 0 &&
+		    (left = left_of(ls, l->cur)) > 0) {
+			*pos = l->cur;
+			*off = ls->next[*pos];
+			*len = left < LANES_PIECE ? (uint32_t)left : LANES_PIECE;
+			ls->next[*pos] += *len;
 			ls->inflight[*pos]++;
-			if (ls->off == f->size)
-				ls->at++;       /* every piece handed out */
 			return STEP_PIECE;
 		}
-		ls->at++;                      /* an empty file */
-		return STEP_FINISH;
+		if (ls->at >= j->n) {
+			l->cur = busiest(ls);
+			if (l->cur < 0)
+				break;
+			continue;
+		}
+		*pos = ls->at++;
+		ret = j->open(j->arg, j->order[*pos], &ls->fd[*pos]);
+		if (ret < 0) {
+			ls->fd[*pos] = -1;
+			lanes_fail(ls, *pos, ret);
+			break;
+		}
+		ls->next[*pos] = 0;
+		l->cur = *pos;
+		if (!j->files[j->order[*pos]].size) {
+			l->cur = -1;
+			return STEP_FINISH;     /* an empty file */
+		}
 	}
+	l->cur = -1;
 	return STEP_DONE;
 }
 
@@ -102,6 +139,12 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* ckpt_read_sink's sink: the bytes go from staging straight to the file. */
+static int to_file(void *arg, const void *data, size_t len, uint64_t off)
+{
+	return write_all(*(const int *)arg, data, len, off);
+}
+
 /* Outside the lock: pull one piece of file idx into fd. */
 static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 		      uint32_t len)
@@ -110,12 +153,10 @@ static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 	size_t got = 0;
 	int ret;
 
-	ret = ckpt_read(l->c, j->job, j->version, j->files[idx].name, l->buf,
-			len, off, &got);
+	ret = ckpt_read_sink(l->c, j->job, j->version, j->files[idx].name,
+			     len, off, to_file, &fd, &got);
 	if (ret == 0 && got != len)
 		ret = -ENODATA;
-	if (ret == 0)
-		ret = write_all(fd, l->buf, len, off);
 	/* Advisory: where it is not supported, the fsync does the work. */
 	if (ret == 0)
 		sync_file_range(fd, (off_t)off, len, SYNC_FILE_RANGE_WRITE);
@@ -133,7 +174,7 @@ static void *lane_main(void *arg)
 	int pos = 0, fd, ret;
 
 	pthread_mutex_lock(&ls->mu);
-	while ((s = lanes_next(ls, &pos, &off, &len)) != STEP_DONE) {
+	while ((s = lanes_next(ls, l, &pos, &off, &len)) != STEP_DONE) {
 		if (s == STEP_PIECE) {
 			fd = ls->fd[pos];
 			pthread_mutex_unlock(&ls->mu);
@@ -146,7 +187,7 @@ static void *lane_main(void *arg)
 				j->progress(j->arg, j->order[pos], len);
 			/* finished by whoever leaves it with nothing in
 			 * flight once every piece is handed out */
-			if (ls->err || ls->inflight[pos] || pos >= ls->at)
+			if (ls->err || ls->inflight[pos] || left_of(ls, pos))
 				continue;
 		}
 		fd = ls->fd[pos];
@@ -167,9 +208,6 @@ static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
 {
 	int ret;
 
-	l->buf = malloc(LANES_PIECE);
-	if (!l->buf)
-		return -ENOMEM;
 	if (i == 0) {
 		l->c = j->c;
 		return 0;
@@ -184,26 +222,27 @@ static void lane_close(struct lane *l, unsigned i)
 {
 	if (i)
 		ckpt_disconnect(l->c);
-	free(l->buf);
 }
 
 int lanes_run(const struct lanes_job *j, int *failed)
 {
 	struct lane lane[LANES_MAX];
-	struct lanes ls = { .j = j };
+	struct lanes ls = { .j = j, .lane = lane };
 	unsigned n = 0, started = 0, i;
 	int k, ret = -ENOMEM;
 
 	memset(lane, 0, sizeof(lane));
 	ls.fd = malloc(sizeof(*ls.fd) * (j->n ? j->n : 1));
 	ls.inflight = calloc(j->n ? j->n : 1, sizeof(*ls.inflight));
-	if (!ls.fd || !ls.inflight)
+	ls.next = calloc(j->n ? j->n : 1, sizeof(*ls.next));
+	if (!ls.fd || !ls.inflight || !ls.next)
 		goto out_free;
 	for (k = 0; k < j->n; k++)
 		ls.fd[k] = -1;
 	pthread_mutex_init(&ls.mu, NULL);
 	for (n = 0; n < j->lanes && n < LANES_MAX; n++) {
 		lane[n].ls = &ls;
+		lane[n].cur = -1;
 		ret = lane_open(&lane[n], j, n);
 		if (ret < 0) {
 			lane_close(&lane[n], n);
@@ -212,6 +251,7 @@ int lanes_run(const struct lanes_job *j, int *failed)
 			break;          /* fewer lanes */
 		}
 	}
+	ls.nlanes = n;
 	for (i = 1; i < n; i++)
 		if (!pthread_create(&lane[i].th, NULL, lane_main, &lane[i]))
 			started |= 1u << i;
@@ -229,6 +269,7 @@ int lanes_run(const struct lanes_job *j, int *failed)
 out_mutex:
 	pthread_mutex_destroy(&ls.mu);
 out_free:
+	free(ls.next);
 	free(ls.inflight);
 	free(ls.fd);
 	return ret;

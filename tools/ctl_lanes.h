@@ -4,10 +4,12 @@
  *
  * A lane is a thread with its own connection to ckptd (its own staging
  * lease) and its own piece buffer; ckpt_read() holds one connection for a
- * whole read, so pieces in flight need connections of their own.  The lanes
- * take pieces (at most LANES_PIECE bytes) of the files in the given order,
- * the next piece of the current file or the first of the next file, so that
- * at most one file per lane is open at a time.  Each piece is read and
+ * whole read, so pieces in flight need connections of their own.  Each lane
+ * pulls one file front to back in pieces (at most LANES_PIECE bytes), then
+ * opens the next in the given order; once every file is open, a lane with
+ * none helps the file with the most bytes left.  So lanes write different
+ * files while there are enough (one file's inode lock is not fought over by
+ * buffered writers), and at most one file per lane is open.  Each piece is read and
  * written where it belongs in the file (pwrite), then its writeback started
  * (sync_file_range).  The caller's callbacks open a file before its first
  * piece and finish it (attributes, fsync, rename) after its last.

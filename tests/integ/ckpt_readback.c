@@ -25,6 +25,9 @@
  * one file), a few rewrites and a truncate, read back at random ranges as
  * it grows.
  *
+ * Whole-file reads are made through ckpt_read_sink too (the pieces in order,
+ * the same bytes, a sink's error stopping the read).
+ *
  * Exit 0 when every check holds, 1 with a message otherwise, 2 usage.
  */
 #include <errno.h>
@@ -102,6 +105,51 @@ static int file_new(struct run *r, uint64_t cap)
 	return (int)r->nfiles++;
 }
 
+/* ckpt_read_sink's sink for check_name: the pieces come in file order and
+ * hold the model's bytes; stop_at > 0 stops the read at that call. */
+struct sink_check {
+	const struct mfile *f;
+	uint64_t next;            /* the offset the next piece must have */
+	int calls, stop_at, bad;
+};
+
+static int sink_check(void *arg, const void *data, size_t len, uint64_t off)
+{
+	struct sink_check *k = arg;
+
+	if (off != k->next || off + len > k->f->size ||
+	    memcmp(data, k->f->data + off, len))
+		k->bad = 1;
+	k->next = off + len;
+	return ++k->calls == k->stop_at ? -ECANCELED : 0;
+}
+
+/* The same bytes through ckpt_read_sink, and a sink's error returned. */
+static void check_sink(struct run *r, const char *path, const struct mfile *f)
+{
+	struct sink_check k = { .f = f };
+	size_t got = 0;
+	int ret;
+
+	ret = ckpt_read_sink(r->c, r->job, r->ver, path, f->size + 1, 0,
+			     sink_check, &k, &got);
+	CHECK(r, ret == 0 && got == f->size && !k.bad &&
+	      k.next == f->size && (k.calls > 0) == (f->size > 0),
+	      "read_sink %s: %s, %zu bytes in %d pieces, want %llu%s", path,
+	      ckpt_strerror(ret), got, k.calls, (unsigned long long)f->size,
+	      k.bad ? ", out of order or wrong bytes" : "");
+	if (!f->size || r->failed)
+		return;
+	memset(&k, 0, sizeof(k));
+	k.f = f;
+	k.stop_at = 1;
+	ret = ckpt_read_sink(r->c, r->job, r->ver, path, f->size, 0,
+			     sink_check, &k, &got);
+	CHECK(r, ret == -ECANCELED && got == 0 && k.calls == 1,
+	      "read_sink %s stopped by its sink: %s after %zu bytes, want %s",
+	      path, ckpt_strerror(ret), got, ckpt_strerror(-ECANCELED));
+}
+
 /* Read all of path (and one byte more) and ranges of it; compare with f. */
 static void check_name(struct run *r, const char *path, const struct mfile *f,
 		       uint32_t ranges)
@@ -117,6 +165,8 @@ static void check_name(struct run *r, const char *path, const struct mfile *f,
 	      (unsigned long long)f->size);
 	CHECK(r, ret || got != f->size || !memcmp(r->buf, f->data, got),
 	      "read %s: bytes differ", path);
+	if (ranges)
+		check_sink(r, path, f);
 	while (ranges-- && !r->failed) {
 		off = xorshift(&r->rrng, (uint32_t)f->size + 100);
 		len = 1 + xorshift(&r->rrng, xorshift(&r->rrng, 2) ? 64
