@@ -355,15 +355,16 @@ static void hello_done(struct ckpt_client *c, const struct proto_msg *m)
 	c->piece = m->aux < m->size / 2 ? m->aux : m->size / 2;
 }
 
-/* Ask for a lease: $CKPT_STAGING bytes, or ckptd's default. */
+/* Ask for a lease: the size ckpt_staging_request() set, else $CKPT_STAGING
+ * bytes, else ckptd's default. */
 static int hello_send(struct ckpt_client *c)
 {
 	struct proto_msg req;
 	const char *env = getenv("CKPT_STAGING");
-	uint64_t want = 0;
+	uint64_t want = c->lease_want;
 	int ret;
 
-	if (env) {
+	if (!want && env) {
 		char *end;
 
 		want = strtoull(env, &end, 10);
@@ -438,6 +439,21 @@ int cl_ensure_lease(struct ckpt_client *c)
 int ckpt_staging(struct ckpt_client *c, size_t *size)
 {
 	return ckpt_staging_timed(c, -1, size);
+}
+
+int ckpt_staging_request(struct ckpt_client *c, size_t bytes)
+{
+	int ret = 0;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	if (c->map || c->hello_seq)
+		ret = -EALREADY;
+	else
+		c->lease_want = bytes;
+	pthread_mutex_unlock(&c->mu);
+	return ret;
 }
 
 int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)

@@ -54,6 +54,8 @@ struct ckpt_client {
 	size_t size;
 	size_t piece;             /* largest WRITE ckptd takes */
 	int passed_fd;            /* fd received with the last frame, or -1 */
+	uint64_t lease_want;      /* bytes to ask for (ckpt_staging_request);
+				   * 0: $CKPT_STAGING or ckptd's default */
 	uint32_t hello_seq;       /* seq of the HELLO waiting for its lease */
 	int hello_err;            /* how the last HELLO failed, once */
 

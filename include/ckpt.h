@@ -391,6 +391,14 @@ int ckpt_staging(struct ckpt_client *c, size_t *size);
  * and the next call (or write) waits on for it rather than asking again, so
  * a caller that must stay responsive (to signals, say) waits in slices. */
 int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size);
+/* The size of lease c asks for when it takes one (ckpt_staging*(), or its
+ * first write or read): bytes, in place of $CKPT_STAGING and ckptd's
+ * staging_client (0: those again).  A reader needs twice the pieces it
+ * reads (ckpt_read() moves at most half the lease at a time), so one that
+ * reads a few MiB at a time leaves the rest of ckptd's staging to writers.
+ * ckptd gives at least 4 MiB and at most the uid's share.  -EALREADY once c
+ * holds a lease or has asked for one. */
+int ckpt_staging_request(struct ckpt_client *c, size_t bytes);
 /* Give the staging lease back to ckptd and keep the connection and the
  * versions open on it: for a client that will be idle a while.  Waits until
  * ckptd has acknowledged every write sent; cancels a request for a lease

@@ -202,17 +202,21 @@ static void *lane_main(void *arg)
 	return NULL;
 }
 
-/* Lane i's connection: the caller's for lane 0; else a new one with its
- * staging lease (a short wait: a busy ckptd just gets fewer lanes). */
+/* Lane i's connection: the caller's for lane 0; else a new one with a
+ * staging lease of two pieces, leaving the rest of ckptd's staging to
+ * writers (a short wait: a busy ckptd just gets fewer lanes). */
 static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
 {
 	int ret;
 
 	if (i == 0) {
+		/* Its lease first: the other lanes get what is left. */
 		l->c = j->c;
-		return 0;
+		return ckpt_staging(l->c, NULL);
 	}
 	ret = ckpt_connect(j->socket, &l->c);
+	if (ret == 0)
+		ret = ckpt_staging_request(l->c, 2 * (size_t)LANES_PIECE);
 	if (ret == 0)
 		ret = ckpt_staging_timed(l->c, 250, NULL);
 	return ret;

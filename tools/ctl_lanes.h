@@ -26,7 +26,8 @@
 
 #include "ckpt.h"
 
-#define LANES_PIECE (4u << 20)   /* bytes of one read */
+#define LANES_PIECE (16u << 20)   /* bytes of one read: one READ of
+				  * ckptd, its records read at once */
 #define LANES_MAX   8
 
 struct lanes_job {

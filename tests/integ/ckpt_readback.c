@@ -45,6 +45,7 @@
 #define CHECK_EVERY  40
 #define SEQ_WRITES   20000
 #define SEQ_CAP      (SEQ_WRITES * 200u)
+#define SMALL_LEASE  (4u << 20)     /* "check": reads of 2 MiB pieces */
 
 struct mfile {
 	uint8_t *data;            /* cap bytes; zeros from size on */
@@ -451,6 +452,21 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "check")) {
 		ret = ckpt_begin(r->c, r->job, r->ver, &r->v);
 		CHECK(r, ret == 0, "begin: %s", ckpt_strerror(ret));
+	} else {
+		/* A small lease (ckpt_staging_request): whole-file reads come
+		 * in many pieces, read ahead of SMALL_LEASE / 2 at a time. */
+		size_t size = 0;
+
+		ret = ckpt_staging_request(r->c, SMALL_LEASE);
+		CHECK(r, ret == 0, "staging_request: %s", ckpt_strerror(ret));
+		ret = ckpt_staging(r->c, &size);
+		CHECK(r, ret == 0 && size == SMALL_LEASE,
+		      "staging: %s, %zu bytes, want %u", ckpt_strerror(ret),
+		      size, SMALL_LEASE);
+		ret = ckpt_staging_request(r->c, 2 * SMALL_LEASE);
+		CHECK(r, ret == -EALREADY, "staging_request with a lease: %s",
+		      ckpt_strerror(ret));
+		ret = 0;
 	}
 	if (r->failed) {
 		ret = 0;
