@@ -247,6 +247,15 @@ static int unlink_manifest(int tfd, const struct pfs_job *job)
 	return ret;
 }
 
+/* 1 if old (released here) is the manifest of job's incarnation. */
+static int same_incarnation(struct pfsman *old, const struct pfs_job *job)
+{
+	int same = old->seq == job->seq && old->sealed_ns == job->sealed_ns;
+
+	pfsman_release(old);
+	return same;
+}
+
 /*
  * A manifest already at this version's place on the PFS that is not this
  * version's (the name was removed and written again) must go before any file
@@ -258,11 +267,8 @@ static int unpublish_stale(const char *target, int tfd,
 	struct pfsman old;
 	int ret;
 
-	if (pfs_load(target, job->job, job->version, &old) < 0)
-		return 0;
-	ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
-	pfsman_release(&old);
-	if (ret)
+	if (pfs_load(target, job->job, job->version, &old) < 0 ||
+	    same_incarnation(&old, job))
 		return 0;
 	ret = unlink_manifest(tfd, job);
 	if (ret == 0)
@@ -285,12 +291,8 @@ static int unpublish_stale_part(const char *target, int tfd,
 
 	have = pfs_load_part(target, job->job, job->version, job->node,
 			     &old) == 0;
-	if (have) {
-		ret = old.seq == job->seq && old.sealed_ns == job->sealed_ns;
-		pfsman_release(&old);
-		if (ret)
-			return 0;
-	}
+	if (have && same_incarnation(&old, job))
+		return 0;
 	ret = unlink_manifest(tfd, job);
 	if (ret == 0)
 		log_printf(LOG_NOTICE, "drain: %s/%s: an older copy on the PFS is unpublished",
