@@ -91,7 +91,7 @@ struct version {
 	struct list waiters;      /* owned by session.c: struct waiter */
 	struct list deferred;     /* owned by reader.c: reads waiting for
 				   * the writes in flight (open versions) */
-	struct extmap *rindex;    /* owned by reader.c: the read index, one
+	struct extmap *rindex;    /* owned by rindex.c: the read index, one
 				   * map per file entry (a holder's has its
 				   * records), made at the first read and
 				   * brought up to date by each later one;

@@ -14,9 +14,11 @@
  * do.  A piece whose node is down fails the read with EHOSTDOWN; one not
  * answered within CLUSTER_READ_MS with ETIMEDOUT.
  *
- * Serving: a PEER_READ of a file of this node's sealed local part is read
- * on the worker pool, every record read whole and checked against its CRC,
- * later records over earlier ones, as the local read path does.  A part
+ * Serving: a PEER_READ of a file of this node's sealed local part is
+ * resolved on the loop through the version's read index (rindex.h: only
+ * the records the range needs, found in log time) and read on the worker
+ * pool, each record read whole once and checked against its CRC before its
+ * pieces are copied, as the local read path does.  A part
  * whose local copy was evicted answers ENODATA (the PFS copy is not read
  * for a peer yet).
  *
@@ -36,6 +38,7 @@
 #include "manifest.h"
 #include "pool.h"
 #include "reader.h"
+#include "rindex.h"
 #include "session.h"
 #include "sys.h"
 
@@ -287,6 +290,12 @@ int cluster_read_shards(struct rtry *t)
 
 /* ---- reads: serving ---------------------------------------------------------- */
 
+/* A record a served read needs, with the pieces it gives (rindex.h). */
+struct srec {
+	struct man_rec rec;       /* a copy: the task does not touch v */
+	uint32_t first;           /* its first piece in sread.pieces */
+};
+
 struct sread {
 	struct pool_task pt;
 	struct cluster *cl;
@@ -296,11 +305,35 @@ struct sread {
 	uint64_t off;
 	uint32_t len;
 	char segdir[600];
-	struct man_rec *recs;     /* the file's records, write order */
+	struct rpiece *pieces;    /* the range's, chained by record */
+	struct srec *recs;        /* each record once, in file order */
 	uint32_t nrecs;
 	uint8_t *frame;
 	size_t flen;
 };
+
+/* Read record r of s into buf (need bytes, aligned), through *fd (the
+ * segment *fdseg's, reopened when the segment changes), and check it. */
+static int sread_rec(const struct sread *s, const struct man_rec *r,
+		     uint8_t *buf, size_t need, int *fd, uint32_t *fdseg)
+{
+	char path[700];
+	int ret;
+
+	if (*fd < 0 || *fdseg != r->seg) {
+		if (*fd >= 0)
+			close(*fd);
+		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return -errno;
+		*fdseg = r->seg;
+	}
+	ret = sys_pread_all(*fd, buf, need, r->seg_off);
+	if (ret == 0 && crc32c(buf, r->len) != r->crc)
+		ret = -CKPT_ECORRUPT;
+	return ret;
+}
 
 static int sread_run(struct pool_task *t)
 {
@@ -308,29 +341,19 @@ static int sread_run(struct pool_task *t)
 	uint8_t *out, *rbuf = NULL;
 	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
 	struct peer_data pd;
-	char path[700];
-	uint32_t i;
-	int fd, n, ret = 0;
+	uint32_t i, p, fdseg = 0;
+	int fd = -1, n, ret = 0;
 
-	out = calloc(1, s->len ? s->len : 1);
+	out = calloc(1, s->len ? s->len : 1);     /* holes read as zeros */
 	s->frame = malloc(cap);
 	if (!out || !s->frame) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < s->nrecs && ret == 0; i++) {
-		const struct man_rec *r = &s->recs[i];
-		uint64_t a = r->file_off > s->off ? r->file_off : s->off;
-		uint64_t z = r->file_off + r->len < s->off + s->len
-			     ? r->file_off + r->len : s->off + s->len;
+		const struct man_rec *r = &s->recs[i].rec;
 		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
 
-		if (a >= z)
-			continue;
-		if (r->seg == MAN_SEG_ZERO) {
-			memset(out + (a - s->off), 0, z - a);
-			continue;
-		}
 		if (need > rcap) {
 			free(rbuf);
 			rbuf = NULL;
@@ -341,19 +364,14 @@ static int sread_run(struct pool_task *t)
 			}
 			rcap = need;
 		}
-		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ret = -errno;
-			break;
-		}
-		ret = sys_pread_all(fd, rbuf, need, r->seg_off);
-		close(fd);
-		if (ret == 0 && crc32c(rbuf, r->len) != r->crc)
-			ret = -CKPT_ECORRUPT;
-		if (ret == 0)
-			memcpy(out + (a - s->off), rbuf + (a - r->file_off), z - a);
+		ret = sread_rec(s, r, rbuf, need, &fd, &fdseg);
+		for (p = s->recs[i].first; ret == 0 && p != RPIECE_END;
+		     p = s->pieces[p].next)
+			memcpy(out + s->pieces[p].dst, rbuf + s->pieces[p].src,
+			       s->pieces[p].len);
 	}
+	if (fd >= 0)
+		close(fd);
 	if (ret < 0)
 		goto out;
 	pd.len = s->len;
@@ -374,6 +392,7 @@ static void sread_free(struct sread *s)
 {
 	version_put(&s->cl->d->cat, s->v);
 	link_drop(s->l);
+	free(s->pieces);
 	free(s->recs);
 	free(s->frame);
 	free(s);
@@ -398,6 +417,39 @@ static void sread_drop(struct pool_task *t)
 	sread_free((struct sread *)t);
 }
 
+/*
+ * The records s's range needs, through v's read index: s->pieces chained
+ * by record, and each record's copy once in s->recs.  Loop thread (the
+ * index is v's).  0 or -ENOMEM.
+ */
+static int sread_plan(struct sread *s, struct version *v, uint32_t fi)
+{
+	uint32_t i, np, *first = NULL;
+	int ret;
+
+	ret = rindex_resolve(v, fi, s->off, s->off + s->len, NULL, &s->pieces,
+			     &np);
+	if (ret < 0)
+		return ret;
+	first = malloc(sizeof(*first) * (np ? np : 1));
+	s->recs = calloc(np ? np : 1, sizeof(*s->recs));
+	ret = -ENOMEM;
+	if (!first || !s->recs)
+		goto out;
+	ret = rindex_chain(s->pieces, np, first);
+	if (ret < 0)
+		goto out;
+	for (i = 0; i < np; i++) {
+		if (first[i] == RPIECE_END)
+			continue;
+		s->recs[s->nrecs].rec = v->recs[s->pieces[i].rec];
+		s->recs[s->nrecs++].first = i;
+	}
+out:
+	free(first);
+	return ret;
+}
+
 void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 		   size_t n, const struct peer_hdr *h)
 {
@@ -406,7 +458,6 @@ void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 	struct version *v;
 	struct sread *s;
 	uint64_t size;
-	uint32_t i;
 	int fi, ret;
 
 	ret = peer_decode_read(f, n, &pr);
@@ -429,24 +480,21 @@ void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		goto out_refuse;
-	s->recs = calloc(v->files[fi].nrecs ? v->files[fi].nrecs : 1,
-			 sizeof(*s->recs));
-	if (!s->recs) {
+	s->off = pr.off;
+	s->len = pr.off >= size ? 0
+		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
+	ret = sread_plan(s, v, (uint32_t)fi);
+	if (ret < 0) {
+		free(s->pieces);
+		free(s->recs);
 		free(s);
 		goto out_refuse;
 	}
-	for (i = 0; i < v->nrecs; i++)
-		if (v->recs[i].file == (uint32_t)fi &&
-		    s->nrecs < v->files[fi].nrecs)
-			s->recs[s->nrecs++] = v->recs[i];
 	s->cl = cl;
 	s->l = link_hold(l);
 	s->v = v;
 	version_get(v);
 	s->seq = h->seq;
-	s->off = pr.off;
-	s->len = pr.off >= size ? 0
-		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
 	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs.dir);
 	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
 	pool_submit(d->pool, &s->pt, 1);

@@ -14,15 +14,8 @@
  * read waits until the version has no write in flight, since the records of
  * those writes have no data on disk (and no checksum) yet.
  *
- * Intervals come from the version's read index (v->rindex: an extmap per
- * file), found in log time in the file's extents.  The index is made at a
- * version's first read and kept: each read first lays the records appended
- * since the last one over their files' maps (index_update), so a write
- * costs nothing here and a read costs the new records, not all of the
- * version's.  An open version keeps its index through its seal; dropping
- * records (eviction) drops it.  Record indices in the index stay valid
- * because records are only ever appended; a record's segment and checksum,
- * set when its write completes, are read from v->recs at read time.
+ * Intervals come from the version's read index (rindex.h), found in log
+ * time in the file's records.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,21 +29,11 @@
 #include "pfs.h"
 #include "pool.h"
 #include "reader.h"
+#include "rindex.h"
 #include "session.h"
 #include "sys.h"
 
 #define READ_MAX   (64u << 20)  /* bytes one READ may ask for */
-
-struct piece {
-	uint64_t dst;             /* offset in the read range */
-	uint64_t src;             /* offset in the record */
-	uint64_t len;
-	uint32_t rec;             /* index in v->recs */
-	uint32_t next;            /* the next piece of the same record, or
-				   * NO_PIECE (submit_reads) */
-};
-
-#define NO_PIECE UINT32_MAX
 
 struct rreq {
 	struct ckptd *d;
@@ -60,7 +43,7 @@ struct rreq {
 	 * dispatched: the file is fi) */
 	uint32_t fi;
 	uint64_t off, len, ring_off;
-	struct piece *pieces;
+	struct rpiece *pieces;
 	uint32_t npieces;
 	uint32_t pending;         /* record reads in flight */
 	uint64_t size;            /* bytes in the answer */
@@ -104,188 +87,6 @@ void reader_close(struct reader_bufs *rb)
 {
 	while (rb->n)
 		free(rb->buf[--rb->n]);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Lay the records idx[0 .. n) (of one file, in write order, all newer than
- * what m holds) over m: one at a time (log time to find its place, then the
- * extents after it move) while the extents moved so far stay fewer than the
- * map holds, which keeps appends and rewrites near the end cheap; the rest,
- * once that is passed, indexed on their own and merged in one linear pass.
- * 0 or -ENOMEM (m then partly updated).
- */
-static int index_apply(const struct version *v, struct extmap *m,
-		       const uint32_t *idx, uint32_t n)
-{
-	struct extmap part;
-	uint64_t moved = 0;
-	uint32_t i;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		moved += m->n - extmap_find(m, v->recs[idx[i]].file_off);
-		if (moved > m->n)
-			break;
-		ret = extmap_apply(m, v->recs, idx[i]);
-		if (ret < 0)
-			return ret;
-	}
-	if (i == n)
-		return 0;
-	ret = extmap_build(v->recs, idx + i, n - i, &part);
-	if (ret < 0)
-		return ret;
-	ret = extmap_merge(m, &part);
-	extmap_release(&part);
-	return ret;
-}
-
-/* Make room in v->rindex for a map per file entry (new ones empty). */
-static int index_grow(struct version *v)
-{
-	uint32_t n = v->nrindex ? v->nrindex : 16;
-	struct extmap *maps;
-
-	while (n < v->nfiles)
-		n *= 2;
-	if (v->rindex && n == v->nrindex)
-		return 0;
-	maps = realloc(v->rindex, sizeof(*maps) * n);
-	if (!maps)
-		return -ENOMEM;
-	memset(maps + v->nrindex, 0, sizeof(*maps) * (n - v->nrindex));
-	v->rindex = maps;
-	v->nrindex = n;
-	return 0;
-}
-
-/*
- * Bring the read index of v (catalog.h: v->rindex) up to date with its
- * records: those appended since the last read (all of them the first time,
- * a sealed copy's at its first read), grouped by file in write order by a
- * sort of (file, index) keys, each file's laid over its map.  Records of a
- * dead entry (unlinked: never read again) are skipped.  Costs what the new
- * records cost, not the version's.  On failure the index is dropped, to be
- * made anew by the next read.  0 or -ENOMEM.
- */
-static int index_update(struct version *v)
-{
-	uint32_t k, i, s, f, *idx = NULL;
-	uint64_t *keys = NULL;
-	int ret;
-
-	if (v->rapplied > v->nrecs)       /* records were dropped */
-		version_drop_index(v);
-	k = v->nrecs - v->rapplied;
-	ret = index_grow(v);
-	if (ret < 0 || !k)
-		return ret;
-	ret = -ENOMEM;
-	keys = malloc(sizeof(*keys) * k);
-	idx = malloc(sizeof(*idx) * k);
-	if (!keys || !idx)
-		goto out_drop;
-	for (i = 0; i < k; i++) {
-		uint32_t r = v->rapplied + i;
-
-		keys[i] = (uint64_t)v->recs[r].file << 32 | r;
-	}
-	if (k > 1)
-		qsort(keys, k, sizeof(*keys), cmp_u64);
-	for (i = 0; i < k; i++)
-		idx[i] = (uint32_t)keys[i];
-	for (s = 0; s < k; s = i) {
-		f = (uint32_t)(keys[s] >> 32);
-		for (i = s; i < k && (uint32_t)(keys[i] >> 32) == f; i++)
-			;
-		if (f >= v->nfiles || v->files[f].dead) {
-			if (f < v->nfiles)
-				extmap_release(&v->rindex[f]);
-			continue;
-		}
-		ret = index_apply(v, &v->rindex[f], idx + s, i - s);
-		if (ret < 0)
-			goto out_drop;
-	}
-	v->rapplied = v->nrecs;
-	ret = 0;
-	goto out_free;
-out_drop:
-	version_drop_index(v);
-out_free:
-	free(idx);
-	free(keys);
-	return ret;
-}
-
-/* resolve() through the read index: the extents from the first that ends
- * after off.  Log time in the file's records to find where to start. */
-static int resolve_indexed(struct rreq *r, uint32_t fi, uint64_t off,
-			   uint64_t end, uint8_t *dst)
-{
-	const struct extmap *m = &r->v->rindex[fi];
-	uint64_t at = off;
-	uint32_t e, cap = 8;
-
-	r->pieces = malloc(sizeof(*r->pieces) * cap);
-	if (!r->pieces)
-		return -ENOMEM;
-	for (e = extmap_find(m, off); e < m->n && at < end; e++) {
-		const struct ext *x = &m->v[e];
-		const struct man_rec *rec = &r->v->recs[x->rec];
-		uint64_t a = x->off > at ? x->off : at;
-		uint64_t b = x->off + x->len < end ? x->off + x->len : end;
-
-		if (a >= end)
-			break;
-		if (a > at)                      /* a hole before it */
-			memset(dst + (at - off), 0, a - at);
-		at = b;
-		if (rec->seg == MAN_SEG_ZERO) {
-			memset(dst + (a - off), 0, b - a);
-			continue;
-		}
-		if (r->npieces == cap) {
-			struct piece *p = realloc(r->pieces,
-						  sizeof(*p) * cap * 2);
-
-			if (!p)
-				return -ENOMEM;  /* r->pieces freed by caller */
-			r->pieces = p;
-			cap *= 2;
-		}
-		r->pieces[r->npieces++] = (struct piece){
-			.dst = a - off,
-			.src = a - rec->file_off,
-			.len = b - a,
-			.rec = x->rec,
-		};
-	}
-	if (at < end)
-		memset(dst + (at - off), 0, end - at);
-	return 0;
-}
-
-/*
- * Resolve [off, end) of file fi into pieces, through v's read index (brought
- * up to date first: an open version's records still change).  Holes are
- * zeroed in dst (the lease) right away.  0 or -ENOMEM.
- */
-static int resolve(struct rreq *r, uint32_t fi, uint64_t off, uint64_t end,
-		   uint8_t *dst)
-{
-	int ret = index_update(r->v);
-
-	if (ret < 0)
-		return ret;
-	return resolve_indexed(r, fi, off, end, dst);
 }
 
 /* ---- reads from the PFS copy ------------------------------------------ */
@@ -466,7 +267,7 @@ static void on_read(struct loop_op *op, int res)
 	} else if (!r->t->c->closed) {
 		uint8_t *dst = r->t->c->lease->map + r->ring_off;
 
-		for (i = o->first; i != NO_PIECE; i = r->pieces[i].next)
+		for (i = o->first; i != RPIECE_END; i = r->pieces[i].next)
 			memcpy(dst + r->pieces[i].dst,
 			       (uint8_t *)o->buf + r->pieces[i].src,
 			       r->pieces[i].len);
@@ -475,42 +276,6 @@ static void on_read(struct loop_op *op, int res)
 	free(o);
 	if (--r->pending == 0)
 		rreq_finish(r);
-}
-
-/*
- * Chain the pieces that read the same record (piece.next), through a hash
- * of record -> its last piece, so that each record is read once and its
- * completion visits only its own pieces: linear in the pieces.  first[i] is
- * set for the first piece of each record, NO_PIECE for the others.
- * 0 or -ENOMEM.
- */
-static int chain_pieces(struct rreq *r, uint32_t *first)
-{
-	uint32_t cap = 16, mask, i, h, *slot;
-
-	while (cap < 2 * r->npieces)
-		cap *= 2;
-	mask = cap - 1;
-	slot = malloc(sizeof(*slot) * cap);
-	if (!slot)
-		return -ENOMEM;
-	memset(slot, 0xff, sizeof(*slot) * cap);     /* NO_PIECE */
-	for (i = 0; i < r->npieces; i++) {
-		r->pieces[i].next = NO_PIECE;
-		first[i] = i;
-		for (h = (r->pieces[i].rec * 2654435761u) & mask;
-		     slot[h] != NO_PIECE &&
-		     r->pieces[slot[h]].rec != r->pieces[i].rec;
-		     h = (h + 1) & mask)
-			;
-		if (slot[h] != NO_PIECE) {
-			r->pieces[slot[h]].next = i;
-			first[i] = NO_PIECE;
-		}
-		slot[h] = i;
-	}
-	free(slot);
-	return 0;
 }
 
 /* Submit one read per distinct record among the pieces. */
@@ -524,14 +289,14 @@ static int submit_reads(struct rreq *r)
 	first = malloc(sizeof(*first) * (r->npieces ? r->npieces : 1));
 	if (!first)
 		return -ENOMEM;
-	ret = chain_pieces(r, first);
+	ret = rindex_chain(r->pieces, r->npieces, first);
 	if (ret < 0)
 		goto out_free;
 	for (i = 0; i < r->npieces; i++) {
 		const struct man_rec *m = &r->v->recs[r->pieces[i].rec];
 		size_t rlen = (m->len + 4095) & ~4095u;
 
-		if (first[i] == NO_PIECE)
+		if (first[i] == RPIECE_END)
 			continue;     /* already being read */
 		ret = -ENOMEM;
 		o = calloc(1, sizeof(*o));
@@ -644,10 +409,10 @@ static int read_local(struct rtry *t)
 		if (end - req->off > req->len)
 			end = req->off + req->len;
 		r->size = end - req->off;
-		ret = resolve(r, fi, req->off, end,
-			      t->c->lease->map + req->ring_off);
+		ret = rindex_resolve(v, fi, req->off, end,
+				     t->c->lease->map + req->ring_off,
+				     &r->pieces, &r->npieces);
 		if (ret < 0) {
-			free(r->pieces);
 			free(r);
 			return ret;
 		}

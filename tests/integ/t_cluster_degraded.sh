@@ -2,7 +2,10 @@
 # t_cluster_degraded: degraded reads.  Six ckptd nodes on 127.0.0.1-6, ec
 # 4+2, three failure domains of two; every node writes and protects its
 # part of one version (no drain target: the shards are the only copy of a
-# lost node's part).
+# lost node's part).  Its files have overlapping rewrites, holes and
+# truncates (ckpt_tw -R -H), so that a read from another node takes the
+# newest record of each byte, zeros where none is, from the owner's read
+# index as from the shards.
 #  - n6 is SIGKILLed and its store deleted, and one of the shards of n6's
 #    part (held by n1) gets a flipped byte: n2 still reads every file of
 #    n6's part byte for byte, decoded from the other shards (the bad one is
@@ -22,7 +25,7 @@ set -u
 
 cluster_setup 6 rackA rackB rackC
 JOB=train/deg
-FILES=(-n 2 -z 3145728 -R)
+FILES=(-n 2 -z 3145728 -R -H)
 
 node() {
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
