@@ -8,6 +8,9 @@
 #              timed from one release for all (`ckptctl bench --mode
 #              writers`, 4 x 256 MiB; the phases' order alternates)
 #   fairness   in the same bursts: slowest writer / median writer
+#              (a writers run takes about a second and its spread is
+#              mostly the scheduler's, so it is repeated 3 x $(bench_reps)
+#              times for a steadier median; memcpy's own spread is shown)
 #   burst      8 x 128 MiB to LOCAL into recycled segments against fio
 #              io_uring O_DIRECT's second pass over its files, same
 #              directory (`ckptctl bench --mode burst`): fio time / ckpt time
@@ -39,7 +42,7 @@ N=$(bench_reps)
 # ratio KEY: the value of KEY= on the "# ratios" line of the last run
 ratio_of() { sed -n "s/^# ratios.* $1=\([0-9.]*\).*/\1/p; s/^# ratios $1=\([0-9.]*\).*/\1/p" "$DIR/out" | head -1; }
 stall=() fair=() copyfair=() burst=()
-for ((i = 0; i < N; i++)); do
+for ((i = 0; i < 3 * N; i++)); do
 	first=memcpy
 	[ $((i % 2)) = 1 ] && first=writes       # alternate the phases' order
 	$B/ckptctl -s "$DIR/ckptd.sock" bench --mode writers --first $first "$@" >"$DIR/out" ||
