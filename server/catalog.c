@@ -1,10 +1,10 @@
 /*
- * catalog.c - jobs, versions, their extent index and their manifests.
+ * catalog.c - jobs, versions, their segments and their manifests.
  *
  * The in-memory index of a version is an array of records in arrival order
- * (a later record wins where two overlap) and a file table with a small
- * open-addressing hash from path to index.  Sealing writes the whole index
- * into one manifest; recovery reads it back.  See catalog.h for the rules.
+ * (a later record wins where two overlap) and a file table (vfiles.c).
+ * Sealing writes the whole index into one manifest; recovery reads it
+ * back.  See catalog.h for the rules.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "crc32c.h"
 #include "recover.h"
 #include "rmlog.h"
 #include "log.h"
@@ -25,7 +24,7 @@
 #include "sys.h"
 #include "vstats.h"
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+int catalog_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t n = *cap ? *cap : 8;
 	void *p;
@@ -240,197 +239,7 @@ static void version_unlink(struct catalog *cat, struct version *v)
 	v->job = NULL;
 }
 
-/* ---- files and records ------------------------------------------------ */
-
-static uint32_t path_hash(const char *s)
-{
-	return crc32c(s, strlen(s));
-}
-
-static int fhash_rebuild(struct version *v, uint32_t cap)
-{
-	uint32_t *h = calloc(cap, sizeof(*h));
-	uint32_t i, k;
-
-	if (!h)
-		return -ENOMEM;
-	for (i = 0; i < v->nfiles; i++) {
-		if (v->files[i].dead)
-			continue;
-		k = path_hash(v->files[i].path) & (cap - 1);
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(v->fhash);
-	v->fhash = h;
-	v->hcap = cap;
-	return 0;
-}
-
-int version_name(struct version *v, const char *path)
-{
-	uint32_t k;
-
-	if (!v->hcap)
-		return -ENOENT;
-	k = path_hash(path) & (v->hcap - 1);
-	for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
-		struct vfile *f = &v->files[v->fhash[k] - 1];
-
-		if (!f->dead && !strcmp(f->path, path))
-			return v->fhash[k] - 1;
-	}
-	return -ENOENT;
-}
-
-/* Append an entry named path (a new file, or a link to holder + 1). */
-static int vfile_add(struct version *v, const char *path, uint32_t link)
-{
-	uint32_t k;
-	char *copy;
-	int ret;
-
-	ret = grow((void **)&v->files, &v->cfiles, v->nfiles + 1,
-		   sizeof(*v->files));
-	if (ret < 0)
-		return ret;
-	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	v->files[v->nfiles++] = (struct vfile){ .path = copy, .link = link,
-						.nlink = 1 };
-	v->nlive++;
-	if (v->nfiles * 2 > v->hcap) {
-		ret = fhash_rebuild(v, v->hcap ? v->hcap * 2 : 16);
-		if (ret < 0) {
-			free(v->files[--v->nfiles].path);
-			v->nlive--;
-			return ret;
-		}
-	} else {
-		k = path_hash(path) & (v->hcap - 1);
-		while (v->fhash[k])
-			k = (k + 1) & (v->hcap - 1);
-		v->fhash[k] = v->nfiles;
-	}
-	if (link)
-		v->files[link - 1].nlink++;
-	return v->nfiles - 1;
-}
-
-int version_file(struct version *v, const char *path, int create)
-{
-	int fi = version_name(v, path);
-
-	if (fi >= 0)
-		return vfile_data(v, fi);
-	return create ? vfile_add(v, path, 0) : fi;
-}
-
-int version_link(struct version *v, uint32_t fi, const char *path)
-{
-	int ret = vfile_add(v, path, vfile_data(v, fi) + 1);
-
-	return ret < 0 ? ret : 0;
-}
-
-uint64_t version_bytes(const struct version *v)
-{
-	uint64_t bytes = 0;
-	uint32_t i;
-
-	for (i = 0; i < v->nfiles; i++)
-		if (!v->files[i].dead && !v->files[i].link)
-			bytes += v->files[i].size;
-	return bytes;
-}
-
-int version_add_rec(struct version *v, const struct man_rec *r)
-{
-	struct vfile *f = &v->files[r->file];
-	int ret;
-
-	ret = grow((void **)&v->recs, &v->crecs, v->nrecs + 1,
-		   sizeof(*v->recs));
-	if (ret < 0)
-		return ret;
-	v->recs[v->nrecs++] = *r;
-	f->nrecs++;
-	if (r->file_off + r->len > f->size)
-		f->size = r->file_off + r->len;
-	if (r->seg != MAN_SEG_ZERO && r->file_off + r->len > f->data_end)
-		f->data_end = r->file_off + r->len;
-	return 0;
-}
-
-int version_truncate(struct version *v, uint32_t fi, uint64_t size)
-{
-	struct vfile *f = &v->files[fi];
-	uint64_t off, n, end;
-	struct man_rec z;
-	int ret;
-
-	if (size > CKPT_FILE_MAX)
-		return -EFBIG;
-	/* Zeros over the stored bytes that are cut, in records of at most
-	 * 1 GiB; bytes no write stored read as zeros anyway. */
-	end = f->data_end < f->size ? f->data_end : f->size;
-	for (off = size; off < end; off += n) {
-		n = end - off < (1u << 30) ? end - off : (1u << 30);
-		z = (struct man_rec){ .file = fi, .seg = MAN_SEG_ZERO,
-				      .file_off = off, .len = (uint32_t)n };
-		ret = version_add_rec(v, &z);
-		if (ret < 0)
-			return ret;
-	}
-	if (f->data_end > size)
-		f->data_end = size;
-	f->size = size;
-	return 0;
-}
-
-void version_unlink_file(struct version *v, uint32_t fi)
-{
-	struct vfile *f = &v->files[fi], *l;
-	uint32_t i;
-	char *p;
-
-	if (f->link) {
-		v->files[f->link - 1].nlink--;
-	} else if (f->nlink > 1) {
-		/* The file keeps a name: its first other name moves into
-		 * the holder, whose entry stays live; that name's entry
-		 * dies instead. */
-		for (i = fi + 1; i < v->nfiles; i++) {
-			l = &v->files[i];
-			if (!l->dead && l->link == fi + 1)
-				break;
-		}
-		if (i < v->nfiles) {
-			p = f->path;
-			f->path = l->path;
-			l->path = p;
-			f->nlink--;
-			fi = i;
-		}
-	}
-	v->files[fi].dead = 1;
-	v->nlive--;
-	/* Lookups skip dead entries, so a failed rebuild only costs probes. */
-	fhash_rebuild(v, v->hcap);
-}
-
-int version_rename_file(struct version *v, uint32_t fi, const char *to)
-{
-	char *copy = strdup(to);
-
-	if (!copy)
-		return -ENOMEM;
-	free(v->files[fi].path);
-	v->files[fi].path = copy;
-	return fhash_rebuild(v, v->hcap);
-}
+/* ---- segments of a version --------------------------------------------- */
 
 int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 		    uint32_t *seg, uint64_t *seg_off, int *new_seg)
@@ -442,7 +251,7 @@ int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 	*new_seg = 0;
 	if (!v->nsegs ||
 	    v->tail + rlen > cat->segs->v[v->segs[v->nsegs - 1]].size) {
-		ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
+		ret = catalog_grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
 			   sizeof(*v->segs));
 		if (ret < 0)
 			return ret;
@@ -856,7 +665,7 @@ static int version_claim(struct catalog *cat, struct version *v, uint32_t seg)
 	ret = segs_claim(cat->segs, seg);
 	if (ret < 0)
 		return ret;
-	ret = grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
+	ret = catalog_grow((void **)&v->segs, &v->csegs, v->nsegs + 1,
 		   sizeof(*v->segs));
 	if (ret < 0)
 		return ret;
@@ -1125,22 +934,6 @@ int catalog_evict_dropped(struct catalog *cat, struct version *v,
 			  struct pfsman *m)
 {
 	return version_evict(cat, v, m, DROP_DONE);
-}
-
-void vfile_info(const struct version *v, uint32_t fi,
-		struct ckpt_file_info *out)
-{
-	uint32_t d = vfile_data(v, fi);
-
-	memset(out, 0, sizeof(*out));
-	/* The whole path goes on the wire from name (it lives as long as v
-	 * does); path[] stays "" (see ckpt.h, "Long paths"). */
-	out->name = v->files[fi].path;
-	out->size = v->files[d].size;
-	out->extents = v->files[d].nrecs;
-	out->attr = v->files[d].attr;
-	out->ino = d + 1;
-	out->nlink = v->files[d].nlink;
 }
 
 void version_info(const struct version *v, struct ckpt_version_info *out)

@@ -216,10 +216,16 @@ static inline void version_get(struct version *v)
 }
 void version_put(struct catalog *cat, struct version *v);
 
+/* Grow *arr (of *cap elements of elem bytes) to hold need: the capacity
+ * doubles.  0 or -ENOMEM (*arr unchanged).  For the catalog's files. */
+int catalog_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+
 /* Free v's read index (v->rindex), if any: the next read makes it anew.
  * Whoever drops or reorders records (not appends) calls it. */
 void version_drop_index(struct version *v);
 /*
+ * A version's files and records (vfiles.c, except version_reserve()).
+ *
  * Hard links.  A file's first name holds the file (its records, size,
  * attributes); each later name given by version_link() is an entry of its
  * own whose `link` points at the holder.  Unlinking the holder while other
@@ -341,8 +347,8 @@ int catalog_evict_bg(struct catalog *cat, struct version *v, struct pfsman *m);
 
 /* Fill the public description of v. */
 void version_info(const struct version *v, struct ckpt_version_info *out);
-/* The listing entry of file fi of v: out->name points at the path v
- * holds (path[] is ""), so out is used before v changes. */
+/* The listing entry of file fi of v (vfiles.c): out->name points at the
+ * path v holds (path[] is ""), so out is used before v changes. */
 void vfile_info(const struct version *v, uint32_t fi,
 		struct ckpt_file_info *out);
 
