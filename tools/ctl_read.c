@@ -1,9 +1,10 @@
 /*
  * ctl_read.c - the commands that read a version back: verify and restore.
  *
- * Both walk the version's file list and pull every byte through ckpt_read()
- * in 4 MiB pieces; ckptd checks each stored record's CRC32C on the way and
- * answers -CKPT_ECORRUPT rather than hand out damaged bytes.  verify only
+ * Both walk the version's file list and pull every byte through
+ * ckpt_read_sink() (no copy out of staging); ckptd checks each stored
+ * record's CRC32C on the way and answers -CKPT_ECORRUPT rather than hand
+ * out damaged bytes.  verify only
  * counts and keeps going past damaged files so that it can name all of
  * them; restore writes the bytes under DIR and stops at the first error.
  *
@@ -39,7 +40,6 @@
 #include "ctl_lanes.h"
 #include "progress.h"
 
-#define READ_PIECE (4u << 20)
 #define RESTORE_LANES 4        /* reads in flight (ctl_lanes.h) */
 
 /* What is being read, shared by verify and restore. */
@@ -51,18 +51,13 @@ struct rd {
 	int nfiles;
 	uint64_t total;                /* sum of file sizes */
 	uint64_t done;                 /* bytes read so far */
-	void *buf;                     /* READ_PIECE bytes, owned */
 	struct progress prog;
 };
-
-/* Called with each piece read; returns 0 or -errno. */
-typedef int (*rd_sink_fn)(void *arg, const void *buf, size_t len);
 
 static void rd_release(struct rd *r)
 {
 	progress_done(&r->prog);
 	free(r->files);
-	free(r->buf);
 }
 
 /* Check the version is committed and load its file list. */
@@ -85,49 +80,49 @@ static int rd_open(struct rd *r, const char *label)
 	r->nfiles = n;
 	for (i = 0; i < n; i++)
 		r->total += r->files[i].size;
-	r->buf = malloc(READ_PIECE);
-	if (!r->buf)
-		return ctl_fail(-ENOMEM, "%s", label);
 	progress_init(&r->prog, label, r->total);
 	return 0;
 }
 
+/* A file being read by rd_file(), and where its pieces go. */
+struct rd_pass {
+	struct rd *r;
+	const struct ckpt_file_info *f;
+	ckpt_sink_fn sink;        /* or NULL */
+	void *arg;
+};
+
+static int rd_piece(void *arg, const void *data, size_t len, uint64_t off)
+{
+	struct rd_pass *p = arg;
+	int err = p->sink ? p->sink(p->arg, data, len, off) : 0;
+
+	if (err)
+		return err;
+	p->r->done += len;
+	progress_update(&p->r->prog, p->r->done, p->f->name);
+	return 0;
+}
+
 /*
- * Read one whole file through ckpt_read(), handing each piece to sink (may be
- * NULL).  *got is the number of bytes read; it is short of the file's size
- * only when the server's data ended early, which returns -ENODATA.
+ * Read one whole file through ckpt_read_sink(), handing each piece to sink
+ * (may be NULL: verify needs no copy of the bytes, ckptd has checked them).
+ * *got is the number of bytes read; it is short of the file's size only
+ * when the server's data ended early, which returns -ENODATA.
  */
 static int rd_file(struct rd *r, const struct ckpt_file_info *f,
-		   rd_sink_fn sink, void *arg, uint64_t *got)
+		   ckpt_sink_fn sink, void *arg, uint64_t *got)
 {
-	uint64_t off = 0;
-	size_t len, nread;
+	struct rd_pass p = { .r = r, .f = f, .sink = sink, .arg = arg };
+	size_t nread = 0;
 	int err;
 
-	*got = 0;
-	while (off < f->size) {
-		len = f->size - off < READ_PIECE ? (size_t)(f->size - off) :
-						    READ_PIECE;
-		nread = 0;
-		err = ckpt_read(r->c, r->job, r->version, f->name, r->buf, len,
-				off, &nread);
-		if (err)
-			return err;
-		if (nread > len)
-			return -CKPT_EPROTO;
-		if (sink && nread) {
-			err = sink(arg, r->buf, nread);
-			if (err)
-				return err;
-		}
-		off += nread;
-		*got = off;
-		r->done += nread;
-		progress_update(&r->prog, r->done, f->name);
-		if (nread < len)
-			return -ENODATA;
-	}
-	return 0;
+	err = ckpt_read_sink(r->c, r->job, r->version, f->name, f->size, 0,
+			     rd_piece, &p, &nread);
+	*got = nread;
+	if (err)
+		return err;
+	return nread < f->size ? -ENODATA : 0;
 }
 
 /* A file verify found damaged. */
@@ -406,7 +401,7 @@ struct link_buf {
 	size_t len;
 };
 
-static int link_piece(void *arg, const void *buf, size_t len)
+static int link_piece(void *arg, const void *buf, size_t len, uint64_t off)
 {
 	struct link_buf *l = arg;
 
