@@ -456,6 +456,22 @@ int ckpt_staging_request(struct ckpt_client *c, size_t bytes)
 	return ret;
 }
 
+int ckpt_staging_map(struct ckpt_client *c, void **addr, size_t *len)
+{
+	int ret;
+
+	if (!c || !addr || !len)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	ret = lease_wait(c, -1);
+	if (ret == 0) {
+		*addr = c->map;
+		*len = c->size;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)
 {
 	int ret;

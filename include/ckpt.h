@@ -399,6 +399,16 @@ int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size);
  * ckptd gives at least 4 MiB and at most the uid's share.  -EALREADY once c
  * holds a lease or has asked for one. */
 int ckpt_staging_request(struct ckpt_client *c, size_t bytes);
+/* Where c's staging lease is mapped in this process: *addr, *len bytes
+ * (taking the lease first, as ckpt_staging()).  For registering it with a
+ * GPU runtime (cudaHostRegister), so that device-to-host copies into
+ * ckpt_buf_get() buffers run at the pinned-memory rate (on an H200, 0.97
+ * of a copy into pinned memory with four pieces in flight, against 0.2
+ * unregistered: docs/benchmarks.md).  The mapping is libckpt's: it stays
+ * until ckpt_staging_release() or ckpt_disconnect(), which unmap it;
+ * unregister it before either.  A later lease may be mapped elsewhere.
+ * 0 or -errno (as ckpt_staging()). */
+int ckpt_staging_map(struct ckpt_client *c, void **addr, size_t *len);
 /* Give the staging lease back to ckptd and keep the connection and the
  * versions open on it: for a client that will be idle a while.  Waits until
  * ckptd has acknowledged every write sent; cancels a request for a lease

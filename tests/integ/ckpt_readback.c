@@ -26,7 +26,8 @@
  * it grows.
  *
  * Whole-file reads are made through ckpt_read_sink too (the pieces in order,
- * the same bytes, a sink's error stopping the read).
+ * the same bytes, a sink's error stopping the read; in "check", every piece
+ * inside the lease that ckpt_staging_map gives).
  *
  * Exit 0 when every check holds, 1 with a message otherwise, 2 usage.
  */
@@ -69,6 +70,8 @@ struct run {
 	uint32_t next_name;
 	uint64_t last_off, last_len;   /* the range written last */
 	uint8_t *buf;             /* reads and writes */
+	const uint8_t *lease;     /* ckpt_staging_map's ("check"), or NULL */
+	size_t lease_len;
 	int failed;
 };
 
@@ -110,6 +113,7 @@ static int file_new(struct run *r, uint64_t cap)
  * hold the model's bytes; stop_at > 0 stops the read at that call. */
 struct sink_check {
 	const struct mfile *f;
+	const uint8_t *lo, *hi;   /* where pieces must lie, if lo */
 	uint64_t next;            /* the offset the next piece must have */
 	int calls, stop_at, bad;
 };
@@ -121,6 +125,9 @@ static int sink_check(void *arg, const void *data, size_t len, uint64_t off)
 	if (off != k->next || off + len > k->f->size ||
 	    memcmp(data, k->f->data + off, len))
 		k->bad = 1;
+	if (k->lo && ((const uint8_t *)data < k->lo ||
+		      (const uint8_t *)data + len > k->hi))
+		k->bad = 2;
 	k->next = off + len;
 	return ++k->calls == k->stop_at ? -ECANCELED : 0;
 }
@@ -128,7 +135,8 @@ static int sink_check(void *arg, const void *data, size_t len, uint64_t off)
 /* The same bytes through ckpt_read_sink, and a sink's error returned. */
 static void check_sink(struct run *r, const char *path, const struct mfile *f)
 {
-	struct sink_check k = { .f = f };
+	struct sink_check k = { .f = f, .lo = r->lease,
+				.hi = r->lease + r->lease_len };
 	size_t got = 0;
 	int ret;
 
@@ -138,6 +146,7 @@ static void check_sink(struct run *r, const char *path, const struct mfile *f)
 	      k.next == f->size && (k.calls > 0) == (f->size > 0),
 	      "read_sink %s: %s, %zu bytes in %d pieces, want %llu%s", path,
 	      ckpt_strerror(ret), got, k.calls, (unsigned long long)f->size,
+	      k.bad == 2 ? ", a piece outside the mapped lease" :
 	      k.bad ? ", out of order or wrong bytes" : "");
 	if (!f->size || r->failed)
 		return;
@@ -455,7 +464,8 @@ int main(int argc, char **argv)
 	} else {
 		/* A small lease (ckpt_staging_request): whole-file reads come
 		 * in many pieces, read ahead of SMALL_LEASE / 2 at a time. */
-		size_t size = 0;
+		size_t size = 0, len = 0;
+		void *map = NULL;
 
 		ret = ckpt_staging_request(r->c, SMALL_LEASE);
 		CHECK(r, ret == 0, "staging_request: %s", ckpt_strerror(ret));
@@ -466,6 +476,12 @@ int main(int argc, char **argv)
 		ret = ckpt_staging_request(r->c, 2 * SMALL_LEASE);
 		CHECK(r, ret == -EALREADY, "staging_request with a lease: %s",
 		      ckpt_strerror(ret));
+		ret = ckpt_staging_map(r->c, &map, &len);
+		CHECK(r, ret == 0 && map && len == size,
+		      "staging_map: %s, %zu bytes, want %zu",
+		      ckpt_strerror(ret), len, size);
+		r->lease = map;
+		r->lease_len = len;
 		ret = 0;
 	}
 	if (r->failed) {
