@@ -456,23 +456,10 @@ int ckpt_staging_request(struct ckpt_client *c, size_t bytes)
 	return ret;
 }
 
-int ckpt_staging_map(struct ckpt_client *c, void **addr, size_t *len)
-{
-	int ret;
-
-	if (!c || !addr || !len)
-		return -EINVAL;
-	pthread_mutex_lock(&c->mu);
-	ret = lease_wait(c, -1);
-	if (ret == 0) {
-		*addr = c->map;
-		*len = c->size;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return ret;
-}
-
-int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)
+/* Wait for c's lease as lease_wait(); then where it is mapped, and its
+ * size, into whichever of addr and size are not NULL. */
+static int lease_get(struct ckpt_client *c, int timeout_ms, void **addr,
+		     size_t *size)
 {
 	int ret;
 
@@ -480,10 +467,24 @@ int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
 	ret = lease_wait(c, timeout_ms);
+	if (ret == 0 && addr)
+		*addr = c->map;
 	if (ret == 0 && size)
 		*size = c->size;
 	pthread_mutex_unlock(&c->mu);
 	return ret;
+}
+
+int ckpt_staging_map(struct ckpt_client *c, void **addr, size_t *len)
+{
+	if (!addr || !len)
+		return -EINVAL;
+	return lease_get(c, -1, addr, len);
+}
+
+int ckpt_staging_timed(struct ckpt_client *c, int timeout_ms, size_t *size)
+{
+	return lease_get(c, timeout_ms, NULL, size);
 }
 
 /* 1 if an async write of c is queued or copying. */
