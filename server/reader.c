@@ -7,7 +7,9 @@
  * into intervals, each taken from the newest record covering it.  Each record
  * needed is read whole (its CRC32C covers all of it) into a buffer from a
  * small pool, verified, and only then are its intervals copied into the
- * lease.  A mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
+ * lease; a record one interval takes whole, on a block of the lease, is read
+ * straight into the lease instead and verified there (in_place()).  A
+ * mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
  * returned.  Zero records (truncation) read as zeros without I/O.
  *
  * A version still open may be read (ckptfs reads back files it writes): the
@@ -55,7 +57,8 @@ struct rop {
 	struct rreq *r;
 	uint32_t rec;
 	uint32_t first;           /* its first piece; the rest by ->next */
-	void *buf;
+	void *buf;                /* from rbufs, or in the lease (direct) */
+	int direct;               /* read in place: nothing to copy */
 };
 
 static void *buf_get(struct reader_bufs *rb, size_t size)
@@ -264,6 +267,9 @@ static void on_read(struct loop_op *op, int res)
 			   m->seg, (unsigned long long)m->seg_off);
 		if (!r->err)
 			r->err = -CKPT_ECORRUPT;
+	} else if (o->direct) {
+		/* the record's padding lies past the answer: zero it */
+		memset((uint8_t *)o->buf + m->len, 0, rlen - m->len);
 	} else if (!r->t->c->closed) {
 		uint8_t *dst = r->t->c->lease->map + r->ring_off;
 
@@ -272,10 +278,34 @@ static void on_read(struct loop_op *op, int res)
 			       (uint8_t *)o->buf + r->pieces[i].src,
 			       r->pieces[i].len);
 	}
-	buf_put(&r->d->rbufs, o->buf, rlen);
+	if (!o->direct)
+		buf_put(&r->d->rbufs, o->buf, rlen);
 	free(o);
 	if (--r->pending == 0)
 		rreq_finish(r);
+}
+
+/*
+ * Where record piece p may be read in place: its whole record, landing at a
+ * 4 KiB boundary of the lease, its rounded length (O_DIRECT reads whole
+ * blocks) within the request, and any padding past the answer's last byte,
+ * in bytes the client asked for and no other piece fills.  That
+ * saves the copy out of a record buffer; the CRC is then taken in the
+ * lease, and a mismatch fails the read as before (the client uses no byte
+ * of a failed answer).  The lease stays mapped while the read is in
+ * flight: the request holds the connection, and the connection its lease.
+ * NULL where the record goes through a buffer.
+ */
+static uint8_t *in_place(const struct rreq *r, const struct rpiece *p)
+{
+	const struct man_rec *m = &r->v->recs[p->rec];
+	uint64_t rlen = ((uint64_t)m->len + 4095) & ~(uint64_t)4095;
+
+	if (p->next != RPIECE_END || p->src || p->len != m->len ||
+	    (r->ring_off + p->dst) % 4096 || p->dst + rlen > r->len ||
+	    (rlen != m->len && p->dst + p->len != r->size))
+		return NULL;
+	return r->t->c->lease->map + r->ring_off + p->dst;
 }
 
 /* Submit one read per distinct record among the pieces. */
@@ -302,7 +332,10 @@ static int submit_reads(struct rreq *r)
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			goto out_free;
-		o->buf = buf_get(&r->d->rbufs, rlen);
+		o->buf = in_place(r, &r->pieces[i]);
+		o->direct = o->buf != NULL;
+		if (!o->buf)
+			o->buf = buf_get(&r->d->rbufs, rlen);
 		if (!o->buf) {
 			free(o);
 			goto out_free;
