@@ -13,14 +13,15 @@ T=$(mktemp)
 trap 'rm -f "$T" "$T.md"' EXIT
 {
 	echo "<!-- bench-table -->"
-	echo "$(date -u +%F), $(nproc) cpus, $(uname -r), \`make bench\` ($(bench_reps) repetitions each; ratios, min / median / max):"
+	echo "$(date -u +%F), $(nproc) cpus, $(uname -r), \`make bench\` (ratios, min / median / max of n repetitions):"
 	echo
-	echo "| figure | min | median | max | goal | median meets it |"
-	echo "|---|---|---|---|---|---|"
+	echo "| figure | n | min | median | max | goal | median meets it |"
+	echo "|---|---|---|---|---|---|---|"
 	while IFS='|' read -r key title min med max goal vals; do
 		met=-
 		[ "$goal" != - ] && met=$(bench_met "$goal" "$med")
-		echo "| $title | $min | $med | $max | $goal | $met |"
+		n=$(echo "$vals" | tr ',' '\n' | grep -c .)
+		echo "| $title | $n | $min | $med | $max | $goal | $met |"
 	done <"$ROWS"
 	echo "<!-- /bench-table -->"
 } >"$T"
