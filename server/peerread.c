@@ -420,7 +420,7 @@ static void sread_drop(struct pool_task *t)
 /*
  * The records s's range needs, through v's read index: s->pieces chained
  * by record, and each record's copy once in s->recs.  Loop thread (the
- * index is v's).  0 or -ENOMEM.
+ * index is v's).  0, or -ENOMEM with nothing left allocated.
  */
 static int sread_plan(struct sread *s, struct version *v, uint32_t fi)
 {
@@ -447,6 +447,12 @@ static int sread_plan(struct sread *s, struct version *v, uint32_t fi)
 	}
 out:
 	free(first);
+	if (ret < 0) {
+		free(s->pieces);
+		free(s->recs);
+		s->pieces = NULL;
+		s->recs = NULL;
+	}
 	return ret;
 }
 
@@ -485,8 +491,6 @@ void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 		 : (uint32_t)(size - pr.off < pr.len ? size - pr.off : pr.len);
 	ret = sread_plan(s, v, (uint32_t)fi);
 	if (ret < 0) {
-		free(s->pieces);
-		free(s->recs);
 		free(s);
 		goto out_refuse;
 	}
