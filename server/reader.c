@@ -294,12 +294,13 @@ static void on_read(struct loop_op *op, int res)
  * lease, and a mismatch fails the read as before (the client uses no byte
  * of a failed answer).  The lease stays mapped while the read is in
  * flight: the request holds the connection, and the connection its lease.
- * NULL where the record goes through a buffer.
+ * rlen is the record's length rounded up to a block.  NULL where the
+ * record goes through a buffer.
  */
-static uint8_t *in_place(const struct rreq *r, const struct rpiece *p)
+static uint8_t *in_place(const struct rreq *r, const struct rpiece *p,
+			 size_t rlen)
 {
 	const struct man_rec *m = &r->v->recs[p->rec];
-	uint64_t rlen = ((uint64_t)m->len + 4095) & ~(uint64_t)4095;
 
 	if (p->next != RPIECE_END || p->src || p->len != m->len ||
 	    (r->ring_off + p->dst) % 4096 || p->dst + rlen > r->len ||
@@ -332,7 +333,7 @@ static int submit_reads(struct rreq *r)
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			goto out_free;
-		o->buf = in_place(r, &r->pieces[i]);
+		o->buf = in_place(r, &r->pieces[i], rlen);
 		o->direct = o->buf != NULL;
 		if (!o->buf)
 			o->buf = buf_get(&r->d->rbufs, rlen);
