@@ -328,6 +328,19 @@ int sys_open(const char *path, int flags, mode_t mode)
 	return fd < 0 ? -errno : fd;
 }
 
+int sys_reopen(int fd, int flags)
+{
+	char path[32];
+
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	do {
+		nfd = open(path, (flags & ~O_CREAT) | O_CLOEXEC);
+	} while (nfd < 0 && errno == EINTR);
+	return nfd < 0 ? -errno : nfd;
+}
+
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	int ret = sys_check(SYS_PWRITE);

@@ -70,6 +70,11 @@ int sys_inject_wait(enum sys_op op);
 const char *sys_op_name(enum sys_op op);
 
 int sys_open(const char *path, int flags, mode_t mode);
+/* The file open as fd, opened again with flags (O_CLOEXEC added; no
+ * O_CREAT): a new open file of the same inode, through /proc/self/fd,
+ * never a lookup of its name.  Not a seam of fault injection: callers
+ * fall back on fd.  The new fd or -errno. */
+int sys_reopen(int fd, int flags);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off);
 int sys_fsync(int fd);

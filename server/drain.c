@@ -366,10 +366,11 @@ static void copy_done(struct pool_task *pt)
 	v->drain = DR_DONE;
 	v->drain_err = 0;
 	snprintf(v->base, sizeof(v->base), "%s", ct->job->base);
-	log_printf(LOG_INFO, "drain: %s/%s drained (%llu bytes, %llu written, %llu referenced)",
+	log_printf(LOG_INFO, "drain: %s/%s drained (%llu bytes, %llu written, %llu of them direct, %llu referenced)",
 		   v->job->name, v->name,
 		   (unsigned long long)ct->job->bytes_in,
 		   (unsigned long long)ct->job->bytes_out,
+		   (unsigned long long)ct->job->bytes_direct,
 		   (unsigned long long)ct->job->bytes_ref);
 	version_reach(d, v, CKPT_COPY_PFS, 0, 0, drained);
 	if (ct->job->node[0]) {

@@ -77,6 +77,7 @@ struct pfs_job {
 	/* results */
 	uint64_t bytes_in;        /* bytes of the trainer's files */
 	uint64_t bytes_out;       /* bytes written to the PFS */
+	uint64_t bytes_direct;    /* of which written past the page cache */
 	uint64_t bytes_ref;       /* bytes left to an earlier version */
 	char failed_path[CKPT_PATH_MAX + 1];
 	int publish;              /* a part: pfs_publish()'s answer right

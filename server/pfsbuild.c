@@ -234,6 +234,13 @@ static struct pfs_rbuf *rbuf_for(struct pfs_builder *b, uint32_t ri,
 	return &b->scratch;
 }
 
+/* The bytes record r takes in a segment, and so in a buffer: padded to
+ * 4 KiB. */
+static size_t rec_rlen(const struct man_rec *r)
+{
+	return ((size_t)r->len + 4095) & ~(size_t)4095;
+}
+
 static int rbuf_fit(struct pfs_rbuf *rb, size_t rlen)
 {
 	if (rlen <= rb->cap)
@@ -254,14 +261,21 @@ static void ahead_fill(struct pfs_builder *b)
 	struct io_uring_sqe *sqe;
 	struct pfs_ahead *a;
 	uint32_t i, n = 0;
+	size_t held = 0;
 
+	for (i = 0; i < PFS_BUILD_AHEAD; i++)
+		if (b->ahead[i].busy || b->ahead[i].rb.rec != UINT32_MAX)
+			held += rec_rlen(&job->recs[b->ahead[i].rb.rec]);
 	for (i = 0; i < PFS_BUILD_AHEAD && b->next < b->nplan; i++) {
 		const struct man_rec *r = &job->recs[b->plan[b->next]];
-		size_t rlen = ((size_t)r->len + 4095) & ~(size_t)4095;
+		size_t rlen = rec_rlen(r);
 
 		a = &b->ahead[i];
 		if (a->busy || a->rb.rec != UINT32_MAX)
 			continue;
+		if (held && held + rlen > PFS_BUILD_AHEAD_BYTES)
+			break;
+		held += rlen;
 		if (rbuf_fit(&a->rb, rlen) < 0 ||
 		    !(sqe = io_uring_get_sqe(&b->ring)))
 			break;          /* read when wanted */
@@ -349,7 +363,7 @@ static int record_load(struct pfs_builder *b, uint32_t ri, uint64_t coff,
 {
 	const struct pfs_job *job = b->ix->job;
 	const struct man_rec *r = &job->recs[ri];
-	size_t rlen = ((size_t)r->len + 4095) & ~(size_t)4095;
+	size_t rlen = rec_rlen(r);
 	struct pfs_rbuf *rb = rbuf_for(b, ri, coff, cend);
 	int fd, ret;
 

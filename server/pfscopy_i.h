@@ -18,6 +18,8 @@
 struct cfile {
 	int fd;                   /* its temporary, from its first piece
 				   * until it is finished or cleaned up */
+	int dfd;                  /* the same file opened O_DIRECT, or -1
+				   * (pfspiece.c: direct writes) */
 	uint32_t left;            /* its pieces not done yet */
 	uint32_t busy;            /* threads copying a piece of it now */
 	uint64_t out_off;         /* packed: where its next stored chunk goes */

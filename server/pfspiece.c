@@ -51,6 +51,8 @@
 #define BATCH_CAP_S 1
 /* Helper threads of one copy at most (the pool thread is one more). */
 #define COPY_MAX_HELPERS 63
+/* Direct writes: buffer, offset and length in whole blocks of this. */
+#define DIRECT_ALIGN 4096u
 
 
 /* One thread of a copy: its builder and buffers, and its share of the
@@ -59,10 +61,10 @@ struct worker {
 	struct copy *c;
 	struct pfs_builder b;
 	struct zip *zip;
-	uint8_t *buf;             /* one chunk */
+	uint8_t *buf;             /* one chunk, DIRECT_ALIGN aligned */
 	uint8_t *zbuf;            /* one compressed chunk */
 	size_t zcap;
-	uint64_t bytes_in, bytes_out, bytes_ref;
+	uint64_t bytes_in, bytes_out, bytes_ref, bytes_direct;
 	pthread_t th;
 	int started;              /* th runs */
 };
@@ -143,6 +145,33 @@ static int wait_unpaused(const struct pfs_opts *o)
 	}
 }
 
+/*
+ * Write stored chunk k of file fi from src: straight to the disk where the
+ * file has a direct fd and the chunk is whole blocks from an aligned buffer
+ * (every chunk of a plain copy but a file's last, partial one), else into
+ * the page cache, which the finisher writes back in batches (see
+ * finisher_main()).  Direct, the drain copies nothing into new page-cache
+ * memory (which costs more than the disk on some machines:
+ * docs/benchmarks.md) and leaves the page cache to the trainers.
+ */
+static int chunk_write(struct worker *w, uint32_t fi, int fd,
+		       const void *src, const struct pfs_chunk *k)
+{
+	int dfd = w->c->cf[fi].dfd, ret;
+
+	if (dfd >= 0 && (uintptr_t)src % DIRECT_ALIGN == 0 &&
+	    k->stored % DIRECT_ALIGN == 0 && k->file_off % DIRECT_ALIGN == 0) {
+		ret = sys_pwrite_all(dfd, src, k->stored, k->file_off);
+		if (ret == 0)
+			w->bytes_direct += k->stored;
+		/* A file system that opens O_DIRECT but refuses these
+		 * writes: through the page cache. */
+		if (ret != -EINVAL)
+			return ret;
+	}
+	return sys_pwrite_all(fd, src, k->stored, k->file_off);
+}
+
 /* Decide how chunk idx of file fi (its bytes at sp) is stored, and write
  * it to fd. */
 static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
@@ -193,9 +222,7 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 	if (c->o->bw)
 		bwlimit_take(c->o->bw, k->stored);
 	w->bytes_out += k->stored;
-	/* Into the page cache only: the finisher writes files back in
-	 * batches (see finisher_main()). */
-	return sys_pwrite_all(fd, src, k->stored, k->file_off);
+	return chunk_write(w, fi, fd, src, k);
 }
 
 
@@ -316,6 +343,13 @@ static int file_open_locked(struct copy *c, uint32_t fi)
 	if (ret < 0)
 		return ret;
 	c->cf[fi].fd = ret;
+	/* Plain chunks at chunk offsets can go straight to the disk: the
+	 * same open file again, never the name (its directory is the
+	 * owner's), and without it the page cache (chunk_write()). */
+	if (c->o->direct && !packed(c)) {
+		ret = sys_reopen(c->cf[fi].fd, O_WRONLY | O_DIRECT);
+		c->cf[fi].dfd = ret >= 0 ? ret : -1;
+	}
 	return 0;
 }
 
@@ -413,6 +447,9 @@ static int file_seal(struct copy *c, uint32_t fi)
 	struct cfile *cf = &c->cf[fi];
 	int ret = 0;
 
+	if (cf->dfd >= 0)
+		close(cf->dfd);
+	cf->dfd = -1;
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
 	if (ftruncate(cf->fd, packed(c) ? cf->out_off : jf->size) < 0)
 		ret = -errno;
@@ -612,7 +649,9 @@ static int worker_init(struct worker *w, struct copy *c)
 		if (!w->zbuf)
 			return -ENOMEM;
 	}
-	w->buf = malloc(c->m.chunk);
+	/* Aligned: a chunk built here can be written directly. */
+	if (posix_memalign((void **)&w->buf, DIRECT_ALIGN, c->m.chunk))
+		w->buf = NULL;
 	return w->buf ? 0 : -ENOMEM;
 }
 
@@ -706,6 +745,7 @@ int copy_pieces(struct copy *c, unsigned n)
 	for (i = 0; i < n; i++) {
 		c->job->bytes_in += w[i].bytes_in;
 		c->job->bytes_out += w[i].bytes_out;
+		c->job->bytes_direct += w[i].bytes_direct;
 		c->job->bytes_ref += w[i].bytes_ref;
 		worker_release(&w[i]);
 	}
@@ -730,7 +770,7 @@ int copy_plan(struct copy *c, const uint8_t *done)
 		return -ENOMEM;
 	}
 	for (fi = 0; fi < c->m.nfiles; fi++)
-		c->cf[fi].fd = -1;
+		c->cf[fi].fd = c->cf[fi].dfd = -1;
 	for (fi = 0; fi < c->m.nfiles; fi++) {
 		const struct pfs_file *f = &c->m.files[fi];
 
@@ -760,6 +800,9 @@ void copy_cleanup(struct copy *c)
 	uint32_t fi;
 
 	for (fi = 0; c->cf && fi < c->m.nfiles; fi++) {
+		if (c->cf[fi].dfd >= 0)
+			close(c->cf[fi].dfd);
+		c->cf[fi].dfd = -1;
 		if (c->cf[fi].fd < 0)
 			continue;
 		close(c->cf[fi].fd);

@@ -9,7 +9,9 @@
 #  - plain: the PFS files are the trainer's byte for byte, no temporaries
 #    are left, ckpt_read and `ckptctl restore` give them back, from the
 #    local copy and, once it is dropped, from the PFS
+#    (whole chunks written with O_DIRECT, the log says so: most bytes)
 #  - packed (zstd, shuffle, incremental): the same through ckptd and restore
+#    (nothing written with O_DIRECT)
 #  - crash: a capped drain is SIGKILLed once some files of the version are
 #    published and not all; after the restart the copy resumes from its
 #    journal (it writes less than the whole version), and after two clean
@@ -79,6 +81,27 @@ check_pfs() {
 	check_all "$NAME" "$PLAIN"
 }
 
+# check_direct NAME PLAIN: of the bytes each version's copy wrote, more
+# than half went past the page cache (plain: whole 256 KiB chunks; only
+# each file's last one is not), none when packed.
+check_direct() {
+	local name=$1 plain=$2 v line written direct
+	for v in "${VERSIONS[@]}"; do
+		set -- $v
+		line=$(grep "drain: $1/$2 drained (" "$T/$name/ckptd.log" | tail -n 1)
+		[ -n "$line" ] || fail "no drained line for $1/$2 in the log"
+		written=$(echo "$line" | sed -n 's|.* \([0-9]*\) written, \([0-9]*\) of them direct.*|\1|p')
+		direct=$(echo "$line" | sed -n 's|.* \([0-9]*\) written, \([0-9]*\) of them direct.*|\2|p')
+		[ -n "$direct" ] || fail "no direct figure in: $line"
+		if [ "$plain" = 1 ]; then
+			[ "$written" = 0 ] || [ $((direct * 2)) -gt "$written" ] ||
+				fail "$1/$2: $direct of $written bytes written direct"
+		else
+			[ "$direct" = 0 ] || fail "$1/$2 (packed): $direct bytes written direct"
+		fi
+	done
+}
+
 drained_three() { # NAME PLAIN [DRAIN_KEY=VALUE...]
 	local name=$1 plain=$2
 	shift 2
@@ -90,6 +113,7 @@ drained_three() { # NAME PLAIN [DRAIN_KEY=VALUE...]
 	NAME=$name write_all
 	ctl "$name" drain --resume >/dev/null || fail "drain --resume failed"
 	check_all "$name" "$plain"
+	check_direct "$name" "$plain"
 	NAME=$name PLAIN=$plain check_pfs
 	check_sanitizers "$name"
 	stop_ckptd "$name"

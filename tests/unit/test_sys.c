@@ -220,6 +220,44 @@ static void test_real_file(void)
 	CU_ASSERT_EQUAL(sys_unlink(dst), -ENOENT);
 }
 
+/* sys_reopen: the same inode through a new open file, with its own flags
+ * and never O_CREAT; after the name is replaced, still the first file. */
+static void test_reopen(void)
+{
+	char path[PATH_MAX], other[PATH_MAX], back[4];
+	struct stat a, b;
+	int fd, rfd, ofd;
+
+	path_in_tmp(path, sizeof(path), "reopen");
+	path_in_tmp(other, sizeof(other), "reopen.other");
+	fd = sys_open(path, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	/* Someone swaps the name for another file: the reopen still gets
+	 * the one fd has. */
+	ofd = sys_open(other, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(ofd >= 0);
+	CU_ASSERT_EQUAL(sys_rename(other, path), 0);
+	rfd = sys_reopen(fd, O_WRONLY | O_CREAT);
+	CU_ASSERT_FATAL(rfd >= 0);
+	CU_ASSERT_EQUAL(fstat(fd, &a), 0);
+	CU_ASSERT_EQUAL(fstat(rfd, &b), 0);
+	CU_ASSERT_EQUAL(a.st_ino, b.st_ino);
+	CU_ASSERT_EQUAL(a.st_dev, b.st_dev);
+	CU_ASSERT(fcntl(rfd, F_GETFD) & FD_CLOEXEC);
+	/* Its own access mode: it writes, fd still cannot. */
+	CU_ASSERT_EQUAL(sys_pwrite_all(rfd, "abcd", 4, 0), 0);
+	CU_ASSERT_EQUAL(sys_pwrite(fd, "x", 1, 0), -EBADF);
+	CU_ASSERT_EQUAL(sys_pread_all(fd, back, 4, 0), 0);
+	CU_ASSERT_EQUAL(memcmp(back, "abcd", 4), 0);
+	CU_ASSERT_EQUAL(fstat(ofd, &b), 0);
+	CU_ASSERT_EQUAL(b.st_size, 0);          /* the new name's: untouched */
+	close(rfd);
+	close(ofd);
+	close(fd);
+	CU_ASSERT_EQUAL(sys_reopen(fd, O_RDONLY), -ENOENT);  /* closed */
+	CU_ASSERT_EQUAL(sys_unlink(path), 0);
+}
+
 /* Injected failures stop the real call: nothing reaches the file system. */
 static void test_real_file_faults(void)
 {
@@ -393,6 +431,7 @@ int main(void)
 		{ "threads count exactly", test_threads },
 		{ "real file I/O", test_real_file },
 		{ "real file I/O with faults", test_real_file_faults },
+		{ "reopen an open file", test_reopen },
 		{ "delay rules parse", test_delay_parse },
 		{ "delays apply from the Nth call", test_delay_applies },
 		{ "sys_inject_wait sleeps a delay", test_inject_wait },
