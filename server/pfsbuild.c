@@ -25,6 +25,7 @@
 
 #include "crc32c.h"
 #include "err.h"
+#include "loop.h"
 #include "pfsbuild.h"
 #include "sys.h"
 
@@ -143,6 +144,8 @@ static void ahead_reap(struct pfs_builder *b)
 	a = &b->ahead[cqe->user_data];
 	if (a->res >= 0)          /* not an injected fault (a nop) */
 		a->res = cqe->res;
+	if (a->res > 0)           /* the kernel filled it behind valgrind */
+		loop_mark_defined(a->rb.p, (size_t)a->res);
 	a->busy = 0;
 	io_uring_cqe_seen(&b->ring, cqe);
 }
