@@ -61,9 +61,10 @@ struct pfs_rbuf {
 };
 
 /* Records read ahead (direct reads), each in a buffer of its own, and
- * the bytes they may hold together (one record always: a record larger
- * than that is read alone), so that large records ([ckptd] chunk up to
- * 256 MiB) do not pin a multiple of themselves.  (Eight in flight, with
+ * the bytes they may be reading or holding together (one record always: a
+ * record larger than that is read alone), so that large records ([ckptd]
+ * chunk up to 256 MiB) are not read several at a time.  (The buffers only
+ * grow: memory is still up to PFS_BUILD_AHEAD of the largest record.)  (Eight in flight, with
  * 64 MiB pieces, drained no faster than three on the disk of
  * docs/benchmarks.md, where the drain also writes.) */
 #define PFS_BUILD_AHEAD 3

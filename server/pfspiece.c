@@ -345,8 +345,11 @@ static int file_open_locked(struct copy *c, uint32_t fi)
 	c->cf[fi].fd = ret;
 	/* Plain chunks at chunk offsets can go straight to the disk: the
 	 * same open file again, never the name (its directory is the
-	 * owner's), and without it the page cache (chunk_write()). */
-	if (c->o->direct && !packed(c)) {
+	 * owner's), and without it the page cache (chunk_write()).  Not for
+	 * a file smaller than a block; closed when its last piece is done,
+	 * so that finished files waiting for the finisher hold one fd. */
+	if (c->o->direct && !packed(c) &&
+	    c->m.files[fi].size >= DIRECT_ALIGN) {
 		ret = sys_reopen(c->cf[fi].fd, O_WRONLY | O_DIRECT);
 		c->cf[fi].dfd = ret >= 0 ? ret : -1;
 	}
@@ -447,9 +450,6 @@ static int file_seal(struct copy *c, uint32_t fi)
 	struct cfile *cf = &c->cf[fi];
 	int ret = 0;
 
-	if (cf->dfd >= 0)
-		close(cf->dfd);
-	cf->dfd = -1;
 	/* Plain: the size, with zero chunks as holes; packed: the chunks. */
 	if (ftruncate(cf->fd, packed(c) ? cf->out_off : jf->size) < 0)
 		ret = -errno;
@@ -562,7 +562,12 @@ static void piece_done(struct worker *w, const struct piece *p, int ret)
 	pthread_mutex_lock(&c->mu);
 	fail_locked(c, ret, p->file);
 	c->cf[p->file].busy--;
-	last = --c->cf[p->file].left == 0 && !c->err;
+	last = --c->cf[p->file].left == 0;
+	if (last && c->cf[p->file].dfd >= 0) {
+		close(c->cf[p->file].dfd);
+		c->cf[p->file].dfd = -1;
+	}
+	last = last && !c->err;
 	if (last && c->finisher) {
 		c->ready[c->nready++] = p->file;
 		c->ready_bytes += c->m.files[p->file].size;
