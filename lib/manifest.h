@@ -102,6 +102,13 @@ struct man_rec {
 	uint32_t crc;            /* CRC32C of the len bytes */
 };
 
+/* The bytes a record of len bytes takes in its segment (and in a buffer
+ * it is read into whole): len padded to 4 KiB. */
+static inline uint64_t man_padded(uint64_t len)
+{
+	return (len + 4095) & ~(uint64_t)4095;
+}
+
 struct manifest {
 	uint64_t seq;
 	uint64_t sealed_ns;

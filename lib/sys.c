@@ -331,7 +331,6 @@ int sys_open(const char *path, int flags, mode_t mode)
 int sys_reopen(int fd, int flags)
 {
 	char path[32];
-
 	int nfd;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

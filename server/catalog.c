@@ -244,7 +244,7 @@ static void version_unlink(struct catalog *cat, struct version *v)
 int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 		    uint32_t *seg, uint64_t *seg_off, int *new_seg)
 {
-	uint64_t rlen = ((uint64_t)len + 4095) & ~4095ull;
+	uint64_t rlen = man_padded(len);
 	uint32_t id;
 	int ret;
 
@@ -751,7 +751,7 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 			ret = version_claim(cat, v, r->seg);
 			if (ret < 0)
 				goto out_destroy;
-			v->stored += (r->len + 4095ull) & ~4095ull;
+			v->stored += man_padded(r->len);
 		}
 		ret = version_add_rec(v, r);
 		if (ret < 0)

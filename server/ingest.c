@@ -184,7 +184,7 @@ static int write_check(struct conn *c, const struct proto_msg *req,
 		       struct version **out)
 {
 	const struct conf *conf = c->d->conf;
-	uint64_t rlen = (req->len + 4095) & ~4095ull;
+	uint64_t rlen = man_padded(req->len);
 	struct version *v;
 
 	if (!c->lease)
@@ -265,7 +265,7 @@ static void seg_ready(void *arg, int err)
 	list_for_each_safe(pos, tmp, &d->segs.waiting) {
 		struct wop *w = list_entry(pos, struct wop, link);
 		const struct man_rec *r = &w->v->recs[w->rec];
-		uint32_t rlen = (r->len + 4095) & ~4095u;
+		uint32_t rlen = (uint32_t)man_padded(r->len);
 
 		ret = err == -ECANCELED ? err : place(d, w);
 		if (ret == -EAGAIN && err) {
@@ -348,7 +348,7 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	if (rec.seg == SEG_PARKED)
 		park(d, w);
 	else
-		submit_write(d, w, rec.seg, src, (req->len + 4095) & ~4095u,
+		submit_write(d, w, rec.seg, src, (uint32_t)man_padded(req->len),
 			     rec.seg_off);
 	return;
 

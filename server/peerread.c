@@ -352,7 +352,7 @@ static int sread_run(struct pool_task *t)
 	}
 	for (i = 0; i < s->nrecs && ret == 0; i++) {
 		const struct man_rec *r = &s->recs[i].rec;
-		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
+		size_t need = man_padded(r->len);
 
 		if (need > rcap) {
 			free(rbuf);

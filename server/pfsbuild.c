@@ -237,13 +237,6 @@ static struct pfs_rbuf *rbuf_for(struct pfs_builder *b, uint32_t ri,
 	return &b->scratch;
 }
 
-/* The bytes record r takes in a segment, and so in a buffer: padded to
- * 4 KiB. */
-static size_t rec_rlen(const struct man_rec *r)
-{
-	return ((size_t)r->len + 4095) & ~(size_t)4095;
-}
-
 static int rbuf_fit(struct pfs_rbuf *rb, size_t rlen)
 {
 	if (rlen <= rb->cap)
@@ -268,10 +261,10 @@ static void ahead_fill(struct pfs_builder *b)
 
 	for (i = 0; i < PFS_BUILD_AHEAD; i++)
 		if (b->ahead[i].busy || b->ahead[i].rb.rec != UINT32_MAX)
-			held += rec_rlen(&job->recs[b->ahead[i].rb.rec]);
+			held += man_padded(job->recs[b->ahead[i].rb.rec].len);
 	for (i = 0; i < PFS_BUILD_AHEAD && b->next < b->nplan; i++) {
 		const struct man_rec *r = &job->recs[b->plan[b->next]];
-		size_t rlen = rec_rlen(r);
+		size_t rlen = man_padded(r->len);
 
 		a = &b->ahead[i];
 		if (a->busy || a->rb.rec != UINT32_MAX)
@@ -366,7 +359,7 @@ static int record_load(struct pfs_builder *b, uint32_t ri, uint64_t coff,
 {
 	const struct pfs_job *job = b->ix->job;
 	const struct man_rec *r = &job->recs[ri];
-	size_t rlen = rec_rlen(r);
+	size_t rlen = man_padded(r->len);
 	struct pfs_rbuf *rb = rbuf_for(b, ri, coff, cend);
 	int fd, ret;
 
@@ -417,7 +410,7 @@ void pfs_builder_prefetch(struct pfs_builder *b, uint32_t f, uint64_t off,
 			  job->fds[r->seg] < 0 || r->file_off >= off + len ||
 			  r->file_off + r->len <= off))
 			continue;
-		rlen = r ? ((uint64_t)r->len + 4095) & ~(uint64_t)4095 : 0;
+		rlen = r ? man_padded(r->len) : 0;
 		if (r && r->seg == seg && r->seg_off == to) {
 			to += rlen;
 			continue;

@@ -60,13 +60,15 @@ struct pfs_rbuf {
 	uint32_t rec;             /* the record verified in p, or UINT32_MAX */
 };
 
-/* Records read ahead (direct reads), each in a buffer of its own, and
- * the bytes they may be reading or holding together (one record always: a
+/*
+ * Records read ahead (direct reads), each in a buffer of its own, and the
+ * bytes they may be reading or holding together (one record always: a
  * record larger than that is read alone), so that large records ([ckptd]
- * chunk up to 256 MiB) are not read several at a time.  (The buffers only
- * grow: memory is still up to PFS_BUILD_AHEAD of the largest record.)  (Eight in flight, with
- * 64 MiB pieces, drained no faster than three on the disk of
- * docs/benchmarks.md, where the drain also writes.) */
+ * chunk up to 256 MiB) are not read several at a time.  The buffers only
+ * grow: memory is still up to PFS_BUILD_AHEAD of the largest record.
+ * (Eight in flight, with 64 MiB pieces, drained no faster than three on the
+ * disk of docs/benchmarks.md, where the drain also writes.)
+ */
 #define PFS_BUILD_AHEAD 3
 #define PFS_BUILD_AHEAD_BYTES (32u << 20)
 

@@ -148,7 +148,8 @@ static int wait_unpaused(const struct pfs_opts *o)
 /*
  * Write stored chunk k of file fi from src: straight to the disk where the
  * file has a direct fd and the chunk is whole blocks from an aligned buffer
- * (every chunk of a plain copy but a file's last, partial one), else into
+ * (every chunk of a plain copy but a file's last one when it ends inside a
+ * block), else into
  * the page cache, which the finisher writes back in batches (see
  * finisher_main()).  Direct, the drain copies nothing into new page-cache
  * memory (which costs more than the disk on some machines:

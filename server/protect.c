@@ -319,7 +319,7 @@ static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
 	}
 	for (i = lo; i < j->nrecs && j->recs[i].soff < z; i++) {
 		const struct srec *r = &j->recs[i];
-		size_t need = ((size_t)r->len + 4095) & ~(size_t)4095;
+		size_t need = man_padded(r->len);
 		uint64_t from = r->soff > a ? r->soff : a;
 		uint64_t to = r->soff + r->len < z ? r->soff + r->len : z;
 

@@ -104,7 +104,7 @@ static int place_records(struct rbwrite *j, uint64_t end)
 
 	while (j->placed < j->man.nrecs && j->placed_end < end) {
 		struct man_rec *r = &j->man.recs[j->placed];
-		uint64_t rlen = ((uint64_t)r->len + 4095) & ~4095ull;
+		uint64_t rlen = man_padded(r->len);
 		uint32_t id;
 		int ret;
 

@@ -253,7 +253,7 @@ static void on_read(struct loop_op *op, int res)
 	struct rop *o = (struct rop *)op;
 	struct rreq *r = o->r;
 	const struct man_rec *m = &r->v->recs[o->rec];
-	size_t rlen = (m->len + 4095) & ~4095u;
+	size_t rlen = man_padded(m->len);
 	uint32_t i;
 
 	if (res > 0)
@@ -325,7 +325,7 @@ static int submit_reads(struct rreq *r)
 		goto out_free;
 	for (i = 0; i < r->npieces; i++) {
 		const struct man_rec *m = &r->v->recs[r->pieces[i].rec];
-		size_t rlen = (m->len + 4095) & ~4095u;
+		size_t rlen = man_padded(m->len);
 
 		if (first[i] == RPIECE_END)
 			continue;     /* already being read */
