@@ -142,8 +142,9 @@ static int copy_hardlink(struct copy *c, uint32_t fi)
 	ret = pfs_link(c->tfd, from, tmp);
 	if (ret == 0)
 		ret = pfs_rename(c->tfd, tmp, dst);
-	if (ret < 0)
-		pfs_unlink(c->tfd, tmp, 0);
+	/* Also on success: where an interrupted copy already put the link
+	 * in place, dst and tmp name one inode and rename() leaves both. */
+	pfs_unlink(c->tfd, tmp, 0);
 	return ret;
 }
 
