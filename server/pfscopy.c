@@ -390,6 +390,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_mutex_init(&c.jmu, NULL);
 	pthread_cond_init(&c.ready_cv, NULL);
+	pthread_cond_init(&c.room_cv, NULL);
 	ret = copy_begin(&c);
 	if (ret < 0)
 		goto out;
@@ -405,6 +406,8 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	if (ret < 0)
 		goto out;
 	c.batch = copy_batch_bytes(opts);
+	c.open_max = copy_open_max();
+	c.batch_files = c.open_max / 2;
 	nthr = copy_threads_take(opts, c.npieces);
 	ret = copy_pieces(&c, nthr ? nthr : 1);
 	copy_threads_give(opts, nthr);
@@ -428,6 +431,7 @@ out:
 			 job->files[c.err_file].path);
 	free(done);
 	copy_release(&c);
+	pthread_cond_destroy(&c.room_cv);
 	pthread_cond_destroy(&c.ready_cv);
 	pthread_mutex_destroy(&c.jmu);
 	pthread_mutex_destroy(&c.mu);

@@ -12,7 +12,9 @@
  * writes it to the page cache.  The thread done with a file's last piece
  * hands it to the finisher, which lets finished files gather to a batch
  * (copy_batch_bytes(): what fits the page cache well, or a second at
- * the drain's cap) and then publishes them: writeback of the whole batch
+ * the drain's cap; or half of copy_open_max() files, since each holds an
+ * fd until it is published, and no thread opens a file while that many
+ * are open) and then publishes them: writeback of the whole batch
  * started at once, then for each file its size and attributes, fsync and
  * rename, then one fsync per directory and one journal append for all.  So
  * the disk reads while the threads copy and writes while the finisher
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -49,6 +52,10 @@
 #define BATCH_MIN (64ull << 20)
 #define BATCH_MAX (2ull << 30)
 #define BATCH_CAP_S 1
+/* Files one copy holds open at once: an eighth of the fd limit, within
+ * these bounds (copy_open_max()).  Half as many ready make a batch. */
+#define OPEN_MIN 16u
+#define OPEN_MAX 1024u
 /* Helper threads of one copy at most (the pool thread is one more). */
 #define COPY_MAX_HELPERS 63
 /* Direct writes: buffer, offset and length in whole blocks of this. */
@@ -81,6 +88,7 @@ static void fail_locked(struct copy *c, int ret, uint32_t fi)
 	if (ret < 0 && !c->err) {
 		__atomic_store_n(&c->err, ret, __ATOMIC_RELAXED);
 		c->err_file = fi;
+		pthread_cond_broadcast(&c->room_cv);
 	}
 }
 
@@ -344,6 +352,7 @@ static int file_open_locked(struct copy *c, uint32_t fi)
 	if (ret < 0)
 		return ret;
 	c->cf[fi].fd = ret;
+	c->nopen++;
 	/* Plain chunks at chunk offsets can go straight to the disk: the
 	 * same open file again, never the name (its directory is the
 	 * owner's), and without it the page cache (chunk_write()).  Not for
@@ -379,14 +388,36 @@ static struct piece *piece_pick(struct copy *c)
  * and in *ahead, one whose records it should ask for now, if any: its own
  * unless another thread asked for them, and the first not taken after it,
  * so that the disk reads one piece ahead of the copying. */
+/*
+ * piece_pick(), but a file's first piece (which opens it) only while the
+ * copy holds fewer than open_max files open; else a piece of a file
+ * already open, or wait for the finisher to publish some.  NULL when the
+ * copy failed or no piece is left.
+ */
+static struct piece *piece_pick_room(struct copy *c)
+{
+	struct piece *p;
+	uint32_t i;
+
+	while (!c->err && (p = piece_pick(c))) {
+		if (p->first || c->nopen < c->open_max)
+			return p;
+		for (i = c->next; i < c->npieces; i++)
+			if (!c->pieces[i].taken &&
+			    c->cf[c->pieces[i].file].fd >= 0)
+				return &c->pieces[i];
+		pthread_cond_wait(&c->room_cv, &c->mu);
+	}
+	return NULL;
+}
+
 static const struct piece *piece_take(struct copy *c, struct piece **ahead)
 {
 	struct piece *p = NULL, *q;
 	int ret = 0;
 
 	pthread_mutex_lock(&c->mu);
-	if (!c->err)
-		p = piece_pick(c);
+	p = piece_pick_room(c);
 	if (p) {
 		p->taken = 1;
 		c->cf[p->file].busy++;
@@ -522,7 +553,7 @@ static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
 			 uint32_t *blame)
 {
 	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
-	uint32_t i;
+	uint32_t i, closed = 0;
 	int ret = 0;
 
 	/* Every file's writeback at once: the device gets one long run of
@@ -539,11 +570,17 @@ static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
 		if (ret < 0)
 			break;          /* the fd is closed by copy_cleanup() */
 		ret = file_seal(c, fis[i]);
+		closed++;
 		if (ret == 0)
 			ret = pfs_rename_nosync(c->tfd, tmp, dst);
 		if (ret < 0)
 			pfs_unlink(c->tfd, tmp, 0);
 	}
+	/* Their fds are closed: room for more (piece_pick_room()). */
+	pthread_mutex_lock(&c->mu);
+	c->nopen -= closed;
+	pthread_cond_broadcast(&c->room_cv);
+	pthread_mutex_unlock(&c->mu);
 	if (ret < 0)
 		return ret;
 	*blame = UINT32_MAX;
@@ -572,7 +609,8 @@ static void piece_done(struct worker *w, const struct piece *p, int ret)
 	if (last && c->finisher) {
 		c->ready[c->nready++] = p->file;
 		c->ready_bytes += c->m.files[p->file].size;
-		if (c->ready_bytes >= c->batch)
+		if (c->ready_bytes >= c->batch ||
+		    c->nready - c->ready_head >= c->batch_files)
 			pthread_cond_signal(&c->ready_cv);
 		last = 0;
 	}
@@ -596,7 +634,9 @@ static void *finisher_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->ready_bytes < c->batch && !c->copied && !c->err)
+		while (c->ready_bytes < c->batch &&
+		       c->nready - c->ready_head < c->batch_files &&
+		       !c->copied && !c->err)
 			pthread_cond_wait(&c->ready_cv, &c->mu);
 		if (c->ready_head == c->nready || c->err)
 			break;
@@ -680,6 +720,16 @@ uint64_t copy_batch_bytes(const struct pfs_opts *o)
 	if (rate && rate * BATCH_CAP_S < b)
 		b = rate * BATCH_CAP_S;
 	return b ? b : 1;
+}
+
+uint32_t copy_open_max(void)
+{
+	struct rlimit rl;
+	uint64_t n = OPEN_MAX;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 8 < n)
+		n = rl.rlim_cur / 8;
+	return n < OPEN_MIN ? OPEN_MIN : (uint32_t)n;
 }
 
 /*

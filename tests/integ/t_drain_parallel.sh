@@ -12,9 +12,10 @@
 #    (whole chunks written with O_DIRECT, the log says so: most bytes)
 #  - packed (zstd, shuffle, incremental): the same through ckptd and restore
 #    (nothing written with O_DIRECT)
-#  - fds: 400 small files under a limit of 600 fds: a file holds one fd
-#    while it waits for the finisher (its O_DIRECT one is closed when its
-#    last piece is done), so the version drains
+#  - fds: 1500 small files under a limit of 600 fds: a finished file holds
+#    one fd until the finisher publishes it (its O_DIRECT one is closed when
+#    its last piece is done), and a copy opens no more files than a share
+#    of the limit, so the version drains
 #  - crash: a capped drain is SIGKILLed once some files of the version are
 #    published and not all; after the restart the copy resumes from its
 #    journal (it writes less than the whole version), and after two clean
@@ -169,16 +170,16 @@ fds() {
 	drain_conf "$name" threads=2 chunk=256K
 	start_ckptd "$name"
 	ctl "$name" drain --pause >/dev/null || fail "drain --pause failed"
-	tw "$name" write "$job" v1 -S 41 -n 400 -z 5000 -w local ||
+	tw "$name" write "$job" v1 -S 41 -n 1500 -z 5000 -w local ||
 		fail "$job/v1 was not written"
 	prlimit --pid "${CKPTD_PID[$name]}" --nofile=600:600 ||
 		fail "prlimit failed"
 	ctl "$name" drain --resume >/dev/null || fail "drain --resume failed"
-	VERSIONS=("$job v1 41 400 5000")
+	VERSIONS=("$job v1 41 1500 5000")
 	poll_until 120 level_is "$name" "$job" v1 drained ||
 		fail "$job/v1 not drained under 600 fds: $(grep 'drain: ' "$T/$name/ckptd.log" | tail -n 2)"
 	rm -rf "$T/exp-fds"
-	"$TW" expect "$job" v1 -S 41 -n 400 -z 5000 -o "$T/exp-fds" ||
+	"$TW" expect "$job" v1 -S 41 -n 1500 -z 5000 -o "$T/exp-fds" ||
 		fail "ckpt_tw expect failed"
 	diff -r "$T/exp-fds" "$(pfs_vdir "$job" v1)/files" ||
 		fail "the PFS files of $job/v1 are not the trainer's"
