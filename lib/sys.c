@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,18 @@ int sys_reopen(int fd, int flags)
 		nfd = open(path, (flags & ~O_CREAT) | O_CLOEXEC);
 	} while (nfd < 0 && errno == EINTR);
 	return nfd < 0 ? -errno : nfd;
+}
+
+void *sys_dio_alloc(size_t len)
+{
+	size_t align = len >= SYS_HUGE ? SYS_HUGE : 4096;
+	void *p;
+
+	if (posix_memalign(&p, align, len ? len : 1))
+		return NULL;
+	if (align == SYS_HUGE)
+		(void)madvise(p, len & ~(size_t)(SYS_HUGE - 1), MADV_HUGEPAGE);
+	return p;
 }
 
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)

@@ -75,6 +75,19 @@ int sys_open(const char *path, int flags, mode_t mode);
  * never a lookup of its name.  Not a seam of fault injection: callers
  * fall back on fd.  The new fd or -errno. */
 int sys_reopen(int fd, int flags);
+/*
+ * A buffer for direct I/O (O_DIRECT, or io_uring reads of the segments):
+ * 4 KiB aligned; from SYS_HUGE bytes on, aligned to it and asked to be
+ * backed by transparent huge pages (madvise: granted where
+ * /sys/kernel/mm/transparent_hugepage/enabled is madvise or always).  A
+ * direct request carries at most the device's segment limit of separate
+ * pages (on virtio-blk 254: about 512 KiB of 4 KiB pages), so from huge
+ * pages each read or write goes to the device in requests of up to its
+ * max_sectors_kb, several times fewer.  NULL if out of memory; free()
+ * releases it.  Not a seam of fault injection.
+ */
+#define SYS_HUGE (2u << 20)
+void *sys_dio_alloc(size_t len);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off);
 int sys_fsync(int fd);

@@ -358,7 +358,8 @@ static int sread_run(struct pool_task *t)
 			free(rbuf);
 			rbuf = NULL;
 			rcap = 0;
-			if (posix_memalign((void **)&rbuf, 4096, need)) {
+			rbuf = sys_dio_alloc(need);
+			if (!rbuf) {
 				ret = -ENOMEM;
 				break;
 			}

@@ -244,7 +244,8 @@ static int rbuf_fit(struct pfs_rbuf *rb, size_t rlen)
 	free(rb->p);
 	rb->p = NULL;
 	rb->cap = 0;
-	if (posix_memalign((void **)&rb->p, 4096, rlen))
+	rb->p = sys_dio_alloc(rlen);
+	if (!rb->p)
 		return -ENOMEM;
 	rb->cap = rlen;
 	return 0;

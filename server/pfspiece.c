@@ -696,8 +696,7 @@ static int worker_init(struct worker *w, struct copy *c)
 			return -ENOMEM;
 	}
 	/* Aligned: a chunk built here can be written directly. */
-	if (posix_memalign((void **)&w->buf, DIRECT_ALIGN, c->m.chunk))
-		w->buf = NULL;
+	w->buf = sys_dio_alloc(c->m.chunk);
 	return w->buf ? 0 : -ENOMEM;
 }
 

@@ -327,7 +327,8 @@ static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
 			free(*rbuf);
 			*rbuf = NULL;
 			*rcap = 0;
-			if (posix_memalign((void **)rbuf, 4096, need))
+			*rbuf = sys_dio_alloc(need);
+			if (!*rbuf)
 				return -ENOMEM;
 			*rcap = need;
 		}

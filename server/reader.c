@@ -63,13 +63,9 @@ struct rop {
 
 static void *buf_get(struct reader_bufs *rb, size_t size)
 {
-	void *p;
-
 	if (size == rb->size && rb->n)
 		return rb->buf[--rb->n];
-	if (posix_memalign(&p, 4096, size))
-		return NULL;
-	return p;
+	return sys_dio_alloc(size);
 }
 
 static void buf_put(struct reader_bufs *rb, void *p, size_t size)

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,86 @@ static void test_reopen(void)
 	CU_ASSERT_EQUAL(sys_unlink(path), 0);
 }
 
+/* "THPeligible" of the mapping holding p in /proc/self/smaps, or -1. */
+static int thp_eligible(const void *p)
+{
+	unsigned long lo, hi, at = (unsigned long)p;
+	char line[512];
+	int in = 0, v = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = at >= lo && at < hi;
+		else if (in && sscanf(line, "THPeligible: %d", &v) == 1)
+			break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* The THP mode of this machine: 1 when a madvise'd mapping may get huge
+ * pages (enabled is [always] or [madvise]), else 0. */
+static int thp_advisable(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strstr(buf, "[always]") || strstr(buf, "[madvise]");
+}
+
+/* Direct-I/O buffers: aligned to a block, from SYS_HUGE on to a huge page
+ * and eligible for one; whole-block buffers take a direct write and read
+ * of a real file byte for byte. */
+static void test_dio_alloc(void)
+{
+	static const size_t sizes[] = { 1, 4096, SYS_HUGE - 4096, SYS_HUGE,
+					2 * SYS_HUGE + 4096 };
+	char path[PATH_MAX];
+	unsigned char *w, *r;
+	size_t i, len;
+	int fd;
+
+	path_in_tmp(path, sizeof(path), "dio");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		len = sizes[i];
+		w = sys_dio_alloc(len);
+		r = sys_dio_alloc(len);
+		CU_ASSERT_FATAL(w && r);
+		CU_ASSERT_EQUAL((uintptr_t)w % 4096, 0);
+		if (len >= SYS_HUGE) {
+			CU_ASSERT_EQUAL((uintptr_t)w % SYS_HUGE, 0);
+			if (thp_advisable())
+				CU_ASSERT_EQUAL(thp_eligible(w), 1);
+		}
+		memset(w, (int)(0x40 + i), len);
+		memset(r, 0, len);
+		fd = sys_open(path, O_CREAT | O_TRUNC | O_RDWR | O_DIRECT |
+			      O_CLOEXEC, 0600);
+		if (fd == -EINVAL)      /* a file system without O_DIRECT */
+			fd = sys_open(path, O_CREAT | O_TRUNC | O_RDWR |
+				      O_CLOEXEC, 0600);
+		CU_ASSERT_FATAL(fd >= 0);
+		if (len % 4096 == 0) {
+			CU_ASSERT_EQUAL(sys_pwrite_all(fd, w, len, 0), 0);
+			CU_ASSERT_EQUAL(sys_pread_all(fd, r, len, 0), 0);
+			CU_ASSERT_EQUAL(memcmp(w, r, len), 0);
+		}
+		close(fd);
+		free(r);
+		free(w);
+	}
+	CU_ASSERT_EQUAL(sys_unlink(path), 0);
+}
+
 /* Injected failures stop the real call: nothing reaches the file system. */
 static void test_real_file_faults(void)
 {
@@ -432,6 +513,7 @@ int main(void)
 		{ "real file I/O", test_real_file },
 		{ "real file I/O with faults", test_real_file_faults },
 		{ "reopen an open file", test_reopen },
+		{ "direct-I/O buffers", test_dio_alloc },
 		{ "delay rules parse", test_delay_parse },
 		{ "delays apply from the Nth call", test_delay_applies },
 		{ "sys_inject_wait sleeps a delay", test_inject_wait },
