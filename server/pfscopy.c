@@ -406,7 +406,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	if (ret < 0)
 		goto out;
 	c.batch = copy_batch_bytes(opts);
-	c.open_max = copy_open_max();
+	c.open_max = copy_open_max(opts);
 	c.batch_files = c.open_max / 2;
 	nthr = copy_threads_take(opts, c.npieces);
 	ret = copy_pieces(&c, nthr ? nthr : 1);

@@ -63,6 +63,7 @@ struct copy {
 	uint64_t batch;           /* ready bytes that make a batch */
 	uint32_t batch_files;     /* or this many ready files */
 	uint32_t nopen;           /* files with c->cf[].fd open */
+	uint32_t hi_file;         /* the highest file index opened, + 1 */
 	uint32_t open_max;        /* ... at most (copy_open_max()) */
 	pthread_cond_t room_cv;   /* nopen went down, or the copy failed */
 	int finisher;             /* the finisher runs */
@@ -85,9 +86,10 @@ int copy_journal(struct copy *c, const uint32_t *fis, uint32_t n);
 int copy_plan(struct copy *c, const uint8_t *done);
 /* The ready bytes that make a batch for the finisher (c->batch). */
 uint64_t copy_batch_bytes(const struct pfs_opts *o);
-/* Files one copy may hold open at once (c->open_max): a share of the fd
- * limit.  A finished file keeps its fd until the finisher publishes it. */
-uint32_t copy_open_max(void);
+/* Files one copy may hold open at once (c->open_max): its share of the fd
+ * limit, with as many copies at once as o->threads.  A finished file keeps
+ * its fd until the finisher publishes it. */
+uint32_t copy_open_max(const struct pfs_opts *o);
 /* Threads for a copy of npieces pieces (may be 0: the caller's alone),
  * taken from the drain's budget; give them back with copy_threads_give. */
 unsigned copy_threads_take(const struct pfs_opts *o, uint32_t npieces);

@@ -52,8 +52,9 @@
 #define BATCH_MIN (64ull << 20)
 #define BATCH_MAX (2ull << 30)
 #define BATCH_CAP_S 1
-/* Files one copy holds open at once: an eighth of the fd limit, within
- * these bounds (copy_open_max()).  Half as many ready make a batch. */
+/* Files one copy holds open at once: an eighth of the fd limit shared by
+ * the copies that may run at once, within these bounds (copy_open_max()).
+ * Half as many ready make a batch. */
 #define OPEN_MIN 16u
 #define OPEN_MAX 1024u
 /* Helper threads of one copy at most (the pool thread is one more). */
@@ -353,6 +354,8 @@ static int file_open_locked(struct copy *c, uint32_t fi)
 		return ret;
 	c->cf[fi].fd = ret;
 	c->nopen++;
+	if (fi >= c->hi_file)
+		c->hi_file = fi + 1;
 	/* Plain chunks at chunk offsets can go straight to the disk: the
 	 * same open file again, never the name (its directory is the
 	 * owner's), and without it the page cache (chunk_write()).  Not for
@@ -384,10 +387,6 @@ static struct piece *piece_pick(struct copy *c)
 	return c->next < c->npieces ? &c->pieces[c->next] : NULL;
 }
 
-/* The next piece for a thread (NULL when none is left or the copy failed)
- * and in *ahead, one whose records it should ask for now, if any: its own
- * unless another thread asked for them, and the first not taken after it,
- * so that the disk reads one piece ahead of the copying. */
 /*
  * piece_pick(), but a file's first piece (which opens it) only while the
  * copy holds fewer than open_max files open; else a piece of a file
@@ -402,7 +401,10 @@ static struct piece *piece_pick_room(struct copy *c)
 	while (!c->err && (p = piece_pick(c))) {
 		if (p->first || c->nopen < c->open_max)
 			return p;
-		for (i = c->next; i < c->npieces; i++)
+		/* Pieces are in file order: none past the last file opened
+		 * is of an open file. */
+		for (i = c->next; i < c->npieces &&
+		     c->pieces[i].file < c->hi_file; i++)
 			if (!c->pieces[i].taken &&
 			    c->cf[c->pieces[i].file].fd >= 0)
 				return &c->pieces[i];
@@ -411,6 +413,10 @@ static struct piece *piece_pick_room(struct copy *c)
 	return NULL;
 }
 
+/* The next piece for a thread (NULL when none is left or the copy failed)
+ * and in *ahead, one whose records it should ask for now, if any: its own
+ * unless another thread asked for them, and the first not taken after it,
+ * so that the disk reads one piece ahead of the copying. */
 static const struct piece *piece_take(struct copy *c, struct piece **ahead)
 {
 	struct piece *p = NULL, *q;
@@ -542,6 +548,16 @@ int copy_journal(struct copy *c, const uint32_t *fis, uint32_t n)
 	return ret;
 }
 
+/* A file's fd is closed (file_seal()): room for one more to open
+ * (piece_pick_room()). */
+static void file_closed(struct copy *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->nopen--;
+	pthread_cond_broadcast(&c->room_cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
 /*
  * Publish files fis[0 .. n), whose pieces are all copied: each sealed and
  * renamed into place (a symbolic link already is), then the directories
@@ -553,7 +569,7 @@ static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
 			 uint32_t *blame)
 {
 	char tmp[PFS_REL_MAX], dst[PFS_REL_MAX];
-	uint32_t i, closed = 0;
+	uint32_t i;
 	int ret = 0;
 
 	/* Every file's writeback at once: the device gets one long run of
@@ -570,17 +586,12 @@ static int files_publish(struct copy *c, const uint32_t *fis, uint32_t n,
 		if (ret < 0)
 			break;          /* the fd is closed by copy_cleanup() */
 		ret = file_seal(c, fis[i]);
-		closed++;
+		file_closed(c);
 		if (ret == 0)
 			ret = pfs_rename_nosync(c->tfd, tmp, dst);
 		if (ret < 0)
 			pfs_unlink(c->tfd, tmp, 0);
 	}
-	/* Their fds are closed: room for more (piece_pick_room()). */
-	pthread_mutex_lock(&c->mu);
-	c->nopen -= closed;
-	pthread_cond_broadcast(&c->room_cv);
-	pthread_mutex_unlock(&c->mu);
 	if (ret < 0)
 		return ret;
 	*blame = UINT32_MAX;
@@ -721,13 +732,13 @@ uint64_t copy_batch_bytes(const struct pfs_opts *o)
 	return b ? b : 1;
 }
 
-uint32_t copy_open_max(void)
+uint32_t copy_open_max(const struct pfs_opts *o)
 {
+	uint64_t copies = o->threads ? o->threads : 1, n = OPEN_MAX;
 	struct rlimit rl;
-	uint64_t n = OPEN_MAX;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 8 < n)
-		n = rl.rlim_cur / 8;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 8 / copies < n)
+		n = rl.rlim_cur / 8 / copies;
 	return n < OPEN_MIN ? OPEN_MIN : (uint32_t)n;
 }
 
