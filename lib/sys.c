@@ -353,6 +353,19 @@ void *sys_dio_alloc(size_t len)
 	return p;
 }
 
+int sys_dio_fit(void **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	free(*buf);
+	*cap = 0;
+	*buf = sys_dio_alloc(need);
+	if (!*buf)
+		return -ENOMEM;
+	*cap = need;
+	return 0;
+}
+
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	int ret = sys_check(SYS_PWRITE);

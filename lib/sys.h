@@ -88,6 +88,10 @@ int sys_reopen(int fd, int flags);
  */
 #define SYS_HUGE (2u << 20)
 void *sys_dio_alloc(size_t len);
+/* *buf (from sys_dio_alloc(), or NULL) of *cap bytes made at least need:
+ * replaced by a new one when smaller (its bytes are not kept).  0, or
+ * -ENOMEM with *buf NULL and *cap 0. */
+int sys_dio_fit(void **buf, size_t *cap, size_t need);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off);
 int sys_fsync(int fd);

@@ -354,17 +354,9 @@ static int sread_run(struct pool_task *t)
 		const struct man_rec *r = &s->recs[i].rec;
 		size_t need = man_padded(r->len);
 
-		if (need > rcap) {
-			free(rbuf);
-			rbuf = NULL;
-			rcap = 0;
-			rbuf = sys_dio_alloc(need);
-			if (!rbuf) {
-				ret = -ENOMEM;
-				break;
-			}
-			rcap = need;
-		}
+		ret = sys_dio_fit((void **)&rbuf, &rcap, need);
+		if (ret < 0)
+			break;
 		ret = sread_rec(s, r, rbuf, need, &fd, &fdseg);
 		for (p = s->recs[i].first; ret == 0 && p != RPIECE_END;
 		     p = s->pieces[p].next)

@@ -239,16 +239,7 @@ static struct pfs_rbuf *rbuf_for(struct pfs_builder *b, uint32_t ri,
 
 static int rbuf_fit(struct pfs_rbuf *rb, size_t rlen)
 {
-	if (rlen <= rb->cap)
-		return 0;
-	free(rb->p);
-	rb->p = NULL;
-	rb->cap = 0;
-	rb->p = sys_dio_alloc(rlen);
-	if (!rb->p)
-		return -ENOMEM;
-	rb->cap = rlen;
-	return 0;
+	return sys_dio_fit((void **)&rb->p, &rb->cap, rlen);
 }
 
 /* Ask for plan[next..] while there is a free read-ahead buffer. */

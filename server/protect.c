@@ -323,15 +323,9 @@ static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
 		uint64_t from = r->soff > a ? r->soff : a;
 		uint64_t to = r->soff + r->len < z ? r->soff + r->len : z;
 
-		if (need > *rcap) {
-			free(*rbuf);
-			*rbuf = NULL;
-			*rcap = 0;
-			*rbuf = sys_dio_alloc(need);
-			if (!*rbuf)
-				return -ENOMEM;
-			*rcap = need;
-		}
+		ret = sys_dio_fit((void **)rbuf, rcap, need);
+		if (ret < 0)
+			return ret;
 		ret = sys_pread_all(j->fds[r->seg], *rbuf, need, r->seg_off);
 		if (ret < 0)
 			return ret;
