@@ -291,22 +291,24 @@ int cl_pump(struct ckpt_client *c)
 	return ret < 0 ? ret : 0;
 }
 
-int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
-	   struct proto_msg *rep, struct dec *rest, int timeout_ms)
+static int64_t mono_ms(void)
 {
-	struct timespec t0, t1;
-	int ret, left = timeout_ms;
+	struct timespec ts;
 
-	ret = cl_send(c, req);
-	if (ret < 0)
-		return ret;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cl_reply(struct ckpt_client *c, struct proto_msg *rep, struct dec *rest,
+	     int64_t deadline_ms)
+{
+	int64_t left;
+	int ret;
+
 	for (;;) {
-		if (timeout_ms >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
-					(t1.tv_nsec - t0.tv_nsec) / 1000000);
-			ret = wait_readable(c->fd, left < 0 ? 0 : left);
+		if (deadline_ms >= 0) {
+			left = deadline_ms - mono_ms();
+			ret = wait_readable(c->fd, left < 0 ? 0 : (int)left);
 			if (ret < 0)
 				return ret;
 		}
@@ -314,10 +316,24 @@ int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
 		if (ret < 0)
 			return ret;
 		ret = route(c, rep);
+		if (ret <= 0)
+			return ret;
+	}
+}
+
+int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
+	   struct proto_msg *rep, struct dec *rest, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+	int ret;
+
+	ret = cl_send(c, req);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		ret = cl_reply(c, rep, rest, deadline);
 		if (ret < 0)
 			return ret;
-		if (ret)
-			continue;
 		if (rep->seq == req->seq &&
 		    rep->type == (req->type | PROTO_REPLY))
 			return rep->status;
@@ -379,14 +395,6 @@ static int hello_send(struct ckpt_client *c)
 	if (ret == 0)
 		c->hello_seq = req.seq;
 	return ret;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

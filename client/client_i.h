@@ -101,6 +101,12 @@ int cl_connect_fd(const char *path, int *out);
 int cl_rpc(struct ckpt_client *c, struct proto_msg *req,
 	   struct proto_msg *rep, struct dec *rest, int timeout_ms);
 int cl_send(struct ckpt_client *c, struct proto_msg *m);
+/* Receive the next frame that answers a call into *rep, handling WACKs, a
+ * lease's HELLO reply and a refusal on the way (as cl_rpc; replies to other
+ * calls are the caller's to match by seq).  deadline_ms on the monotonic
+ * clock in ms, < 0 for none.  0 or -errno. */
+int cl_reply(struct ckpt_client *c, struct proto_msg *rep, struct dec *rest,
+	     int64_t deadline_ms);
 /* Read and handle one frame (blocking).  0 or -errno. */
 int cl_pump(struct ckpt_client *c);
 /* Take the lease (see ckpt_staging_timed), waiting as long as ckptd lets
@@ -111,8 +117,13 @@ int cl_ensure_lease(struct ckpt_client *c);
 void cl_copy(void *dst, const void *src, size_t n);
 
 /* ring.c: reservations in the lease */
+/* Reserve len bytes, waiting for WACKs (cl_pump(): a frame that answers a
+ * call is dropped on the way) while the ring is full.  -ENOBUFS when only
+ * held reservations fill it. */
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 uint64_t *off);
+/* Whether ring_reserve(len) would take its bytes without waiting. */
+int ring_fits(const struct ckpt_client *c, size_t len);
 void ring_done(struct ckpt_client *c, uint64_t off);
 struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);
 void ring_wack(struct ckpt_client *c, uint32_t id, int status);

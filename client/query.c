@@ -17,7 +17,8 @@
 #include "client_i.h"
 #include "names.h"
 
-#define READ_PIECE (16u << 20)
+#define READ_PIECE (16u << 20)   /* bytes of one READ at most */
+#define READ_DEPTH 2              /* READs in flight per call */
 
 static int check_names(const char *job, const char *version)
 {
@@ -90,40 +91,136 @@ int ckpt_latest(struct ckpt_client *c, const char *job,
 	return ret;
 }
 
-/* One READ of at most the piece size, handed to sink straight from
- * staging.  Called with c->mu held. */
-static int read_piece(struct ckpt_client *c, struct proto_msg *req,
-		      ckpt_sink_fn sink, void *arg, size_t *got)
-{
-	struct proto_msg rep;
+/* One READ in flight: where it lands in the lease, what it asked for, and
+ * its answer once that came. */
+struct read_slot {
 	uint64_t ring_off;
+	uint64_t off;             /* in the file */
+	uint64_t len;
+	uint32_t seq;
+	int answered;
+	int status;
+	uint64_t size;
+};
+
+/* The READs of one ckpt_read_sink(): at most READ_DEPTH in flight, answered
+ * in any order, handed to the sink in file order. */
+struct read_pipe {
+	struct ckpt_client *c;
+	struct proto_msg req;     /* job, version, path: the same for all */
+	struct read_slot slot[READ_DEPTH];
+	unsigned front, n;        /* the oldest, and how many in flight */
+};
+
+static struct read_slot *pipe_at(struct read_pipe *p, unsigned i)
+{
+	return &p->slot[(p->front + i) % READ_DEPTH];
+}
+
+/* Send a READ of len bytes at off into a new reservation.  -ENOBUFS while
+ * the ring has no room until an earlier READ is handed on.  With READs in
+ * flight it must not wait for room: ring_reserve() would read (and drop)
+ * their answers while it waits for WACKs. */
+static int pipe_send(struct read_pipe *p, uint64_t off, uint64_t len)
+{
+	struct read_slot *s = pipe_at(p, p->n);
 	int ret;
 
-	ret = ring_reserve(c, req->len, 0, &ring_off);
+	if (p->n && !ring_fits(p->c, len))
+		return -ENOBUFS;
+	ret = ring_reserve(p->c, len, 0, &s->ring_off);
 	if (ret < 0)
 		return ret;
-	req->ring_off = ring_off;
-	ret = cl_rpc(c, req, &rep, NULL, -1);
-	if (ret == 0 && rep.size > req->len)
+	p->req.off = off;
+	p->req.len = len;
+	p->req.ring_off = s->ring_off;
+	ret = cl_send(p->c, &p->req);
+	if (ret < 0) {
+		ring_done(p->c, s->ring_off);
+		return ret;
+	}
+	s->off = off;
+	s->len = len;
+	s->seq = p->req.seq;
+	s->answered = 0;
+	p->n++;
+	return 0;
+}
+
+/* Receive until the oldest READ is answered (later ones' answers are
+ * kept).  0, or -errno when the connection failed. */
+static int pipe_wait(struct read_pipe *p)
+{
+	struct proto_msg rep;
+	struct read_slot *s;
+	unsigned i;
+	int ret;
+
+	while (!pipe_at(p, 0)->answered) {
+		ret = cl_reply(p->c, &rep, NULL, -1);
+		if (ret < 0)
+			return ret;
+		if (rep.type != (PROTO_READ | PROTO_REPLY))
+			continue;       /* a call that timed out: dropped */
+		for (i = 0; i < p->n; i++) {
+			s = pipe_at(p, i);
+			if (s->seq == rep.seq && !s->answered) {
+				s->answered = 1;
+				s->status = rep.status;
+				s->size = rep.size;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The oldest READ is answered or given up: free its bytes of the lease. */
+static void pipe_pop(struct read_pipe *p)
+{
+	ring_done(p->c, pipe_at(p, 0)->ring_off);
+	p->front = (p->front + 1) % READ_DEPTH;
+	p->n--;
+}
+
+/* Hand the oldest READ's answer to sink.  0, 1 at end of file, or the
+ * error. */
+static int pipe_take(struct read_pipe *p, ckpt_sink_fn sink, void *arg,
+		     size_t *done)
+{
+	struct read_slot *s = pipe_at(p, 0);
+	int ret = s->status;
+
+	if (ret == 0 && s->size > s->len)
 		ret = -CKPT_EPROTO;
-	if (ret == 0 && rep.size)
-		ret = sink(arg, c->map + ring_off, rep.size, req->off);
+	if (ret == 0 && s->size)
+		ret = sink(arg, p->c->map + s->ring_off, s->size, s->off);
 	if (ret > 0)
 		ret = 0;
-	if (ret == 0)
-		*got = rep.size;
-	ring_done(c, ring_off);
+	if (ret == 0) {
+		*done += s->size;
+		if (s->size < s->len)
+			ret = 1;
+	}
 	return ret;
 }
 
+/*
+ * The READs go out READ_DEPTH at a time, so ckptd reads the next piece
+ * while the sink consumes this one.  Once one fails or comes back short
+ * (end of file), no more are sent and those in flight are waited for and
+ * dropped: their bytes of the lease are ckptd's until it answers.  A
+ * connection that fails takes back every reservation (nothing more will be
+ * answered on it).
+ */
 int ckpt_read_sink(struct ckpt_client *c, const char *job,
 		   const char *version, const char *path, size_t len,
 		   uint64_t offset, ckpt_sink_fn sink, void *arg,
 		   size_t *nread)
 {
-	struct proto_msg req;
-	size_t done = 0, got, max;
-	int ret = check_names(job, version);
+	struct read_pipe p = { .c = c };
+	size_t done = 0;
+	uint64_t sent = 0, max, want;
+	int ret = check_names(job, version), err, stop;
 
 	if (ret < 0)
 		return ret;
@@ -133,26 +230,49 @@ int ckpt_read_sink(struct ckpt_client *c, const char *job,
 	ret = name_check_path(path);
 	if (ret < 0)
 		return ret;
-	memset(&req, 0, sizeof(req));
-	req.type = PROTO_READ;
-	req.job = job;
-	req.version = version;
-	req.path = path;
+	p.req.type = PROTO_READ;
+	p.req.job = job;
+	p.req.version = version;
+	p.req.path = path;
 	pthread_mutex_lock(&c->mu);
-	ret = cl_ensure_lease(c);
-	max = c->size / 2 < READ_PIECE ? c->size / 2 : READ_PIECE;
-	while (ret == 0 && done < len) {
-		req.off = offset + done;
-		req.len = len - done < max ? len - done : max;
-		got = 0;
-		ret = read_piece(c, &req, sink, arg, &got);
-		done += got;
-		if (got < req.len)
-			break;      /* end of file */
+	err = cl_ensure_lease(c);
+	stop = err < 0;
+	max = c->size / READ_DEPTH < READ_PIECE ? c->size / READ_DEPTH :
+						   READ_PIECE;
+	for (;;) {
+		if (!stop && sent < len && p.n < READ_DEPTH) {
+			want = len - sent < max ? len - sent : max;
+			ret = pipe_send(&p, offset + sent, want);
+			if (ret == 0) {
+				sent += want;
+				continue;
+			}
+			if (ret != -ENOBUFS || !p.n) {
+				err = ret;
+				stop = 1;
+			}
+		}
+		if (!p.n)
+			break;          /* all handed on, or stopped */
+		ret = pipe_wait(&p);
+		if (ret < 0) {
+			if (!err)
+				err = ret;
+			while (p.n)
+				pipe_pop(&p);
+			break;
+		}
+		if (!stop) {
+			ret = pipe_take(&p, sink, arg, &done);
+			if (ret < 0)
+				err = ret;
+			stop = ret != 0;
+		}
+		pipe_pop(&p);
 	}
 	pthread_mutex_unlock(&c->mu);
 	*nread = done;
-	return ret;
+	return err;
 }
 
 struct read_buf {

@@ -69,6 +69,23 @@ static int any_sent(struct ckpt_client *c)
 	return 0;
 }
 
+/* Whether n bytes (a 4 KiB multiple) fit at the head now; *waste is the
+ * tail of the ring they would skip. */
+static int fits(const struct ckpt_client *c, uint64_t n, uint64_t *waste)
+{
+	uint64_t pos = c->head % c->size;
+
+	*waste = pos + n > c->size ? c->size - pos : 0;
+	return c->size - (c->head - c->tail) >= n + *waste;
+}
+
+int ring_fits(const struct ckpt_client *c, size_t len)
+{
+	uint64_t waste;
+
+	return fits(c, (len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1), &waste);
+}
+
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 uint64_t *off)
 {
@@ -79,9 +96,7 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 	if (n > c->size)
 		return -EINVAL;
 	for (;;) {
-		pos = c->head % c->size;
-		waste = pos + n > c->size ? c->size - pos : 0;
-		if (c->size - (c->head - c->tail) >= n + waste)
+		if (fits(c, n, &waste))
 			break;
 		/* Only WACKs free space; if nothing is in flight, the
 		 * caller holds the whole ring in unsubmitted buffers. */
@@ -91,6 +106,7 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		if (ret < 0)
 			return ret;
 	}
+	pos = c->head % c->size;
 	if (waste) {
 		ret = fifo_push(c, waste, RESV_DONE, 0);
 		if (ret < 0)

@@ -139,10 +139,18 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* ckpt_read_sink's sink: the bytes go from staging straight to the file. */
+/* ckpt_read_sink's sink: the bytes go from staging straight to the file,
+ * and their writeback starts (advisory: where it is not supported, the
+ * fsync does the work). */
 static int to_file(void *arg, const void *data, size_t len, uint64_t off)
 {
-	return write_all(*(const int *)arg, data, len, off);
+	int fd = *(const int *)arg, ret;
+
+	ret = write_all(fd, data, len, off);
+	if (ret == 0)
+		sync_file_range(fd, (off_t)off, (off_t)len,
+				SYNC_FILE_RANGE_WRITE);
+	return ret;
 }
 
 /* Outside the lock: pull one piece of file idx into fd. */
@@ -157,9 +165,6 @@ static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 			     len, off, to_file, &fd, &got);
 	if (ret == 0 && got != len)
 		ret = -ENODATA;
-	/* Advisory: where it is not supported, the fsync does the work. */
-	if (ret == 0)
-		sync_file_range(fd, (off_t)off, len, SYNC_FILE_RANGE_WRITE);
 	return ret;
 }
 
@@ -216,7 +221,7 @@ static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
 	}
 	ret = ckpt_connect(j->socket, &l->c);
 	if (ret == 0)
-		ret = ckpt_staging_request(l->c, 2 * (size_t)LANES_PIECE);
+		ret = ckpt_staging_request(l->c, LANES_LEASE);
 	if (ret == 0)
 		ret = ckpt_staging_timed(l->c, 250, NULL);
 	return ret;

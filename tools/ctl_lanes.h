@@ -26,8 +26,11 @@
 
 #include "ckpt.h"
 
-#define LANES_PIECE (16u << 20)   /* bytes of one read: one READ of
-				  * ckptd, its records read at once */
+#ifndef LANES_PIECE
+#define LANES_PIECE (32u << 20)   /* bytes a lane takes at once: READs of
+				   * ckptd, two in flight (ckpt_read_sink) */
+#endif
+#define LANES_LEASE (32u << 20)   /* an extra lane's staging: two READs */
 #define LANES_MAX   8
 
 struct lanes_job {

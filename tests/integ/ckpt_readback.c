@@ -137,14 +137,15 @@ static int sink_check(void *arg, const void *data, size_t len, uint64_t off)
 }
 
 /* The same bytes through ckpt_read_sink, and a sink's error returned. */
-static void check_sink(struct run *r, const char *path, const struct mfile *f)
+static void check_sink(struct run *r, const char *ver, const char *path,
+		       const struct mfile *f)
 {
 	struct sink_check k = { .f = f, .lo = r->lease,
 				.hi = r->lease + r->lease_len };
 	size_t got = 0;
 	int ret;
 
-	ret = ckpt_read_sink(r->c, r->job, r->ver, path, f->size + 1, 0,
+	ret = ckpt_read_sink(r->c, r->job, ver, path, f->size + 1, 0,
 			     sink_check, &k, &got);
 	CHECK(r, ret == 0 && got == f->size && !k.bad &&
 	      k.next == f->size && (k.calls > 0) == (f->size > 0),
@@ -157,7 +158,7 @@ static void check_sink(struct run *r, const char *path, const struct mfile *f)
 	memset(&k, 0, sizeof(k));
 	k.f = f;
 	k.stop_at = 1;
-	ret = ckpt_read_sink(r->c, r->job, r->ver, path, f->size, 0,
+	ret = ckpt_read_sink(r->c, r->job, ver, path, f->size, 0,
 			     sink_check, &k, &got);
 	CHECK(r, ret == -ECANCELED && got == 0 && k.calls == 1,
 	      "read_sink %s stopped by its sink: %s after %zu bytes, want %s",
@@ -179,8 +180,8 @@ static void check_name(struct run *r, const char *path, const struct mfile *f,
 	      (unsigned long long)f->size);
 	CHECK(r, ret || got != f->size || !memcmp(r->buf, f->data, got),
 	      "read %s: bytes differ", path);
-	/* With room past the end, as ckptfs asks: the last record may be
-	 * read in place, its padding landing past the answer. */
+	/* With room past the end, as ckptfs asks: the answer stops at the
+	 * end of file, whatever the last record's padding. */
 	if (f->size + 8192 <= SEQ_CAP + 1 && !r->failed) {
 		ret = ckpt_read(r->c, r->job, r->ver, path, r->buf,
 				f->size + 8192, 0, &got);
@@ -191,7 +192,7 @@ static void check_name(struct run *r, const char *path, const struct mfile *f,
 		      (unsigned long long)f->size);
 	}
 	if (ranges)
-		check_sink(r, path, f);
+		check_sink(r, r->ver, path, f);
 	while (ranges-- && !r->failed) {
 		off = xorshift(&r->rrng, (uint32_t)f->size + 100);
 		len = 1 + xorshift(&r->rrng, xorshift(&r->rrng, 2) ? 64
@@ -308,7 +309,7 @@ static int step(struct run *r, int hot, int *touched)
 
 		len = 1 + rnd(r, rnd(r, 2) ? WRITE_MAX : 512);
 		off = rnd(r, (uint32_t)(f->cap - len));
-		if (!rnd(r, 4)) {   /* on a block: read in place (reader.c) */
+		if (!rnd(r, 4)) {   /* on a block: records read whole */
 			off &= ~(uint64_t)4095;
 			if (rnd(r, 2) && off + ((len + 4095) & ~4095u) <= f->cap)
 				len = (len + 4095) & ~4095u;
@@ -433,6 +434,67 @@ static void check_committed(struct run *r)
 	check_name(r, "seq", &r->files[r->nfiles - 1], 50);
 }
 
+/* A scratch version name: the run's with suffix. */
+static void scratch_name(const struct run *r, const char *suffix, char *out,
+			 size_t cap)
+{
+	snprintf(out, cap, "%s-%s", r->ver, suffix);
+}
+
+/*
+ * "check": whole-file reads (two READs in flight, SMALL_LEASE / 2 each) on
+ * a connection whose lease also holds a WRITE not yet on disk, of a scratch
+ * version: the second READ waits for room behind the WRITE, and the answers
+ * come among the WACKs.  Reads of the run's "seq" file, and of a scratch
+ * version's file of zeros (a truncate: answered without disk I/O, so before
+ * the WACK of a WRITE sent earlier).  The scratch versions are dropped
+ * after.
+ */
+static void reads_among_writes(struct run *r)
+{
+	struct mfile zeros = { .size = SMALL_LEASE };
+	struct ckpt_version *w = NULL, *z = NULL;
+	char wname[64], zname[64];
+	size_t len;
+	int ret, i;
+
+	scratch_name(r, "w", wname, sizeof(wname));
+	scratch_name(r, "z", zname, sizeof(zname));
+	zeros.data = calloc(1, SMALL_LEASE);
+	CHECK(r, zeros.data != NULL, "out of memory");
+	ret = ckpt_begin(r->c, r->job, zname, &z);
+	if (ret == 0)
+		ret = ckpt_truncate(z, "z", SMALL_LEASE);
+	if (ret == 0)
+		ret = ckpt_commit(z);
+	if (ret == 0)
+		ret = ckpt_wait(z, CKPT_LOCAL, 60000);
+	CHECK(r, ret == 0, "version %s of zeros: %s", zname,
+	      ckpt_strerror(ret));
+	ckpt_version_free(z);
+	ret = ckpt_begin(r->c, r->job, wname, &w);
+	CHECK(r, ret == 0, "begin %s: %s", wname, ckpt_strerror(ret));
+	for (i = 0; i < 24 && !r->failed; i++) {
+		len = ((size_t)1 + i % 3) << 20;
+		ret = ckpt_write(w, "w", r->files[r->nfiles - 1].data, len,
+				 (uint64_t)i << 22);
+		CHECK(r, ret == 0, "write %zu bytes to %s: %s", len, wname,
+		      ckpt_strerror(ret));
+		if (i % 2)
+			check_sink(r, r->ver, "seq", &r->files[r->nfiles - 1]);
+		else
+			check_sink(r, zname, "z", &zeros);
+	}
+	if (w) {
+		ret = ckpt_abort(w);
+		CHECK(r, ret == 0, "abort %s: %s", wname, ckpt_strerror(ret));
+		ckpt_version_free(w);
+	}
+	ret = ckpt_remove(r->c, r->job, zname);
+	CHECK(r, ret == 0, "remove %s: %s", zname, ckpt_strerror(ret));
+	free(zeros.data);
+}
+
 /* Open, read back, abort: the reads of a FAILED version fail. */
 static int abort_run(struct run *r)
 {
@@ -518,6 +580,8 @@ int main(int argc, char **argv)
 		}
 		if (!r->failed)
 			check_committed(r);
+		if (!r->failed && !r->v)
+			reads_among_writes(r);
 	}
 	CHECK(r, ret == 0, "%s: %s", mode, ckpt_strerror(ret));
 	ckpt_version_free(r->v);
