@@ -7,10 +7,12 @@
  * into intervals, each taken from the newest record covering it.  Each record
  * needed is read whole (its CRC32C covers all of it) into a buffer from a
  * small pool, verified, and only then are its intervals copied into the
- * lease; a record one interval takes whole, on a block of the lease, is read
- * straight into the lease instead and verified there (in_place()).  A
- * mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
- * returned.  Zero records (truncation) read as zeros without I/O.
+ * lease.  A mismatch fails the read with -CKPT_ECORRUPT: bad bytes are never
+ * returned.  The buffers are huge-page backed (sys_dio_alloc()), so a
+ * record's O_DIRECT read goes to the disk in requests of megabytes; reading
+ * into the lease itself (4 KiB shmem pages: requests of 512 KiB on
+ * virtio-blk) made a restore from LOCAL 30% slower than this copy (see
+ * docs/benchmarks.md, "Restore from LOCAL through huge-page buffers").  Zero records (truncation) read as zeros without I/O.
  *
  * A version still open may be read (ckptfs reads back files it writes): the
  * read waits until the version has no write in flight, since the records of
@@ -57,8 +59,7 @@ struct rop {
 	struct rreq *r;
 	uint32_t rec;
 	uint32_t first;           /* its first piece; the rest by ->next */
-	void *buf;                /* from rbufs, or in the lease (direct) */
-	int direct;               /* read in place: nothing to copy */
+	void *buf;                /* from rbufs */
 };
 
 static void *buf_get(struct reader_bufs *rb, size_t size)
@@ -263,9 +264,6 @@ static void on_read(struct loop_op *op, int res)
 			   m->seg, (unsigned long long)m->seg_off);
 		if (!r->err)
 			r->err = -CKPT_ECORRUPT;
-	} else if (o->direct) {
-		/* the record's padding lies past the answer: zero it */
-		memset((uint8_t *)o->buf + m->len, 0, rlen - m->len);
 	} else if (!r->t->c->closed) {
 		uint8_t *dst = r->t->c->lease->map + r->ring_off;
 
@@ -274,35 +272,10 @@ static void on_read(struct loop_op *op, int res)
 			       (uint8_t *)o->buf + r->pieces[i].src,
 			       r->pieces[i].len);
 	}
-	if (!o->direct)
-		buf_put(&r->d->rbufs, o->buf, rlen);
+	buf_put(&r->d->rbufs, o->buf, rlen);
 	free(o);
 	if (--r->pending == 0)
 		rreq_finish(r);
-}
-
-/*
- * Where record piece p may be read in place: its whole record, landing at a
- * 4 KiB boundary of the lease, its rounded length (O_DIRECT reads whole
- * blocks) within the request, and any padding past the answer's last byte,
- * in bytes the client asked for and no other piece fills.  That
- * saves the copy out of a record buffer; the CRC is then taken in the
- * lease, and a mismatch fails the read as before (the client uses no byte
- * of a failed answer).  The lease stays mapped while the read is in
- * flight: the request holds the connection, and the connection its lease.
- * rlen is the record's length rounded up to a block.  NULL where the
- * record goes through a buffer.
- */
-static uint8_t *in_place(const struct rreq *r, const struct rpiece *p,
-			 size_t rlen)
-{
-	const struct man_rec *m = &r->v->recs[p->rec];
-
-	if (p->next != RPIECE_END || p->src || p->len != m->len ||
-	    (r->ring_off + p->dst) % 4096 || p->dst + rlen > r->len ||
-	    (rlen != m->len && p->dst + p->len != r->size))
-		return NULL;
-	return r->t->c->lease->map + r->ring_off + p->dst;
 }
 
 /* Submit one read per distinct record among the pieces. */
@@ -329,10 +302,7 @@ static int submit_reads(struct rreq *r)
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			goto out_free;
-		o->buf = in_place(r, &r->pieces[i], rlen);
-		o->direct = o->buf != NULL;
-		if (!o->buf)
-			o->buf = buf_get(&r->d->rbufs, rlen);
+		o->buf = buf_get(&r->d->rbufs, rlen);
 		if (!o->buf) {
 			free(o);
 			goto out_free;
