@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -341,23 +342,53 @@ int sys_reopen(int fd, int flags)
 	return nfd < 0 ? -errno : nfd;
 }
 
+/* A direct-I/O buffer's length as mapped: whole pages. */
+static size_t dio_len(size_t len)
+{
+	return (len + 4095) & ~(size_t)4095;
+}
+
 void *sys_dio_alloc(size_t len)
 {
-	size_t align = len >= SYS_HUGE ? SYS_HUGE : 4096;
-	void *p;
+	size_t map, head, want = dio_len(len);
+	uint8_t *p;
+	void *q;
 
-	if (posix_memalign(&p, align, len ? len : 1))
+	if (len < SYS_HUGE)
+		return posix_memalign(&q, 4096, len ? len : 1) ? NULL : q;
+	/* Its own mapping, trimmed to a 2 MiB boundary: the advice ends
+	 * with the buffer (glibc's heap would keep it for later small
+	 * allocations). */
+	map = want + SYS_HUGE;
+	p = mmap(NULL, map, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
-	if (align == SYS_HUGE)
-		(void)madvise(p, len & ~(size_t)(SYS_HUGE - 1), MADV_HUGEPAGE);
+	head = (SYS_HUGE - (uintptr_t)p % SYS_HUGE) % SYS_HUGE;
+	if (head)
+		munmap(p, head);
+	if (map - head > want)
+		munmap(p + head + want, map - head - want);
+	p += head;
+	(void)madvise(p, want, MADV_HUGEPAGE);
 	return p;
+}
+
+void sys_dio_free(void *buf, size_t len)
+{
+	if (!buf)
+		return;
+	if (len < SYS_HUGE)
+		free(buf);
+	else
+		munmap(buf, dio_len(len));
 }
 
 int sys_dio_fit(void **buf, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return 0;
-	free(*buf);
+	sys_dio_free(*buf, *cap);
 	*cap = 0;
 	*buf = sys_dio_alloc(need);
 	if (!*buf)

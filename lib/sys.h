@@ -83,11 +83,14 @@ int sys_reopen(int fd, int flags);
  * direct request carries at most the device's segment limit of separate
  * pages (on virtio-blk 254: about 512 KiB of 4 KiB pages), so from huge
  * pages each read or write goes to the device in requests of up to its
- * max_sectors_kb, several times fewer.  NULL if out of memory; free()
- * releases it.  Not a seam of fault injection.
+ * max_sectors_kb, several times fewer.  NULL if out of memory;
+ * sys_dio_free() with the same len releases it (a buffer of SYS_HUGE or
+ * more is a mapping of its own).  Not a seam of fault injection.
  */
 #define SYS_HUGE (2u << 20)
 void *sys_dio_alloc(size_t len);
+/* Release buf (NULL: nothing) of len bytes from sys_dio_alloc(len). */
+void sys_dio_free(void *buf, size_t len);
 /* *buf (from sys_dio_alloc(), or NULL) of *cap bytes made at least need:
  * replaced by a new one when smaller (its bytes are not kept).  0, or
  * -ENOMEM with *buf NULL and *cap 0. */

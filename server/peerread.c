@@ -376,7 +376,7 @@ static int sread_run(struct pool_task *t)
 	else
 		s->flen = (size_t)n;
 out:
-	free(rbuf);
+	sys_dio_free(rbuf, rcap);
 	free(out);
 	return ret;
 }

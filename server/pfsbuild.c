@@ -171,14 +171,14 @@ void pfs_builder_release(struct pfs_builder *b)
 	free(b->rfds);
 	b->rfds = NULL;
 	for (i = 0; i < PFS_BUILD_KEEP; i++)
-		free(b->keep[i].p);
-	free(b->scratch.p);
+		sys_dio_free(b->keep[i].p, b->keep[i].cap);
+	sys_dio_free(b->scratch.p, b->scratch.cap);
 	if (b->have_ring) {
 		ahead_quiesce(b);
 		io_uring_queue_exit(&b->ring);
 	}
 	for (i = 0; i < PFS_BUILD_AHEAD; i++)
-		free(b->ahead[i].rb.p);
+		sys_dio_free(b->ahead[i].rb.p, b->ahead[i].rb.cap);
 	free(b->plan);
 }
 

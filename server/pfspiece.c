@@ -716,7 +716,8 @@ static void worker_release(struct worker *w)
 	pfs_builder_release(&w->b);
 	zip_free(w->zip);
 	free(w->zbuf);
-	free(w->buf);
+	if (w->buf)     /* w->c is NULL where worker_init never ran */
+		sys_dio_free(w->buf, w->c->m.chunk);
 }
 
 /* Ready bytes that make a batch for the finisher. */

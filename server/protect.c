@@ -130,7 +130,7 @@ static void job_reset(struct pjob *j)
 		free(j->frag[i]);
 		j->frag[i] = NULL;
 	}
-	free(j->rbuf);
+	sys_dio_free(j->rbuf, j->rcap);
 	j->rbuf = NULL;
 	j->rcap = 0;
 	free(j->man);

@@ -74,7 +74,7 @@ static void buf_put(struct reader_bufs *rb, void *p, size_t size)
 	if (size == rb->size && rb->n < READER_KEEP)
 		rb->buf[rb->n++] = p;
 	else
-		free(p);
+		sys_dio_free(p, size);
 }
 
 void reader_open(struct reader_bufs *rb, size_t chunk)
@@ -86,7 +86,7 @@ void reader_open(struct reader_bufs *rb, size_t chunk)
 void reader_close(struct reader_bufs *rb)
 {
 	while (rb->n)
-		free(rb->buf[--rb->n]);
+		sys_dio_free(rb->buf[--rb->n], rb->size);
 }
 
 /* ---- reads from the PFS copy ------------------------------------------ */

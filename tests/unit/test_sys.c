@@ -333,8 +333,8 @@ static void test_dio_alloc(void)
 			CU_ASSERT_EQUAL(memcmp(w, r, len), 0);
 		}
 		close(fd);
-		free(r);
-		free(w);
+		sys_dio_free(r, len);
+		sys_dio_free(w, len);
 	}
 	CU_ASSERT_EQUAL(sys_unlink(path), 0);
 }
