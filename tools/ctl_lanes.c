@@ -215,8 +215,13 @@ static int lane_open(struct lane *l, const struct lanes_job *j, unsigned i)
 	int ret;
 
 	if (i == 0) {
-		/* Its lease first: the other lanes get what is left. */
+		/* Its lease first: the other lanes get what is left.  The
+		 * same size as theirs, unless the caller's connection has
+		 * its lease already (-EALREADY). */
 		l->c = j->c;
+		ret = ckpt_staging_request(l->c, LANES_LEASE);
+		if (ret < 0 && ret != -EALREADY)
+			return ret;
 		return ckpt_staging(l->c, NULL);
 	}
 	ret = ckpt_connect(j->socket, &l->c);
