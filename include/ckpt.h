@@ -570,9 +570,10 @@ typedef int (*ckpt_sink_fn)(void *arg, const void *data, size_t len,
 /* ckpt_read() without the copy into a buffer: each piece, verified as
  * ckpt_read() verifies, is handed to sink(arg, ...) in file order straight
  * from the client's staging lease (to pwrite it to a file, or cudaMemcpy it
- * to a GPU).  data is valid only during the call, and sink must not call
- * libckpt on c (c's lock is held).  *nread is the bytes handed to sink;
- * short only at end of file or on error. */
+ * to a GPU), while ckptd reads the next piece into another part of it.
+ * data is valid only during the call, and sink must not call libckpt on c
+ * (c's lock is held).  *nread is the bytes handed to sink; short only at
+ * end of file or on error. */
 int ckpt_read_sink(struct ckpt_client *c, const char *job,
 		   const char *version, const char *path, size_t len,
 		   uint64_t offset, ckpt_sink_fn sink, void *arg,
