@@ -12,7 +12,8 @@
  * record's O_DIRECT read goes to the disk in requests of megabytes; reading
  * into the lease itself (4 KiB shmem pages: requests of 512 KiB on
  * virtio-blk) made a restore from LOCAL 30% slower than this copy (see
- * docs/benchmarks.md, "Restore from LOCAL through huge-page buffers").  Zero records (truncation) read as zeros without I/O.
+ * docs/benchmarks.md, "Restore from LOCAL through huge-page buffers").
+ * Zero records (truncation) read as zeros without I/O.
  *
  * A version still open may be read (ckptfs reads back files it writes): the
  * read waits until the version has no write in flight, since the records of
@@ -46,7 +47,7 @@ struct rreq {
 	/* the request's numbers (its strings live only while it is
 	 * dispatched: the file is fi) */
 	uint32_t fi;
-	uint64_t off, len, ring_off;
+	uint64_t off, ring_off;
 	struct rpiece *pieces;
 	uint32_t npieces;
 	uint32_t pending;         /* record reads in flight */
@@ -402,7 +403,6 @@ static int read_local(struct rtry *t)
 	r->v = v;
 	r->fi = fi;
 	r->off = req->off;
-	r->len = req->len;
 	r->ring_off = req->ring_off;
 	end = v->files[fi].size;
 	if (req->off < end) {
