@@ -26,11 +26,9 @@
 
 #include "ckpt.h"
 
-#ifndef LANES_PIECE
 #define LANES_PIECE (32u << 20)   /* bytes a lane takes at once: READs of
 				   * ckptd, two in flight (ckpt_read_sink) */
-#endif
-#define LANES_LEASE (32u << 20)   /* an extra lane's staging: two READs */
+#define LANES_LEASE (32u << 20)   /* each lane's staging: two READs */
 #define LANES_MAX   8
 
 struct lanes_job {
