@@ -34,11 +34,14 @@ socks, t0 = [], time.time()
 for i in range(n):
     if time.time() - t0 > 8: break
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # a full backlog blocks connect until ckptd accepts, up to the deadline
-    s.settimeout(max(0.001, 8 - (time.time() - t0)))
+    # A full backlog blocks connect until ckptd accepts, up to the deadline:
+    # SO_SNDTIMEO, since a Python socket timeout makes the connect non-blocking,
+    # and an AF_UNIX connect then fails at once with EAGAIN.
+    left = max(0.001, 8 - (time.time() - t0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                 struct.pack("ll", int(left), int(left % 1 * 1e6)))
     try: s.connect(path)
-    except socket.timeout: break
-    except OSError: pass
+    except OSError: break                     # the deadline (EAGAIN), or worse
     s.setblocking(False)
     socks.append(s)
 why = {}
