@@ -9,8 +9,10 @@
 #              writers`, 4 x 256 MiB; the phases' order alternates)
 #   fairness   in the same bursts: slowest writer / median writer
 #              (a writers run takes about a second and its spread is
-#              mostly the scheduler's, so it is repeated 3 x $(bench_reps)
-#              times for a steadier median; memcpy's own spread is shown)
+#              the scheduler's, so it is repeated 6 x $(bench_reps) times
+#              for a steadier median; memcpy's own spread is shown, and the
+#              slowest ckpt_write against the slowest memcpy: what a
+#              synchronized job waits)
 #   burst      8 x 128 MiB to LOCAL into recycled segments against fio
 #              io_uring O_DIRECT's second pass over its files, same
 #              directory (`ckptctl bench --mode burst`): fio time / ckpt time
@@ -41,14 +43,15 @@ N=$(bench_reps)
 
 # ratio KEY: the value of KEY= on the "# ratios" line of the last run
 ratio_of() { sed -n "s/^# ratios.* $1=\([0-9.]*\).*/\1/p; s/^# ratios $1=\([0-9.]*\).*/\1/p" "$DIR/out" | head -1; }
-stall=() fair=() copyfair=() burst=()
-for ((i = 0; i < 3 * N; i++)); do
+stall=() fair=() copyfair=() slowest=() burst=()
+for ((i = 0; i < 6 * N; i++)); do
 	first=memcpy
 	[ $((i % 2)) = 1 ] && first=writes       # alternate the phases' order
 	$B/ckptctl -s "$DIR/ckptd.sock" bench --mode writers --first $first "$@" >"$DIR/out" ||
 		{ cat "$DIR/out"; exit 1; }
 	[ $i = 0 ] && sed '/^# ratios/d' "$DIR/out"
 	stall+=("$(ratio_of stall)") fair+=("$(ratio_of fair)") copyfair+=("$(ratio_of copyfair)")
+	slowest+=("$(ratio_of slowest)")
 done
 for ((i = 0; i < N; i++)); do
 	$B/ckptctl -s "$DIR/ckptd.sock" bench --mode burst --dir "$DIR/fio" "$@" >"$DIR/out" ||
@@ -61,6 +64,7 @@ echo
 bench_row stall "stall: ckpt_write / memcpy, 4 writers x 256 MiB at once (medians)" "<= 1.2" "${stall[@]}"
 bench_row fairness "fairness: slowest / median writer, same bursts" "<= 1.1" "${fair[@]}"
 bench_row copyfair "(reference) slowest / median memcpy, same writers" "-" "${copyfair[@]}"
+bench_row slowest "(reference) slowest ckpt_write / slowest memcpy" "-" "${slowest[@]}"
 if [ ${#burst[@]} -gt 0 ]; then
 	bench_row burst "burst 8 x 128 MiB to LOCAL, recycled segments: fio 2nd pass / ckpt" ">= 0.9" "${burst[@]}"
 else
