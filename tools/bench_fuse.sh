@@ -139,7 +139,9 @@ echo "# sequential write: $W writers x $MIB MiB, dd bs=1M conv=fsync, $N repetit
 # ratio), then N rounds of: dd oflag=direct over the disk files of the
 # round before (conv=notrunc: allocated extents, as ckptd's recycled
 # segments are), and the same through the mount into the segments the
-# previous round's version freed.
+# previous round's version freed.  The rounds take turns over which goes
+# first, so that neither always runs right after the other's writes (as
+# tools/bench_drain.sh does with the drain and cp).
 writers "$DIR/direct" oflag=direct conv=fsync
 s_new=$SECS
 fuse_run seq0
@@ -148,10 +150,17 @@ s_fresh=$SECS
 ratios=() commits=()
 printf '%-6s %12s %12s %12s %8s\n' round "direct s" "ckptfs s" "commit s" ratio
 for ((i = 1; i <= N; i++)); do
-	writers "$DIR/direct" oflag=direct conv=notrunc,fsync
-	s_od=$SECS
-	fuse_run "seq$i"
-	s_f=$SECS
+	if ((i % 2)); then
+		writers "$DIR/direct" oflag=direct conv=notrunc,fsync
+		s_od=$SECS
+		fuse_run "seq$i"
+		s_f=$SECS
+	else
+		fuse_run "seq$i"
+		s_f=$SECS
+		writers "$DIR/direct" oflag=direct conv=notrunc,fsync
+		s_od=$SECS
+	fi
 	"$B/ckptctl" -s "$SOCK" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i"
 	r=$(ratio "$s_od" "$s_f")
 	ratios+=("$r") commits+=("$COMMIT_SECS")
