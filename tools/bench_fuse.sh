@@ -147,19 +147,18 @@ s_new=$SECS
 fuse_run seq0
 s_fresh=$SECS
 "$B/ckptctl" -s "$SOCK" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0"
+# One of each for a round: their times in s_od and s_f.
+direct_round() { writers "$DIR/direct" oflag=direct conv=notrunc,fsync; s_od=$SECS; }
+fuse_round() { fuse_run "$1"; s_f=$SECS; }
 ratios=() commits=()
 printf '%-6s %12s %12s %12s %8s\n' round "direct s" "ckptfs s" "commit s" ratio
 for ((i = 1; i <= N; i++)); do
 	if ((i % 2)); then
-		writers "$DIR/direct" oflag=direct conv=notrunc,fsync
-		s_od=$SECS
-		fuse_run "seq$i"
-		s_f=$SECS
+		direct_round
+		fuse_round "seq$i"
 	else
-		fuse_run "seq$i"
-		s_f=$SECS
-		writers "$DIR/direct" oflag=direct conv=notrunc,fsync
-		s_od=$SECS
+		fuse_round "seq$i"
+		direct_round
 	fi
 	"$B/ckptctl" -s "$SOCK" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i"
 	r=$(ratio "$s_od" "$s_f")
