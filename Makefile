@@ -131,7 +131,8 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # The unit tests of server code: the PFS layout, rebuilding chunks from
-# records, and writer stalls.
+# records, writer stalls, the shard store, and the loop's registered
+# buffers.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
 		$(BUILD)/obj/server/pfslayout.o $(CORE_A)
 	@mkdir -p $(dir $@)
@@ -144,6 +145,11 @@ $(BUILD)/tests/test_pfsbuild: $(BUILD)/obj/tests/unit/test_pfsbuild.o \
 
 $(BUILD)/tests/test_vstats: $(BUILD)/obj/tests/unit/test_vstats.o \
 		$(BUILD)/obj/server/vstats.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_loop: $(BUILD)/obj/tests/unit/test_loop.o \
+		$(BUILD)/obj/server/loop.o $(BUILD)/obj/server/staging.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 

@@ -320,22 +320,23 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 		goto out_catalog;
 	}
+	ret = loop_init(&d->loop, conf->queue_depth);
+	if (ret < 0) {
+		log_printf(LOG_ERR, "io_uring: %s", strerror(-ret));
+		goto out_catalog;
+	}
+	/* After the loop, which registers each lease (loop.h). */
 	staging_init(&d->staging, conf->staging, conf->staging_client,
-		     conf->mlock);
+		     conf->mlock, &d->loop);
 	ret = staging_prefault(&d->staging, conf->staging_client);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",
 			   (unsigned long long)conf->staging, strerror(-ret));
 		goto out_staging;
 	}
-	ret = loop_init(&d->loop, conf->queue_depth);
-	if (ret < 0) {
-		log_printf(LOG_ERR, "io_uring: %s", strerror(-ret));
-		goto out_staging;
-	}
 	ret = open_signals(d);
 	if (ret < 0)
-		goto out_loop;
+		goto out_staging;
 	ret = mkdir_p(conf->dir, 0755);
 	d->listen_fd = ret < 0 ? ret : listen_unix(conf->socket);
 	if (d->listen_fd < 0) {
@@ -404,10 +405,9 @@ out_listen:
 	unlink(conf->socket);
 out_signals:
 	close(d->sig_fd);
-out_loop:
-	loop_release(&d->loop);
 out_staging:
 	staging_release(&d->staging);
+	loop_release(&d->loop);
 out_catalog:
 	catalog_close(&d->cat);
 	segs_close(&d->segs);

@@ -129,12 +129,25 @@ static void track(struct ckptd *d, struct wop *w)
 	w->v->inflight++;
 }
 
+/* The registered buffer slot (loop.h) of the lease that holds w's len
+ * bytes at buf, or -1 (a segment header, an unregistered lease). */
+static int fixed_slot(const struct wop *w, const void *buf, uint32_t len)
+{
+	const struct lease *l = w->c ? w->c->lease : NULL;
+	const uint8_t *p = buf;
+
+	if (!l || l->buf < 0 || p < l->map || len > l->size ||
+	    (size_t)(p - l->map) > l->size - len)
+		return -1;
+	return l->buf;
+}
+
 /* Submit w (tracked) as a write of len bytes at buf to segment seg at off. */
 static void issue(struct ckptd *d, struct wop *w, uint32_t seg,
 		  const void *buf, uint32_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe;
-	int ret;
+	int ret, slot;
 
 	w->len = len;
 	ret = sys_inject(SYS_PWRITE);
@@ -143,7 +156,12 @@ static void issue(struct ckptd *d, struct wop *w, uint32_t seg,
 		return;
 	}
 	sqe = loop_sqe(&d->loop, &w->op);
-	io_uring_prep_write(sqe, segs_fd(&d->segs, seg), buf, len, off);
+	slot = fixed_slot(w, buf, len);
+	if (slot >= 0)
+		io_uring_prep_write_fixed(sqe, segs_fd(&d->segs, seg), buf, len,
+					  off, slot);
+	else
+		io_uring_prep_write(sqe, segs_fd(&d->segs, seg), buf, len, off);
 }
 
 static void submit_write(struct ckptd *d, struct wop *w, uint32_t seg,

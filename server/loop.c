@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
 
 #include "loop.h"
 #include "log.h"
@@ -32,16 +34,80 @@ static void fake_done(struct loop_op *op, int res)
 int loop_init(struct loop *l, unsigned entries)
 {
 	struct io_uring_params p = { 0 };
+	int ret;
 
 	l->inflight = 0;
 	l->stop = 0;
+	l->nbufs = 0;
+	l->buf_used = NULL;
 	p.flags = IORING_SETUP_CLAMP;
-	return io_uring_queue_init_params(entries, &l->ring, &p);
+	ret = io_uring_queue_init_params(entries, &l->ring, &p);
+	if (ret < 0)
+		return ret;
+	/* An empty table to fill slot by slot; a kernel without it (before
+	 * 5.19) runs without registered buffers. */
+	l->buf_used = calloc(LOOP_BUFS, 1);
+	if (l->buf_used &&
+	    io_uring_register_buffers_sparse(&l->ring, LOOP_BUFS) == 0) {
+		l->nbufs = LOOP_BUFS;
+	} else {
+		free(l->buf_used);
+		l->buf_used = NULL;
+		log_printf(LOG_INFO, "io_uring: no registered buffers here");
+	}
+	return 0;
 }
 
 void loop_release(struct loop *l)
 {
-	io_uring_queue_exit(&l->ring);
+	io_uring_queue_exit(&l->ring);  /* unregisters every buffer */
+	free(l->buf_used);
+	l->buf_used = NULL;
+	l->nbufs = 0;
+}
+
+/* Point slot at len bytes at p (NULL, 0: empty it).  0 or -errno. */
+static int buf_set(struct loop *l, unsigned slot, void *p, size_t len)
+{
+	struct iovec iov = { .iov_base = p, .iov_len = len };
+	__u64 tag = 0;
+	int ret;
+
+	ret = io_uring_register_buffers_update_tag(&l->ring, slot, &iov, &tag,
+						   1);
+	return ret < 0 ? ret : ret == 1 ? 0 : -EIO;
+}
+
+int loop_buf_add(struct loop *l, void *p, size_t len)
+{
+	unsigned i;
+	int ret;
+
+	if (!len || len > LOOP_BUF_MAX)
+		return -EINVAL;
+	for (i = 0; i < l->nbufs && l->buf_used[i]; i++)
+		;
+	if (i == l->nbufs)
+		return -ENOSPC;
+	ret = buf_set(l, i, p, len);
+	if (ret < 0)
+		return ret;
+	l->buf_used[i] = 1;
+	return (int)i;
+}
+
+void loop_buf_del(struct loop *l, int slot)
+{
+	int ret;
+
+	if (slot < 0 || (unsigned)slot >= l->nbufs || !l->buf_used[slot])
+		return;
+	ret = buf_set(l, (unsigned)slot, NULL, 0);
+	if (ret < 0)    /* the slot stays taken: never named again */
+		log_printf(LOG_WARNING, "io_uring: unregistering buffer %d: %s",
+			   slot, strerror(-ret));
+	else
+		l->buf_used[slot] = 0;
 }
 
 struct io_uring_sqe *loop_sqe(struct loop *l, struct loop_op *op)

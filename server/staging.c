@@ -17,6 +17,7 @@
 #include <fcntl.h>
 
 #include "log.h"
+#include "loop.h"
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
@@ -53,6 +54,14 @@ static int lease_new(struct staging *s, uid_t uid, size_t size,
 			   size);
 	l->size = size;
 	l->uid = uid;
+	l->buf = s->loop ? loop_buf_add(s->loop, l->map, size) : -1;
+	if (l->buf < 0 && s->loop && !s->unregistered)
+		log_printf(LOG_NOTICE, "staging: a lease could not be registered with io_uring (%s); writes from it pin its pages each time (slower; LimitMEMLOCK=infinity lifts the usual cause)",
+			   strerror(-l->buf));
+	if (l->buf < 0) {
+		s->unregistered += s->loop != NULL;
+		l->buf = -1;
+	}
 	list_init(&l->link);
 	s->total += size;
 	*out = l;
@@ -67,6 +76,8 @@ out_free:
 
 static void lease_free(struct staging *s, struct lease *l)
 {
+	if (s->loop)
+		loop_buf_del(s->loop, l->buf);
 	/* Free the pages now: a client that mapped the lease keeps the file
 	 * alive, and without this its pages would stay ckptd's, past the
 	 * budget (a client taking lease after lease). */
@@ -81,13 +92,15 @@ static void lease_free(struct staging *s, struct lease *l)
 }
 
 void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
-		  int mlock)
+		  int mlock, struct loop *loop)
 {
 	s->budget = budget;
 	s->reserve = reserve < budget / 2 ? reserve : budget / 2;
 	s->total = 0;
 	s->lent = 0;
 	s->mlock = mlock;
+	s->loop = loop;
+	s->unregistered = 0;
 	list_init(&s->free);
 	list_init(&s->lent_leases);
 }

@@ -14,6 +14,10 @@
  * staging_get_share(); 0 = no share, as for root), so that one user cannot take
  * the staging every other user needs.
  *
+ * Each lease is registered with the loop's io_uring while it exists
+ * (loop.h: its pages are pinned once, not on every disk write from it);
+ * lease->buf is the slot, or -1 where registration failed.
+ *
  * Ownership: struct staging owns every lease.  staging_get_share() lends one to a
  * connection until staging_put().  Single-threaded (the loop thread).
  */
@@ -32,6 +36,7 @@ struct lease {
 	uint8_t *map;       /* ckptd's mapping, size bytes */
 	size_t size;
 	uid_t uid;          /* the uid whose clients have seen it */
+	int buf;            /* registered buffer slot of the loop, or -1 */
 };
 
 struct staging {
@@ -42,13 +47,18 @@ struct staging {
 			     * (ckptfs, which serves every user of a mount, and
 			     * the administrator) always finds this much */
 	int mlock;
+	struct loop *loop;  /* registers the leases; NULL: none */
+	unsigned unregistered;  /* leases the loop refused (logged once) */
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
 
-/* reserve: see struct staging (at most half of budget is kept). */
+/* reserve: see struct staging (at most half of budget is kept).  loop (or
+ * NULL) must outlive the leases, or be released first (loop_release()
+ * forgets every registration). */
+struct loop;
 void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
-		  int mlock);
+		  int mlock, struct loop *loop);
 void staging_release(struct staging *s);
 /*
  * Lend a lease of want bytes (rounded up to 2 MiB) to uid.  When the budget,
