@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -280,9 +282,27 @@ static void on_version_changed(struct ckptd *d, struct version *v)
 	cluster_version_changed(d, v);
 }
 
+/* Whether pinning memory cannot run into RLIMIT_MEMLOCK: the limit is
+ * unlimited, or CAP_IPC_LOCK lifts it. */
+static int pin_unlimited(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct caps[2];
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &r) == 0 && r.rlim_cur == RLIM_INFINITY)
+		return 1;
+	if (syscall(SYS_capget, &h, caps) < 0)
+		return 0;
+	return !!(caps[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &
+		  CAP_TO_MASK(CAP_IPC_LOCK));
+}
+
 int ckptd_open(struct ckptd *d, const struct conf *conf)
 {
-	int ret, lock_fd;
+	int ret, lock_fd, pin = pin_unlimited();
 
 	memset(d, 0, sizeof(*d));
 	d->conf = conf;
@@ -325,9 +345,12 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		log_printf(LOG_ERR, "io_uring: %s", strerror(-ret));
 		goto out_catalog;
 	}
-	/* After the loop, which registers each lease (loop.h). */
+	/* After the loop, which registers each lease (loop.h), where pinning
+	 * them cannot use up an RLIMIT_MEMLOCK the drain's rings need. */
 	staging_init(&d->staging, conf->staging, conf->staging_client,
-		     conf->mlock, &d->loop);
+		     conf->mlock, pin ? &d->loop : NULL);
+	if (!pin)
+		log_printf(LOG_NOTICE, "staging: not registered with io_uring (RLIMIT_MEMLOCK is limited and CAP_IPC_LOCK missing; LimitMEMLOCK=infinity in the unit lifts it): disk writes from staging pin its pages each time");
 	ret = staging_prefault(&d->staging, conf->staging_client);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",

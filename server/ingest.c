@@ -34,6 +34,7 @@
 #include "crc32c.h"
 #include "drain.h"
 #include "ingest.h"
+#include "lease.h"
 #include "level.h"
 #include "log.h"
 #include "reader.h"
@@ -205,7 +206,7 @@ static int write_check(struct conn *c, const struct proto_msg *req,
 	uint64_t rlen = man_padded(req->len);
 	struct version *v;
 
-	if (!c->lease)
+	if (!lease_of(c))
 		return -CKPT_EPROTO;
 	if (req->handle >= c->nw || !c->w[req->handle].v)
 		return -EBADF;

@@ -97,6 +97,11 @@ static int hello_sendmsg(struct conn *c)
 	return 0;
 }
 
+struct lease *lease_of(const struct conn *c)
+{
+	return c->hello_ready ? NULL : c->lease;
+}
+
 void lease_send_hello(struct conn *c)
 {
 	int ret;

@@ -32,5 +32,10 @@ void lease_tick(struct ckptd *d);
 /* c's send queue is empty and c->hello_ready: send the HELLO reply (with
  * the memfd) now. */
 void lease_send_hello(struct conn *c);
+/* c's lease if the client can have it: lent, and the HELLO reply that
+ * carries it sent.  A WRITE or READ naming staging before that is a
+ * protocol error; accepted, it could outlive the lease, which RELEASE takes
+ * back at once while its reply is unsent.  NULL otherwise. */
+struct lease *lease_of(const struct conn *c);
 
 #endif

@@ -47,13 +47,15 @@ int loop_init(struct loop *l, unsigned entries)
 	/* An empty table to fill slot by slot; a kernel without it (before
 	 * 5.19) runs without registered buffers. */
 	l->buf_used = calloc(LOOP_BUFS, 1);
-	if (l->buf_used &&
-	    io_uring_register_buffers_sparse(&l->ring, LOOP_BUFS) == 0) {
+	ret = l->buf_used ? io_uring_register_buffers_sparse(&l->ring, LOOP_BUFS)
+			  : -ENOMEM;
+	if (ret == 0) {
 		l->nbufs = LOOP_BUFS;
 	} else {
 		free(l->buf_used);
 		l->buf_used = NULL;
-		log_printf(LOG_INFO, "io_uring: no registered buffers here");
+		log_printf(LOG_NOTICE, "io_uring: no registered buffers (%s): disk writes from staging pin its pages each time",
+			   strerror(-ret));
 	}
 	return 0;
 }
@@ -85,6 +87,8 @@ int loop_buf_add(struct loop *l, void *p, size_t len)
 
 	if (!len || len > LOOP_BUF_MAX)
 		return -EINVAL;
+	if (!l->nbufs)
+		return -EOPNOTSUPP;
 	for (i = 0; i < l->nbufs && l->buf_used[i]; i++)
 		;
 	if (i == l->nbufs)

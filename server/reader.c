@@ -30,6 +30,7 @@
 #include "cluster.h"
 #include "crc32c.h"
 #include "drain.h"
+#include "lease.h"
 #include "log.h"
 #include "pfs.h"
 #include "pool.h"
@@ -539,7 +540,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		goto out_reply;
 	}
 	ret = -CKPT_EPROTO;
-	if (!c->lease || req->len > READ_MAX || req->ring_off > c->lease->size ||
+	if (!lease_of(c) || req->len > READ_MAX || req->ring_off > c->lease->size ||
 	    req->len > c->lease->size - req->ring_off)
 		goto out_reply;
 	t = calloc(1, sizeof(*t));

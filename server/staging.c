@@ -23,6 +23,30 @@
 #define LEASE_ALIGN (2u << 20)
 #define NOBODY ((uid_t)-1)   /* a lease no client has seen yet */
 
+/* (Re-)register l with the loop: the slot names the pages its memfd has
+ * now.  A client may have punched some out (fallocate, MADV_REMOVE: its
+ * seals do not stop that), and the old slot would still write the pinned
+ * old pages while the checksum is taken from the mapping, which sees the
+ * new ones; so a lease is registered afresh each time it is lent again. */
+static void lease_register(struct staging *s, struct lease *l)
+{
+	int ret;
+
+	if (!s->loop)
+		return;
+	loop_buf_del(s->loop, l->buf);
+	l->buf = -1;
+	ret = loop_buf_add(s->loop, l->map, l->size);
+	if (ret >= 0) {
+		l->buf = ret;
+		return;
+	}
+	if (!s->unregistered++)
+		log_printf(LOG_NOTICE, "staging: a lease of %zu bytes is not registered with io_uring (%s); disk writes from it pin its pages each time, which costs CPU",
+			   l->size, ret == -ENOSPC ? "no slot left"
+				    : strerror(-ret));
+}
+
 static int lease_new(struct staging *s, uid_t uid, size_t size,
 		     struct lease **out)
 {
@@ -54,14 +78,8 @@ static int lease_new(struct staging *s, uid_t uid, size_t size,
 			   size);
 	l->size = size;
 	l->uid = uid;
-	l->buf = s->loop ? loop_buf_add(s->loop, l->map, size) : -1;
-	if (l->buf < 0 && s->loop && !s->unregistered)
-		log_printf(LOG_NOTICE, "staging: a lease could not be registered with io_uring (%s); writes from it pin its pages each time (slower; LimitMEMLOCK=infinity lifts the usual cause)",
-			   strerror(-l->buf));
-	if (l->buf < 0) {
-		s->unregistered += s->loop != NULL;
-		l->buf = -1;
-	}
+	l->buf = -1;
+	lease_register(s, l);
 	list_init(&l->link);
 	s->total += size;
 	*out = l;
@@ -185,6 +203,8 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 	l = find_free(s, uid, size);
 	if (l) {
 		list_del(&l->link);
+		if (l->uid != NOBODY)   /* lent before: see lease_register() */
+			lease_register(s, l);
 		l->uid = uid;
 		goto out_lend;
 	}

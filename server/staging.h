@@ -14,9 +14,10 @@
  * staging_get_share(); 0 = no share, as for root), so that one user cannot take
  * the staging every other user needs.
  *
- * Each lease is registered with the loop's io_uring while it exists
- * (loop.h: its pages are pinned once, not on every disk write from it);
- * lease->buf is the slot, or -1 where registration failed.
+ * Each lease is registered with the loop's io_uring (loop.h: its pages
+ * are pinned once, not on every disk write from it), when made and again
+ * each time it is lent after the first; lease->buf is the slot, or -1 where
+ * registration failed (the lease is used unregistered).
  *
  * Ownership: struct staging owns every lease.  staging_get_share() lends one to a
  * connection until staging_put().  Single-threaded (the loop thread).
@@ -48,7 +49,7 @@ struct staging {
 			     * the administrator) always finds this much */
 	int mlock;
 	struct loop *loop;  /* registers the leases; NULL: none */
-	unsigned unregistered;  /* leases the loop refused (logged once) */
+	unsigned unregistered;  /* registrations refused (the first logged) */
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
