@@ -12,7 +12,7 @@
  * (the staging leases) can be registered with the ring (loop_buf_add): its
  * pages are pinned once, and a read or write naming the slot
  * (io_uring_prep_write_fixed) skips pinning and unpinning them on every
- * submission (on this path ckptd's CPU per GiB written fell by 40%).  The
+ * submission (on this path ckptd's CPU per GiB written fell by 30 to 40%).  The
  * ring has LOOP_BUFS slots; when none is free, or the kernel refuses (a
  * kernel before 5.19, an RLIMIT_MEMLOCK without CAP_IPC_LOCK), the memory is
  * used unregistered.
