@@ -3,7 +3,11 @@
  *
  * Requests are small control frames (names and offsets); the largest is
  * REQ_MAX payload bytes, far below the protocol's limit, so a client cannot
- * make ckptd buffer much.  Replies may be large (listings) and are queued.
+ * make ckptd buffer much.  Replies may be large (listings) and are queued,
+ * but not without bound: a client that sends requests and does not read the
+ * replies stops being read once QUEUE_MIN bytes of replies (more with a
+ * lease, see may_read()) wait for it, so its socket fills and its own send
+ * blocks, and it is read again once it has read them.
  * Every connection holds references on what it uses (versions through its
  * writer handles, itself through in-flight operations); closing drops them
  * and aborts versions it joined but did not commit.
@@ -14,6 +18,7 @@
  * told why (-EUSERS) and closed at once, before it costs a buffer.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -30,6 +35,9 @@
 
 #define REQ_MAX  (16u << 10)
 #define RBUF_CAP (PROTO_HDR_LEN + REQ_MAX)
+#define QUEUE_MIN (1u << 20)    /* reply bytes queued before reading stops */
+#define WACK_ROOM 64            /* and per 4 KiB record of a lease */
+#define WAIT_ROOM 256           /* what a parked WAIT counts as */
 
 struct waiter_link {
 	struct waiter w;
@@ -40,6 +48,7 @@ struct waiter_link {
 
 static void conn_close(struct conn *c);
 static void recv_arm(struct conn *c);
+static void recv_resume(struct conn *c);
 static void uid_conns_put(struct ckptd *d, uid_t uid);
 
 typedef void (*op_fn)(struct conn *c, const struct proto_msg *req);
@@ -130,6 +139,8 @@ static void on_send(struct loop_op *op, int res)
 	} else {
 		c->soff += res;
 		send_kick(c);
+		if (c->paused)
+			recv_resume(c);
 	}
 	conn_put(c);
 }
@@ -249,6 +260,7 @@ static void waiter_drop(struct waiter_link *wl)
 
 	list_del(&wl->w.link);
 	list_del(&wl->conn_link);
+	c->nwait--;
 	free(wl);
 	version_put(&c->d->cat, v);
 	conn_put(c);
@@ -269,6 +281,7 @@ int session_wait(struct conn *c, struct version *v,
 	conn_get(c);
 	list_add_tail(&v->waiters, &wl->w.link);
 	list_add_tail(conn_waiters(c), &wl->conn_link);
+	c->nwait++;
 	return 0;
 }
 
@@ -362,18 +375,30 @@ static int dispatch(struct conn *c, uint8_t *frame, size_t len)
 	return 0;
 }
 
-static void on_recv(struct loop_op *op, int res)
+/* May c's requests be read?  Not while the replies it is owed reach the
+ * bound: those queued, and its parked WAITs (WAIT_ROOM each: they cost
+ * memory now and a reply later).  The bound is QUEUE_MIN, plus room for one
+ * WACK per 4 KiB of its lease, since a writer may have that many WRITEs in
+ * flight and reads the WACKs only when it needs ring space (libckpt), so it
+ * never stops a client that follows the protocol. */
+static int may_read(const struct conn *c)
 {
-	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
+	size_t cap = QUEUE_MIN;
+
+	if (c->lease)
+		cap += c->lease->size / 4096 * WACK_ROOM;
+	return c->wlen + (c->slen - c->soff) + (size_t)c->nwait * WAIT_ROOM < cap;
+}
+
+/* Dispatch the whole frames in c->rbuf while c may be read, and keep the
+ * rest.  0, or -1 if the stream is broken or c was closed. */
+static int process(struct conn *c)
+{
 	struct proto_hdr h;
 	size_t used = 0;
-	int ret;
+	int ret = 0;
 
-	if (res <= 0 || c->closed)
-		goto out_close;
-	loop_mark_defined(c->rbuf + c->rlen, res);
-	c->rlen += res;
-	while (c->rlen - used >= PROTO_HDR_LEN) {
+	while (c->rlen - used >= PROTO_HDR_LEN && may_read(c)) {
 		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);
 		if (ret < 0 || h.len > REQ_MAX) {
 			if (bad_log_ok(c->d))
@@ -381,25 +406,82 @@ static void on_recv(struct loop_op *op, int res)
 					   c->pid, c->uid,
 					   ret < 0 ? ckpt_strerror(ret)
 						   : "oversized frame");
-			goto out_close;
+			return -1;
 		}
 		if (c->rlen - used < PROTO_HDR_LEN + h.len)
 			break;
 		if (dispatch(c, c->rbuf + used, PROTO_HDR_LEN + h.len) < 0)
-			goto out_close;
+			return -1;
 		used += PROTO_HDR_LEN + h.len;
 		if (c->closed)
-			goto out_close;
+			return -1;
 	}
 	memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 	c->rlen -= used;
-	recv_arm(c);
+	return 0;
+}
+
+/* A paused c has no receive to see its client hang up (a client whose
+ * WAITs are parked may have no send in flight either): a poll does.  It
+ * stays armed once c reads again, and fires at the latest when conn_close()
+ * shuts the socket. */
+static void on_hup(struct loop_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, hup_op));
+
+	c->hup_armed = 0;
+	if (!c->closed && (res < 0 || (res & (POLLRDHUP | POLLHUP | POLLERR))))
+		conn_close(c);
+	conn_put(c);
+}
+
+/* Read on, or pause until replies have been sent (recv_resume()). */
+static void recv_next(struct conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	c->paused = !may_read(c);
+	if (!c->paused) {
+		recv_arm(c);
+	} else if (!c->hup_armed) {
+		c->hup_armed = 1;
+		conn_get(c);
+		c->hup_op.fn = on_hup;
+		sqe = loop_sqe(&c->d->loop, &c->hup_op);
+		io_uring_prep_poll_add(sqe, c->fd, POLLRDHUP);
+	}
+}
+
+static void on_recv(struct loop_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
+
+	if (res <= 0 || c->closed)
+		goto out_close;
+	loop_mark_defined(c->rbuf + c->rlen, res);
+	c->rlen += res;
+	if (process(c) < 0)
+		goto out_close;
+	recv_next(c);
 	conn_put(c);            /* the ref of the completed receive */
 	return;
 
 out_close:
 	conn_close(c);
 	conn_put(c);
+}
+
+/* A send made room: a paused c is read again, starting with the frames it
+ * had sent already. */
+static void recv_resume(struct conn *c)
+{
+	if (c->closed || !may_read(c))
+		return;
+	if (process(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	recv_next(c);
 }
 
 static void recv_arm(struct conn *c)

@@ -43,6 +43,12 @@ struct conn {
 	struct loop_op recv_op;
 	uint8_t *rbuf;
 	size_t rlen;
+	int paused;               /* not read: too many replies owed (no
+				   * receive in flight) */
+	uint32_t nwait;           /* its parked WAITs */
+	struct loop_op hup_op;    /* a poll for the client's hang-up, armed
+				   * at the first pause */
+	int hup_armed;
 
 	struct loop_op send_op;
 	uint8_t *wbuf;            /* replies being queued */

@@ -4,8 +4,9 @@
  * It speaks the wire protocol of lib/proto.h directly, without libckpt, so
  * that it can send what libckpt never would: frames with a bad magic, version
  * or CRC, truncated or oversized frames, reply-type and unknown frames,
- * hostile names, WRITEs without a lease or with a wrong handle or ring
- * offset, and streams of random garbage.  Each attack checks that ckptd
+ * hostile names, WRITEs without a lease, before the lease's HELLO reply or
+ * with a wrong handle or ring offset, requests whose replies it never
+ * reads, and streams of random garbage.  Each attack checks that ckptd
  * rejects it the way the protocol says (an error reply, or closing the
  * connection) and never accepts it; t_hostile.sh then checks that the daemon
  * is alive and that a version committed before the attack still verifies.
@@ -1324,6 +1325,163 @@ static int a_garbage(struct rc *r, long frames)
 	return ping(r);
 }
 
+/* A WRITE that names staging before the HELLO reply carrying it was sent
+ * (lease.c: the reply waits behind replies in flight, and RELEASE then
+ * takes the lease back at once, so a write accepted then could outlive its
+ * lease): ckptd must refuse it with -CKPT_EPROTO.  Enough STATUS replies go
+ * first that ckptd's send of them stays in flight (nothing reads them yet)
+ * but stay under the bound at which ckptd stops reading. */
+#define HELD_STATUS 2000
+
+static int a_helloheld(struct rc *r)
+{
+	struct proto_msg m;
+	uint32_t h, hello_seq = 0, release_seq = 0;
+	int wack = 1, hello_st = 1, release_st = 1, ret;
+
+	if (rc_connect(r) < 0)
+		return bad("connect failed");
+	if (begin(r, "hostile/helloheld", "v1", &h))
+		return 1;
+	for (int i = 0; i < HELD_STATUS; i++) {
+		m = (struct proto_msg){ .type = PROTO_STATUS };
+		if (send_msg(r, &m) < 0)
+			return bad("send: ckptd closed the connection");
+	}
+	m = (struct proto_msg){ .type = PROTO_HELLO };
+	if (send_msg(r, &m) < 0)
+		return bad("send HELLO failed");
+	hello_seq = m.seq;
+	m = (struct proto_msg){ .type = PROTO_WRITE, .handle = h, .path = "f",
+				.len = 4096, .id = 77 };
+	if (send_msg(r, &m) < 0)
+		return bad("send WRITE failed");
+	m = (struct proto_msg){ .type = PROTO_RELEASE };
+	if (send_msg(r, &m) < 0)
+		return bad("send RELEASE failed");
+	release_seq = m.seq;
+	while (wack > 0 || hello_st > 0 || release_st > 0) {
+		ret = recv_msg(r, &m, TMO_MS);
+		if (ret < 0)
+			return bad("replies stopped: %s", ckpt_strerror(ret));
+		if (m.type == (PROTO_WACK | PROTO_REPLY) && m.id == 77)
+			wack = m.status;
+		else if (m.type == (PROTO_HELLO | PROTO_REPLY) && m.seq == hello_seq)
+			hello_st = m.status;
+		else if (m.type == (PROTO_RELEASE | PROTO_REPLY) && m.seq == release_seq)
+			release_st = m.status;
+	}
+	if (wack != -CKPT_EPROTO)
+		return bad("a WRITE sent before the HELLO reply: %s, want %s",
+			   wack >= 0 ? "accepted" : ckpt_strerror(wack),
+			   ckpt_strerror(-CKPT_EPROTO));
+	if (hello_st >= 0 || release_st < 0)
+		return bad("HELLO %s, RELEASE %s: want the HELLO cancelled by the RELEASE",
+			   ckpt_strerror(hello_st), ckpt_strerror(release_st));
+	rc_close(r);
+	return 0;
+}
+
+/* A flood of one request (m, seq set per frame) that sends frame after
+ * frame without blocking and without reading, until ckptd stops reading
+ * (a second without progress) or max bytes went.  A frame may stall half
+ * sent: f keeps the rest. */
+struct flood {
+	uint8_t frame[PROTO_HDR_LEN + 512];
+	size_t off, len;
+	uint64_t sent;
+	uint32_t n;             /* frames begun */
+};
+
+static int flood(struct rc *r, struct proto_msg *m, struct flood *f,
+		 uint64_t max)
+{
+	struct pollfd p;
+	ssize_t k;
+	int len;
+
+	*f = (struct flood){ 0 };
+	while (f->sent < max) {
+		if (f->off == f->len) {
+			m->seq = ++f->n;
+			len = proto_encode(f->frame, sizeof(f->frame), m);
+			if (len < 0)
+				return bad("encode: %s", ckpt_strerror(len));
+			f->off = 0;
+			f->len = len;
+		}
+		p = (struct pollfd){ .fd = r->fd, .events = POLLOUT };
+		if (poll(&p, 1, 1000) == 0)
+			return 0;               /* ckptd stopped reading us */
+		k = send(r->fd, f->frame + f->off, f->len - f->off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (k < 0)
+			return bad("send: %s", strerror(errno));
+		f->off += k;
+		f->sent += k;
+	}
+	return bad("ckptd read %llu MiB of %s requests (%u) whose replies no "
+		   "one read", (unsigned long long)(f->sent >> 20),
+		   proto_type_name(m->type), f->n);
+}
+
+/* A client that sends requests and never reads the replies: ckptd must stop
+ * reading it once a bounded backlog of replies waits (the socket fills and
+ * our send blocks) instead of buffering every reply, and it must keep
+ * serving everyone else meanwhile.  Then every reply comes back, in order.
+ * NOREAD_MIB of requests would make far more reply bytes, or parked WAITs,
+ * than any bound allows: if all of it is taken, ckptd buffered it all. */
+#define NOREAD_MIB 64
+
+static int a_noread(struct rc *r)
+{
+	struct proto_msg m = { .type = PROTO_STATUS };
+	uint64_t max = (uint64_t)NOREAD_MIB << 20;
+	struct flood f;
+	uint32_t got = 0, h;
+
+	if (rc_connect(r) < 0)
+		return bad("connect failed");
+	if (flood(r, &m, &f, max))
+		return 1;
+	if (ping(r))
+		return bad("ckptd stopped serving others behind a client that does not read");
+	/* Every whole request is answered, in order; then ckptd reads again,
+	 * and the half-sent one is finished and answered too. */
+	for (;;) {
+		if (got == f.n - 1 && f.off < f.len) {
+			if (send_raw(r, f.frame + f.off, f.len - f.off) < 0)
+				return bad("ckptd closed instead of reading on");
+			f.off = f.len;
+		}
+		if (got == f.n)
+			break;
+		if (recv_msg(r, &m, TMO_MS) < 0)
+			return bad("reply %u of %u did not come", got + 1, f.n);
+		if (m.type != (PROTO_STATUS | PROTO_REPLY) || m.seq != got + 1)
+			return bad("reply %u of %u: %s seq %u", got + 1, f.n,
+				   proto_type_name(m.type), m.seq);
+		got++;
+	}
+	printf("noread: ckptd stopped reading after %llu KiB of STATUS requests "
+	       "(%u); all replies came back in order\n",
+	       (unsigned long long)(f.sent >> 10), f.n);
+	/* WAITs that park (the version is open) cost memory, not replies. */
+	if (begin(r, "hostile/noread", "v1", &h))
+		return 1;
+	m = (struct proto_msg){ .type = PROTO_WAIT, .job = "hostile/noread",
+				.version = "v1", .level = CKPT_LOCAL };
+	if (flood(r, &m, &f, max))
+		return 1;
+	if (ping(r))
+		return bad("ckptd stopped serving others behind parked WAITs");
+	printf("noread: ckptd stopped reading after %u parked WAITs\n", f.n);
+	rc_close(r);            /* drops them, and aborts the version */
+	return ping(r);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static const struct {
@@ -1342,6 +1500,8 @@ static const struct {
 	{ "badhandle", a_badhandle },
 	{ "ring", a_ring },
 	{ "pipe", a_pipe },
+	{ "noread", a_noread },
+	{ "helloheld", a_helloheld },
 };
 
 /* Run the command named by argv[optind]: 0, 1 or 2 (usage). */

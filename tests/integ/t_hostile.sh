@@ -3,7 +3,10 @@
 #  - ckpt_raw attacks (bad magic, version, CRC; truncated and oversized
 #    frames; reply-type and unknown frames; hostile job, version and path
 #    names; WRITE without a lease, with wrong handles and ring offsets out of
-#    range) and 10k random garbage frames: each is rejected as the protocol
+#    range; a WRITE sent before the HELLO reply that carries the lease; a
+#    client that sends requests and never reads the replies, which ckptd
+#    must stop reading rather than buffer without bound) and 10k random
+#    garbage frames: each is rejected as the protocol
 #    says, and after each the daemon is alive, answers, and a version
 #    committed before still verifies byte for byte; nothing lands outside
 #    the store and no bad name is ever listed;
@@ -35,6 +38,9 @@ for a in $attacks; do
 	victim_ok "attack $a"
 	info "attack $a: rejected; daemon up; victim intact"
 done
+# noread hung up while ckptd was not reading it and owed it only parked
+# WAITs: ckptd must still see the hang-up and abort the version it had open.
+wait_state d hostile/noread v1 failed
 "$RAW" -s "$(sock d)" -S 12345 garbage 10000 >"$T/raw.out" 2>&1 ||
 	fail "garbage: $(cat "$T/raw.out")"
 info "$(cat "$T/raw.out")"
