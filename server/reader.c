@@ -51,7 +51,11 @@ struct rreq {
 	uint64_t off, ring_off;
 	struct rpiece *pieces;
 	uint32_t npieces;
-	uint32_t pending;         /* record reads in flight */
+	uint32_t *first;          /* rindex_chain()'s, while submitting */
+	uint32_t next;            /* the next piece to submit a read for */
+	struct list link;         /* in reader_bufs.waiting, or empty */
+	uint32_t pending;         /* record reads in flight, and 1 while
+				   * pieces are left to submit */
 	uint64_t size;            /* bytes in the answer */
 	int err;
 };
@@ -83,6 +87,7 @@ void reader_open(struct reader_bufs *rb, size_t chunk)
 {
 	memset(rb, 0, sizeof(*rb));
 	rb->size = chunk;
+	list_init(&rb->waiting);
 }
 
 void reader_close(struct reader_bufs *rb)
@@ -243,14 +248,26 @@ static void rreq_finish(struct rreq *r)
 {
 	read_answer(r->t, r->err, r->err ? 0 : r->size);
 	version_put(&r->d->cat, r->v);
+	free(r->first);
 	free(r->pieces);
 	free(r);
+}
+
+static int submit_more(struct rreq *r);
+
+/* Buffers were freed: start the waiting reads, in order, while they fit. */
+static void reads_kick(struct reader_bufs *rb)
+{
+	while (!list_empty(&rb->waiting))
+		if (submit_more(list_entry(rb->waiting.next, struct rreq, link)))
+			break;          /* still waits: no room */
 }
 
 static void on_read(struct loop_op *op, int res)
 {
 	struct rop *o = (struct rop *)op;
 	struct rreq *r = o->r;
+	struct reader_bufs *rb = &r->d->rbufs;
 	const struct man_rec *m = &r->v->recs[o->rec];
 	size_t rlen = man_padded(m->len);
 	uint32_t i;
@@ -274,41 +291,53 @@ static void on_read(struct loop_op *op, int res)
 			       (uint8_t *)o->buf + r->pieces[i].src,
 			       r->pieces[i].len);
 	}
-	buf_put(&r->d->rbufs, o->buf, rlen);
+	buf_put(rb, o->buf, rlen);
+	rb->used -= rlen;
 	free(o);
 	if (--r->pending == 0)
 		rreq_finish(r);
+	reads_kick(rb);
 }
 
-/* Submit one read per distinct record among the pieces. */
-static int submit_reads(struct rreq *r)
+/* Submit one read per distinct record among the pieces, from r->next on,
+ * while the window has room; r waits in rb->waiting for the rest.  When
+ * every piece is submitted (or a failure or a closed client ends the
+ * submitting), r's hold on pending is dropped, which may finish (free) r.
+ * 1 if r waits for room, else 0. */
+static int submit_more(struct rreq *r)
 {
+	struct reader_bufs *rb = &r->d->rbufs;
 	struct io_uring_sqe *sqe;
-	uint32_t i, *first;
 	struct rop *o;
 	int ret;
 
-	first = malloc(sizeof(*first) * (r->npieces ? r->npieces : 1));
-	if (!first)
-		return -ENOMEM;
-	ret = rindex_chain(r->pieces, r->npieces, first);
-	if (ret < 0)
-		goto out_free;
-	for (i = 0; i < r->npieces; i++) {
+	if (list_empty(&r->link) && !list_empty(&rb->waiting) &&
+	    r->next < r->npieces) {
+		list_add_tail(&rb->waiting, &r->link);  /* behind the others */
+		return 1;
+	}
+	for (; r->next < r->npieces && !r->err && !r->t->c->closed; r->next++) {
+		uint32_t i = r->next;
 		const struct man_rec *m = &r->v->recs[r->pieces[i].rec];
 		size_t rlen = man_padded(m->len);
 
-		if (first[i] == RPIECE_END)
+		if (r->first[i] == RPIECE_END)
 			continue;     /* already being read */
+		if (rb->used && rb->used + rlen > READER_BUDGET) {
+			if (list_empty(&r->link))
+				list_add_tail(&rb->waiting, &r->link);
+			return 1;
+		}
 		ret = -ENOMEM;
 		o = calloc(1, sizeof(*o));
-		if (!o)
-			goto out_free;
-		o->buf = buf_get(&r->d->rbufs, rlen);
-		if (!o->buf) {
+		if (o)
+			o->buf = buf_get(rb, rlen);
+		if (!o || !o->buf) {
 			free(o);
-			goto out_free;
+			r->err = ret;
+			break;
 		}
+		rb->used += rlen;
 		o->op.fn = on_read;
 		o->r = r;
 		o->rec = r->pieces[i].rec;
@@ -323,10 +352,31 @@ static int submit_reads(struct rreq *r)
 		io_uring_prep_read(sqe, segs_fd(&r->d->segs, m->seg), o->buf,
 				   rlen, m->seg_off);
 	}
-	ret = 0;
-out_free:
-	free(first);
-	return ret;
+	if (r->t->c->closed && !r->err)
+		r->err = -ECONNABORTED;
+	r->next = r->npieces;
+	list_del(&r->link);
+	if (--r->pending == 0)
+		rreq_finish(r);
+	return 0;
+}
+
+/* Chain the pieces by record and start submitting.  0, or -errno before
+ * anything was submitted (the caller answers). */
+static int submit_reads(struct rreq *r)
+{
+	int ret;
+
+	r->first = malloc(sizeof(*r->first) * (r->npieces ? r->npieces : 1));
+	if (!r->first)
+		return -ENOMEM;
+	ret = rindex_chain(r->pieces, r->npieces, r->first);
+	if (ret < 0)
+		return ret;
+	list_init(&r->link);
+	r->pending = 1;         /* held until every read is submitted */
+	(void)submit_more(r);
+	return 0;
 }
 
 /* A read of an open version that waits for the writes in flight: the
@@ -349,6 +399,7 @@ void reader_kick(struct ckptd *d, struct version *v)
 		struct deferred *w = list_entry(pos, struct deferred, link);
 
 		list_del(&w->link);
+		w->c->nreads--;
 		if (!w->c->closed)
 			op_read(w->c, &w->req);
 		conn_put(w->c);
@@ -377,6 +428,7 @@ static int defer(struct conn *c, struct version *v,
 	conn_get(c);
 	version_get(v);
 	list_add_tail(&v->deferred, &w->link);
+	c->nreads++;
 	return 0;
 }
 
@@ -419,12 +471,11 @@ static int read_local(struct rtry *t)
 		}
 	}
 	version_get(v);
-	r->pending = 1;         /* held until every read is submitted */
 	ret = submit_reads(r);
-	if (ret < 0 && !r->err)
+	if (ret < 0) {
 		r->err = ret;
-	if (--r->pending == 0)
 		rreq_finish(r);
+	}
 	return 0;
 }
 
@@ -510,6 +561,7 @@ void read_answer(struct rtry *t, int32_t err, uint64_t size)
 
 void read_drop(struct rtry *t)
 {
+	t->c->nreads--;
 	conn_put(t->c);
 	free(t);
 }
@@ -564,6 +616,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		goto out_reply;
 	}
 	conn_get(c);
+	c->nreads++;
 	read_next(t);
 	return;
 out_reply:

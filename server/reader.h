@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "list.h"
 #include "plan.h"
 #include "proto.h"
 
@@ -32,12 +33,18 @@ struct conn;
 struct version;
 
 #define READER_KEEP 16            /* record buffers kept for reuse */
+#define READER_BUDGET (256u << 20) /* record buffer bytes in use at once */
 
-/* Record buffers of one size (the store's chunk), kept between reads. */
+/* Record buffers of one size (the store's chunk), kept between reads, and
+ * the window over all local reads: record reads start while the buffers in
+ * use stay within READER_BUDGET (one read may always start), and the reads
+ * that must wait for room queue in arrival order. */
 struct reader_bufs {
 	void *buf[READER_KEEP];
 	unsigned n;
 	size_t size;
+	size_t used;              /* bytes of buffers of reads in flight */
+	struct list waiting;      /* struct rreq.link, in order */
 };
 
 /* Records are at most chunk bytes: keep buffers of that size. */

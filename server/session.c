@@ -38,6 +38,7 @@
 #define QUEUE_MIN (1u << 20)    /* reply bytes queued before reading stops */
 #define WACK_ROOM 64            /* and per 4 KiB record of a lease */
 #define WAIT_ROOM 256           /* what a parked WAIT counts as */
+#define READS_MAX 8             /* READs in progress (libckpt keeps 2) */
 
 struct waiter_link {
 	struct waiter w;
@@ -375,9 +376,10 @@ static int dispatch(struct conn *c, uint8_t *frame, size_t len)
 	return 0;
 }
 
-/* May c's requests be read?  Not while the replies it is owed reach the
- * bound: those queued, and its parked WAITs (WAIT_ROOM each: they cost
- * memory now and a reply later).  The bound is QUEUE_MIN, plus room for one
+/* May c's requests be read?  Not while READS_MAX of its READs are in
+ * progress (each may hold record buffers of up to 64 MiB), nor while the
+ * replies it is owed reach the bound: those queued, and its parked WAITs
+ * (WAIT_ROOM each: they cost memory now and a reply later).  The bound is QUEUE_MIN, plus room for one
  * WACK per 4 KiB of its lease, since a writer may have that many WRITEs in
  * flight and reads the WACKs only when it needs ring space (libckpt), so it
  * never stops a client that follows the protocol. */
@@ -387,6 +389,8 @@ static int may_read(const struct conn *c)
 
 	if (c->lease)
 		cap += c->lease->size / 4096 * WACK_ROOM;
+	if (c->nreads >= READS_MAX)
+		return 0;
 	return c->wlen + (c->slen - c->soff) + (size_t)c->nwait * WAIT_ROOM < cap;
 }
 
@@ -561,6 +565,8 @@ int session_busy(struct conn *c)
 	struct list *pos;
 
 	if (c->sending)
+		known++;
+	if (c->hup_armed)
 		known++;
 	for (pos = conn_waiters(c)->next; pos != conn_waiters(c);
 	     pos = pos->next)

@@ -46,6 +46,7 @@ struct conn {
 	int paused;               /* not read: too many replies owed (no
 				   * receive in flight) */
 	uint32_t nwait;           /* its parked WAITs */
+	uint32_t nreads;          /* its READs in progress or deferred */
 	struct loop_op hup_op;    /* a poll for the client's hang-up, armed
 				   * at the first pause */
 	int hup_armed;

@@ -1427,6 +1427,33 @@ static int flood(struct rc *r, struct proto_msg *m, struct flood *f,
 		   proto_type_name(m->type), f->n);
 }
 
+/* After a flood: every whole request is answered, in order and without an
+ * error; then ckptd reads again, and the half-sent one is finished and
+ * answered too. */
+static int flood_replies(struct rc *r, struct flood *f, uint16_t type)
+{
+	struct proto_msg m;
+	uint32_t got = 0;
+
+	for (;;) {
+		if (got == f->n - 1 && f->off < f->len) {
+			if (send_raw(r, f->frame + f->off, f->len - f->off) < 0)
+				return bad("ckptd closed instead of reading on");
+			f->off = f->len;
+		}
+		if (got == f->n)
+			return 0;
+		if (recv_msg(r, &m, TMO_MS) < 0)
+			return bad("reply %u of %u did not come", got + 1, f->n);
+		if (m.type != (type | PROTO_REPLY) || m.seq != got + 1 ||
+		    m.status < 0)
+			return bad("reply %u of %u: %s seq %u: %s", got + 1, f->n,
+				   proto_type_name(m.type), m.seq,
+				   ckpt_strerror(m.status));
+		got++;
+	}
+}
+
 /* A client that sends requests and never reads the replies: ckptd must stop
  * reading it once a bounded backlog of replies waits (the socket fills and
  * our send blocks) instead of buffering every reply, and it must keep
@@ -1440,7 +1467,7 @@ static int a_noread(struct rc *r)
 	struct proto_msg m = { .type = PROTO_STATUS };
 	uint64_t max = (uint64_t)NOREAD_MIB << 20;
 	struct flood f;
-	uint32_t got = 0, h;
+	uint32_t h;
 
 	if (rc_connect(r) < 0)
 		return bad("connect failed");
@@ -1448,23 +1475,8 @@ static int a_noread(struct rc *r)
 		return 1;
 	if (ping(r))
 		return bad("ckptd stopped serving others behind a client that does not read");
-	/* Every whole request is answered, in order; then ckptd reads again,
-	 * and the half-sent one is finished and answered too. */
-	for (;;) {
-		if (got == f.n - 1 && f.off < f.len) {
-			if (send_raw(r, f.frame + f.off, f.len - f.off) < 0)
-				return bad("ckptd closed instead of reading on");
-			f.off = f.len;
-		}
-		if (got == f.n)
-			break;
-		if (recv_msg(r, &m, TMO_MS) < 0)
-			return bad("reply %u of %u did not come", got + 1, f.n);
-		if (m.type != (PROTO_STATUS | PROTO_REPLY) || m.seq != got + 1)
-			return bad("reply %u of %u: %s seq %u", got + 1, f.n,
-				   proto_type_name(m.type), m.seq);
-		got++;
-	}
+	if (flood_replies(r, &f, PROTO_STATUS))
+		return 1;
 	printf("noread: ckptd stopped reading after %llu KiB of STATUS requests "
 	       "(%u); all replies came back in order\n",
 	       (unsigned long long)(f.sent >> 10), f.n);
@@ -1480,6 +1492,55 @@ static int a_noread(struct rc *r)
 	printf("noread: ckptd stopped reading after %u parked WAITs\n", f.n);
 	rc_close(r);            /* drops them, and aborts the version */
 	return ping(r);
+}
+
+/* READs of one committed file, sent without reading the replies: each may
+ * make ckptd take record buffers of up to 64 MiB, so ckptd must stop
+ * reading after a few, and serve every one of them right. */
+#define FLOOD_FILE (4u << 20)  /* one record: the default chunk */
+
+static int a_readflood(struct rc *r)
+{
+	struct proto_msg m;
+	char job[48];
+	uint64_t len;
+	struct flood f;
+	uint32_t h;
+	int st;
+
+	/* several may run at once: a job each (retention keeps few versions) */
+	snprintf(job, sizeof(job), "hostile/readflood-%d", (int)getpid());
+	if (rc_connect(r) < 0)
+		return bad("connect failed");
+	if (hello(r, 0) || begin(r, job, "v1", &h))
+		return 1;
+	len = r->lease < FLOOD_FILE ? r->lease : FLOOD_FILE;
+	for (uint64_t i = 0; i < len; i++)
+		r->map[i] = (uint8_t)(i * 7 + (i >> 12));
+	m = (struct proto_msg){ .type = PROTO_WRITE, .handle = h, .path = "f",
+				.len = len, .id = 1 };
+	if (send_msg(r, &m) < 0 || wait_wack(r, 1, &st) < 0 || st < 0)
+		return bad("WRITE of the file failed");
+	m = (struct proto_msg){ .type = PROTO_COMMIT, .handle = h };
+	if (rpc(r, &m, &m) < 0 || m.status < 0)
+		return bad("COMMIT failed");
+	memset(r->map, 0, len);
+	m = (struct proto_msg){ .type = PROTO_READ, .job = job,
+				.version = "v1", .path = "f", .len = len };
+	if (flood(r, &m, &f, (uint64_t)NOREAD_MIB << 20))
+		return 1;
+	if (ping(r))
+		return bad("ckptd stopped serving others behind a READ flood");
+	if (flood_replies(r, &f, PROTO_READ))
+		return 1;
+	for (uint64_t i = 0; i < len; i++)
+		if (r->map[i] != (uint8_t)(i * 7 + (i >> 12)))
+			return bad("byte %llu read back wrong",
+				   (unsigned long long)i);
+	printf("readflood: ckptd stopped reading after %u READs of %llu MiB; "
+	       "all served\n", f.n, (unsigned long long)(len >> 20));
+	rc_close(r);
+	return 0;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -1502,6 +1563,7 @@ static const struct {
 	{ "pipe", a_pipe },
 	{ "noread", a_noread },
 	{ "helloheld", a_helloheld },
+	{ "readflood", a_readflood },
 };
 
 /* Run the command named by argv[optind]: 0, 1 or 2 (usage). */
