@@ -107,6 +107,7 @@ static void on_write(struct loop_op *op, int res)
 		d->st.ingest_bytes += w->len;
 	}
 	if (w->c) {
+		w->c->nwrites--;
 		wack(w->c, w->id, err);
 		conn_put(w->c);
 	}
@@ -364,6 +365,7 @@ void op_write(struct conn *c, const struct proto_msg *req)
 	w->rec = v->nrecs - 1;
 	w->src = src;
 	conn_get(c);
+	c->nwrites++;
 	if (rec.seg == SEG_PARKED)
 		park(d, w);
 	else

@@ -39,6 +39,7 @@
 #define WACK_ROOM 64            /* and per 4 KiB record of a lease */
 #define WAIT_ROOM 256           /* what a parked WAIT counts as */
 #define READS_MAX 8             /* READs in progress (libckpt keeps 2) */
+#define WRITES_SLACK 16         /* WRITEs in flight beyond one per 4 KiB */
 
 struct waiter_link {
 	struct waiter w;
@@ -376,13 +377,18 @@ static int dispatch(struct conn *c, uint8_t *frame, size_t len)
 	return 0;
 }
 
-/* May c's requests be read?  Not while READS_MAX of its READs are in
- * progress (each may hold record buffers of up to 64 MiB), nor while the
- * replies it is owed reach the bound: those queued, and its parked WAITs
- * (WAIT_ROOM each: they cost memory now and a reply later).  The bound is QUEUE_MIN, plus room for one
- * WACK per 4 KiB of its lease, since a writer may have that many WRITEs in
- * flight and reads the WACKs only when it needs ring space (libckpt), so it
- * never stops a client that follows the protocol. */
+/* May c's requests be read?  Not while:
+ *  - READS_MAX of its READs are in progress (each may hold record buffers
+ *    of up to 64 MiB);
+ *  - more of its WRITEs are in flight than its lease has 4 KiB records
+ *    (plus WRITES_SLACK): a client that reuses ring offsets could have any
+ *    number, each a record and a write op until the disk has it;
+ *  - the replies it is owed reach the bound: those queued, and its parked
+ *    WAITs (WAIT_ROOM each: they cost memory now and a reply later).  The
+ *    bound is QUEUE_MIN plus room for one WACK per 4 KiB of its lease.
+ * A writer that follows the protocol has at most one WRITE per 4 KiB of
+ * its lease in flight and reads the WACKs when it needs ring space
+ * (libckpt), so none of this ever stops it. */
 static int may_read(const struct conn *c)
 {
 	size_t cap = QUEUE_MIN;
@@ -390,6 +396,8 @@ static int may_read(const struct conn *c)
 	if (c->lease)
 		cap += c->lease->size / 4096 * WACK_ROOM;
 	if (c->nreads >= READS_MAX)
+		return 0;
+	if (c->nwrites >= WRITES_SLACK + (c->lease ? c->lease->size / 4096 : 0))
 		return 0;
 	return c->wlen + (c->slen - c->soff) + (size_t)c->nwait * WAIT_ROOM < cap;
 }

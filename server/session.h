@@ -47,6 +47,7 @@ struct conn {
 				   * receive in flight) */
 	uint32_t nwait;           /* its parked WAITs */
 	uint32_t nreads;          /* its READs in progress or deferred */
+	uint32_t nwrites;         /* its WRITEs in flight or parked */
 	struct loop_op hup_op;    /* a poll for the client's hang-up, armed
 				   * at the first pause */
 	int hup_armed;
