@@ -328,13 +328,12 @@ static int submit_more(struct rreq *r)
 				list_add_tail(&rb->waiting, &r->link);
 			return 1;
 		}
-		ret = -ENOMEM;
 		o = calloc(1, sizeof(*o));
 		if (o)
 			o->buf = buf_get(rb, rlen);
 		if (!o || !o->buf) {
 			free(o);
-			r->err = ret;
+			r->err = -ENOMEM;
 			break;
 		}
 		rb->used += rlen;

@@ -391,15 +391,11 @@ static int dispatch(struct conn *c, uint8_t *frame, size_t len)
  * (libckpt), so none of this ever stops it. */
 static int may_read(const struct conn *c)
 {
-	size_t cap = QUEUE_MIN;
+	size_t recs = c->lease ? c->lease->size / 4096 : 0;
 
-	if (c->lease)
-		cap += c->lease->size / 4096 * WACK_ROOM;
-	if (c->nreads >= READS_MAX)
-		return 0;
-	if (c->nwrites >= WRITES_SLACK + (c->lease ? c->lease->size / 4096 : 0))
-		return 0;
-	return c->wlen + (c->slen - c->soff) + (size_t)c->nwait * WAIT_ROOM < cap;
+	return c->nreads < READS_MAX && c->nwrites < WRITES_SLACK + recs &&
+	       c->wlen + (c->slen - c->soff) + (size_t)c->nwait * WAIT_ROOM <
+	       QUEUE_MIN + recs * WACK_ROOM;
 }
 
 /* Dispatch the whole frames in c->rbuf while c may be read, and keep the
@@ -408,7 +404,7 @@ static int process(struct conn *c)
 {
 	struct proto_hdr h;
 	size_t used = 0;
-	int ret = 0;
+	int ret;
 
 	while (c->rlen - used >= PROTO_HDR_LEN && may_read(c)) {
 		ret = proto_peek(c->rbuf + used, c->rlen - used, &h);
