@@ -306,7 +306,7 @@ static int hello(struct rc *r, uint64_t size)
 static int begin(struct rc *r, const char *job, const char *version,
 		 uint32_t *handle)
 {
-	struct proto_msg req = { .type = PROTO_BEGIN }, rep;
+	struct proto_msg req = { .type = PROTO_BEGIN, .uid = CKPT_UID_SELF }, rep;
 	int ret;
 
 	req.job = job;
