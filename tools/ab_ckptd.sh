@@ -1,11 +1,13 @@
 #!/bin/bash
-# ab_ckptd.sh CKPTD_A CKPTD_B ... - A/B of ckptd builds on the ckptfs write
+# ab_ckptd.sh CKPTD_A CKPTD_B ... - A/B of ckptd (or ckptfs) builds on the ckptfs write
 # path (a benchmark, not a test).  One store (the same disk extents for
 # every build): each build in turn is started on it, ckptfs (from
 # $CKPT_BUILD) is mounted, two rounds of 4 dd's x 512 MiB conv=fsync go into
 # a version each, which is committed, waited to LOCAL and removed; then
 # unmount and stop.  $AB_TURNS turns (default 4).  Prints per round:
 # ms / ckptfs CPU ms / ckptd CPU ms.  Needs root and fusermount3.
+# AB_FS=1: the arguments are ckptfs builds instead, each mounted in turn
+# over a ckptd from $CKPT_BUILD.
 #   CKPT_BUILD (default build), CKPT_BENCH_DIR (default /var/tmp/ckpt-bench)
 set -u
 B=${CKPT_BUILD:-build}
@@ -25,12 +27,13 @@ up() { # poll with a deadline (20 s)
 }
 rm -rf "$D"; mkdir -p "$D/d" "$D/mnt"
 v=0
-one() { # ckptd binary
-	local r t0 t1 a f p out=""
-	"$1" -o dir="$D/d" -o staging=2G -o staging_client=256M -o keep=100 2>>"$D/ckptd.log" &
+one() { # the ckptd binary (AB_FS=1: the ckptfs binary)
+	local r t0 t1 a f p out="" cd=$1 fs=$B/ckptfs
+	[ "${AB_FS:-0}" = 1 ] && cd=$B/ckptd fs=$1
+	"$cd" -o dir="$D/d" -o staging=2G -o staging_client=256M -o keep=100 2>>"$D/ckptd.log" &
 	CP=$!
 	up "$B/ckptctl" -s "$D/d/ckptd.sock" status >/dev/null 2>&1
-	"$B/ckptfs" -s "$D/d/ckptd.sock" "$D/mnt" -f 2>"$D/fs.log" &
+	"$fs" -s "$D/d/ckptd.sock" "$D/mnt" -f 2>"$D/fs.log" &
 	FP=$!
 	up grep -q " $D/mnt fuse" /proc/self/mounts
 	mkdir -p "$D/mnt/j"
