@@ -67,6 +67,7 @@ int ckpt_connect(const char *socket_path, struct ckpt_client **out)
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	pthread_cond_init(&c->done_cv, NULL);
+	pthread_cond_init(&c->ring_cv, NULL);
 	list_init(&c->versions);
 	list_init(&c->queue);
 	c->lease_fd = c->passed_fd = -1;
@@ -107,6 +108,7 @@ void ckpt_disconnect(struct ckpt_client *c)
 	free(c->rbuf);
 	pthread_cond_destroy(&c->cv);
 	pthread_cond_destroy(&c->done_cv);
+	pthread_cond_destroy(&c->ring_cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

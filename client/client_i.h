@@ -8,7 +8,13 @@
  * released strictly in order (a FIFO), so the ring never fragments.
  *
  * Locking: c->mu serialises every use of the socket, the ring and the version
- * list.  ckpt_wait*() use a private connection and take no lock.
+ * list, with one exception: a writer copies into a reservation it holds
+ * without c->mu (write.c, copy_unlocked()), so that writers on several
+ * threads of one client copy at once.  While any such copy is running
+ * (c->copying), the reservation keeps the lease (ckpt_staging_release()
+ * answers -EBUSY), and a writer that finds the ring full with no WRITE in
+ * flight waits on c->ring_cv for the copier's WRITE instead of failing.
+ * ckpt_wait*() use a private connection and take no lock.
  */
 #ifndef CKPT_CLIENT_I_H
 #define CKPT_CLIENT_I_H
@@ -64,6 +70,8 @@ struct ckpt_client {
 	uint32_t ffront, fcount, fcap;
 	uint32_t next_id;
 	uint32_t next_serial;
+	uint32_t copying;         /* copies running without mu (see above) */
+	pthread_cond_t ring_cv;   /* a copy ended: its WRITE is sent */
 
 	uint8_t *rbuf;            /* one received frame */
 	struct list versions;
@@ -118,8 +126,9 @@ void cl_copy(void *dst, const void *src, size_t n);
 
 /* ring.c: reservations in the lease */
 /* Reserve len bytes, waiting for WACKs (cl_pump(): a frame that answers a
- * call is dropped on the way) while the ring is full.  -ENOBUFS when only
- * held reservations fill it. */
+ * call is dropped on the way) while the ring is full, and for the copies of
+ * other threads (c->copying) while those are all that fill it.  -ENOBUFS
+ * when only held reservations (ckpt_buf_get() buffers) fill it. */
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 uint64_t *off);
 /* Whether ring_reserve(len) would take its bytes without waiting. */

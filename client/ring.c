@@ -98,8 +98,13 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 	for (;;) {
 		if (fits(c, n, &waste))
 			break;
-		/* Only WACKs free space; if nothing is in flight, the
+		/* Only WACKs free space.  With nothing in flight, either
+		 * other threads are copying (their WRITEs come next) or the
 		 * caller holds the whole ring in unsubmitted buffers. */
+		if (!any_sent(c) && c->copying) {
+			pthread_cond_wait(&c->ring_cv, &c->mu);
+			continue;
+		}
 		if (!any_sent(c))
 			return -ENOBUFS;
 		ret = cl_pump(c);

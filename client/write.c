@@ -191,7 +191,35 @@ static uint32_t env_rank(void)
 	return PROTO_RANK_NONE;
 }
 
-/* Copy and send [buf, buf+len) in pieces.  Called with c->mu held. */
+/*
+ * Copy n bytes into the reservation at ring_off, and send its WRITE.
+ * Called with c->mu held; the copy runs without it, so that writers on
+ * several threads of one client copy at once (client_i.h, Locking).  The
+ * reservation is held meanwhile: the ring is not freed past it, the lease
+ * is not given back, and its WRITE is sent once the lock is back.
+ */
+static int copy_send(struct ckpt_version *v, const char *path,
+		     const uint8_t *buf, size_t n, uint64_t offset,
+		     uint64_t ring_off)
+{
+	struct ckpt_client *c = v->c;
+	uint8_t *dst = c->map + ring_off;
+	int ret;
+
+	c->copying++;
+	pthread_mutex_unlock(&c->mu);
+	cl_copy(dst, buf, n);
+	if (n % 4096)   /* padding is written too: no stale bytes */
+		memset(dst + n, 0, 4096 - n % 4096);
+	pthread_mutex_lock(&c->mu);
+	ret = send_piece(v, path, offset, n, ring_off);
+	c->copying--;
+	pthread_cond_broadcast(&c->ring_cv);
+	return ret;
+}
+
+/* Copy and send [buf, buf+len) in pieces.  Called with c->mu held (which
+ * copy_send() lets go of during each copy). */
 static int write_locked(struct ckpt_version *v, const char *path,
 			const uint8_t *buf, size_t len, uint64_t offset)
 {
@@ -204,14 +232,15 @@ static int write_locked(struct ckpt_version *v, const char *path,
 	if (ret < 0)
 		return ret;
 	while (len) {
+		/* Committed by another thread since write_check(), or
+		 * between two pieces: nothing more may follow the COMMIT. */
+		if (v->committed)
+			return -CKPT_ESEALED;
 		n = len < c->piece ? len : c->piece;
 		ret = reserve_timed(v, n, &ring_off);
 		if (ret < 0)
 			return ret;
-		cl_copy(c->map + ring_off, buf, n);
-		if (n % 4096)   /* padding is written too: no stale bytes */
-			memset(c->map + ring_off + n, 0, 4096 - n % 4096);
-		ret = send_piece(v, path, offset, n, ring_off);
+		ret = copy_send(v, path, buf, n, offset, ring_off);
 		if (ret < 0)
 			return ret;
 		buf += n;
@@ -541,6 +570,9 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 
 	flushed = ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
+	/* Copies of other threads in progress send their WRITEs first. */
+	while (c->copying)
+		pthread_cond_wait(&c->ring_cv, &c->mu);
 	if (v->committed) {
 		ret = -CKPT_ESEALED;
 		goto out_unlock;

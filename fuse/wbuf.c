@@ -34,8 +34,13 @@
  * buffer (and a file with no name left takes no writes).
  *
  * Locking: ver->wb_mu serialises the buffers of a version and is held
- * across ckpt_write() (libckpt serialises the client anyway).  Lock order:
- * ns, wb_mu, fs->mu.
+ * across the ckpt_write() of buffered bytes.  A write of FS_MAX_WRITE or
+ * more is sent without it (after the file's buffer), so that several
+ * writers' copies into staging run at once; the version's ns lock, held
+ * for reading by every write, still keeps a commit or a namespace change
+ * from running under it.  Two such writes to one range of one file at
+ * once land in either order, as they may on any file system.  Lock
+ * order: ns, wb_mu, fs->mu.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -139,11 +144,15 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 	if (ret < 0)
 		goto out_unlock;
 	if (size >= FS_MAX_WRITE) {
+		/* The file's buffered bytes are sent; these go without
+		 * wb_mu, so that the copies of several writers run at once
+		 * (libckpt copies outside its lock too). */
+		pthread_mutex_unlock(&ver->wb_mu);
 		ret = conn_lease(fs, ver->conn);
 		if (ret == 0)
 			ret = ver_failed(fs, ver, ckpt_write(ver->v, path, buf,
 							     size, off));
-		goto out_unlock;
+		return ret;
 	}
 	ret = reserve_locked(ver, node->in, size);
 	if (ret < 0)

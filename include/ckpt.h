@@ -45,7 +45,8 @@
  * usual; the original ones keep the first release's element size.
  *
  * Threads.  One client may be used from several threads; calls on it are
- * serialised internally.  Callbacks of ckpt_write_async() run on a library
+ * serialised internally, except the copies of ckpt_write() into staging,
+ * which run at once for writers on several threads.  Callbacks of ckpt_write_async() run on a library
  * thread and must not call back into the same client.
  *
  * Names.  A job is one or more '/'-separated components ("llama70b/run3"), a

@@ -28,7 +28,9 @@
  * ckpt_truncate() to size before the commit),
  * -x MODE (write via: copy (default), async, zerocopy), -p (pause before
  * commit until stdin closes: lets a test kill the daemon mid-version),
- * -o DIR (expect: output directory), -P DIR (put the files under DIR/ in
+ * -T N (write: N threads share the client and the version, thread t
+ * writing the files f with f % N == t, each as -x and -R say), -o DIR
+ * (expect: output directory), -P DIR (put the files under DIR/ in
  * the version: long names make long listings), -F PATH (repeatable: the
  * files are these paths instead, as many as given; -n is then ignored).
  *
@@ -41,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +56,7 @@ struct args {
 	const char *sock, *job, *version, *mode, *outdir, *prefix;
 	const char *names[64];    /* -F, in order */
 	int nnames;
-	int rank, files, random, commit, pause, squeeze, holes;
+	int rank, files, random, commit, pause, squeeze, holes, threads;
 	uint64_t size, seed;
 	enum ckpt_level wait;
 };
@@ -192,7 +195,7 @@ static int put_clip(const struct args *a, struct ckpt_client *c,
 static int junk_under(const struct args *a, struct ckpt_client *c,
 		      struct ckpt_version *v, const char *path)
 {
-	static uint8_t junk[600000];
+	static __thread uint8_t junk[600000];
 	uint64_t from = 2 * a->size / 3 + 12345 - 300000;
 
 	if (!a->holes || a->size < (2u << 20))
@@ -225,7 +228,7 @@ static int small_over_large(const struct args *a, struct ckpt_client *c,
 static int past_end(const struct args *a, struct ckpt_client *c,
 		    struct ckpt_version *v, const char *path, uint8_t *buf)
 {
-	static uint8_t junk[5000];
+	static __thread uint8_t junk[5000];
 	int ret;
 
 	if (!a->holes)
@@ -242,6 +245,7 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 		      struct ckpt_version *v, int f, uint8_t *buf)
 {
 	char path[CKPT_PATH_MAX + 1];
+	unsigned seed = a->seed + f + 1000 * a->rank;
 	uint64_t off, n;
 	int ret;
 
@@ -256,12 +260,11 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 	}
 	/* Garbage over random ranges first, then the real bytes in a
 	 * scrambled order of odd-sized pieces: the last write must win. */
-	srand(a->seed + f + 1000 * a->rank);
 	for (int i = 0; i < 4 && a->size > 1; i++) {
-		static uint8_t junk[70000];
+		static __thread uint8_t junk[70000];
 
-		off = rand() % a->size;
-		n = 1 + rand() % sizeof(junk);
+		off = rand_r(&seed) % a->size;
+		n = 1 + rand_r(&seed) % sizeof(junk);
 		if (n > a->size - off)
 			n = a->size - off;
 		memset(junk, 0xA5, n);
@@ -273,7 +276,7 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 		/* odd sizes, written back to front within each 1 MiB span */
 		uint64_t span = a->size - start < (1 << 20) ? a->size - start
 							    : (1 << 20);
-		uint64_t cut = 1 + rand() % span;
+		uint64_t cut = 1 + rand_r(&seed) % span;
 
 		ret = put_clip(a, c, v, path, buf + start + cut, span - cut,
 			       start + cut);
@@ -286,29 +289,74 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 	return past_end(a, c, v, path, buf);
 }
 
+/* One writer: the files f with f % a->threads == t (every file when t is
+ * 0 of 1).  0, or 1 with the failure printed. */
+struct writer {
+	const struct args *a;
+	struct ckpt_client *c;
+	struct ckpt_version *v;
+	int t, ret;
+	pthread_t thr;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	const struct args *a = w->a;
+	uint8_t *buf = malloc(a->size ? a->size : 1);
+	char what[64];
+	int f, ret;
+
+	if (!buf) {
+		w->ret = fail("malloc", -ENOMEM);
+		return NULL;
+	}
+	for (f = w->t; f < a->files; f += a->threads) {
+		ret = write_file(a, w->c, w->v, f, buf);
+		if (ret < 0) {
+			snprintf(what, sizeof(what), "write file %d", f);
+			w->ret = fail(what, ret);
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/* -T: the writers on their threads (the first on this one). */
+static int run_writers(const struct args *a, struct ckpt_client *c,
+		       struct ckpt_version *v)
+{
+	struct writer w[64];
+	int t, n = 0, ret = 0;
+
+	for (t = 0; t < a->threads; t++) {
+		w[t] = (struct writer){ .a = a, .c = c, .v = v, .t = t };
+		if (t && pthread_create(&w[t].thr, NULL, writer_main, &w[t])) {
+			ret = fail("pthread_create", -EAGAIN);
+			break;
+		}
+		n++;
+	}
+	writer_main(&w[0]);
+	for (t = 1; t < n; t++)
+		pthread_join(w[t].thr, NULL);
+	for (t = 0; t < n; t++)
+		ret = ret ? ret : w[t].ret;
+	return ret;
+}
+
 static int do_write(const struct args *a, struct ckpt_client *c)
 {
 	struct ckpt_version *v;
-	uint8_t *buf;
-	int f, ret;
-	char what[64];
+	int ret;
 
-	buf = malloc(a->size ? a->size : 1);
-	if (!buf)
-		return fail("malloc", -ENOMEM);
 	ret = ckpt_begin(c, a->job, a->version, &v);
-	if (ret < 0) {
-		free(buf);
+	if (ret < 0)
 		return fail("begin", ret);
-	}
-	for (f = 0; f < a->files; f++) {
-		ret = write_file(a, c, v, f, buf);
-		if (ret < 0) {
-			snprintf(what, sizeof(what), "write file %d", f);
-			ret = fail(what, ret);
-			goto out;
-		}
-	}
+	ret = run_writers(a, c, v);
+	if (ret)
+		goto out;
 	if (a->pause) {
 		char ch;
 
@@ -334,7 +382,6 @@ static int do_write(const struct args *a, struct ckpt_client *c)
 	ret = 0;
 out:
 	ckpt_version_free(v);
-	free(buf);
 	return ret;
 }
 
@@ -470,12 +517,12 @@ static int do_rm(const struct args *a, struct ckpt_client *c)
 int main(int argc, char **argv)
 {
 	struct args a = { .files = 2, .size = 4 << 20, .seed = 1, .commit = 1,
-			  .mode = "copy" };
+			  .mode = "copy", .threads = 1 };
 	struct ckpt_client *c;
 	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZHF:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZHF:T:")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -490,6 +537,11 @@ int main(int argc, char **argv)
 		case 'H': a.holes = 1; break;
 		case 'o': a.outdir = optarg; break;
 		case 'P': a.prefix = optarg; break;
+		case 'T':
+			a.threads = atoi(optarg);
+			if (a.threads < 1 || a.threads > 64)
+				return 2;
+			break;
 		case 'F':
 			if (a.nnames == (int)(sizeof(a.names) / sizeof(a.names[0])))
 				return 2;
