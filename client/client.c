@@ -521,7 +521,7 @@ int ckpt_staging_release(struct ckpt_client *c)
 	if (!c->map && !c->hello_seq)
 		goto out_unlock;
 	ret = -EBUSY;
-	if (async_busy(c) || ring_held(c))
+	if (async_busy(c) || ring_busy(c))
 		goto out_unlock;
 	ret = ring_drain(c);
 	if (ret < 0)

@@ -11,9 +11,13 @@
  * list, with one exception: a writer copies into a reservation it holds
  * without c->mu (write.c, copy_unlocked()), so that writers on several
  * threads of one client copy at once.  While any such copy is running
- * (c->copying), the reservation keeps the lease (ckpt_staging_release()
- * answers -EBUSY), and a writer that finds the ring full with no WRITE in
- * flight waits on c->ring_cv for the copier's WRITE instead of failing.
+ * (c->copying), the reservation keeps the lease, and a writer that finds
+ * the ring full with no WRITE in flight waits on c->ring_cv for the
+ * copier's WRITE instead of failing; while copies run or threads wait
+ * (ring_busy()), ckpt_staging_release() answers -EBUSY, and a commit or
+ * abort waits for the copies of its version (v->copying).  A writer checks
+ * v->committed again once it has its reservation, since it may have waited
+ * without mu.
  * ckpt_wait*() use a private connection and take no lock.
  */
 #ifndef CKPT_CLIENT_I_H
@@ -71,6 +75,7 @@ struct ckpt_client {
 	uint32_t next_id;
 	uint32_t next_serial;
 	uint32_t copying;         /* copies running without mu (see above) */
+	uint32_t ring_waiters;    /* threads waiting on ring_cv */
 	pthread_cond_t ring_cv;   /* a copy ended: its WRITE is sent */
 
 	uint8_t *rbuf;            /* one received frame */
@@ -93,6 +98,7 @@ struct ckpt_version {
 	int err;                  /* first error of a background write */
 	uint32_t async_pending;
 	int async_err;
+	uint32_t copying;         /* its writes' copies running without mu */
 	uint64_t stall_ns;        /* its writes were blocked, in all (sent
 				   * with the COMMIT) */
 	uint64_t stall_staging_ns;/* of which waiting for the lease */
@@ -140,6 +146,9 @@ void ring_wack(struct ckpt_client *c, uint32_t id, int status);
 int ring_drain(struct ckpt_client *c);
 /* 1 if a reservation is held (a zero-copy buffer not yet submitted). */
 int ring_held(struct ckpt_client *c);
+/* 1 if the lease is in use without mu: a reservation held, a copy
+ * running, or a thread waiting for one (the lease must not go). */
+int ring_busy(struct ckpt_client *c);
 /* Forget the ring (its lease was given back; nothing is in flight). */
 void ring_reset(struct ckpt_client *c);
 

@@ -102,7 +102,9 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 * other threads are copying (their WRITEs come next) or the
 		 * caller holds the whole ring in unsubmitted buffers. */
 		if (!any_sent(c) && c->copying) {
+			c->ring_waiters++;
 			pthread_cond_wait(&c->ring_cv, &c->mu);
+			c->ring_waiters--;
 			continue;
 		}
 		if (!any_sent(c))
@@ -193,6 +195,11 @@ int ring_held(struct ckpt_client *c)
 		if (at(c, i)->state == RESV_HELD)
 			return 1;
 	return 0;
+}
+
+int ring_busy(struct ckpt_client *c)
+{
+	return ring_held(c) || c->copying || c->ring_waiters;
 }
 
 void ring_reset(struct ckpt_client *c)

@@ -207,6 +207,7 @@ static int copy_send(struct ckpt_version *v, const char *path,
 	int ret;
 
 	c->copying++;
+	v->copying++;
 	pthread_mutex_unlock(&c->mu);
 	cl_copy(dst, buf, n);
 	if (n % 4096)   /* padding is written too: no stale bytes */
@@ -214,6 +215,7 @@ static int copy_send(struct ckpt_version *v, const char *path,
 	pthread_mutex_lock(&c->mu);
 	ret = send_piece(v, path, offset, n, ring_off);
 	c->copying--;
+	v->copying--;
 	pthread_cond_broadcast(&c->ring_cv);
 	return ret;
 }
@@ -232,14 +234,17 @@ static int write_locked(struct ckpt_version *v, const char *path,
 	if (ret < 0)
 		return ret;
 	while (len) {
-		/* Committed by another thread since write_check(), or
-		 * between two pieces: nothing more may follow the COMMIT. */
-		if (v->committed)
-			return -CKPT_ESEALED;
 		n = len < c->piece ? len : c->piece;
 		ret = reserve_timed(v, n, &ring_off);
 		if (ret < 0)
 			return ret;
+		/* Committed by another thread since write_check(), between
+		 * two pieces, or while this one waited for ring space
+		 * without mu: nothing may follow the COMMIT. */
+		if (v->committed) {
+			ring_done(c, ring_off);
+			return -CKPT_ESEALED;
+		}
 		ret = copy_send(v, path, buf, n, offset, ring_off);
 		if (ret < 0)
 			return ret;
@@ -570,8 +575,9 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 
 	flushed = ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
-	/* Copies of other threads in progress send their WRITEs first. */
-	while (c->copying)
+	/* Copies of this version's writes on other threads send their
+	 * WRITEs first (later ones see v->committed). */
+	while (v->copying)
 		pthread_cond_wait(&c->ring_cv, &c->mu);
 	if (v->committed) {
 		ret = -CKPT_ESEALED;
