@@ -9,7 +9,7 @@
  *
  * Locking: c->mu serialises every use of the socket, the ring and the version
  * list, with one exception: a writer copies into a reservation it holds
- * without c->mu (write.c, copy_unlocked()), so that writers on several
+ * without c->mu (write.c, copy_send()), so that writers on several
  * threads of one client copy at once.  While any such copy is running
  * (c->copying), the reservation keeps the lease, and a writer that finds
  * the ring full with no WRITE in flight waits on c->ring_cv for the

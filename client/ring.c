@@ -101,14 +101,14 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		/* Only WACKs free space.  With nothing in flight, either
 		 * other threads are copying (their WRITEs come next) or the
 		 * caller holds the whole ring in unsubmitted buffers. */
-		if (!any_sent(c) && c->copying) {
+		if (!any_sent(c)) {
+			if (!c->copying)
+				return -ENOBUFS;
 			c->ring_waiters++;
 			pthread_cond_wait(&c->ring_cv, &c->mu);
 			c->ring_waiters--;
 			continue;
 		}
-		if (!any_sent(c))
-			return -ENOBUFS;
 		ret = cl_pump(c);
 		if (ret < 0)
 			return ret;

@@ -46,8 +46,9 @@
  *
  * Threads.  One client may be used from several threads; calls on it are
  * serialised internally, except the copies of ckpt_write() into staging,
- * which run at once for writers on several threads.  Callbacks of ckpt_write_async() run on a library
- * thread and must not call back into the same client.
+ * which run at once for writers on several threads.  Callbacks of
+ * ckpt_write_async() run on a library thread and must not call back into
+ * the same client.
  *
  * Names.  A job is one or more '/'-separated components ("llama70b/run3"), a
  * version is one component ("step-001200"), and a file path is a relative
