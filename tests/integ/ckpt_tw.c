@@ -254,6 +254,8 @@ static int write_file(const struct args *a, struct ckpt_client *c,
 	ret = junk_under(a, c, v, path);
 	if (ret < 0)
 		return ret;
+	if (a->size == 0)       /* -z 0: an empty file (a write of 0 makes none) */
+		return ckpt_truncate(v, path, 0);
 	if (!a->random) {
 		ret = put_clip(a, c, v, path, buf, a->size, 0);
 		return ret < 0 ? ret : past_end(a, c, v, path, buf);

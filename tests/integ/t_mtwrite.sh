@@ -12,6 +12,12 @@
 #          beside the callers').
 #  pieces: writes larger than a WRITE piece (9 MB calls into a 4 MiB
 #          lease), 4 threads.
+#  race:   a commit on one thread while 4 others write the same version
+#          through the same client (ckpt_race, 20 rounds): each writer
+#          stops on the seal; the committed files hold exactly the bytes
+#          whose writes returned 0; a version begun on the client at once
+#          after the commit holds none of the racing writes.  Then again
+#          with 256 KiB writes and a 4 MiB lease (the ring full).
 #  fuse:   4 dd's at once into one version through ckptfs (lease 8 MiB),
 #          two of them into disjoint ranges of one file; after the commit
 #          every file matches its source byte for byte, also after ckptd
@@ -53,6 +59,19 @@ t_pieces() {
 	ckptd_conf p staging=64M staging_client=4M
 	start_ckptd p
 	tw_both p v1 -T 4 -n 4 -z 9000000 -S 31
+}
+
+t_race() {
+	ckptd_conf r staging=64M staging_client=8M
+	start_ckptd r
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 20 race v ||
+		fail "a commit raced by writes of its version"
+	stop_ckptd r
+	ckptd_conf r staging=64M staging_client=4M
+	start_ckptd r
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 20 -c 262144 race w ||
+		fail "a commit raced by writes of its version (full ring)"
+	assert_up r
 }
 
 t_fuse() {
@@ -97,5 +116,6 @@ t_fuse() {
 subtest copy t_copy
 subtest async t_async
 subtest pieces t_pieces
+subtest race t_race
 subtest fuse t_fuse
 finish

@@ -1,0 +1,302 @@
+/*
+ * ckpt_race.c - a commit that races writes of the same version on one
+ * client (t_mtwrite, "race").
+ *
+ *   ckpt_race -s SOCKET [-T THREADS] [-r ROUNDS] [-c CHUNK] JOB VERSION
+ *
+ * Each round: version VERSION.<round> is begun on one client shared by
+ * THREADS writer threads (4).  Thread t writes file t<t>.bin front to back
+ * in CHUNK-byte writes (1 MiB) with ckpt_write() until a write answers
+ * -CKPT_ESEALED, counting the bytes whose write returned 0.  Once the
+ * threads have written 8 chunks in all, the main thread commits, begins
+ * VERSION.<round>.next on the same client at once (it may get the handle
+ * ckptd just freed), writes next.bin (one chunk) into it, and commits it,
+ * while the writers still run into the seal.
+ *
+ * Checks, every round:
+ *  - every writer stopped on -CKPT_ESEALED, nothing else;
+ *  - each t<t>.bin of the first version is exactly as long as the bytes
+ *    whose write returned 0, and holds the right bytes: a write that
+ *    returned 0 was sent before the COMMIT, one that answered ESEALED sent
+ *    nothing;
+ *  - the second version holds next.bin only, with its bytes: no write of
+ *    the first version followed the COMMIT into the handle.
+ *
+ * Exit status: 0 ok, 1 a check failed (message on stderr), 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+
+#define MAX_THREADS 16
+
+struct race {
+	struct ckpt_client *c;
+	struct ckpt_version *v;
+	size_t chunk;
+	unsigned round;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned chunks;          /* under mu: writes that returned 0 */
+	unsigned stopped;         /* under mu: writers that stopped */
+};
+
+struct writer {
+	struct race *r;
+	unsigned t;
+	uint64_t acked;           /* bytes whose write returned 0 */
+	int stop;                 /* the error that stopped it (read after
+				   * the join) */
+	pthread_t thr;
+};
+
+/* Byte i of file t in round r: a function of all three. */
+static void pattern(unsigned round, unsigned t, uint64_t off, uint8_t *p,
+		    size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = (off + i) * 0x9e3779b97f4a7c15ull ^
+			     ((uint64_t)round << 40 | (uint64_t)t << 32);
+
+		p[i] = (uint8_t)(x >> 29 ^ x >> 17 ^ t);
+	}
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "ckpt_race: %s: %s\n", what, ckpt_strerror(err));
+	return 1;
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	struct race *r = w->r;
+	uint8_t *buf = malloc(r->chunk);
+	char path[32];
+	int ret;
+
+	if (!buf) {
+		w->stop = -ENOMEM;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "t%u.bin", w->t);
+	for (;;) {
+		pattern(r->round, w->t, w->acked, buf, r->chunk);
+		ret = ckpt_write(r->v, path, buf, r->chunk, w->acked);
+		if (ret < 0)
+			break;
+		w->acked += r->chunk;
+		pthread_mutex_lock(&r->mu);
+		r->chunks++;
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	w->stop = ret;
+	free(buf);
+	pthread_mutex_lock(&r->mu);
+	r->stopped++;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* The first version's file of writer w: exactly its acknowledged bytes. */
+static int check_file(const char *job, const char *version,
+		      const struct race *r, const struct writer *w)
+{
+	char path[32], what[CKPT_VERSION_MAX + 64];
+	uint8_t *want, *got;
+	size_t n;
+	int ret = 1;
+
+	snprintf(path, sizeof(path), "t%u.bin", w->t);
+	want = malloc(w->acked + 1);
+	got = malloc(w->acked + 4096);
+	if (!want || !got) {
+		ret = fail("malloc", -ENOMEM);
+		goto out;
+	}
+	pattern(r->round, w->t, 0, want, w->acked);
+	ret = ckpt_read(r->c, job, version, path, got, w->acked + 4096, 0, &n);
+	if (ret == -ENOENT && w->acked == 0) {
+		ret = 0;        /* no write of it returned 0: no file */
+		goto out;
+	}
+	if (ret < 0) {
+		snprintf(what, sizeof(what), "%s: read %s", version, path);
+		ret = fail(what, ret);
+		goto out;
+	}
+	ret = 0;
+	if (n != w->acked || memcmp(want, got, n)) {
+		fprintf(stderr, "ckpt_race: %s/%s: %zu bytes, %llu acknowledged%s\n",
+			version, path, n, (unsigned long long)w->acked,
+			n == w->acked ? ", content differs" : "");
+		ret = 1;
+	}
+out:
+	free(want);
+	free(got);
+	return ret;
+}
+
+/* The second version: next.bin and nothing else. */
+static int check_next(const char *job, const char *next,
+		      const struct race *r, unsigned threads)
+{
+	struct ckpt_version_info vi;
+	uint8_t *want = malloc(r->chunk), *got = malloc(r->chunk + 4096);
+	char path[32];
+	size_t n;
+	int ret;
+
+	if (!want || !got) {
+		ret = fail("malloc", -ENOMEM);
+		goto out;
+	}
+	ret = ckpt_stat_version(r->c, job, next, &vi);
+	if (ret < 0) {
+		ret = fail("stat the next version", ret);
+		goto out;
+	}
+	if (vi.nfiles != 1 || vi.bytes != r->chunk) {
+		fprintf(stderr, "ckpt_race: %s: %u files, %llu bytes; want next.bin alone\n",
+			next, vi.nfiles, (unsigned long long)vi.bytes);
+		ret = 1;
+		goto out;
+	}
+	for (unsigned t = 0; t < threads; t++) {
+		snprintf(path, sizeof(path), "t%u.bin", t);
+		ret = ckpt_read(r->c, job, next, path, got, 1, 0, &n);
+		if (ret != -ENOENT) {
+			fprintf(stderr, "ckpt_race: %s/%s: a write of the committed version reached it (%s)\n",
+				next, path, ckpt_strerror(ret));
+			ret = 1;
+			goto out;
+		}
+	}
+	pattern(r->round, 999, 0, want, r->chunk);
+	ret = ckpt_read(r->c, job, next, "next.bin", got, r->chunk + 4096, 0, &n);
+	if (ret < 0) {
+		ret = fail("read next.bin", ret);
+		goto out;
+	}
+	ret = n != r->chunk || memcmp(want, got, n);
+	if (ret)
+		fprintf(stderr, "ckpt_race: %s/next.bin differs\n", next);
+out:
+	free(want);
+	free(got);
+	return ret;
+}
+
+/* Begin next on the client at once, write next.bin, commit it. */
+static int write_next(const char *job, const char *next, struct race *r)
+{
+	struct ckpt_version *v2;
+	uint8_t *buf = malloc(r->chunk);
+	int ret;
+
+	if (!buf)
+		return fail("malloc", -ENOMEM);
+	ret = ckpt_begin(r->c, job, next, &v2);
+	if (ret < 0) {
+		free(buf);
+		return fail("begin the next version", ret);
+	}
+	pattern(r->round, 999, 0, buf, r->chunk);
+	ret = ckpt_write(v2, "next.bin", buf, r->chunk, 0);
+	if (ret < 0)
+		ret = fail("write next.bin", ret);
+	else if ((ret = ckpt_commit(v2)) < 0)
+		ret = fail("commit the next version", ret);
+	ckpt_version_free(v2);
+	free(buf);
+	return ret;
+}
+
+static int one_round(const char *job, const char *version, struct race *r,
+		     unsigned threads)
+{
+	struct writer w[MAX_THREADS];
+	char v1[CKPT_VERSION_MAX + 1], v2[CKPT_VERSION_MAX + 1];
+	unsigned t, n = 0;
+	int ret, bad = 0;
+
+	snprintf(v1, sizeof(v1), "%s.%u", version, r->round);
+	snprintf(v2, sizeof(v2), "%s.%u.next", version, r->round);
+	ret = ckpt_begin(r->c, job, v1, &r->v);
+	if (ret < 0)
+		return fail("begin", ret);
+	r->chunks = r->stopped = 0;
+	for (t = 0; t < threads; t++) {
+		w[t] = (struct writer){ .r = r, .t = t };
+		if (pthread_create(&w[t].thr, NULL, writer_main, &w[t])) {
+			bad = fail("pthread_create", -EAGAIN);
+			break;
+		}
+		n++;
+	}
+	/* Commit while they write: after 8 chunks, or at once if a thread
+	 * could not start or one stopped early (it says why below). */
+	pthread_mutex_lock(&r->mu);
+	while (!bad && r->chunks < 8 && !r->stopped)
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+	ret = ckpt_commit(r->v);
+	if (ret < 0)
+		bad = fail("commit", ret);
+	if (!bad)
+		bad = write_next(job, v2, r);
+	for (t = 0; t < n; t++)
+		pthread_join(w[t].thr, NULL);
+	ckpt_version_free(r->v);
+	for (t = 0; t < n; t++) {
+		if (w[t].stop != -CKPT_ESEALED) {
+			fprintf(stderr, "ckpt_race: %s: writer %u stopped on \"%s\", want the seal\n",
+				v1, t, ckpt_strerror(w[t].stop));
+			bad = 1;
+		}
+	}
+	for (t = 0; !bad && t < n; t++)
+		bad = check_file(job, v1, r, &w[t]);
+	if (!bad)
+		bad = check_next(job, v2, r, n);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct race r = { .chunk = 1 << 20,
+			  .mu = PTHREAD_MUTEX_INITIALIZER,
+			  .cv = PTHREAD_COND_INITIALIZER };
+	unsigned threads = 4, rounds = 10;
+	const char *sock = NULL;
+	int opt, ret = 0;
+
+	while ((opt = getopt(argc, argv, "s:T:r:c:")) != -1) {
+		switch (opt) {
+		case 's': sock = optarg; break;
+		case 'T': threads = (unsigned)atoi(optarg); break;
+		case 'r': rounds = (unsigned)atoi(optarg); break;
+		case 'c': r.chunk = strtoull(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (argc - optind != 2 || threads < 1 || threads > MAX_THREADS ||
+	    !r.chunk || r.chunk > (64u << 20))
+		return 2;
+	ret = ckpt_connect(sock, &r.c);
+	if (ret < 0)
+		return fail("connect", ret);
+	for (r.round = 0; !ret && r.round < rounds; r.round++)
+		ret = one_round(argv[optind], argv[optind + 1], &r, threads);
+	ckpt_disconnect(r.c);
+	return ret;
+}
