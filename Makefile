@@ -126,6 +126,12 @@ $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 $(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
 
+# A FUSE file system that keeps no bytes: the ceiling row of
+# tools/bench_fuse.sh (make bench), not a part of ckpt.
+$(BUILD)/tools/nullfs: $(BUILD)/obj/tools/nullfs/nullfs.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) -lpthread
+
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
@@ -211,7 +217,7 @@ demo: deps
 # Every script appends its rows of the performance table to BENCH_ROWS;
 # bench_table.sh prints the table and writes it into docs/benchmarks.md.
 BENCH_ROWS ?= $(BUILD)/bench-rows.txt
-bench: all $(INTEG_BIN)
+bench: all $(INTEG_BIN) $(BUILD)/tools/nullfs
 	@rm -f $(BENCH_ROWS)
 	@export CKPT_BUILD=$(BUILD) CKPT_BENCH_ROWS=$(abspath $(BENCH_ROWS)); \
 	tools/bench.sh; \

@@ -9,7 +9,13 @@
 #     $(bench_reps) rounds (tools/bench_lib.sh), each FUSE run into the
 #     segments the previous round freed (ckptd recycles them).  Ratio:
 #     direct time / ckptfs time, goal >= 0.9.  Time to LOCAL (commit by
-#     rename, then `ckptctl wait ... local`) is shown too.
+#     rename, then `ckptctl wait ... local`) is shown too.  Each round
+#     also runs the same dd's through nullfs -o copy (tools/nullfs: a FUSE
+#     file system that keeps no bytes and copies each write once, as ckptfs
+#     does into staging), the ceiling of a FUSE mount on this machine, for
+#     two reference rows: nullfs time / ckptfs time (how near ckptfs comes
+#     to that ceiling) and direct time / nullfs time (whether a FUSE mount
+#     can reach the goal here at all).  Skipped if nullfs is not built.
 #  2. Trainer stall: np.save (and torch.save, when /usr/bin/python3 can import
 #     torch) of a ~1 GiB array/state dict to the mount and to the disk: the
 #     time the call takes (what the trainer waits), and with an fsync after.
@@ -49,12 +55,15 @@ need=$(( (W * MIB * 2 + AMIB * 6) * 1024 ))          # KiB: store + direct + sav
 avail=$(df -k --output=avail "$DIR" | tail -1 | tr -d ' ')
 [ "$avail" -gt "$need" ] || die "$DIR has $((avail >> 10)) MiB free, needs $((need >> 10)) MiB"
 
-CKPTD_PID= FS_PID=
+CKPTD_PID= FS_PID= NULL_PID=
+NULLFS=$B/tools/nullfs
 cleanup() {
-	if awk -v m="$DIR/mnt" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts; then
-		fusermount3 -u "$DIR/mnt" 2>/dev/null || fusermount3 -uz "$DIR/mnt" 2>/dev/null
-	fi
-	for p in $FS_PID $CKPTD_PID; do
+	local m
+	for m in "$DIR/mnt" "$DIR/null"; do
+		awk -v m="$m" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts || continue
+		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
+	done
+	for p in $NULL_PID $FS_PID $CKPTD_PID; do
 		kill "$p" 2>/dev/null
 		for _ in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null
@@ -79,13 +88,26 @@ done
 "$B/ckptctl" -s "$SOCK" status >/dev/null 2>&1 || die "ckptd does not answer"
 "$B/ckptfs" -s "$SOCK" "$DIR/mnt" -f 2>"$DIR/ckptfs.log" &
 FS_PID=$!
-mounted() { awk -v m="$DIR/mnt" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
+mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
 for _ in $(seq 400); do
 	kill -0 "$FS_PID" 2>/dev/null || { cat "$DIR/ckptfs.log"; die "ckptfs exited"; }
-	mounted && break
+	mounted "$DIR/mnt" && break
 	sleep 0.05
 done
-mounted || die "ckptfs did not mount $DIR/mnt"
+mounted "$DIR/mnt" || die "ckptfs did not mount $DIR/mnt"
+if [ -x "$NULLFS" ]; then
+	mkdir -p "$DIR/null"
+	"$NULLFS" -o copy "$DIR/null" 2>"$DIR/nullfs.log" &
+	NULL_PID=$!
+	for _ in $(seq 400); do
+		kill -0 "$NULL_PID" 2>/dev/null || { cat "$DIR/nullfs.log"; die "nullfs exited"; }
+		mounted "$DIR/null" && break
+		sleep 0.05
+	done
+	mounted "$DIR/null" || die "nullfs did not mount $DIR/null"
+else
+	echo "# $NULLFS is not built (make $NULLFS): no FUSE-ceiling rows"
+fi
 M=$DIR/mnt
 mkdir "$M/$JOB" || die "mkdir $M/$JOB"
 
@@ -150,24 +172,38 @@ s_fresh=$SECS
 # One of each for a round: their times in s_od and s_f.
 direct_round() { writers "$DIR/direct" oflag=direct conv=notrunc,fsync; s_od=$SECS; }
 fuse_round() { fuse_run "$1"; s_f=$SECS; }
-ratios=() commits=()
-printf '%-6s %12s %12s %12s %8s\n' round "direct s" "ckptfs s" "commit s" ratio
+null_round() {
+	s_n=-
+	[ -n "$NULL_PID" ] || return 0
+	writers "$DIR/null" conv=fsync
+	s_n=$SECS
+	rm -f "$DIR"/null/w*
+}
+ratios=() commits=() nulls=() ceil=()
+printf '%-6s %12s %12s %12s %8s %12s\n' round "direct s" "ckptfs s" "commit s" ratio "nullfs s"
 for ((i = 1; i <= N; i++)); do
-	if ((i % 2)); then
-		direct_round
-		fuse_round "seq$i"
-	else
-		fuse_round "seq$i"
-		direct_round
-	fi
+	# The three take turns at going first.
+	case $((i % 3)) in
+	1) direct_round; fuse_round "seq$i"; null_round ;;
+	2) fuse_round "seq$i"; null_round; direct_round ;;
+	0) null_round; direct_round; fuse_round "seq$i" ;;
+	esac
 	"$B/ckptctl" -s "$SOCK" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i"
 	r=$(ratio "$s_od" "$s_f")
 	ratios+=("$r") commits+=("$COMMIT_SECS")
-	printf '%-6s %12s %12s %12s %8s\n' "$i" "$s_od" "$s_f" "$COMMIT_SECS" "$r"
+	if [ "$s_n" != - ]; then
+		nulls+=("$(bench_ratio "$s_n" "$s_f")")
+		ceil+=("$(bench_ratio "$s_od" "$s_n")")
+	fi
+	printf '%-6s %12s %12s %12s %8s %12s\n' "$i" "$s_od" "$s_f" "$COMMIT_SECS" "$r" "$s_n"
 done
 echo "# first runs (not in the ratio): dd oflag=direct into new files $s_new s, $(rate "$s_new" "$TOTAL") GB/s; ckptfs into fresh segments $s_fresh s, $(rate "$s_fresh" "$TOTAL") GB/s"
 rm -f "$DIR"/direct/w*
 bench_row fuse "ckptfs $W x $MIB MiB dd conv=fsync / dd oflag=direct over allocated files" ">= 0.9" "${ratios[@]}"
+if [ ${#nulls[@]} -gt 0 ]; then
+	bench_row fuseceil "(reference) nullfs -o copy / ckptfs: the FUSE ceiling" "-" "${nulls[@]}"
+	bench_row fuseroom "(reference) dd oflag=direct / nullfs -o copy" "-" "${ceil[@]}"
+fi
 echo "# commit (mv v.tmp v) to LOCAL after each round, seconds: ${commits[*]}"
 
 # ---- stall of np.save / torch.save -------------------------------------------
