@@ -225,6 +225,11 @@ static int read_frame(struct ckpt_client *c, struct proto_msg *m,
 	struct proto_hdr h;
 	int ret;
 
+	/* Broken (a frame that did not decode, a refusal): nothing more is
+	 * read from it, and a socket that is still open must not be waited
+	 * on. */
+	if (c->broken)
+		return c->broken;
 	ret = recv_exact(c, c->rbuf, PROTO_HDR_LEN, 1);
 	if (ret < 0)
 		goto out_broken;

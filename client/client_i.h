@@ -14,10 +14,13 @@
  * (c->copying), the reservation keeps the lease, and a writer that finds
  * the ring full with no WRITE in flight waits on c->ring_cv for the
  * copier's WRITE instead of failing; while copies run or threads wait
- * (ring_busy()), ckpt_staging_release() answers -EBUSY, and a commit or
- * abort waits for the copies of its version (v->copying).  A writer checks
- * v->committed again once it has its reservation, since it may have waited
- * without mu.
+ * (ring_busy()), ckpt_staging_release() answers -EBUSY.  A commit or
+ * abort sets v->sealing and waits for the writes of its version in
+ * progress (v->writers) to send all their pieces, so that a write is in
+ * the version whole, or (begun after the commit began) refused with
+ * -CKPT_ESEALED without sending anything; namespace calls and
+ * ckpt_buf_submit() check the same under mu, just before they send, since
+ * ckptd gives a committed version's handle to the next version begun.
  * ckpt_wait*() use a private connection and take no lock.
  */
 #ifndef CKPT_CLIENT_I_H
@@ -95,10 +98,14 @@ struct ckpt_version {
 	uint32_t handle;          /* ckptd's writer handle */
 	uint32_t serial;          /* unique in the client */
 	int committed;
+	int sealing;              /* a commit or abort is waiting for its
+				   * writers: no write or namespace call
+				   * starts any more (-CKPT_ESEALED) */
 	int err;                  /* first error of a background write */
 	uint32_t async_pending;
 	int async_err;
-	uint32_t copying;         /* its writes' copies running without mu */
+	uint32_t writers;         /* ckpt_write()s of it in progress (all of
+				   * their pieces), on any thread */
 	uint64_t stall_ns;        /* its writes were blocked, in all (sent
 				   * with the COMMIT) */
 	uint64_t stall_staging_ns;/* of which waiting for the lease */

@@ -101,6 +101,7 @@ static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
 	struct ckpt_client *c = v->c;
 	struct resv *r = ring_find_off(c, ring_off);
 	struct proto_msg m;
+	int ret;
 
 	if (!r)
 		return -EINVAL;
@@ -112,9 +113,14 @@ static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
 	m.ring_off = ring_off;
 	m.id = ++c->next_id;
 	m.path = path;
+	ret = cl_send(c, &m);
+	if (ret < 0) {
+		ring_done(c, ring_off);   /* no WACK will ever free it */
+		return ret;
+	}
 	r->id = m.id;
 	r->state = RESV_SENT;
-	return cl_send(c, &m);
+	return 0;
 }
 
 static int write_check(struct ckpt_version *v, const char *path)
@@ -207,7 +213,6 @@ static int copy_send(struct ckpt_version *v, const char *path,
 	int ret;
 
 	c->copying++;
-	v->copying++;
 	pthread_mutex_unlock(&c->mu);
 	cl_copy(dst, buf, n);
 	if (n % 4096)   /* padding is written too: no stale bytes */
@@ -215,14 +220,14 @@ static int copy_send(struct ckpt_version *v, const char *path,
 	pthread_mutex_lock(&c->mu);
 	ret = send_piece(v, path, offset, n, ring_off);
 	c->copying--;
-	v->copying--;
 	pthread_cond_broadcast(&c->ring_cv);
 	return ret;
 }
 
 /* Copy and send [buf, buf+len) in pieces.  Called with c->mu held (which
- * copy_send() lets go of during each copy). */
-static int write_locked(struct ckpt_version *v, const char *path,
+ * copy_send() lets go of during each copy, and ring_reserve() while it
+ * waits for another thread's copy), counted in v->writers. */
+static int write_pieces(struct ckpt_version *v, const char *path,
 			const uint8_t *buf, size_t len, uint64_t offset)
 {
 	struct ckpt_client *c = v->c;
@@ -238,13 +243,6 @@ static int write_locked(struct ckpt_version *v, const char *path,
 		ret = reserve_timed(v, n, &ring_off);
 		if (ret < 0)
 			return ret;
-		/* Committed by another thread since write_check(), between
-		 * two pieces, or while this one waited for ring space
-		 * without mu: nothing may follow the COMMIT. */
-		if (v->committed) {
-			ring_done(c, ring_off);
-			return -CKPT_ESEALED;
-		}
 		ret = copy_send(v, path, buf, n, offset, ring_off);
 		if (ret < 0)
 			return ret;
@@ -253,6 +251,30 @@ static int write_locked(struct ckpt_version *v, const char *path,
 		len -= n;
 	}
 	return v->err;
+}
+
+/* 1 if v takes no more writes or namespace calls: committed, aborted, or
+ * a commit or abort waiting for its writers.  Called with c->mu held. */
+static int sealed(const struct ckpt_version *v)
+{
+	return v->committed || v->sealing;
+}
+
+/* A write, whole: with c->mu held, it starts only if v is not sealed (the
+ * check write_check() made without the lock is made again), and a commit
+ * waits for it to send every piece. */
+static int write_locked(struct ckpt_version *v, const char *path,
+			const uint8_t *buf, size_t len, uint64_t offset)
+{
+	int ret;
+
+	if (sealed(v))
+		return -CKPT_ESEALED;
+	v->writers++;
+	ret = write_pieces(v, path, buf, len, offset);
+	if (--v->writers == 0)
+		pthread_cond_broadcast(&v->c->ring_cv);
+	return ret;
 }
 
 int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
@@ -429,6 +451,9 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	ret = -EINVAL;
 	if (!r || !len || len > r->len || r->serial != v->serial)
 		goto out_unlock;
+	ret = -CKPT_ESEALED;    /* committed since write_check() */
+	if (sealed(v))
+		goto out_unlock;
 	if (len % 4096)
 		memset((uint8_t *)buf + len, 0, 4096 - len % 4096);
 	ret = send_piece(v, path, offset, len, off);
@@ -495,7 +520,9 @@ static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
 		req->id = x->remove;
 	}
 	pthread_mutex_lock(&v->c->mu);
-	ret = cl_rpc(v->c, req, rep, NULL, -1);
+	/* Committed since write_check(): the handle may be the next
+	 * version's by now. */
+	ret = sealed(v) ? -CKPT_ESEALED : cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
 	free(req);
 	return ret;
@@ -575,11 +602,16 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 
 	flushed = ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
-	/* Copies of this version's writes on other threads send their
-	 * WRITEs first (later ones see v->committed). */
-	while (v->copying)
-		pthread_cond_wait(&c->ring_cv, &c->mu);
 	if (v->committed) {
+		ret = -CKPT_ESEALED;
+		goto out_unlock;
+	}
+	/* Writes of this version in progress on other threads send all
+	 * their pieces first; later ones are refused (sealed()). */
+	v->sealing = 1;
+	while (v->writers)
+		pthread_cond_wait(&c->ring_cv, &c->mu);
+	if (v->committed) {     /* another thread's commit or abort won */
 		ret = -CKPT_ESEALED;
 		goto out_unlock;
 	}

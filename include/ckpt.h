@@ -46,7 +46,12 @@
  *
  * Threads.  One client may be used from several threads; calls on it are
  * serialised internally, except the copies of ckpt_write() into staging,
- * which run at once for writers on several threads.  Callbacks of
+ * which run at once for writers on several threads.  A commit or abort of
+ * a version waits for the writes of it in progress on other threads, each
+ * of which goes into the version whole; a write, namespace call or
+ * ckpt_buf_submit() that starts after the commit began is refused with
+ * -CKPT_ESEALED and sends nothing.  ckpt_version_free() must not run while
+ * another thread still calls on that version.  Callbacks of
  * ckpt_write_async() run on a library thread and must not call back into
  * the same client.
  *

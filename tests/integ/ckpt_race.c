@@ -2,12 +2,17 @@
  * ckpt_race.c - a commit that races writes of the same version on one
  * client (t_mtwrite, "race").
  *
- *   ckpt_race -s SOCKET [-T THREADS] [-r ROUNDS] [-c CHUNK] JOB VERSION
+ *   ckpt_race -s SOCKET [-T THREADS] [-r ROUNDS] [-c CHUNK] [-m MODE]
+ *             JOB VERSION
  *
  * Each round: version VERSION.<round> is begun on one client shared by
  * THREADS writer threads (4).  Thread t writes file t<t>.bin front to back
  * in CHUNK-byte writes (1 MiB) with ckpt_write() until a write answers
- * -CKPT_ESEALED, counting the bytes whose write returned 0.  Once the
+ * -CKPT_ESEALED, counting the bytes whose write returned 0.  MODE: write
+ * (ckpt_write(), the default; a CHUNK above the lease's piece is sent in
+ * several pieces), truncate (each write followed by a ckpt_truncate() to
+ * the bytes written so far, which changes nothing), or zerocopy
+ * (ckpt_buf_get() and ckpt_buf_submit(), cancelled once sealed).  Once the
  * threads have written 8 chunks in all, the main thread commits, begins
  * VERSION.<round>.next on the same client at once (it may get the handle
  * ckptd just freed), writes next.bin (one chunk) into it, and commits it,
@@ -27,6 +32,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,7 @@
 struct race {
 	struct ckpt_client *c;
 	struct ckpt_version *v;
+	const char *mode;
 	size_t chunk;
 	unsigned round;
 	pthread_mutex_t mu;
@@ -73,6 +80,32 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
+/* One chunk at off, as the mode says. */
+static int put(struct race *r, const char *path, const uint8_t *buf,
+	       uint64_t off)
+{
+	void *zb;
+	int ret;
+
+	if (strcmp(r->mode, "zerocopy"))
+		return ckpt_write(r->v, path, buf, r->chunk, off);
+	/* -ENOBUFS: the ring is full behind another thread's buffer, which
+	 * it is filling; ckpt_buf_get() does not wait for those. */
+	for (int tries = 0;; tries++) {
+		ret = ckpt_buf_get(r->v, r->chunk, &zb);
+		if (ret != -ENOBUFS || tries == 100000)
+			break;
+		sched_yield();
+	}
+	if (ret < 0)
+		return ret;
+	memcpy(zb, buf, r->chunk);
+	ret = ckpt_buf_submit(r->v, path, zb, r->chunk, off);
+	if (ret == -CKPT_ESEALED)
+		ckpt_buf_cancel(r->v, zb);
+	return ret;
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -88,7 +121,7 @@ static void *writer_main(void *arg)
 	snprintf(path, sizeof(path), "t%u.bin", w->t);
 	for (;;) {
 		pattern(r->round, w->t, w->acked, buf, r->chunk);
-		ret = ckpt_write(r->v, path, buf, r->chunk, w->acked);
+		ret = put(r, path, buf, w->acked);
 		if (ret < 0)
 			break;
 		w->acked += r->chunk;
@@ -96,6 +129,11 @@ static void *writer_main(void *arg)
 		r->chunks++;
 		pthread_cond_signal(&r->cv);
 		pthread_mutex_unlock(&r->mu);
+		if (!strcmp(r->mode, "truncate")) {
+			ret = ckpt_truncate(r->v, path, w->acked);
+			if (ret < 0)
+				break;
+		}
 	}
 	w->stop = ret;
 	free(buf);
@@ -273,24 +311,27 @@ static int one_round(const char *job, const char *version, struct race *r,
 
 int main(int argc, char **argv)
 {
-	struct race r = { .chunk = 1 << 20,
+	struct race r = { .chunk = 1 << 20, .mode = "write",
 			  .mu = PTHREAD_MUTEX_INITIALIZER,
 			  .cv = PTHREAD_COND_INITIALIZER };
 	unsigned threads = 4, rounds = 10;
 	const char *sock = NULL;
 	int opt, ret = 0;
 
-	while ((opt = getopt(argc, argv, "s:T:r:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:T:r:c:m:")) != -1) {
 		switch (opt) {
 		case 's': sock = optarg; break;
 		case 'T': threads = (unsigned)atoi(optarg); break;
 		case 'r': rounds = (unsigned)atoi(optarg); break;
 		case 'c': r.chunk = strtoull(optarg, NULL, 0); break;
+		case 'm': r.mode = optarg; break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 2 || threads < 1 || threads > MAX_THREADS ||
-	    !r.chunk || r.chunk > (64u << 20))
+	    !r.chunk || r.chunk > (64u << 20) ||
+	    (strcmp(r.mode, "write") && strcmp(r.mode, "truncate") &&
+	     strcmp(r.mode, "zerocopy")))
 		return 2;
 	ret = ckpt_connect(sock, &r.c);
 	if (ret < 0)

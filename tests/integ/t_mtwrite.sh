@@ -17,7 +17,10 @@
 #          stops on the seal; the committed files hold exactly the bytes
 #          whose writes returned 0; a version begun on the client at once
 #          after the commit holds none of the racing writes.  Then again
-#          with 256 KiB writes and a 4 MiB lease (the ring full).
+#          with 256 KiB writes and a 4 MiB lease (the ring full), with 8 MiB
+#          writes (several pieces each: in the version whole or not at
+#          all), with a truncate after each write, and with zero-copy
+#          submits.
 #  fuse:   4 dd's at once into one version through ckptfs (lease 8 MiB),
 #          two of them into disjoint ranges of one file; after the commit
 #          every file matches its source byte for byte, also after ckptd
@@ -71,6 +74,15 @@ t_race() {
 	start_ckptd r
 	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 20 -c 262144 race w ||
 		fail "a commit raced by writes of its version (full ring)"
+	# Writes of 8 MiB, each sent as several pieces: one is in the
+	# version whole or not at all.
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 10 -c 8388608 race x ||
+		fail "a commit raced by writes of several pieces"
+	# Namespace calls and zero-copy submits racing the commit.
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 30 -m truncate race t ||
+		fail "a commit raced by truncates of its version"
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 30 -c 262144 -m zerocopy race z ||
+		fail "a commit raced by zero-copy submits of its version"
 	assert_up r
 }
 
