@@ -89,22 +89,22 @@ done
 "$B/ckptfs" -s "$SOCK" "$DIR/mnt" -f 2>"$DIR/ckptfs.log" &
 FS_PID=$!
 mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-for _ in $(seq 400); do
-	kill -0 "$FS_PID" 2>/dev/null || { cat "$DIR/ckptfs.log"; die "ckptfs exited"; }
-	mounted "$DIR/mnt" && break
-	sleep 0.05
-done
-mounted "$DIR/mnt" || die "ckptfs did not mount $DIR/mnt"
+# wait_mount NAME PID MNT: deadline poll (20 s) until NAME (PID, logging
+# to $DIR/NAME.log) has mounted MNT.
+wait_mount() {
+	for _ in $(seq 400); do
+		kill -0 "$2" 2>/dev/null || { cat "$DIR/$1.log"; die "$1 exited"; }
+		mounted "$3" && return 0
+		sleep 0.05
+	done
+	die "$1 did not mount $3"
+}
+wait_mount ckptfs "$FS_PID" "$DIR/mnt"
 if [ -x "$NULLFS" ]; then
 	mkdir -p "$DIR/null"
 	"$NULLFS" -o copy "$DIR/null" 2>"$DIR/nullfs.log" &
 	NULL_PID=$!
-	for _ in $(seq 400); do
-		kill -0 "$NULL_PID" 2>/dev/null || { cat "$DIR/nullfs.log"; die "nullfs exited"; }
-		mounted "$DIR/null" && break
-		sleep 0.05
-	done
-	mounted "$DIR/null" || die "nullfs did not mount $DIR/null"
+	wait_mount nullfs "$NULL_PID" "$DIR/null"
 else
 	echo "# $NULLFS is not built (make $NULLFS): no FUSE-ceiling rows"
 fi
