@@ -602,16 +602,12 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 
 	flushed = ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
-	if (v->committed) {
-		ret = -CKPT_ESEALED;
-		goto out_unlock;
-	}
 	/* Writes of this version in progress on other threads send all
 	 * their pieces first; later ones are refused (sealed()). */
 	v->sealing = 1;
 	while (v->writers)
 		pthread_cond_wait(&c->ring_cv, &c->mu);
-	if (v->committed) {     /* another thread's commit or abort won */
+	if (v->committed) {     /* already, or another thread's commit won */
 		ret = -CKPT_ESEALED;
 		goto out_unlock;
 	}
