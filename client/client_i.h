@@ -13,7 +13,11 @@
  * threads of one client copy at once.  While any such copy is running
  * (c->copying), the reservation keeps the lease, and a writer that finds
  * the ring full with no WRITE in flight waits on c->ring_cv for the
- * copier's WRITE instead of failing; while copies run or threads wait
+ * copier's WRITE instead of failing.  It waits likewise while buffers
+ * ckpt_buf_get() lent to other threads fill it, for their submit or
+ * cancel, unless it holds a lent buffer itself (then -ENOBUFS: two
+ * holders waiting for each other would wait for ever).  While copies run,
+ * buffers are lent or threads wait
  * (ring_busy()), ckpt_staging_release() answers -EBUSY.  A commit or
  * abort sets v->sealing and waits for the writes of its version in
  * progress (v->writers) to send all their pieces, so that a write is in
@@ -34,13 +38,18 @@
 #include "list.h"
 #include "proto.h"
 
-enum resv_state { RESV_FREE = 0, RESV_HELD, RESV_SENT, RESV_DONE };
+/* A reservation is the library's while a copy or a READ fills it (OWN), or
+ * the caller's between ckpt_buf_get() and ckpt_buf_submit() or
+ * ckpt_buf_cancel() (LENT): only a LENT one answers to a caller's pointer,
+ * so that a stale one cannot reach a buffer the library is filling. */
+enum resv_state { RESV_FREE = 0, RESV_OWN, RESV_LENT, RESV_SENT, RESV_DONE };
 
 struct resv {
 	uint64_t start;           /* ring byte counter at the start */
 	uint64_t len;             /* bytes, 4 KiB multiple (waste included) */
 	uint32_t id;              /* WRITE id once sent */
 	uint32_t serial;          /* the version's serial */
+	pthread_t owner;          /* the thread that reserved it */
 	uint8_t state;            /* enum resv_state */
 };
 
@@ -79,7 +88,7 @@ struct ckpt_client {
 	uint32_t next_serial;
 	uint32_t copying;         /* copies running without mu (see above) */
 	uint32_t ring_waiters;    /* threads waiting on ring_cv */
-	pthread_cond_t ring_cv;   /* a copy ended: its WRITE is sent */
+	pthread_cond_t ring_cv;   /* a copy ended, or a lent buffer came back */
 
 	uint8_t *rbuf;            /* one received frame */
 	struct list versions;
@@ -138,20 +147,25 @@ int cl_ensure_lease(struct ckpt_client *c);
 void cl_copy(void *dst, const void *src, size_t n);
 
 /* ring.c: reservations in the lease */
-/* Reserve len bytes, waiting for WACKs (cl_pump(): a frame that answers a
- * call is dropped on the way) while the ring is full, and for the copies of
- * other threads (c->copying) while those are all that fill it.  -ENOBUFS
- * when only held reservations (ckpt_buf_get() buffers) fill it. */
+/* Reserve len bytes as state (RESV_OWN or RESV_LENT), waiting for WACKs (cl_pump(): a frame that answers a
+ * call is dropped on the way) while the ring is full, and on c->ring_cv for
+ * the copies of other threads (c->copying) and the buffers lent to them
+ * while those are all that fill it.  -ENOBUFS when the caller's own lent
+ * buffers are among what fills it (it would wait for itself). */
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
-		 uint64_t *off);
+		 uint8_t state, uint64_t *off);
 /* Whether ring_reserve(len) would take its bytes without waiting. */
 int ring_fits(const struct ckpt_client *c, size_t len);
 void ring_done(struct ckpt_client *c, uint64_t off);
+/* The reservation at ring offset off not yet sent or done (OWN or LENT),
+ * or NULL; ring_find_lent() only a LENT one. */
 struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);
+struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off);
 void ring_wack(struct ckpt_client *c, uint32_t id, int status);
 /* Wait until every sent write is acknowledged. */
 int ring_drain(struct ckpt_client *c);
-/* 1 if a reservation is held (a zero-copy buffer not yet submitted). */
+/* 1 if a reservation is held, not yet sent or done: a zero-copy buffer
+ * lent to the caller, or one the library fills. */
 int ring_held(struct ckpt_client *c);
 /* 1 if the lease is in use without mu: a reservation held, a copy
  * running, or a thread waiting for one (the lease must not go). */

@@ -128,7 +128,7 @@ static int pipe_send(struct read_pipe *p, uint64_t off, uint64_t len)
 
 	if (p->n && !ring_fits(p->c, len))
 		return -ENOBUFS;
-	ret = ring_reserve(p->c, len, 0, &s->ring_off);
+	ret = ring_reserve(p->c, len, 0, RESV_OWN, &s->ring_off);
 	if (ret < 0)
 		return ret;
 	p->req.off = off;

@@ -7,7 +7,7 @@
  * freed in FIFO order, when ckptd's WACK says the bytes are on disk (or at
  * once, for a cancelled zero-copy buffer or a finished read).  While the
  * ring is full the caller waits for WACKs, which is the backpressure of the
- * whole write path.
+ * whole write path, or for other threads' copies and lent buffers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static int fifo_push(struct ckpt_client *c, uint64_t len, uint8_t state,
 	}
 	r = at(c, c->fcount++);
 	*r = (struct resv){ .start = c->head, .len = len, .state = state,
-			    .serial = serial };
+			    .serial = serial, .owner = pthread_self() };
 	c->head += len;
 	return 0;
 }
@@ -69,6 +69,28 @@ static int any_sent(struct ckpt_client *c)
 	return 0;
 }
 
+/* With nothing in flight, whether the ring will free space without the
+ * caller: another thread copies, or holds a lent buffer, and the caller
+ * holds none (a holder that waited could wait for another that waits for
+ * it). */
+static int others_fill(struct ckpt_client *c)
+{
+	pthread_t self = pthread_self();
+	int others = c->copying > 0;
+	uint32_t i;
+
+	for (i = 0; i < c->fcount; i++) {
+		struct resv *r = at(c, i);
+
+		if (r->state != RESV_LENT)
+			continue;
+		if (pthread_equal(r->owner, self))
+			return 0;
+		others = 1;
+	}
+	return others;
+}
+
 /* Whether n bytes (a 4 KiB multiple) fit at the head now; *waste is the
  * tail of the ring they would skip. */
 static int fits(const struct ckpt_client *c, uint64_t n, uint64_t *waste)
@@ -87,7 +109,7 @@ int ring_fits(const struct ckpt_client *c, size_t len)
 }
 
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
-		 uint64_t *off)
+		 uint8_t state, uint64_t *off)
 {
 	uint64_t n = (len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
 	uint64_t pos, waste;
@@ -99,10 +121,10 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		if (fits(c, n, &waste))
 			break;
 		/* Only WACKs free space.  With nothing in flight, either
-		 * other threads are copying (their WRITEs come next) or the
-		 * caller holds the whole ring in unsubmitted buffers. */
+		 * other threads fill it (their WRITEs come next) or the
+		 * caller holds part of it in unsubmitted buffers. */
 		if (!any_sent(c)) {
-			if (!c->copying)
+			if (!others_fill(c))
 				return -ENOBUFS;
 			c->ring_waiters++;
 			pthread_cond_wait(&c->ring_cv, &c->mu);
@@ -120,11 +142,16 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 			return ret;
 		pos = 0;
 	}
-	ret = fifo_push(c, n, RESV_HELD, serial);
+	ret = fifo_push(c, n, state, serial);
 	if (ret < 0)
 		return ret;
 	*off = pos;
 	return 0;
+}
+
+static int held(const struct resv *r)
+{
+	return r->state == RESV_OWN || r->state == RESV_LENT;
 }
 
 struct resv *ring_find_off(struct ckpt_client *c, uint64_t off)
@@ -134,10 +161,17 @@ struct resv *ring_find_off(struct ckpt_client *c, uint64_t off)
 	for (i = 0; i < c->fcount; i++) {
 		struct resv *r = at(c, i);
 
-		if (r->state == RESV_HELD && r->start % c->size == off)
+		if (held(r) && r->start % c->size == off)
 			return r;
 	}
 	return NULL;
+}
+
+struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off)
+{
+	struct resv *r = ring_find_off(c, off);
+
+	return r && r->state == RESV_LENT ? r : NULL;
 }
 
 void ring_done(struct ckpt_client *c, uint64_t off)
@@ -192,7 +226,7 @@ int ring_held(struct ckpt_client *c)
 	uint32_t i;
 
 	for (i = 0; i < c->fcount; i++)
-		if (at(c, i)->state == RESV_HELD)
+		if (held(at(c, i)))
 			return 1;
 	return 0;
 }

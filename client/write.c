@@ -162,12 +162,13 @@ static int lease_timed(struct ckpt_version *v)
 	return ret;
 }
 
-static int reserve_timed(struct ckpt_version *v, size_t len, uint64_t *off)
+static int reserve_timed(struct ckpt_version *v, size_t len, uint8_t state,
+			 uint64_t *off)
 {
 	uint64_t t0 = mono_ns();
 	int ret;
 
-	ret = ring_reserve(v->c, len, v->serial, off);
+	ret = ring_reserve(v->c, len, v->serial, state, off);
 	v->stall_ns += mono_ns() - t0;
 	return ret;
 }
@@ -240,7 +241,7 @@ static int write_pieces(struct ckpt_version *v, const char *path,
 		return ret;
 	while (len) {
 		n = len < c->piece ? len : c->piece;
-		ret = reserve_timed(v, n, &ring_off);
+		ret = reserve_timed(v, n, RESV_OWN, &ring_off);
 		if (ret < 0)
 			return ret;
 		ret = copy_send(v, path, buf, n, offset, ring_off);
@@ -416,7 +417,7 @@ int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf)
 	if (ret == 0 && len > c->piece)
 		ret = -EMSGSIZE;
 	if (ret == 0)
-		ret = reserve_timed(v, len, &off);
+		ret = reserve_timed(v, len, RESV_LENT, &off);
 	if (ret == 0)
 		*buf = c->map + off;
 	pthread_mutex_unlock(&c->mu);
@@ -447,7 +448,7 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
 	off = buf_off(c, buf);
-	r = off < 0 ? NULL : ring_find_off(c, off);
+	r = off < 0 ? NULL : ring_find_lent(c, off);
 	ret = -EINVAL;
 	if (!r || !len || len > r->len || r->serial != v->serial)
 		goto out_unlock;
@@ -457,6 +458,7 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	if (len % 4096)
 		memset((uint8_t *)buf + len, 0, 4096 - len % 4096);
 	ret = send_piece(v, path, offset, len, off);
+	pthread_cond_broadcast(&c->ring_cv);
 	if (ret == 0)
 		ret = v->err;
 out_unlock:
@@ -468,16 +470,20 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 {
 	struct ckpt_client *c;
 	int64_t off;
+	int ret = -EINVAL;
 
 	if (!v)
 		return -EINVAL;
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
 	off = buf_off(c, buf);
-	if (off >= 0 && ring_find_off(c, off))
+	if (off >= 0 && ring_find_lent(c, off)) {
 		ring_done(c, off);
+		pthread_cond_broadcast(&c->ring_cv);
+		ret = 0;
+	}
 	pthread_mutex_unlock(&c->mu);
-	return off < 0 ? (int)off : 0;
+	return ret;
 }
 
 /* ---- namespace ---------------------------------------------------------- */

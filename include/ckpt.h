@@ -478,7 +478,16 @@ int ckpt_flush(struct ckpt_version *v);
 /* Zero-copy: reserve len bytes of staging (len <= ckpt_buf_max()) and return
  * a pointer the caller fills, e.g. as a cudaMemcpy destination.  Then hand it
  * over with ckpt_buf_submit() or give it back with ckpt_buf_cancel().
- * Reservations are released in the order they were taken. */
+ * Reservations are released in the order they were taken.  Either call on a
+ * pointer that is not a buffer ckpt_buf_get() lent and nobody has handed
+ * back yet answers -EINVAL and changes nothing (staging the library is
+ * filling for a ckpt_write() is never lent); a pointer already handed back
+ * may name a buffer lent again since, as with free().  A submit refused
+ * with -CKPT_ESEALED leaves the buffer lent: cancel it.  While staging is
+ * full, ckpt_buf_get() and ckpt_write() wait for ckptd to write out what
+ * was submitted and for buffers lent to other threads to come back; a
+ * thread that holds a lent buffer itself gets -ENOBUFS instead (it would
+ * wait for itself, or for a thread that waits for it). */
 size_t ckpt_buf_max(struct ckpt_client *c);
 int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf);
 int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,

@@ -6,7 +6,7 @@
 # limit from its own "# TIMEOUT: N" line (default 120 s; multiplied by
 # $CKPT_SCALE, which defaults to 10 under CKPT_VALGRIND=1).  A test exits 0
 # to pass, 77 to skip, anything else to fail; a failure prints the last 40
-# lines of its output.
+# lines of its output, then its FAIL: lines (which daemon logs can push out).
 #
 #   CKPT_BUILD=build tests/run-integ.sh [NAME...]    (make check-integ)
 #   CKPT_VALGRIND=1  run ckptd under valgrind
@@ -85,6 +85,12 @@ for t in "${tests[@]}"; do
 			echo "    (exit $rc after ${secs} s; last 40 lines of output:)"
 		fi
 		tail -n 40 "$log" | sed 's/^/    /'
+		# The failure lines themselves, which daemon logs printed after
+		# them can push out of the tail.
+		if grep -q '^FAIL:' "$log"; then
+			echo "    (its FAIL lines:)"
+			grep '^FAIL:' "$log" | tail -n 20 | sed 's/^/    /'
+		fi
 		failed=1 nfail=$((nfail + 1)) ;;
 	esac
 done

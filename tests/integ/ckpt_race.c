@@ -12,11 +12,21 @@
  * (ckpt_write(), the default; a CHUNK above the lease's piece is sent in
  * several pieces), truncate (each write followed by a ckpt_truncate() to
  * the bytes written so far, which changes nothing), or zerocopy
- * (ckpt_buf_get() and ckpt_buf_submit(), cancelled once sealed).  Once the
+ * (ckpt_buf_get() and ckpt_buf_submit(), cancelled once sealed), or stale
+ * (ckpt_write(), while one more thread keeps handing back a buffer of
+ * CHUNK bytes it took and cancelled at the start, with ckpt_buf_cancel()
+ * and ckpt_buf_submit() of stale.bin, as a buggy caller would: the writers'
+ * reservations come round to its offset while they copy).  Once the
  * threads have written 8 chunks in all, the main thread commits, begins
  * VERSION.<round>.next on the same client at once (it may get the handle
  * ckptd just freed), writes next.bin (one chunk) into it, and commits it,
  * while the writers still run into the seal.
+ *
+ * Mode lend is no race but the rule behind zerocopy's waits, once per
+ * round: a thread that takes lent buffers (ckpt_buf_get) until staging is
+ * full gets -ENOBUFS, from ckpt_buf_get() and then from ckpt_write(), and
+ * does not hang; another thread's ckpt_write() then waits for those
+ * buffers, which the first submits; every byte reads back.
  *
  * Checks, every round:
  *  - every writer stopped on -CKPT_ESEALED, nothing else;
@@ -25,14 +35,15 @@
  *    returned 0 was sent before the COMMIT, one that answered ESEALED sent
  *    nothing;
  *  - the second version holds next.bin only, with its bytes: no write of
- *    the first version followed the COMMIT into the handle.
+ *    the first version followed the COMMIT into the handle;
+ *  - stale: every stale call answered -EINVAL (or -CKPT_ESEALED once
+ *    sealed), and the first version has no stale.bin.
  *
  * Exit status: 0 ok, 1 a check failed (message on stderr), 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +56,16 @@ struct race {
 	struct ckpt_client *c;
 	struct ckpt_version *v;
 	const char *mode;
+	const char *job;
 	size_t chunk;
 	unsigned round;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned chunks;          /* under mu: writes that returned 0 */
 	unsigned stopped;         /* under mu: writers that stopped */
+	unsigned writers;         /* started */
+	int stale_bad;            /* stale: a stale call's wrong answer */
+	unsigned long stale_calls;
 };
 
 struct writer {
@@ -89,14 +104,9 @@ static int put(struct race *r, const char *path, const uint8_t *buf,
 
 	if (strcmp(r->mode, "zerocopy"))
 		return ckpt_write(r->v, path, buf, r->chunk, off);
-	/* -ENOBUFS: the ring is full behind another thread's buffer, which
-	 * it is filling; ckpt_buf_get() does not wait for those. */
-	for (int tries = 0;; tries++) {
-		ret = ckpt_buf_get(r->v, r->chunk, &zb);
-		if (ret != -ENOBUFS || tries == 100000)
-			break;
-		sched_yield();
-	}
+	/* A full ring behind other threads' lent buffers: it waits for
+	 * them (this thread holds none now). */
+	ret = ckpt_buf_get(r->v, r->chunk, &zb);
 	if (ret < 0)
 		return ret;
 	memcpy(zb, buf, r->chunk);
@@ -142,6 +152,142 @@ static void *writer_main(void *arg)
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
+}
+
+/* Mode stale: take a buffer, cancel it, then hand the same pointer back
+ * until every writer has stopped.  Nothing may take it. */
+static void *stale_main(void *arg)
+{
+	struct race *r = arg;
+	void *p;
+	int ret, done = 0;
+
+	ret = ckpt_buf_get(r->v, r->chunk, &p);
+	if (ret == -CKPT_ESEALED)
+		return NULL;
+	if (ret < 0 || (ret = ckpt_buf_cancel(r->v, p)) < 0) {
+		r->stale_bad = ret;
+		return NULL;
+	}
+	while (!done) {
+		ret = ckpt_buf_cancel(r->v, p);
+		if (ret == 0)
+			break;
+		ret = ckpt_buf_submit(r->v, "stale.bin", p, r->chunk, 0);
+		if (ret != -EINVAL && ret != -CKPT_ESEALED)
+			break;
+		r->stale_calls++;
+		pthread_mutex_lock(&r->mu);
+		done = r->stopped == r->writers;
+		pthread_mutex_unlock(&r->mu);
+	}
+	if (!done)
+		r->stale_bad = ret ? ret : 1;
+	return NULL;
+}
+
+/* Mode lend: see the top. */
+struct lender {
+	struct race *r;
+	uint8_t *buf;
+	int ret;
+};
+
+static void *lend_writer(void *arg)
+{
+	struct lender *l = arg;
+
+	l->ret = ckpt_write(l->r->v, "t.bin", l->buf, l->r->chunk, 0);
+	return NULL;
+}
+
+static int check_bytes(struct race *r, const char *version, const char *path,
+		       unsigned t)
+{
+	uint8_t *want = malloc(r->chunk), *got = malloc(r->chunk + 4096);
+	char what[CKPT_VERSION_MAX + 64];
+	size_t n;
+	int ret;
+
+	if (!want || !got) {
+		ret = fail("malloc", -ENOMEM);
+		goto out;
+	}
+	pattern(r->round, t, 0, want, r->chunk);
+	snprintf(what, sizeof(what), "%s/%s", version, path);
+	ret = ckpt_read(r->c, r->job, version, path, got, r->chunk + 4096, 0, &n);
+	if (ret < 0)
+		ret = fail(what, ret);
+	else if ((ret = n != r->chunk || memcmp(want, got, n)))
+		fprintf(stderr, "ckpt_race: %s differs\n", what);
+out:
+	free(want);
+	free(got);
+	return ret;
+}
+
+static int lend_round(const char *version, struct race *r)
+{
+	struct lender l = { .r = r };
+	void *held[1024];
+	char v1[CKPT_VERSION_MAX + 1], path[32];
+	unsigned n = 0, i;
+	pthread_t thr;
+	size_t size;
+	int ret, bad = 0;
+
+	snprintf(v1, sizeof(v1), "%s.%u", version, r->round);
+	ret = ckpt_staging(r->c, &size);
+	if (ret < 0)
+		return fail("staging", ret);
+	if (size / r->chunk >= 1024)
+		return fail("staging is too large for -m lend", -EINVAL);
+	l.buf = malloc(r->chunk);
+	if (!l.buf)
+		return fail("malloc", -ENOMEM);
+	pattern(r->round, 999, 0, l.buf, r->chunk);
+	ret = ckpt_begin(r->c, r->job, v1, &r->v);
+	if (ret < 0) {
+		free(l.buf);
+		return fail("begin", ret);
+	}
+	while ((ret = ckpt_buf_get(r->v, r->chunk, &held[n])) == 0 && n < 1023) {
+		pattern(r->round, n, 0, held[n], r->chunk);
+		n++;
+	}
+	if (ret != -ENOBUFS || n + 1 < size / r->chunk)
+		bad = fail("ckpt_buf_get with staging full of this thread's buffers",
+			   ret);
+	ret = ckpt_write(r->v, "w.bin", l.buf, r->chunk, 0);
+	if (!bad && ret != -ENOBUFS)
+		bad = fail("ckpt_write with staging full of this thread's buffers",
+			   ret);
+	if (!bad && pthread_create(&thr, NULL, lend_writer, &l))
+		bad = fail("pthread_create", -EAGAIN);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "b%u.bin", i);
+		ret = bad ? ckpt_buf_cancel(r->v, held[i]) :
+			    ckpt_buf_submit(r->v, path, held[i], r->chunk, 0);
+		if (ret < 0 && !bad)
+			bad = fail("submit", ret);
+	}
+	if (!bad) {
+		pthread_join(thr, NULL);
+		if (l.ret < 0)
+			bad = fail("another thread's write behind lent buffers", l.ret);
+	}
+	ret = ckpt_commit(r->v);
+	if (ret < 0 && !bad)
+		bad = fail("commit", ret);
+	ckpt_version_free(r->v);
+	for (i = 0; !bad && i < n; i++) {
+		snprintf(path, sizeof(path), "b%u.bin", i);
+		bad = check_bytes(r, v1, path, i);
+	}
+	if (!bad)
+		bad = check_bytes(r, v1, "t.bin", 999);
+	free(l.buf);
+	return bad;
 }
 
 /* The first version's file of writer w: exactly its acknowledged bytes. */
@@ -263,6 +409,8 @@ static int one_round(const char *job, const char *version, struct race *r,
 		     unsigned threads)
 {
 	struct writer w[MAX_THREADS];
+	pthread_t stale;
+	int stale_on = 0;
 	char v1[CKPT_VERSION_MAX + 1], v2[CKPT_VERSION_MAX + 1];
 	unsigned t, n = 0;
 	int ret, bad = 0;
@@ -273,6 +421,8 @@ static int one_round(const char *job, const char *version, struct race *r,
 	if (ret < 0)
 		return fail("begin", ret);
 	r->chunks = r->stopped = 0;
+	r->writers = threads;
+	r->stale_bad = 0;
 	for (t = 0; t < threads; t++) {
 		w[t] = (struct writer){ .r = r, .t = t };
 		if (pthread_create(&w[t].thr, NULL, writer_main, &w[t])) {
@@ -280,6 +430,17 @@ static int one_round(const char *job, const char *version, struct race *r,
 			break;
 		}
 		n++;
+	}
+	if (n < threads) {
+		pthread_mutex_lock(&r->mu);
+		r->writers = n;
+		pthread_mutex_unlock(&r->mu);
+	}
+	if (!bad && !strcmp(r->mode, "stale")) {
+		if (pthread_create(&stale, NULL, stale_main, r))
+			bad = fail("pthread_create", -EAGAIN);
+		else
+			stale_on = 1;
 	}
 	/* Commit while they write: after 8 chunks, or at once if a thread
 	 * could not start or one stopped early (it says why below). */
@@ -294,7 +455,15 @@ static int one_round(const char *job, const char *version, struct race *r,
 		bad = write_next(job, v2, r);
 	for (t = 0; t < n; t++)
 		pthread_join(w[t].thr, NULL);
+	if (stale_on)
+		pthread_join(stale, NULL);
 	ckpt_version_free(r->v);
+	if (r->stale_bad) {
+		fprintf(stderr, "ckpt_race: %s: a stale buffer was taken: %s\n",
+			v1, r->stale_bad < 0 ? ckpt_strerror(r->stale_bad) :
+			"a cancel or submit succeeded");
+		bad = 1;
+	}
 	for (t = 0; t < n; t++) {
 		if (w[t].stop != -CKPT_ESEALED) {
 			fprintf(stderr, "ckpt_race: %s: writer %u stopped on \"%s\", want the seal\n",
@@ -306,6 +475,14 @@ static int one_round(const char *job, const char *version, struct race *r,
 		bad = check_file(job, v1, r, &w[t]);
 	if (!bad)
 		bad = check_next(job, v2, r, n);
+	if (!bad && stale_on) {
+		uint8_t b;
+		size_t got;
+
+		ret = ckpt_read(r->c, job, v1, "stale.bin", &b, 1, 0, &got);
+		if (ret != -ENOENT)
+			bad = fail("stale.bin is in the version", ret);
+	}
 	return bad;
 }
 
@@ -331,13 +508,19 @@ int main(int argc, char **argv)
 	if (argc - optind != 2 || threads < 1 || threads > MAX_THREADS ||
 	    !r.chunk || r.chunk > (64u << 20) ||
 	    (strcmp(r.mode, "write") && strcmp(r.mode, "truncate") &&
-	     strcmp(r.mode, "zerocopy")))
+	     strcmp(r.mode, "zerocopy") && strcmp(r.mode, "stale") &&
+	     strcmp(r.mode, "lend")))
 		return 2;
 	ret = ckpt_connect(sock, &r.c);
 	if (ret < 0)
 		return fail("connect", ret);
+	r.job = argv[optind];
 	for (r.round = 0; !ret && r.round < rounds; r.round++)
-		ret = one_round(argv[optind], argv[optind + 1], &r, threads);
+		ret = strcmp(r.mode, "lend") ?
+		      one_round(argv[optind], argv[optind + 1], &r, threads) :
+		      lend_round(argv[optind + 1], &r);
+	if (!strcmp(r.mode, "stale"))
+		printf("ckpt_race: %lu stale calls refused\n", r.stale_calls);
 	ckpt_disconnect(r.c);
 	return ret;
 }

@@ -20,7 +20,11 @@
 #          with 256 KiB writes and a 4 MiB lease (the ring full), with 8 MiB
 #          writes (several pieces each: in the version whole or not at
 #          all), with a truncate after each write, and with zero-copy
-#          submits.
+#          submits (a full ring behind other threads' lent buffers waits
+#          for them).  A stale buffer handed back over and over while
+#          writers copy never takes their staging (-m stale); a thread
+#          that fills staging with lent buffers gets ENOBUFS, not a hang,
+#          while another's write waits for them (-m lend).
 #  fuse:   4 dd's at once into one version through ckptfs (lease 8 MiB),
 #          two of them into disjoint ranges of one file; after the commit
 #          every file matches its source byte for byte, also after ckptd
@@ -83,6 +87,10 @@ t_race() {
 		fail "a commit raced by truncates of its version"
 	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 30 -c 262144 -m zerocopy race z ||
 		fail "a commit raced by zero-copy submits of its version"
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 30 -m stale race s ||
+		fail "a stale zero-copy buffer took a writer's staging"
+	"$BUILD/tests/ckpt_race" -s "$(sock r)" -r 5 -c 262144 -m lend race l ||
+		fail "lent buffers filling staging"
 	assert_up r
 }
 
