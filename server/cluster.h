@@ -85,7 +85,7 @@ int cluster_rebuild(struct ckptd *d);
 void cluster_status(const struct ckptd *d, struct ckpt_status *s);
 
 /*
- * The namespace (parts.c).  A version's parts are this node's (v, in the
+ * The namespace (parts.c, partsview.c).  A version's parts are this node's (v, in the
  * catalog, or NULL) and those other nodes announced.  With no cluster the
  * views below leave everything as the local part says.
  */

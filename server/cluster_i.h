@@ -8,6 +8,7 @@
  *   hold.c     shards this node holds for its peers (shardstore.h)
  *   protect.c  this node's parts: encode and send their shards
  *   parts.c    the parts of versions that other nodes hold: the namespace
+ *   partsview.c  the versions, listings and lookups those parts make
  *   peerread.c reads of other nodes' files: forwarded, and served
  *   degraded.c reads of files whose node is down: decoded from shards
  *   sfetch.c   one stripe fetched from k holders and decoded

@@ -1,0 +1,551 @@
+/*
+ * partsview.c - the cluster's versions as this node sees them: a version
+ * made of this node's part and the parts other nodes announced (parts.c),
+ * its summary and level, the listings of its parts and files, and which
+ * node holds a path (cluster.h).
+ *
+ * Threads: the loop thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cluster.h"
+#include "cluster_i.h"
+#include "manifest.h"
+#include "ops.h"
+#include "parts_i.h"
+#include "session.h"
+
+/*
+ * The uid a job name belongs to, as a caller of uid `caller` sees it: this
+ * node's job's, else caller's if some part of it is caller's, else that of
+ * the first part heard.  -ENOENT if nothing of the job is known.  Job names
+ * are not coordinated between nodes, so two uids may each hold a job of the
+ * same name on different nodes: only the parts of this one uid make up the
+ * job's versions, so that neither sees, lists or reads the other's.
+ */
+static int job_owner(const struct ckptd *d, const char *job, uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+	struct job *j = catalog_job((struct catalog *)&d->cat, job);
+	struct list *pos;
+	int first = -ENOENT;
+
+	if (j)
+		return (int)j->uid;
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (strcmp(p->job, job))
+			continue;
+		if (caller && p->uid == caller)
+			return (int)p->uid;
+		if (first < 0)
+			first = (int)p->uid;
+	}
+	return first;
+}
+
+/* The owner uid of v's job, or for the caller (see job_owner). */
+static uint32_t owner_of(const struct ckptd *d, const char *job,
+			 const struct version *v, uint32_t caller)
+{
+	int u;
+
+	if (v && v->job)
+		return v->job->uid;
+	u = job_owner(d, job, caller);
+	return u < 0 ? caller : (uint32_t)u;
+}
+
+/* ---- views ----------------------------------------------------------------- */
+
+struct vsum {
+	uint32_t nparts, sealed, failed, known, level;
+	uint32_t nfiles;
+	uint64_t bytes, sealed_ns;
+};
+
+static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
+		     uint32_t nparts, uint32_t nfiles, uint64_t bytes,
+		     uint64_t sealed_ns)
+{
+	s->known++;
+	if (nparts > s->nparts)
+		s->nparts = nparts;
+	if (state == CKPT_ST_SEALED) {
+		s->sealed++;
+		if (level < s->level)
+			s->level = level;
+	} else if (state == CKPT_ST_FAILED || state == CKPT_ST_INCOMPLETE ||
+		   state == CKPT_ST_DAMAGED) {
+		s->failed++;
+	}
+	s->nfiles += nfiles;
+	s->bytes += bytes;
+	if (sealed_ns > s->sealed_ns)
+		s->sealed_ns = sealed_ns;
+}
+
+/* Sum the parts of job/version: v (this node's, may be NULL) and the
+ * others'.  0, or -ENOENT when there is no cluster or other nodes hold
+ * nothing of it (the local part alone says all). */
+static int summarize(const struct ckptd *d, const char *job,
+		     const char *version, const struct version *v,
+		     uint32_t caller, struct vsum *s)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	int others = 0;
+	uint32_t uid;
+
+	memset(s, 0, sizeof(*s));
+	s->level = CKPT_DRAINED;
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	uid = owner_of(d, job, v, caller);
+	if (v) {
+		struct ckpt_version_info vi;
+
+		version_info(v, &vi);
+		sum_part(s, v->state, v->level, v->nparts, vi.nfiles, vi.bytes,
+			 v->sealed_ns);
+	}
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (strcmp(p->job, job) || strcmp(p->version, version) ||
+		    p->uid != uid)
+			continue;
+		sum_part(s, p->state, p->level, p->nparts, p->nfiles, p->bytes,
+			 p->sealed_ns);
+		others++;
+	}
+	if (!others && (!v || v->nparts <= 1))
+		return -ENOENT;
+	if (!s->nparts)
+		s->nparts = 1;
+	return 0;
+}
+
+int cluster_version_view(const struct ckptd *d, const char *job,
+			 const char *version, const struct version *v,
+			 uint32_t caller, struct ckpt_version_info *info)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, caller, &s) < 0)
+		return -ENOENT;
+	info->nparts = s.nparts;
+	info->parts_sealed = s.sealed;
+	if (!v) {
+		snprintf(info->job, sizeof(info->job), "%s", job);
+		snprintf(info->version, sizeof(info->version), "%s", version);
+		info->nfiles = s.nfiles;
+		info->bytes = s.bytes;
+		info->sealed_ns = s.sealed_ns;
+		info->uid = owner_of(d, job, NULL, caller);
+	} else {
+		info->nfiles = s.nfiles;
+		info->bytes = s.bytes;
+	}
+	if (s.failed) {
+		info->state = CKPT_ST_FAILED;
+		info->level = CKPT_NONE;
+	} else if (s.sealed < s.nparts) {
+		info->state = CKPT_ST_OPEN;
+		info->level = CKPT_NONE;
+	} else {
+		info->state = CKPT_ST_SEALED;
+		info->level = s.level;
+	}
+	return 0;
+}
+
+uint64_t cluster_version_newest(const struct ckptd *d, const char *job,
+				const char *version, const struct version *v,
+				uint32_t caller)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, caller, &s) < 0)
+		return v ? v->sealed_ns : 0;
+	return s.sealed_ns;
+}
+
+int cluster_version_ready(const struct ckptd *d, const char *job,
+			  const char *version, const struct version *v,
+			  uint32_t caller, uint32_t level)
+{
+	struct vsum s;
+
+	if (summarize(d, job, version, v, caller, &s) < 0)
+		return v && v->state == CKPT_ST_SEALED && v->level >= level;
+	return !s.failed && s.sealed >= s.nparts && s.level >= level;
+}
+
+void cluster_each_remote(const struct ckptd *d, const char *job, uint32_t uid,
+			 void (*fn)(void *arg, const char *job,
+				    const char *version, uint64_t sealed_ns),
+			 void *arg)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos, *q;
+
+	if (!cl || !cl->parts)
+		return;
+	if (job)         /* the versions of the job as uid sees it */
+		uid = owner_of(d, job, NULL, uid);
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+		uint64_t newest = 0;
+		int first = 1;
+
+		if ((uid || job) && p->uid != uid)
+			continue;
+		if (job ? strcmp(p->job, job) != 0
+			: catalog_job((struct catalog *)&d->cat, p->job) != NULL)
+			continue;
+		if (job && catalog_version((struct catalog *)&d->cat, job,
+					   p->version))
+			continue;
+		/* Once per name: at its first entry in the list. */
+		for (q = cl->parts->list.next; q != pos; q = q->next) {
+			const struct rpart *o = list_entry(q, struct rpart, link);
+
+			if (!strcmp(o->job, p->job) &&
+			    (!job || !strcmp(o->version, p->version))) {
+				first = 0;
+				break;
+			}
+		}
+		if (!first)
+			continue;
+		for (q = cl->parts->list.next; q != &cl->parts->list; q = q->next) {
+			const struct rpart *o = list_entry(q, struct rpart, link);
+
+			if (!strcmp(o->job, p->job) && !strcmp(o->version, p->version) &&
+			    o->uid == p->uid && o->sealed_ns > newest)
+				newest = o->sealed_ns;
+		}
+		fn(arg, p->job, job ? p->version : NULL, newest);
+	}
+}
+
+int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	return job_owner(d, job, caller);
+}
+
+/* ---- listings ---------------------------------------------------------------- */
+
+/* The other nodes' parts of job/version of uid, in the list's order. */
+#define for_each_rpart(ps, pos, p, jb, vr, u)                               \
+	list_for_each(pos, &(ps)->list)                                     \
+		if ((p = list_entry(pos, struct rpart, link)),              \
+		    strcmp(p->job, jb) || strcmp(p->version, vr) ||         \
+		    p->uid != (u)) {                                        \
+		} else
+
+int cluster_list_parts(struct conn *c, const struct proto_msg *req,
+		       const struct version *v)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct ckpt_version_info info;
+	struct list *pos;
+	struct rpart *p;
+	uint32_t n = v ? 1 : 0, uid;
+	struct page pg;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid)
+		n++;
+	if (!n)
+		return -ENOENT;
+	if (page_begin(c, req, n, &pg) < 0)
+		return 0;
+	if (v && page_take(&pg)) {
+		version_info(v, &info);
+		info.nparts = v->nparts;
+		info.parts_sealed = v->state == CKPT_ST_SEALED;
+		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));
+		proto_enc_version_entry(&pg.e, &info);
+	}
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
+		if (!page_take(&pg))
+			continue;
+		memset(&info, 0, sizeof(info));
+		snprintf(info.job, sizeof(info.job), "%s", p->job);
+		snprintf(info.version, sizeof(info.version), "%s", p->version);
+		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, p->owner));
+		info.state = p->state;
+		info.level = p->level;
+		info.uid = p->uid;
+		info.copies = p->copies;
+		info.nfiles = p->nfiles;
+		info.bytes = p->bytes;
+		info.seq = p->seq;
+		info.sealed_ns = p->sealed_ns;
+		info.nparts = p->nparts;
+		info.parts_sealed = p->state == CKPT_ST_SEALED;
+		info.slow_rank = -1;
+		proto_enc_version_entry(&pg.e, &info);
+	}
+	page_end(c, &pg);
+	return 0;
+}
+
+/* Does the part own path, and is it the one the namespace shows?  Its
+ * file index, or -1. */
+static int rpart_file(const struct rpart *p, const char *path)
+{
+	uint32_t k, i;
+
+	if (!p->hcap)
+		return -1;
+	k = path_hash(path) & (p->hcap - 1);
+	for (; p->fhash[k]; k = (k + 1) & (p->hcap - 1)) {
+		i = p->fhash[k] - 1;
+		if (!strcmp(p->man.files[i].path, path))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The part that shows path (not this node's), and its file index. */
+static struct rpart *path_owner(const struct cluster *cl, const char *job,
+				const char *version, uint32_t uid,
+				const char *path, int *fi)
+{
+	struct rpart *p, *best = NULL;
+	struct list *pos;
+	int i;
+
+	for_each_rpart(cl->parts, pos, p, job, version, uid) {
+		i = rpart_file(p, path);
+		if (i < 0)
+			continue;
+		if (!best || strcmp(cl_name(cl, p->owner),
+				    cl_name(cl, best->owner)) < 0) {
+			best = p;
+			*fi = i;
+		}
+	}
+	return best;
+}
+
+/* The listing entry of file i of p.  Its ino is unique across the parts
+ * of a version: the owner's number above the file's index (this node's
+ * own files have none, vfile_info()). */
+static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
+		       uint32_t i)
+{
+	uint32_t d = MAN_DATA(&p->man, i);
+
+	memset(fi, 0, sizeof(*fi));
+	fi->name = p->man.files[i].path;   /* as vfile_info() */
+	fi->size = p->man.files[d].size;
+	fi->attr = p->man.files[d].attr;
+	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);
+	fi->nlink = p->man.files[d].nlink;
+}
+
+/* Is file i of p shown (not shadowed by this node's part or another)? */
+static int shown(const struct cluster *cl, const struct rpart *p, uint32_t i,
+		 const struct version *v)
+{
+	int fi;
+
+	if (v && version_file((struct version *)v, p->man.files[i].path, 0) >= 0)
+		return 0;
+	return path_owner(cl, p->job, p->version, p->uid,
+			  p->man.files[i].path, &fi) == p;
+}
+
+int cluster_list_files(struct conn *c, const struct proto_msg *req,
+		       const struct version *v)
+{
+	struct cluster *cl = cl_of(c->d);
+	struct ckpt_file_info fi;
+	struct list *pos;
+	struct rpart *p;
+	uint32_t n = v ? v->nlive : 0, i, uid;
+	struct page pg;
+	int any = 0;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	uid = owner_of(c->d, req->job, v, c->uid);
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
+		any = 1;
+		for (i = 0; i < p->man.nfiles; i++)
+			n += shown(cl, p, i, v);
+	}
+	if (!any)
+		return -ENOENT;
+	if (page_begin(c, req, n, &pg) < 0)
+		return 0;
+	for (i = 0; v && i < v->nfiles; i++) {
+		if (v->files[i].dead || !page_take(&pg))
+			continue;
+		vfile_info(v, i, &fi);
+		proto_enc_file_entry(&pg.e, &fi);
+	}
+	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
+		for (i = 0; i < p->man.nfiles; i++) {
+			if (!shown(cl, p, i, v) || !page_take(&pg))
+				continue;
+			file_entry(&fi, p, i);
+			proto_enc_file_entry(&pg.e, &fi);
+		}
+	}
+	page_end(c, &pg);
+	return 0;
+}
+
+/* The part holding the file req names (job, version, path) in another
+ * node's part, and the name's index in it (*i), or NULL. */
+static const struct rpart *req_file(struct conn *c,
+				    const struct proto_msg *req, int *i)
+{
+	struct cluster *cl = cl_of(c->d);
+
+	if (!cl || !cl->parts)
+		return NULL;
+	return path_owner(cl, req->job, req->version,
+			  owner_of(c->d, req->job, NULL, c->uid), req->path, i);
+}
+
+int cluster_stat_file(struct conn *c, const struct proto_msg *req)
+{
+	struct ckpt_file_info fi;
+	const struct rpart *p;
+	struct enc e;
+	int i;
+
+	p = req_file(c, req, &i);
+	if (!p)
+		return -ENOENT;
+	if (!conn_reply_begin(c, req, &e))
+		return 0;
+	file_entry(&fi, p, (uint32_t)i);
+	proto_enc_file_entry(&e, &fi);
+	conn_reply_end(c, &e);
+	return 0;
+}
+
+int cluster_getxattrs(struct conn *c, const struct proto_msg *req)
+{
+	const struct man_file *f;
+	const struct rpart *p;
+	struct enc e;
+	int i;
+
+	p = req_file(c, req, &i);
+	if (!p)
+		return -ENOENT;
+	f = &p->man.files[MAN_DATA(&p->man, i)];
+	if (!conn_reply_begin(c, req, &e))
+		return 0;
+	enc_u32(&e, f->xlen);
+	enc_bytes(&e, f->xattr, f->xlen);
+	conn_reply_end(c, &e);
+	return 0;
+}
+
+/* The node whose part shows path (not this one) and the file's size, for
+ * peerread.c.  0 or -ENOENT. */
+int parts_locate(struct cluster *cl, const char *job, const char *version,
+		 uint32_t caller, const char *path, struct part_loc *out)
+{
+	struct rpart *p;
+	int fi;
+
+	if (!cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, job, version, owner_of(cl->d, job, NULL, caller),
+		       path, &fi);
+	if (!p)
+		return -ENOENT;
+	fi = (int)MAN_DATA(&p->man, fi);  /* a hard link reads its file */
+	out->node = p->owner;
+	out->size = p->man.files[fi].size;
+	out->fi = (uint32_t)fi;
+	out->open_id = p->open_id;
+	out->copies = p->copies;
+	out->uid = p->uid;
+	out->sealed_ns = p->sealed_ns;
+	out->man = &p->man;
+	return 0;
+}
+
+int cluster_part_of(const struct ckptd *d, const char *job,
+		    const char *version, uint32_t caller, const char *path,
+		    struct cluster_part *out)
+{
+	struct part_loc loc;
+
+	if (!cl_of(d) ||
+	    parts_locate(cl_of(d), job, version, caller, path, &loc) < 0)
+		return -ENOENT;
+	*out = (struct cluster_part){ loc.node, loc.copies, loc.uid, loc.size,
+				      loc.sealed_ns };
+	return 0;
+}
+
+int cluster_parts_readable(const struct ckptd *d, const char *job,
+			   const char *version, const struct version *v,
+			   uint32_t caller)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	struct rpart *p;
+	struct plan pl;
+
+	if (!cl || !cl->parts)
+		return 1;
+	for_each_rpart(cl->parts, pos, p, job, version,
+		       owner_of(d, job, v, caller))
+		if (p->state == CKPT_ST_SEALED &&
+		    !plan_part(d, p->owner, p->copies | plan_pfs_whole(v),
+			       &pl, NULL, 0))
+			return 0;
+	return 1;
+}
+
+int cluster_each_file(const struct ckptd *d, const char *job,
+		      const char *version, const struct version *v,
+		      uint32_t caller,
+		      void (*fn)(void *arg, const char *path), void *arg)
+{
+	const struct cluster *cl = cl_of(d);
+	struct list *pos;
+	struct rpart *p;
+	uint32_t i, uid;
+	int any = v != NULL;
+
+	for (i = 0; v && i < v->nfiles; i++)
+		if (!v->files[i].dead)
+			fn(arg, v->files[i].path);
+	if (cl && cl->parts) {
+		uid = owner_of(d, job, v, caller);
+		for_each_rpart(cl->parts, pos, p, job, version, uid) {
+			any = 1;
+			for (i = 0; i < p->man.nfiles; i++)
+				if (shown(cl, p, i, v))
+					fn(arg, p->man.files[i].path);
+		}
+	}
+	return any ? 0 : -CKPT_ENOVERSION;
+}
