@@ -13,11 +13,10 @@
  * threads of one client copy at once.  While any such copy is running
  * (c->copying), the reservation keeps the lease, and a writer that finds
  * the ring full with no WRITE in flight waits on c->ring_cv for the
- * copier's WRITE instead of failing.  It waits likewise while buffers
- * ckpt_buf_get() lent to other threads fill it, for their submit or
- * cancel, unless it holds a lent buffer itself (then -ENOBUFS: two
- * holders waiting for each other would wait for ever).  While copies run,
- * buffers are lent or threads wait
+ * copier's WRITE instead of failing (never for buffers ckpt_buf_get()
+ * lent: only their holder gives them back, and it may be the one waiting,
+ * or waiting for the waiter).  While copies run, buffers are lent or
+ * threads wait
  * (ring_busy()), ckpt_staging_release() answers -EBUSY.  A commit or
  * abort sets v->sealing and waits for the writes of its version in
  * progress (v->writers) to send all their pieces, so that a write is in
@@ -49,7 +48,6 @@ struct resv {
 	uint64_t len;             /* bytes, 4 KiB multiple (waste included) */
 	uint32_t id;              /* WRITE id once sent */
 	uint32_t serial;          /* the version's serial */
-	pthread_t owner;          /* the thread that reserved it */
 	uint8_t state;            /* enum resv_state */
 };
 
@@ -88,7 +86,7 @@ struct ckpt_client {
 	uint32_t next_serial;
 	uint32_t copying;         /* copies running without mu (see above) */
 	uint32_t ring_waiters;    /* threads waiting on ring_cv */
-	pthread_cond_t ring_cv;   /* a copy ended, or a lent buffer came back */
+	pthread_cond_t ring_cv;   /* a copy ended: its WRITE is sent */
 
 	uint8_t *rbuf;            /* one received frame */
 	struct list versions;
@@ -149,14 +147,15 @@ void cl_copy(void *dst, const void *src, size_t n);
 /* ring.c: reservations in the lease */
 /* Reserve len bytes as state (RESV_OWN or RESV_LENT), waiting for WACKs (cl_pump(): a frame that answers a
  * call is dropped on the way) while the ring is full, and on c->ring_cv for
- * the copies of other threads (c->copying) and the buffers lent to them
- * while those are all that fill it.  -ENOBUFS when the caller's own lent
- * buffers are among what fills it (it would wait for itself). */
+ * the copies of other threads (c->copying) while those are all that fill
+ * it.  -ENOBUFS when only lent buffers (and done ones) fill it. */
 int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		 uint8_t state, uint64_t *off);
 /* Whether ring_reserve(len) would take its bytes without waiting. */
 int ring_fits(const struct ckpt_client *c, size_t len);
 void ring_done(struct ckpt_client *c, uint64_t off);
+/* Give back every buffer still lent for the version of serial serial. */
+void ring_cancel_lent(struct ckpt_client *c, uint32_t serial);
 /* The reservation at ring offset off not yet sent or done (OWN or LENT),
  * or NULL; ring_find_lent() only a LENT one. */
 struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);

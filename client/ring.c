@@ -7,7 +7,7 @@
  * freed in FIFO order, when ckptd's WACK says the bytes are on disk (or at
  * once, for a cancelled zero-copy buffer or a finished read).  While the
  * ring is full the caller waits for WACKs, which is the backpressure of the
- * whole write path, or for other threads' copies and lent buffers.
+ * whole write path, or for other threads' copies.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static int fifo_push(struct ckpt_client *c, uint64_t len, uint8_t state,
 	}
 	r = at(c, c->fcount++);
 	*r = (struct resv){ .start = c->head, .len = len, .state = state,
-			    .serial = serial, .owner = pthread_self() };
+			    .serial = serial };
 	c->head += len;
 	return 0;
 }
@@ -69,27 +69,6 @@ static int any_sent(struct ckpt_client *c)
 	return 0;
 }
 
-/* With nothing in flight, whether the ring will free space without the
- * caller: another thread copies, or holds a lent buffer, and the caller
- * holds none (a holder that waited could wait for another that waits for
- * it). */
-static int others_fill(struct ckpt_client *c)
-{
-	pthread_t self = pthread_self();
-	int others = c->copying > 0;
-	uint32_t i;
-
-	for (i = 0; i < c->fcount; i++) {
-		struct resv *r = at(c, i);
-
-		if (r->state != RESV_LENT)
-			continue;
-		if (pthread_equal(r->owner, self))
-			return 0;
-		others = 1;
-	}
-	return others;
-}
 
 /* Whether n bytes (a 4 KiB multiple) fit at the head now; *waste is the
  * tail of the ring they would skip. */
@@ -121,10 +100,12 @@ int ring_reserve(struct ckpt_client *c, size_t len, uint32_t serial,
 		if (fits(c, n, &waste))
 			break;
 		/* Only WACKs free space.  With nothing in flight, either
-		 * other threads fill it (their WRITEs come next) or the
-		 * caller holds part of it in unsubmitted buffers. */
+		 * other threads are copying (their WRITEs come next) or lent
+		 * buffers fill it, which only their holders give back: no
+		 * wait for those (the holder may be this thread, or wait for
+		 * it). */
 		if (!any_sent(c)) {
-			if (!others_fill(c))
+			if (!c->copying)
 				return -ENOBUFS;
 			c->ring_waiters++;
 			pthread_cond_wait(&c->ring_cv, &c->mu);
@@ -180,6 +161,19 @@ void ring_done(struct ckpt_client *c, uint64_t off)
 
 	if (r)
 		r->state = RESV_DONE;
+	fifo_pop(c);
+}
+
+void ring_cancel_lent(struct ckpt_client *c, uint32_t serial)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->fcount; i++) {
+		struct resv *r = at(c, i);
+
+		if (r->state == RESV_LENT && r->serial == serial)
+			r->state = RESV_DONE;
+	}
 	fifo_pop(c);
 }
 

@@ -458,7 +458,6 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	if (len % 4096)
 		memset((uint8_t *)buf + len, 0, 4096 - len % 4096);
 	ret = send_piece(v, path, offset, len, off);
-	pthread_cond_broadcast(&c->ring_cv);
 	if (ret == 0)
 		ret = v->err;
 out_unlock:
@@ -469,6 +468,7 @@ out_unlock:
 int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 {
 	struct ckpt_client *c;
+	struct resv *r;
 	int64_t off;
 	int ret = -EINVAL;
 
@@ -477,9 +477,9 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
 	off = buf_off(c, buf);
-	if (off >= 0 && ring_find_lent(c, off)) {
+	r = off < 0 ? NULL : ring_find_lent(c, off);
+	if (r && r->serial == v->serial) {
 		ring_done(c, off);
-		pthread_cond_broadcast(&c->ring_cv);
 		ret = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -705,6 +705,7 @@ void ckpt_version_free(struct ckpt_version *v)
 	c = v->c;
 	ckpt_flush(v);
 	pthread_mutex_lock(&c->mu);
+	ring_cancel_lent(c, v->serial);   /* nobody can hand them back now */
 	list_del(&v->link);
 	pthread_mutex_unlock(&c->mu);
 	free(v);

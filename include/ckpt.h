@@ -483,11 +483,13 @@ int ckpt_flush(struct ckpt_version *v);
  * back yet answers -EINVAL and changes nothing (staging the library is
  * filling for a ckpt_write() is never lent); a pointer already handed back
  * may name a buffer lent again since, as with free().  A submit refused
- * with -CKPT_ESEALED leaves the buffer lent: cancel it.  While staging is
- * full, ckpt_buf_get() and ckpt_write() wait for ckptd to write out what
- * was submitted and for buffers lent to other threads to come back; a
- * thread that holds a lent buffer itself gets -ENOBUFS instead (it would
- * wait for itself, or for a thread that waits for it). */
+ * with -CKPT_ESEALED leaves the buffer lent: cancel it (or free the
+ * version: ckpt_version_free() gives back the buffers still lent for it).
+ * A buffer is the version's: cancelling it through another version is
+ * -EINVAL.  While staging is full, a write, ckpt_buf_get() or a read waits
+ * for ckptd to write out what was submitted and for other threads' copies,
+ * but never for lent buffers, which only their holder can give back: when
+ * those (and nothing in flight) fill staging, it answers -ENOBUFS. */
 size_t ckpt_buf_max(struct ckpt_client *c);
 int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf);
 int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,

@@ -22,11 +22,14 @@
  * ckptd just freed), writes next.bin (one chunk) into it, and commits it,
  * while the writers still run into the seal.
  *
- * Mode lend is no race but the rule behind zerocopy's waits, once per
- * round: a thread that takes lent buffers (ckpt_buf_get) until staging is
- * full gets -ENOBUFS, from ckpt_buf_get() and then from ckpt_write(), and
- * does not hang; another thread's ckpt_write() then waits for those
- * buffers, which the first submits; every byte reads back.
+ * Mode lend is no race but the rules of lent buffers, once per round: a
+ * thread that takes buffers (ckpt_buf_get) until staging is full gets
+ * -ENOBUFS, from ckpt_buf_get() and then from ckpt_write(), and does not
+ * hang; another version cannot cancel them; half of them are submitted,
+ * the version committed (a submit after it: -CKPT_ESEALED) and freed with
+ * the rest still lent, which gives those back: twice staging's worth of
+ * versions of one CHUNK each are written after it, and every byte reads
+ * back.
  *
  * Checks, every round:
  *  - every writer stopped on -CKPT_ESEALED, nothing else;
@@ -44,6 +47,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,7 @@ struct race {
 	unsigned stopped;         /* under mu: writers that stopped */
 	unsigned writers;         /* started */
 	int stale_bad;            /* stale: a stale call's wrong answer */
+	void *stale;              /* stale: the buffer handed back */
 	unsigned long stale_calls;
 };
 
@@ -104,9 +109,14 @@ static int put(struct race *r, const char *path, const uint8_t *buf,
 
 	if (strcmp(r->mode, "zerocopy"))
 		return ckpt_write(r->v, path, buf, r->chunk, off);
-	/* A full ring behind other threads' lent buffers: it waits for
-	 * them (this thread holds none now). */
-	ret = ckpt_buf_get(r->v, r->chunk, &zb);
+	/* -ENOBUFS: the ring is full behind another thread's buffer, which
+	 * it is filling; ckpt_buf_get() does not wait for lent buffers. */
+	for (int tries = 0;; tries++) {
+		ret = ckpt_buf_get(r->v, r->chunk, &zb);
+		if (ret != -ENOBUFS || tries == 100000)
+			break;
+		sched_yield();
+	}
 	if (ret < 0)
 		return ret;
 	memcpy(zb, buf, r->chunk);
@@ -154,21 +164,15 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Mode stale: take a buffer, cancel it, then hand the same pointer back
- * until every writer has stopped.  Nothing may take it. */
+/* Mode stale: hand r->stale (a buffer taken and cancelled before the
+ * writers started: while lent, it would make their full ring answer
+ * -ENOBUFS) back until every writer has stopped.  Nothing may take it. */
 static void *stale_main(void *arg)
 {
 	struct race *r = arg;
-	void *p;
+	void *p = r->stale;
 	int ret, done = 0;
 
-	ret = ckpt_buf_get(r->v, r->chunk, &p);
-	if (ret == -CKPT_ESEALED)
-		return NULL;
-	if (ret < 0 || (ret = ckpt_buf_cancel(r->v, p)) < 0) {
-		r->stale_bad = ret;
-		return NULL;
-	}
 	while (!done) {
 		ret = ckpt_buf_cancel(r->v, p);
 		if (ret == 0)
@@ -187,20 +191,6 @@ static void *stale_main(void *arg)
 }
 
 /* Mode lend: see the top. */
-struct lender {
-	struct race *r;
-	uint8_t *buf;
-	int ret;
-};
-
-static void *lend_writer(void *arg)
-{
-	struct lender *l = arg;
-
-	l->ret = ckpt_write(l->r->v, "t.bin", l->buf, l->r->chunk, 0);
-	return NULL;
-}
-
 static int check_bytes(struct race *r, const char *version, const char *path,
 		       unsigned t)
 {
@@ -226,67 +216,99 @@ out:
 	return ret;
 }
 
+/* Write chunk t of the pattern as path into version, begun here. */
+static int write_one(struct race *r, const char *version, const char *path,
+		     unsigned t)
+{
+	struct ckpt_version *v;
+	uint8_t *buf = malloc(r->chunk);
+	int ret;
+
+	if (!buf)
+		return fail("malloc", -ENOMEM);
+	pattern(r->round, t, 0, buf, r->chunk);
+	ret = ckpt_begin(r->c, r->job, version, &v);
+	if (ret < 0) {
+		free(buf);
+		return fail("begin", ret);
+	}
+	ret = ckpt_write(v, path, buf, r->chunk, 0);
+	if (ret < 0)
+		ret = fail("a write once the lent buffers were given back", ret);
+	else if ((ret = ckpt_commit(v)) < 0)
+		ret = fail("commit", ret);
+	ckpt_version_free(v);
+	free(buf);
+	return ret;
+}
+
 static int lend_round(const char *version, struct race *r)
 {
-	struct lender l = { .r = r };
+	struct ckpt_version *other = NULL;
 	void *held[1024];
-	char v1[CKPT_VERSION_MAX + 1], path[32];
+	char v1[CKPT_VERSION_MAX + 1], v2[CKPT_VERSION_MAX + 1], path[32];
 	unsigned n = 0, i;
-	pthread_t thr;
 	size_t size;
 	int ret, bad = 0;
 
 	snprintf(v1, sizeof(v1), "%s.%u", version, r->round);
+	snprintf(v2, sizeof(v2), "%s.%u.after", version, r->round);
 	ret = ckpt_staging(r->c, &size);
 	if (ret < 0)
 		return fail("staging", ret);
 	if (size / r->chunk >= 1024)
 		return fail("staging is too large for -m lend", -EINVAL);
-	l.buf = malloc(r->chunk);
-	if (!l.buf)
-		return fail("malloc", -ENOMEM);
-	pattern(r->round, 999, 0, l.buf, r->chunk);
 	ret = ckpt_begin(r->c, r->job, v1, &r->v);
-	if (ret < 0) {
-		free(l.buf);
+	if (ret < 0)
 		return fail("begin", ret);
-	}
-	while ((ret = ckpt_buf_get(r->v, r->chunk, &held[n])) == 0 && n < 1023) {
+	while (n < 1024 &&
+	       (ret = ckpt_buf_get(r->v, r->chunk, &held[n])) == 0) {
 		pattern(r->round, n, 0, held[n], r->chunk);
 		n++;
 	}
-	if (ret != -ENOBUFS || n + 1 < size / r->chunk)
-		bad = fail("ckpt_buf_get with staging full of this thread's buffers",
-			   ret);
-	ret = ckpt_write(r->v, "w.bin", l.buf, r->chunk, 0);
+	if (ret != -ENOBUFS || n + 1 < size / r->chunk) {
+		fprintf(stderr, "ckpt_race: %u lent buffers of %zu bytes in %zu, then \"%s\"; want ENOBUFS\n",
+			n, r->chunk, size, ckpt_strerror(ret));
+		bad = 1;
+	}
+	ret = n ? ckpt_write(r->v, "w.bin", held[0], r->chunk, 0) : -ENOBUFS;
 	if (!bad && ret != -ENOBUFS)
-		bad = fail("ckpt_write with staging full of this thread's buffers",
-			   ret);
-	if (!bad && pthread_create(&thr, NULL, lend_writer, &l))
-		bad = fail("pthread_create", -EAGAIN);
-	for (i = 0; i < n; i++) {
+		bad = fail("ckpt_write with staging full of lent buffers", ret);
+	/* A buffer is its version's. */
+	ret = ckpt_begin(r->c, r->job, v2, &other);
+	if (!bad && ret < 0)
+		bad = fail("begin", ret);
+	if (!bad && n && (ret = ckpt_buf_cancel(other, held[0])) != -EINVAL)
+		bad = fail("a cancel through another version", ret);
+	if (other) {
+		ckpt_abort(other);
+		ckpt_version_free(other);
+	}
+	/* The first half submitted, the rest still lent at the commit. */
+	for (i = 0; !bad && i < n / 2; i++) {
 		snprintf(path, sizeof(path), "b%u.bin", i);
-		ret = bad ? ckpt_buf_cancel(r->v, held[i]) :
-			    ckpt_buf_submit(r->v, path, held[i], r->chunk, 0);
-		if (ret < 0 && !bad)
+		ret = ckpt_buf_submit(r->v, path, held[i], r->chunk, 0);
+		if (ret < 0)
 			bad = fail("submit", ret);
 	}
-	if (!bad) {
-		pthread_join(thr, NULL);
-		if (l.ret < 0)
-			bad = fail("another thread's write behind lent buffers", l.ret);
-	}
 	ret = ckpt_commit(r->v);
-	if (ret < 0 && !bad)
+	if (!bad && ret < 0)
 		bad = fail("commit", ret);
+	if (!bad && i < n &&
+	    (ret = ckpt_buf_submit(r->v, "late.bin", held[i], r->chunk, 0)) !=
+	    -CKPT_ESEALED)
+		bad = fail("a submit after the commit", ret);
+	/* Frees the buffers still lent: staging is whole again. */
 	ckpt_version_free(r->v);
-	for (i = 0; !bad && i < n; i++) {
+	for (i = 0; !bad && i < n / 2; i++) {
 		snprintf(path, sizeof(path), "b%u.bin", i);
 		bad = check_bytes(r, v1, path, i);
 	}
-	if (!bad)
-		bad = check_bytes(r, v1, "t.bin", 999);
-	free(l.buf);
+	for (i = 0; !bad && i < 2 * n; i++) {
+		snprintf(v2, sizeof(v2), "%s.%u.after%u", version, r->round, i);
+		bad = write_one(r, v2, "a.bin", 999) ||
+		      check_bytes(r, v2, "a.bin", 999);
+	}
 	return bad;
 }
 
@@ -395,7 +417,14 @@ static int write_next(const char *job, const char *next, struct race *r)
 		return fail("begin the next version", ret);
 	}
 	pattern(r->round, 999, 0, buf, r->chunk);
-	ret = ckpt_write(v2, "next.bin", buf, r->chunk, 0);
+	/* -ENOBUFS while zerocopy writers of the first version still hold
+	 * lent buffers (until they find it sealed and cancel them). */
+	for (int tries = 0;; tries++) {
+		ret = ckpt_write(v2, "next.bin", buf, r->chunk, 0);
+		if (ret != -ENOBUFS || tries == 100000)
+			break;
+		sched_yield();
+	}
 	if (ret < 0)
 		ret = fail("write next.bin", ret);
 	else if ((ret = ckpt_commit(v2)) < 0)
@@ -423,6 +452,16 @@ static int one_round(const char *job, const char *version, struct race *r,
 	r->chunks = r->stopped = 0;
 	r->writers = threads;
 	r->stale_bad = 0;
+	if (!strcmp(r->mode, "stale")) {
+		ret = ckpt_buf_get(r->v, r->chunk, &r->stale);
+		if (ret == 0)
+			ret = ckpt_buf_cancel(r->v, r->stale);
+		if (ret < 0) {
+			ckpt_abort(r->v);
+			ckpt_version_free(r->v);
+			return fail("a buffer to hand back stale", ret);
+		}
+	}
 	for (t = 0; t < threads; t++) {
 		w[t] = (struct writer){ .r = r, .t = t };
 		if (pthread_create(&w[t].thr, NULL, writer_main, &w[t])) {

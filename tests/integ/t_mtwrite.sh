@@ -20,11 +20,11 @@
 #          with 256 KiB writes and a 4 MiB lease (the ring full), with 8 MiB
 #          writes (several pieces each: in the version whole or not at
 #          all), with a truncate after each write, and with zero-copy
-#          submits (a full ring behind other threads' lent buffers waits
-#          for them).  A stale buffer handed back over and over while
-#          writers copy never takes their staging (-m stale); a thread
-#          that fills staging with lent buffers gets ENOBUFS, not a hang,
-#          while another's write waits for them (-m lend).
+#          submits.  A stale buffer handed back over and over while
+#          writers copy never takes their staging (-m stale); staging
+#          full of lent buffers answers ENOBUFS, not a hang; another
+#          version cannot cancel them; freeing their version gives the
+#          ones still lent back (-m lend).
 #  fuse:   4 dd's at once into one version through ckptfs (lease 8 MiB),
 #          two of them into disjoint ranges of one file; after the commit
 #          every file matches its source byte for byte, also after ckptd
