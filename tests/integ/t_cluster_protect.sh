@@ -173,7 +173,22 @@ done
 info "v3: a stopped peer delays only PROTECTED, and is named"
 
 # ---- garbage, and a flipped byte in a held shard ---------------------------
-before=$(find "$T"/n*/store/shards -name '*.dat' | wc -l)
+# First let protection settle: shards of parts sealed before n6 stopped and
+# came back (v2's) may still be on their way to it.  Settled: nothing
+# queued for protection on any node, and the same count of held shards at
+# two polls in a row.
+nshards() { find "$T"/n*/store/shards -name '*.dat' | wc -l; }
+last=
+settled() {
+	local n c
+	for n in $ALL; do [ "$(sjson $n protect_queued)" = 0 ] || return 1; done
+	c=$(nshards)
+	[ "$c" = "$last" ] && return 0
+	last=$c
+	return 1
+}
+poll_until 60 settled || fail "protection did not settle: $(for n in $ALL; do echo -n "$n $(sjson $n protect_queued) "; done)"
+before=$(nshards)
 "$PY" - "$PORT" <<'PYEOF' || fail "garbage: the python client failed"
 import os, socket, struct, sys
 port = int(sys.argv[1])
@@ -190,7 +205,7 @@ for host in ("127.0.0.1", "127.0.0.2"):
         s.close()
 PYEOF
 for n in $ALL; do assert_up $n; done
-after=$(find "$T"/n*/store/shards -name '*.dat' | wc -l)
+after=$(nshards)
 [ "$before" = "$after" ] || fail "garbage changed the shards held: $before -> $after"
 
 DAT=$(find "$T/n2/store/shards" -name '*.dat' | head -1)
