@@ -157,9 +157,10 @@ void ring_done(struct ckpt_client *c, uint64_t off);
 /* Give back every buffer still lent for the version of serial serial. */
 void ring_cancel_lent(struct ckpt_client *c, uint32_t serial);
 /* The reservation at ring offset off not yet sent or done (OWN or LENT),
- * or NULL; ring_find_lent() only a LENT one. */
+ * or NULL; ring_find_lent() only one LENT for the version of serial. */
 struct resv *ring_find_off(struct ckpt_client *c, uint64_t off);
-struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off);
+struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off,
+			    uint32_t serial);
 void ring_wack(struct ckpt_client *c, uint32_t id, int status);
 /* Wait until every sent write is acknowledged. */
 int ring_drain(struct ckpt_client *c);

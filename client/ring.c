@@ -148,11 +148,12 @@ struct resv *ring_find_off(struct ckpt_client *c, uint64_t off)
 	return NULL;
 }
 
-struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off)
+struct resv *ring_find_lent(struct ckpt_client *c, uint64_t off,
+			    uint32_t serial)
 {
 	struct resv *r = ring_find_off(c, off);
 
-	return r && r->state == RESV_LENT ? r : NULL;
+	return r && r->state == RESV_LENT && r->serial == serial ? r : NULL;
 }
 
 void ring_done(struct ckpt_client *c, uint64_t off)

@@ -448,9 +448,9 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
 	off = buf_off(c, buf);
-	r = off < 0 ? NULL : ring_find_lent(c, off);
+	r = off < 0 ? NULL : ring_find_lent(c, off, v->serial);
 	ret = -EINVAL;
-	if (!r || !len || len > r->len || r->serial != v->serial)
+	if (!r || !len || len > r->len)
 		goto out_unlock;
 	ret = -CKPT_ESEALED;    /* committed since write_check() */
 	if (sealed(v))
@@ -477,8 +477,8 @@ int ckpt_buf_cancel(struct ckpt_version *v, void *buf)
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
 	off = buf_off(c, buf);
-	r = off < 0 ? NULL : ring_find_lent(c, off);
-	if (r && r->serial == v->serial) {
+	r = off < 0 ? NULL : ring_find_lent(c, off, v->serial);
+	if (r) {
 		ring_done(c, off);
 		ret = 0;
 	}

@@ -216,25 +216,35 @@ out:
 	return ret;
 }
 
-/* Write chunk t of the pattern as path into version, begun here. */
+/* Begin version on the client, write chunk t of the pattern as path into
+ * it, commit it.  With retry, -ENOBUFS is waited out: zerocopy writers of
+ * a version just committed may still hold lent buffers, until they find it
+ * sealed and cancel them. */
 static int write_one(struct race *r, const char *version, const char *path,
-		     unsigned t)
+		     unsigned t, int retry)
 {
 	struct ckpt_version *v;
 	uint8_t *buf = malloc(r->chunk);
+	char what[CKPT_VERSION_MAX + 64];
 	int ret;
 
 	if (!buf)
 		return fail("malloc", -ENOMEM);
 	pattern(r->round, t, 0, buf, r->chunk);
+	snprintf(what, sizeof(what), "%s/%s", version, path);
 	ret = ckpt_begin(r->c, r->job, version, &v);
 	if (ret < 0) {
 		free(buf);
 		return fail("begin", ret);
 	}
-	ret = ckpt_write(v, path, buf, r->chunk, 0);
+	for (int tries = 0;; tries++) {
+		ret = ckpt_write(v, path, buf, r->chunk, 0);
+		if (ret != -ENOBUFS || !retry || tries == 100000)
+			break;
+		sched_yield();
+	}
 	if (ret < 0)
-		ret = fail("a write once the lent buffers were given back", ret);
+		ret = fail(what, ret);
 	else if ((ret = ckpt_commit(v)) < 0)
 		ret = fail("commit", ret);
 	ckpt_version_free(v);
@@ -306,7 +316,7 @@ static int lend_round(const char *version, struct race *r)
 	}
 	for (i = 0; !bad && i < 2 * n; i++) {
 		snprintf(v2, sizeof(v2), "%s.%u.after%u", version, r->round, i);
-		bad = write_one(r, v2, "a.bin", 999) ||
+		bad = write_one(r, v2, "a.bin", 999, 0) ||
 		      check_bytes(r, v2, "a.bin", 999);
 	}
 	return bad;
@@ -402,38 +412,6 @@ out:
 	return ret;
 }
 
-/* Begin next on the client at once, write next.bin, commit it. */
-static int write_next(const char *job, const char *next, struct race *r)
-{
-	struct ckpt_version *v2;
-	uint8_t *buf = malloc(r->chunk);
-	int ret;
-
-	if (!buf)
-		return fail("malloc", -ENOMEM);
-	ret = ckpt_begin(r->c, job, next, &v2);
-	if (ret < 0) {
-		free(buf);
-		return fail("begin the next version", ret);
-	}
-	pattern(r->round, 999, 0, buf, r->chunk);
-	/* -ENOBUFS while zerocopy writers of the first version still hold
-	 * lent buffers (until they find it sealed and cancel them). */
-	for (int tries = 0;; tries++) {
-		ret = ckpt_write(v2, "next.bin", buf, r->chunk, 0);
-		if (ret != -ENOBUFS || tries == 100000)
-			break;
-		sched_yield();
-	}
-	if (ret < 0)
-		ret = fail("write next.bin", ret);
-	else if ((ret = ckpt_commit(v2)) < 0)
-		ret = fail("commit the next version", ret);
-	ckpt_version_free(v2);
-	free(buf);
-	return ret;
-}
-
 static int one_round(const char *job, const char *version, struct race *r,
 		     unsigned threads)
 {
@@ -491,7 +469,7 @@ static int one_round(const char *job, const char *version, struct race *r,
 	if (ret < 0)
 		bad = fail("commit", ret);
 	if (!bad)
-		bad = write_next(job, v2, r);
+		bad = write_one(r, v2, "next.bin", 999, 1);
 	for (t = 0; t < n; t++)
 		pthread_join(w[t].thr, NULL);
 	if (stale_on)
