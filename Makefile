@@ -3,6 +3,7 @@
 #   make                    build/ckptd build/ckptctl build/libckpt.{so,a}
 #   make test               deps + build + unit and integration tests
 #   make SANITIZE=address,undefined test
+#   make check-tsan         the threaded tests under ThreadSanitizer (in check)
 #   make demo               single-node end-to-end run with built-in defaults
 #   make bench              benchmark (not a test)
 #   make soak               the crash-loop test at length (SOAK_ROUNDS kills)
@@ -89,7 +90,7 @@ CKPTFS   := $(if $(FUSE_SRC),$(BUILD)/ckptfs)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN:= $(patsubst tests/integ/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 
-.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak acceptance
+.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak acceptance check-tsan check-some
 .SECONDARY:
 all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 
@@ -197,7 +198,20 @@ check-unit: $(UNIT_BIN)
 check-integ: all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tests/run-integ.sh
 
-check: check-unit check-integ
+# The threads under ThreadSanitizer, in a build of their own (build/tsan):
+# the tests whose threads share a client, lent buffers, a mount's writers,
+# or ckptd's worker pool.  A race report fails the test (lib.sh).
+TSAN_TESTS := t_mtwrite t_multiwriter t_fuse_commit_race t_drain_parallel \
+	      t_cluster_rebuild
+check-tsan:
+	@$(MAKE) --no-print-directory SANITIZE=thread BUILD=build/tsan \
+		TESTS="$(TSAN_TESTS)" check-some
+
+# check-some TESTS="t_a t_b": those integration tests, in this build.
+check-some: all $(INTEG_BIN)
+	@CKPT_BUILD=$(BUILD) tests/run-integ.sh $(TESTS)
+
+check: check-unit check-integ check-tsan
 
 # `make test` is what README.md and .ci/run call.  The recursive make picks up
 # the pkg-config flags that exist only after deps has run.

@@ -123,18 +123,26 @@ static int send_piece(struct ckpt_version *v, const char *path, uint64_t off,
 	return 0;
 }
 
-static int write_check(struct ckpt_version *v, const char *path)
+/* The arguments every write takes, checked without the lock. */
+static int write_args(const struct ckpt_version *v, const char *path)
 {
-	int ret;
-
 	if (!v || !path)
 		return -EINVAL;
-	ret = name_check_path(path);
-	if (ret < 0)
-		return ret;
-	if (v->committed)
-		return -CKPT_ESEALED;
-	return v->err;
+	return name_check_path(path);
+}
+
+/* 1 if v takes no more writes or namespace calls: committed, aborted, or
+ * a commit or abort waiting for its writers.  Called with c->mu held. */
+static int sealed(const struct ckpt_version *v)
+{
+	return v->committed || v->sealing;
+}
+
+/* Does v take a write now?  With c->mu held: -CKPT_ESEALED once committed,
+ * aborted or being sealed; the error of an earlier background write; 0. */
+static int write_state(const struct ckpt_version *v)
+{
+	return sealed(v) ? -CKPT_ESEALED : v->err;
 }
 
 static uint64_t mono_ns(void)
@@ -254,23 +262,15 @@ static int write_pieces(struct ckpt_version *v, const char *path,
 	return v->err;
 }
 
-/* 1 if v takes no more writes or namespace calls: committed, aborted, or
- * a commit or abort waiting for its writers.  Called with c->mu held. */
-static int sealed(const struct ckpt_version *v)
-{
-	return v->committed || v->sealing;
-}
-
-/* A write, whole: with c->mu held, it starts only if v is not sealed (the
- * check write_check() made without the lock is made again), and a commit
- * waits for it to send every piece. */
+/* A write, whole: with c->mu held, it starts only if v takes writes
+ * (write_state()), and a commit waits for it to send every piece. */
 static int write_locked(struct ckpt_version *v, const char *path,
 			const uint8_t *buf, size_t len, uint64_t offset)
 {
-	int ret;
+	int ret = write_state(v);
 
-	if (sealed(v))
-		return -CKPT_ESEALED;
+	if (ret < 0 || !len)
+		return ret;
 	v->writers++;
 	ret = write_pieces(v, path, buf, len, offset);
 	if (--v->writers == 0)
@@ -281,13 +281,11 @@ static int write_locked(struct ckpt_version *v, const char *path,
 int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
 	       size_t len, uint64_t offset)
 {
-	int ret = write_check(v, path);
+	int ret = write_args(v, path);
 
 	if (ret < 0)
 		return ret;
-	if (!len)
-		return 0;
-	if (!buf || offset + len < offset)
+	if ((!buf && len) || offset + len < offset)
 		return -EINVAL;
 	pthread_mutex_lock(&v->c->mu);
 	ret = write_locked(v, path, buf, len, offset);
@@ -311,9 +309,7 @@ static void *async_main(void *arg)
 			break;
 		a = list_entry(c->queue.next, struct async_req, link);
 		list_del(&a->link);
-		ret = write_check(a->v, a->path);
-		if (ret == 0)
-			ret = write_locked(a->v, a->path, a->buf, a->len, a->off);
+		ret = write_locked(a->v, a->path, a->buf, a->len, a->off);
 		if (ret < 0 && !a->v->async_err)
 			a->v->async_err = ret;
 		pthread_mutex_unlock(&c->mu);
@@ -334,7 +330,7 @@ int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
 {
 	struct ckpt_client *c;
 	struct async_req *a;
-	int ret = write_check(v, path);
+	int ret = write_args(v, path);
 
 	if (ret < 0)
 		return ret;
@@ -353,6 +349,9 @@ int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
 				 .len = len, .off = offset, .done = done,
 				 .arg = arg };
 	pthread_mutex_lock(&c->mu);
+	ret = write_state(v);
+	if (ret < 0)
+		goto out_unlock;
 	if (!c->thr_started) {
 		ret = -pthread_create(&c->thr, NULL, async_main, c);
 		if (ret < 0)
@@ -409,11 +408,9 @@ int ckpt_buf_get(struct ckpt_version *v, size_t len, void **buf)
 
 	if (!v || !buf || !len)
 		return -EINVAL;
-	if (v->committed)
-		return -CKPT_ESEALED;
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
-	ret = lease_timed(v);
+	ret = sealed(v) ? -CKPT_ESEALED : lease_timed(v);
 	if (ret == 0 && len > c->piece)
 		ret = -EMSGSIZE;
 	if (ret == 0)
@@ -441,19 +438,19 @@ int ckpt_buf_submit(struct ckpt_version *v, const char *path, void *buf,
 	struct ckpt_client *c;
 	struct resv *r;
 	int64_t off;
-	int ret = write_check(v, path);
+	int ret = write_args(v, path);
 
 	if (ret < 0)
 		return ret;
 	c = v->c;
 	pthread_mutex_lock(&c->mu);
+	ret = write_state(v);
+	if (ret < 0)
+		goto out_unlock;
 	off = buf_off(c, buf);
 	r = off < 0 ? NULL : ring_find_lent(c, off, v->serial);
 	ret = -EINVAL;
 	if (!r || !len || len > r->len)
-		goto out_unlock;
-	ret = -CKPT_ESEALED;    /* committed since write_check() */
-	if (sealed(v))
 		goto out_unlock;
 	if (len % 4096)
 		memset((uint8_t *)buf + len, 0, 4096 - len % 4096);
@@ -502,7 +499,7 @@ static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
 		     const struct ckpt_attr *a, const struct xblob *x)
 {
 	struct proto_msg *req, *rep;
-	int ret = write_check(v, path);
+	int ret = write_args(v, path);
 
 	if (ret == 0 && path2)
 		ret = name_check_path(path2);
@@ -526,9 +523,11 @@ static int ns_call_x(struct ckpt_version *v, uint16_t type, const char *path,
 		req->id = x->remove;
 	}
 	pthread_mutex_lock(&v->c->mu);
-	/* Committed since write_check(): the handle may be the next
-	 * version's by now. */
-	ret = sealed(v) ? -CKPT_ESEALED : cl_rpc(v->c, req, rep, NULL, -1);
+	/* Checked under the lock: once committed, the handle may be the
+	 * next version's. */
+	ret = write_state(v);
+	if (ret == 0)
+		ret = cl_rpc(v->c, req, rep, NULL, -1);
 	pthread_mutex_unlock(&v->c->mu);
 	free(req);
 	return ret;

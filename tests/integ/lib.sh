@@ -249,7 +249,7 @@ restart() {
 # check_sanitizers NAME: fail if the daemon log has a sanitizer or valgrind
 # report.
 check_sanitizers() {
-	if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:|== ?ERROR SUMMARY: [1-9]' \
+	if grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:|== ?ERROR SUMMARY: [1-9]' \
 		"$T/$1/ckptd.log" 2>/dev/null; then
 		fail "ckptd $1: sanitizer or valgrind report in its log"
 	fi
@@ -373,7 +373,7 @@ check_fuse_sanitizers() {
 	log=${FUSE_LOG[$key]:-}
 	[ -n "$log" ] || return 0
 	if tail -c "+${FUSE_LOGOFF[$key]:-1}" "$log" 2>/dev/null |
-		grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:'; then
+		grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:'; then
 		fail "ckptfs for $1: sanitizer report in its log"
 	fi
 }
@@ -678,7 +678,7 @@ _cleanup() {
 	_del_users
 	if [ "$st" = 0 ]; then
 		for log in "$T"/*/ckptd.log "$T"/*/ckptfs*.log; do
-			if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' \
+			if grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' \
 				"$log" 2>/dev/null; then
 				echo "FAIL: $TEST: sanitizer report in $log" >&2
 				tail -n 60 "$log" >&2
