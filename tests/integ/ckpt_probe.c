@@ -19,8 +19,12 @@
  * WITNESS_FILE (created on the same file system, O_DIRECT) every
  * WITNESS_GAP_MS while the rounds run, and each read of ckptd is charged
  * only what it took beyond the slowest witness read that overlapped it in
- * time: a stall of the device shows in both, a stall of ckptd (its loop
- * waiting for something) only in ckptd's.  Both figures are printed.
+ * time (the time the witness spent inside reads during it): a stall of the
+ * device shows in both, a stall of ckptd (its loop waiting for something)
+ * only in ckptd's.  Both figures are printed.  Blind spot: ckptd's loop
+ * waiting synchronously on the disk while the disk itself stalls is
+ * excused in a READ; STATUS and connect+hello, which are not corrected,
+ * still see such a stall when it falls on them.
  *
  * Exit status: 0 ok (every p99 under the bound), 1 a p99 over the bound or
  * a request failed, 2 usage.  Uses only the public API (include/ckpt.h).
@@ -82,8 +86,12 @@ static void *witness_run(void *arg)
 			    WITNESS_LEN;
 
 		w->t0[w->n] = now_ms() - w->start;
-		if (pread(w->fd, w->buf, WITNESS_LEN, off) != WITNESS_LEN)
+		if (pread(w->fd, w->buf, WITNESS_LEN, off) != WITNESS_LEN) {
+			/* no more excuses: the reads are charged in full */
+			fprintf(stderr, "ckpt_probe: witness read: %s\n",
+				strerror(errno ? errno : EIO));
 			break;
+		}
 		w->t1[w->n] = now_ms() - w->start;
 		w->n++;
 		nanosleep(&gap, NULL);
@@ -114,6 +122,7 @@ static int witness_start(struct witness *w, const char *path, double start)
 	w->fd = open(path, O_RDONLY | O_DIRECT);
 	if (w->fd < 0)
 		return errno == EINVAL ? 1 : -errno;
+	unlink(path);           /* read through the fd only */
 	w->start = start;
 	w->t0 = calloc(WITNESS_MAX, sizeof(double));
 	w->t1 = calloc(WITNESS_MAX, sizeof(double));
@@ -152,17 +161,20 @@ static void witness_free(struct witness *w)
 	free(w->t1);
 }
 
-/* The slowest witness read that overlapped [t0, t1]. */
+/* How long the witness was inside a read during [t0, t1]: the sum of its
+ * reads' overlaps with it (they follow each other, never overlap). */
 static double witness_during(const struct witness *w, double t0, double t1)
 {
-	double most = 0;
+	double sum = 0, a, b;
 	int i;
 
-	for (i = 0; i < w->n; i++)
-		if (w->t0[i] < t1 && w->t1[i] > t0 &&
-		    w->t1[i] - w->t0[i] > most)
-			most = w->t1[i] - w->t0[i];
-	return most;
+	for (i = 0; i < w->n; i++) {
+		a = w->t0[i] > t0 ? w->t0[i] : t0;
+		b = w->t1[i] < t1 ? w->t1[i] : t1;
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -242,7 +254,7 @@ static int report(int op, double *v, const double *at, int n, double bound,
 		double disk = witness_during(w, at[i], at[i] + v[i]);
 
 		if (bound > 0 && v[i] > bound)
-			printf("%-14s round %d at %.0f ms took %.2f ms, the disk's own read %.2f ms\n",
+			printf("%-14s round %d at %.0f ms took %.2f ms, the disk's own reads %.2f ms of it\n",
 			       op_name[op], i, at[i], v[i], disk);
 		v[i] = v[i] > disk ? v[i] - disk : 0;
 	}
@@ -250,7 +262,7 @@ static int report(int op, double *v, const double *at, int n, double bound,
 		if (v[i] > bound)
 			printf("%-14s round %d at %.0f ms took %.2f ms%s\n",
 			       op_name[op], i, at[i], v[i],
-			       w ? " beyond the disk's own read" : "");
+			       w ? " beyond the disk's own reads" : "");
 	pcts(v, n, p);
 	printf("%-14s n=%d p50=%.2f p99=%.2f max=%.2f ms%s\n", op_name[op], n,
 	       p[0], p[1], p[2], w ? " (beyond the disk's own reads)" : "");
