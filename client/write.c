@@ -131,6 +131,12 @@ static int write_args(const struct ckpt_version *v, const char *path)
 	return name_check_path(path);
 }
 
+/* The bytes of a write: none, or a buffer whose range does not wrap. */
+static int write_bytes(const void *buf, size_t len, uint64_t offset)
+{
+	return (!buf && len) || offset + len < offset ? -EINVAL : 0;
+}
+
 /* 1 if v takes no more writes or namespace calls: committed, aborted, or
  * a commit or abort waiting for its writers.  Called with c->mu held. */
 static int sealed(const struct ckpt_version *v)
@@ -285,10 +291,14 @@ int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
 
 	if (ret < 0)
 		return ret;
-	if ((!buf && len) || offset + len < offset)
-		return -EINVAL;
 	pthread_mutex_lock(&v->c->mu);
-	ret = write_locked(v, path, buf, len, offset);
+	/* The version's state first: a sealed one says so, whatever the
+	 * bytes (write_locked() checks it again). */
+	ret = write_state(v);
+	if (ret == 0)
+		ret = write_bytes(buf, len, offset);
+	if (ret == 0)
+		ret = write_locked(v, path, buf, len, offset);
 	pthread_mutex_unlock(&v->c->mu);
 	return ret;
 }
@@ -334,8 +344,6 @@ int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
 
 	if (ret < 0)
 		return ret;
-	if ((!buf && len) || offset + len < offset)
-		return -EINVAL;
 	c = v->c;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -349,7 +357,9 @@ int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
 				 .len = len, .off = offset, .done = done,
 				 .arg = arg };
 	pthread_mutex_lock(&c->mu);
-	ret = write_state(v);
+	ret = write_state(v);   /* first, as in ckpt_write() */
+	if (ret == 0)
+		ret = write_bytes(buf, len, offset);
 	if (ret < 0)
 		goto out_unlock;
 	if (!c->thr_started) {
@@ -689,7 +699,9 @@ int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms)
 
 	if (!v)
 		return -EINVAL;
-	ret = v->err;
+	pthread_mutex_lock(&v->c->mu);
+	ret = v->err;           /* set under mu by whoever reads the WACKs */
+	pthread_mutex_unlock(&v->c->mu);
 	if (ret < 0)
 		return ret;
 	return ckpt_wait_name(v->c, v->job, v->name, level, timeout_ms);

@@ -461,7 +461,12 @@ int ckpt_begin2(struct ckpt_client *c, const char *job, const char *version,
 /* Write len bytes of buf at offset of file path in the version.  Returns once
  * buf may be reused: after one copy into staging, never waiting for the disk.
  * Blocks only while staging is full.  Errors of the background disk write
- * (-ENOSPC, -EIO) surface on a later call on the version or on commit. */
+ * (-ENOSPC, -EIO) surface on a later call on the version or on commit.
+ * The version's state is checked before the bytes: once a commit or abort
+ * has begun, every write (even of no bytes) gets -CKPT_ESEALED, and then a
+ * NULL buf with a len, or a range past 2^64, gets -EINVAL.  The same order
+ * holds for ckpt_write_async(), which refuses at once (its done never
+ * runs) what ckpt_write() would refuse. */
 int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
 	       size_t len, uint64_t offset);
 

@@ -195,6 +195,19 @@ static int do_write(struct ckpt_client *c, const char *job, const char *ver)
 	CHECK(ret == 0, "wait local: %s", ckpt_strerror(ret));
 	CHECK(ckpt_truncate(v, "a", 0) == -CKPT_ESEALED,
 	      "truncate after commit");
+	/* After a commit the version's state comes before the bytes. */
+	CHECK(ckpt_write(v, "a", "x", 1, 0) == -CKPT_ESEALED,
+	      "write after commit");
+	CHECK(ckpt_write(v, "a", NULL, 0, 0) == -CKPT_ESEALED,
+	      "empty write after commit");
+	CHECK(ckpt_write(v, "a", NULL, 5, 0) == -CKPT_ESEALED,
+	      "write of a NULL buffer after commit");
+	CHECK(ckpt_write(v, "a", "x", 1, UINT64_MAX) == -CKPT_ESEALED,
+	      "write of a wrapping range after commit");
+	CHECK(ckpt_write_async(v, "a", NULL, 5, 0, NULL, NULL) ==
+	      -CKPT_ESEALED, "async write after commit");
+	CHECK(ckpt_write(v, "../a", "x", 1, 0) == -CKPT_EBADNAME,
+	      "a bad name is refused before the state");
 	ckpt_version_free(v);
 	check_a(c, job, ver);
 	check_names(c, job, ver);
