@@ -396,7 +396,7 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	ret = cluster_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "cluster: %s", strerror(-ret));
-		goto out_drain;
+		goto out_cluster;
 	}
 	cluster_start(d);
 	arm_accept(d);
@@ -412,7 +412,8 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   strerror(-ret));
 	return 0;
 
-out_drain:
+out_cluster:
+	cluster_stop(d);        /* no-op without a cluster */
 	drain_cancel(d);
 out_pool:
 	d->cat.pool = NULL;
@@ -420,6 +421,9 @@ out_pool:
 	pool_close(d->pool);
 	d->pool = NULL;
 	drain_close(d);         /* no-op when drain_open failed */
+	/* After the pool: the tasks a cluster started as it opened (hold.c's
+	 * verifications) use it until they are joined or dropped. */
+	cluster_close(d);
 out_metrics:
 	metrics_close(d->metrics);
 	d->metrics = NULL;

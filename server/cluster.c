@@ -282,10 +282,8 @@ int cluster_open(struct ckptd *d)
 		ret = peerread_open(cl);
 	if (ret == 0)
 		ret = rebuild_open(cl);
-	if (ret < 0) {
-		cluster_close(d);
-		return ret;
-	}
+	if (ret < 0)
+		return ret;     /* d->cluster set: see cluster.h */
 	describe(cl);
 	link_accept_arm(cl);
 	cluster_tick(d);

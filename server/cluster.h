@@ -59,7 +59,10 @@ struct proto_msg;
 struct version;
 struct ckpt_version_info;
 
-/* 0 (also with no cluster: d->cluster stays NULL), or -errno, logged. */
+/* 0 (also with no cluster: d->cluster stays NULL), or -errno, logged.
+ * A failure after d->cluster is set leaves it set, with tasks it started
+ * on the pool (hold.c's verifications): the caller closes it as at
+ * shutdown, cluster_stop(), then the pool, then cluster_close(). */
 int cluster_open(struct ckptd *d);
 /* The catalog is loaded and the pool is up: queue this node's parts that
  * are not protected yet. */

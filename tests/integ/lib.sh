@@ -42,6 +42,17 @@ for _bin in "$CKPTD" "$TW" "$RAW"; do
 done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-$TEST.XXXXXX") || exit 1
+# Sanitizer reports of every process the test starts go to files in
+# SAN_DIR (log_path), clients' included: a test that expects a client to
+# fail would swallow its report (and exit status) otherwise.  _cleanup
+# fails the test if any is there.  Beside $T, 1777: clients run as test
+# users too.  (Only sanitized builds write here.)
+SAN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-san.XXXXXX") || exit 1
+chmod 1777 "$SAN_DIR"
+for _v in ASAN_OPTIONS TSAN_OPTIONS UBSAN_OPTIONS; do
+	export "$_v=${!_v:+${!_v}:}log_path=$SAN_DIR/report"
+done
+unset _v
 declare -A CKPTD_PID=()      # NAME -> pid of the running ckptd
 declare -A CKPTD_ARGS=()     # NAME -> extra ckptd arguments (restart keeps)
 CKPTD_LAST=                  # the name started last (log tail on failure)
@@ -676,6 +687,12 @@ _cleanup() {
 	_stop_daemons
 	_kill_jobs
 	_del_users
+	for log in "$SAN_DIR"/report*; do
+		[ -f "$log" ] || continue
+		echo "FAIL: $TEST: sanitizer report $(basename "$log"):" >&2
+		head -n 40 "$log" >&2
+		st=1
+	done
 	if [ "$st" = 0 ]; then
 		for log in "$T"/*/ckptd.log "$T"/*/ckptfs*.log; do
 			if grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' \
@@ -693,7 +710,7 @@ _cleanup() {
 		mkdir -p "$CKPT_KEEP_FAILED" &&
 			cp -a "$T" "$CKPT_KEEP_FAILED/" 2>/dev/null
 	fi
-	rm -rf "$T" "${SHORT_DIRS[@]}"
+	rm -rf "$T" "$SAN_DIR" "${SHORT_DIRS[@]}"
 	exit "$st"
 }
 trap _cleanup EXIT
