@@ -151,6 +151,16 @@ static int write_state(const struct ckpt_version *v)
 	return sealed(v) ? -CKPT_ESEALED : v->err;
 }
 
+/* Does v take this write now?  With c->mu held: its state first (a sealed
+ * version says so whatever the bytes), then the bytes. */
+static int write_ok(const struct ckpt_version *v, const void *buf,
+		    size_t len, uint64_t offset)
+{
+	int ret = write_state(v);
+
+	return ret < 0 ? ret : write_bytes(buf, len, offset);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec t;
@@ -268,12 +278,12 @@ static int write_pieces(struct ckpt_version *v, const char *path,
 	return v->err;
 }
 
-/* A write, whole: with c->mu held, it starts only if v takes writes
- * (write_state()), and a commit waits for it to send every piece. */
+/* A write, whole: with c->mu held, it starts only if v takes it
+ * (write_ok()), and a commit waits for it to send every piece. */
 static int write_locked(struct ckpt_version *v, const char *path,
 			const uint8_t *buf, size_t len, uint64_t offset)
 {
-	int ret = write_state(v);
+	int ret = write_ok(v, buf, len, offset);
 
 	if (ret < 0 || !len)
 		return ret;
@@ -292,13 +302,7 @@ int ckpt_write(struct ckpt_version *v, const char *path, const void *buf,
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&v->c->mu);
-	/* The version's state first: a sealed one says so, whatever the
-	 * bytes (write_locked() checks it again). */
-	ret = write_state(v);
-	if (ret == 0)
-		ret = write_bytes(buf, len, offset);
-	if (ret == 0)
-		ret = write_locked(v, path, buf, len, offset);
+	ret = write_locked(v, path, buf, len, offset);
 	pthread_mutex_unlock(&v->c->mu);
 	return ret;
 }
@@ -357,9 +361,7 @@ int ckpt_write_async(struct ckpt_version *v, const char *path, const void *buf,
 				 .len = len, .off = offset, .done = done,
 				 .arg = arg };
 	pthread_mutex_lock(&c->mu);
-	ret = write_state(v);   /* first, as in ckpt_write() */
-	if (ret == 0)
-		ret = write_bytes(buf, len, offset);
+	ret = write_ok(v, buf, len, offset);   /* refused now, not in done */
 	if (ret < 0)
 		goto out_unlock;
 	if (!c->thr_started) {

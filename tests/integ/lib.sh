@@ -53,6 +53,8 @@ for _v in ASAN_OPTIONS TSAN_OPTIONS UBSAN_OPTIONS; do
 	export "$_v=${!_v:+${!_v}:}log_path=$SAN_DIR/report"
 done
 unset _v
+# What a sanitizer report looks like in a daemon's log.
+SAN_RE='(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:'
 declare -A CKPTD_PID=()      # NAME -> pid of the running ckptd
 declare -A CKPTD_ARGS=()     # NAME -> extra ckptd arguments (restart keeps)
 CKPTD_LAST=                  # the name started last (log tail on failure)
@@ -260,7 +262,7 @@ restart() {
 # check_sanitizers NAME: fail if the daemon log has a sanitizer or valgrind
 # report.
 check_sanitizers() {
-	if grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:|== ?ERROR SUMMARY: [1-9]' \
+	if grep -qE "$SAN_RE|== ?ERROR SUMMARY: [1-9]" \
 		"$T/$1/ckptd.log" 2>/dev/null; then
 		fail "ckptd $1: sanitizer or valgrind report in its log"
 	fi
@@ -384,7 +386,7 @@ check_fuse_sanitizers() {
 	log=${FUSE_LOG[$key]:-}
 	[ -n "$log" ] || return 0
 	if tail -c "+${FUSE_LOGOFF[$key]:-1}" "$log" 2>/dev/null |
-		grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:'; then
+		grep -qE "$SAN_RE"; then
 		fail "ckptfs for $1: sanitizer report in its log"
 	fi
 }
@@ -695,7 +697,7 @@ _cleanup() {
 	done
 	if [ "$st" = 0 ]; then
 		for log in "$T"/*/ckptd.log "$T"/*/ckptfs*.log; do
-			if grep -qE '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' \
+			if grep -qE "$SAN_RE" \
 				"$log" 2>/dev/null; then
 				echo "FAIL: $TEST: sanitizer report in $log" >&2
 				tail -n 60 "$log" >&2
