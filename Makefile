@@ -160,6 +160,11 @@ $(BUILD)/tests/test_loop: $(BUILD)/obj/tests/unit/test_loop.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
+$(BUILD)/tests/test_pool: $(BUILD)/obj/tests/unit/test_pool.o \
+		$(BUILD)/obj/server/loop.o $(BUILD)/obj/server/pool.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+
 $(BUILD)/tests/test_shardstore: $(BUILD)/obj/tests/unit/test_shardstore.o \
 		$(BUILD)/obj/server/shardstore.o $(CORE_A)
 	@mkdir -p $(dir $@)

@@ -181,13 +181,21 @@ void pool_close(struct pool *p)
 	pthread_mutex_unlock(&p->mu);
 	for (i = 0; i < p->nthr; i++)
 		pthread_join(p->thr[i], NULL);
-	/* Tasks never run, or run and not finished: their owners drop them. */
-	list_for_each_safe(pos, tmp, &p->todo)
-		list_add_tail(&p->done, (list_del(pos), pos));
-	list_for_each_safe(pos, tmp, &p->done) {
-		struct pool_task *t = list_entry(pos, struct pool_task, link);
+	/* Tasks never run, or run and not finished: their owners drop them.
+	 * A drop may submit again (a stripe fetch whose local shard read is
+	 * dropped asks for another shard, or submits its decode), so this
+	 * runs until a pass finds both lists empty; each such task is then
+	 * dropped in turn, never run. */
+	for (;;) {
+		struct pool_task *t;
 
+		list_for_each_safe(pos, tmp, &p->todo)
+			list_add_tail(&p->done, (list_del(pos), pos));
+		if (list_empty(&p->done))
+			break;
+		pos = p->done.next;
 		list_del(pos);
+		t = list_entry(pos, struct pool_task, link);
 		t->drop(t);
 	}
 	free(p->thr);

@@ -57,7 +57,8 @@ void pool_submit(struct pool *p, struct pool_task *t, int urgent);
 unsigned pool_pending(const struct pool *p);
 /* Join the workers (the task each runs finishes first: callers that need
  * it to end soon tell it through their own flags) and ->drop every task
- * whose ->done has not run.  NULL is a no-op. */
+ * whose ->done has not run, including tasks a ->drop submits while this
+ * runs (they are dropped too, never run).  NULL is a no-op. */
 void pool_close(struct pool *p);
 
 #endif
