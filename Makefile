@@ -170,6 +170,13 @@ $(BUILD)/tests/test_shardstore: $(BUILD)/obj/tests/unit/test_shardstore.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
+# ckpt_raw is several files: its parts live in tests/integ/raw/.
+RAW_SRC := $(wildcard tests/integ/raw/*.c)
+$(BUILD)/tests/ckpt_raw: $(BUILD)/obj/tests/integ/ckpt_raw.o \
+		$(call obj,$(RAW_SRC)) $(CKPT_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
