@@ -68,6 +68,7 @@ static const char *const sys_op_names[SYS_NOPS] = {
 	[SYS_RENAME] = "rename",
 	[SYS_FALLOCATE] = "fallocate",
 	[SYS_UNLINK] = "unlink",
+	[SYS_LINK] = "link",
 };
 
 static const struct {

@@ -16,7 +16,8 @@
  *     CKPT_FAULT="fsync:1+:delay=300"      every fsync is 300 ms late, then
  *                                          proceeds (and succeeds as normal)
  *
- * Operations: open, pwrite, pread, fsync, rename, fallocate, unlink.  Errno
+ * Operations: open, pwrite, pread, fsync, rename, fallocate, unlink, link
+ * (the drain's hard links on the PFS; a delay sleeps before the link).  Errno
  * names accepted: EIO, ENOSPC, EROFS, EDQUOT, ENOMEM, EACCES, EPERM.  In
  * place of the errno, "delay=MS" (1 <= MS <= 600000, decimal) delays the call
  * by MS milliseconds.  When several rules match a call, the first one listed
@@ -48,6 +49,7 @@ enum sys_op {
 	SYS_RENAME,
 	SYS_FALLOCATE,
 	SYS_UNLINK,
+	SYS_LINK,
 	SYS_NOPS
 };
 

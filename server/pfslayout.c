@@ -407,7 +407,10 @@ static int rename_or_link(int tfd, const char *from, const char *to, int link,
 	if (fdir < 0)
 		return fdir;
 	tdir = pfs_open_parent(tfd, to, &tname);
-	ret = tdir < 0 ? tdir : sys_inject(SYS_RENAME);
+	/* A hard link is made on a drain worker only, which may sleep out a
+	 * delay rule (t_hardlink kills ckptd in one). */
+	ret = tdir < 0 ? tdir : link ? sys_inject_wait(SYS_LINK)
+				    : sys_inject(SYS_RENAME);
 	if (ret == 0 && (link ? linkat(fdir, fname, tdir, tname, 0)
 			      : renameat(fdir, fname, tdir, tname)) < 0)
 		ret = -errno;

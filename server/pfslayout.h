@@ -180,7 +180,8 @@ int pfs_rename_nosync(int tfd, const char *from, const char *to);
 /* fsync the directory rel is in.  0 or -errno. */
 int pfs_fsync_parent(int tfd, const char *rel);
 /* Make rel `to` a hard link of rel `from` (to must not exist) and fsync
- * to's directory.  Counts as a "rename" for sys_inject(). */
+ * to's directory.  A "link" for fault injection, whose delay it sleeps:
+ * call it on a worker thread only. */
 int pfs_link(int tfd, const char *from, const char *to);
 /* unlinkat the last level of rel; flags 0 or AT_REMOVEDIR. */
 int pfs_unlink(int tfd, const char *rel, int flags);

@@ -139,6 +139,12 @@ static void test_op_names(void)
 	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_OPEN), "open");
 	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_FALLOCATE), "fallocate");
 	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_UNLINK), "unlink");
+	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_LINK), "link");
+	CU_ASSERT_EQUAL(sys_fault_set("link:2:EIO"), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_LINK), 0);
+	CU_ASSERT_EQUAL(sys_inject(SYS_LINK), -EIO);
+	CU_ASSERT_EQUAL(sys_inject(SYS_RENAME), 0);
+	CU_ASSERT_EQUAL(sys_fault_set(NULL), 0);
 	CU_ASSERT_STRING_EQUAL(sys_op_name(SYS_NOPS), "unknown");
 	CU_ASSERT_EQUAL(sys_inject(SYS_NOPS), -EINVAL);
 }
