@@ -29,8 +29,8 @@
  * sys_inject() never sleeps: it counts the call and returns 0 or -errno, and
  * a delay rule reads as 0.  A caller that can be late without blocking (the
  * io_uring paths, on the loop thread) asks sys_inject_delay() instead and
- * applies the delay itself; for now none does, so operations submitted
- * through io_uring (ingest's pwrite and fsync, reader's pread) ignore delays.
+ * applies the delay itself: ingest's io_uring writes wait on a timer of the
+ * loop (loop_after()); its fsyncs and the reader's preads ignore delays.
  * Worker threads that make an unwrapped call ask sys_inject_wait(), which
  * sleeps like the wrappers.
  */

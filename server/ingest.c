@@ -52,6 +52,10 @@ struct wop {
 	uint32_t rec;             /* index of the record in v->recs */
 	const uint8_t *src;       /* the bytes in staging */
 	void *hdr;                /* segment header buffer, owned */
+	/* While an injected delay holds it (issue_late()): the write. */
+	const void *late_buf;
+	uint64_t late_off;
+	uint32_t late_seg;
 };
 
 static void seal_step(struct ckptd *d, struct version *v);
@@ -144,19 +148,48 @@ static int fixed_slot(const struct wop *w, const void *buf, uint32_t len)
 	return l->buf;
 }
 
-/* Submit w (tracked) as a write of len bytes at buf to segment seg at off. */
+static void issue_now(struct ckptd *d, struct wop *w, uint32_t seg,
+		      const void *buf, uint32_t len, uint64_t off);
+
+/* A delayed write's time has come. */
+static void issue_late(void *arg)
+{
+	struct wop *w = arg;
+
+	issue_now(w->d, w, w->late_seg, w->late_buf, w->len, w->late_off);
+}
+
+/* Submit w (tracked) as a write of len bytes at buf to segment seg at off:
+ * at once, or failed or late as the fault seam says (CKPT_FAULT's pwrite
+ * rules: a delay holds the write on a timer, never the loop). */
 static void issue(struct ckptd *d, struct wop *w, uint32_t seg,
 		  const void *buf, uint32_t len, uint64_t off)
 {
-	struct io_uring_sqe *sqe;
-	int ret, slot;
+	unsigned ms;
+	int ret;
 
 	w->len = len;
-	ret = sys_inject(SYS_PWRITE);
+	ret = sys_inject_delay(SYS_PWRITE, &ms);
 	if (ret < 0) {
 		loop_fake(&d->loop, &w->op, ret);
 		return;
 	}
+	if (ms) {
+		w->late_seg = seg;
+		w->late_buf = buf;
+		w->late_off = off;
+		if (loop_after(&d->loop, ms, issue_late, w) == 0)
+			return;
+	}
+	issue_now(d, w, seg, buf, len, off);
+}
+
+static void issue_now(struct ckptd *d, struct wop *w, uint32_t seg,
+		      const void *buf, uint32_t len, uint64_t off)
+{
+	struct io_uring_sqe *sqe;
+	int slot;
+
 	sqe = loop_sqe(&d->loop, &w->op);
 	slot = fixed_slot(w, buf, len);
 	if (slot >= 0)

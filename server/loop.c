@@ -31,6 +31,38 @@ static void fake_done(struct loop_op *op, int res)
 	free(f);
 }
 
+/* A timeout whose expiry calls fn(arg) (loop_after()). */
+struct later_op {
+	struct loop_op op;
+	struct __kernel_timespec ts;    /* read by the kernel at submission */
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void later_done(struct loop_op *op, int res)
+{
+	struct later_op *t = (struct later_op *)op;
+
+	(void)res;                      /* -ETIME: it expired */
+	t->fn(t->arg);
+	free(t);
+}
+
+int loop_after(struct loop *l, unsigned ms, void (*fn)(void *arg), void *arg)
+{
+	struct later_op *t = malloc(sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->op.fn = later_done;
+	t->ts.tv_sec = ms / 1000;
+	t->ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	t->fn = fn;
+	t->arg = arg;
+	io_uring_prep_timeout(loop_sqe(l, &t->op), &t->ts, 0, 0);
+	return 0;
+}
+
 int loop_init(struct loop *l, unsigned entries)
 {
 	struct io_uring_params p = { 0 };

@@ -72,6 +72,10 @@ struct io_uring_sqe *loop_sqe(struct loop *l, struct loop_op *op);
 /* Complete op without the kernel (for injected faults): fn runs from the
  * loop with res, as if the kernel had returned it. */
 void loop_fake(struct loop *l, struct loop_op *op, int res);
+/* Call fn(arg) from the loop ms milliseconds from now (a timeout op whose
+ * record the loop owns): for injected delays (sys_inject_delay()).  0, or
+ * -ENOMEM with nothing queued. */
+int loop_after(struct loop *l, unsigned ms, void (*fn)(void *arg), void *arg);
 /* Run until l->stop is set.  Returns 0 or -errno of a fatal ring error. */
 int loop_run(struct loop *l);
 

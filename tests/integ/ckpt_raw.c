@@ -17,6 +17,9 @@
  *   ckpt_raw -s SOCKET pfspipe       the pipe attack on a drained version
  *                                    whose local copy rm dropped (needs
  *                                    a [drain] target)
+ *   ckpt_raw -s SOCKET wflood        WRITEs reusing ring space, WACKs
+ *                                    unread (needs ckptd's pwrites late:
+ *                                    CKPT_FAULT="pwrite:1+:delay=MS")
  *   ckpt_raw -s SOCKET waitrm JOB VERSION rm|hold SECONDS
  *                                    a WAIT (drained) that outlives its
  *                                    version (see a_waitrm)
@@ -483,6 +486,8 @@ static int run(struct rc *r, int argc, char **argv)
 		return a_waitrm(r, argv[optind + 1], argv[optind + 2],
 				!strcmp(argv[optind + 3], "rm"),
 				atoi(argv[optind + 4])) ? 1 : 0;
+	if (!strcmp(attack_name, "wflood"))    /* needs late pwrites */
+		return a_wflood(r) ? 1 : 0;
 	if (!strcmp(attack_name, "pfspipe"))   /* needs a [drain] target */
 		return pipe_run(r, 1) ? 1 : 0;
 	if (!strcmp(attack_name, "garbage"))

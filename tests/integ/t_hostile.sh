@@ -10,6 +10,10 @@
 #    says, and after each the daemon is alive, answers, and a version
 #    committed before still verifies byte for byte; nothing lands outside
 #    the store and no bad name is ever listed;
+#  - against a ckptd whose disk writes are late (CKPT_FAULT delay), WRITEs
+#    that reuse one piece of the ring with their WACKs unread: ckptd stops
+#    reading at about one WRITE per 4 KiB of the lease (its queue depth
+#    says so), then acknowledges them all and the version commits;
 #  - a second uid (nobody) cannot read, write, list or remove root's job
 #    (EACCES, "Permission denied"), and its own job works.
 # TIMEOUT: 120
@@ -45,6 +49,17 @@ wait_state d hostile/noread v1 failed
 	fail "garbage: $(cat "$T/raw.out")"
 info "$(cat "$T/raw.out")"
 victim_ok "10k garbage frames"
+
+# ---- WRITEs against a slow disk ------------------------------------------------
+# Every disk write of ckptd w is 3 s late (its io_uring writes wait on a
+# timer): a client that reuses ring space and never reads its WACKs must be
+# stopped at about one WRITE in flight per 4 KiB of its lease.
+CKPT_FAULT="pwrite:1+:delay=3000" start_ckptd w
+"$RAW" -s "$(sock w)" wflood >"$T/raw.out" 2>&1 ||
+	fail "wflood: $(cat "$T/raw.out")"
+info "$(cat "$T/raw.out")"
+wait_state w hostile/wflood v1 sealed
+stop_ckptd w
 
 # Nothing outside the store: only segments, manifests, the lock, the
 # removal log and an empty quarantine.

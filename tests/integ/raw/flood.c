@@ -392,3 +392,104 @@ int a_readflood(struct rc *r)
 	rc_close(r);
 	return 0;
 }
+
+/* ckptd's queue depth (its disk operations in flight), from a STATUS on a
+ * connection of its own.  0 with *depth set, or 1 (bad()). */
+static int queue_depth(struct rc *r, uint32_t *depth)
+{
+	struct proto_msg req = { .type = PROTO_STATUS }, rep;
+	struct rc *p = calloc(1, sizeof(*p));
+	struct ckpt_status s;
+	struct proto_hdr h;
+	struct dec rest;
+	int ret;
+
+	if (!p)
+		return bad("out of memory");
+	p->sock = r->sock;
+	ret = rc_connect(p);
+	if (ret == 0)
+		ret = rpc(p, &req, &rep);
+	/* The reply is still in p->rbuf: decode its body too. */
+	if (ret == 0 && rep.status == 0)
+		ret = proto_peek(p->rbuf, PROTO_HDR_LEN, &h);
+	if (ret == 0 && rep.status == 0)
+		ret = proto_decode(p->rbuf, PROTO_HDR_LEN + h.len, &rep, &rest);
+	if (ret == 0 && rep.status == 0) {
+		proto_dec_status(&rest, &s);
+		ret = rest.err;
+	}
+	rc_close(p);
+	free(p);
+	if (ret < 0 || rep.status < 0)
+		return bad("STATUS: %s", ckpt_strerror(ret ? ret : rep.status));
+	*depth = s.queue_depth;
+	return 0;
+}
+
+/* WRITEs of one 4 KiB piece of the ring, over and over, sent without
+ * reading the WACKs while the disk holds every write (t_hostile runs this
+ * against a ckptd whose pwrites are late: CKPT_FAULT "pwrite:1+:delay=MS").
+ * Each costs ckptd a record and an io_uring op until the disk has it, and a
+ * client that reuses ring space could have any number in flight: ckptd must
+ * stop reading it at about one WRITE per 4 KiB of its lease, and say so in
+ * its queue depth.  Then every WACK comes, each without an error, and the
+ * version commits with the file's 4 KiB. */
+#define WFLOOD_LEASE (1u << 20)
+#define WFLOOD_MIB   8          /* ~80,000 WRITEs: far past any bound */
+#define WFLOOD_SLACK 64         /* ckptd's other ops, and WRITES_SLACK */
+
+int a_wflood(struct rc *r)
+{
+	uint32_t h, depth = 0, got = 0, bound;
+	struct proto_msg m;
+	struct flood f;
+	int ret;
+
+	if (rc_connect(r) < 0)
+		return bad("connect failed");
+	if (hello(r, WFLOOD_LEASE) || begin(r, "hostile/wflood", "v1", &h))
+		return 1;
+	/* ckptd may lease more than asked: the bound is of what it gave. */
+	bound = (uint32_t)(r->lease / 4096) + WFLOOD_SLACK;
+	memset(r->map, 0x5a, 4096);
+	m = (struct proto_msg){ .type = PROTO_WRITE, .handle = h, .path = "f",
+				.off = 0, .len = 4096, .ring_off = 0, .id = 1 };
+	if (flood(r, &m, &f, (uint64_t)WFLOOD_MIB << 20))
+		return 1;
+	if (queue_depth(r, &depth))
+		return 1;
+	if (depth > bound)
+		return bad("%u disk operations in flight after %u WRITEs of a "
+			   "%zu KiB lease; want at most %u", depth, f.n,
+			   r->lease >> 10, bound);
+	printf("wflood: ckptd stopped reading after %u WRITEs (%llu KiB) on a "
+	       "%zu KiB lease, %u disk operations in flight\n", f.n,
+	       (unsigned long long)(f.sent >> 10), r->lease >> 10, depth);
+	/* Every WACK, once the disk lets the writes go; the half-sent frame
+	 * is finished when all before it are answered. */
+	while (got < f.n) {
+		if (got == f.n - 1 && f.off < f.len) {
+			if (send_raw(r, f.frame + f.off, f.len - f.off) < 0)
+				return bad("ckptd closed instead of reading on");
+			f.off = f.len;
+		}
+		ret = recv_msg(r, &m, 4 * TMO_MS);
+		if (ret < 0)
+			return bad("WACK %u of %u did not come: %s", got + 1,
+				   f.n, ckpt_strerror(ret));
+		if (m.type != (PROTO_WACK | PROTO_REPLY))
+			return bad("a %s came among the WACKs",
+				   proto_type_name(m.type));
+		if (m.status < 0)
+			return bad("WACK %u of %u: %s", got + 1, f.n,
+				   ckpt_strerror(m.status));
+		got++;
+	}
+	m = (struct proto_msg){ .type = PROTO_COMMIT, .handle = h };
+	ret = rpc(r, &m, &m);
+	if (ret < 0 || m.status < 0)
+		return bad("COMMIT: %s", ckpt_strerror(ret ? ret : m.status));
+	rc_close(r);
+	return ping(r);
+}

@@ -91,5 +91,8 @@ int a_garbage(struct rc *r, long frames);
 int a_helloheld(struct rc *r);
 int a_noread(struct rc *r);
 int a_readflood(struct rc *r);
+/* WRITEs reusing ring space against a slow disk (needs ckptd's pwrites
+ * late: see flood.c). */
+int a_wflood(struct rc *r);
 
 #endif
