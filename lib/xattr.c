@@ -60,6 +60,19 @@ int xattr_check(const uint8_t *blob, size_t len)
 	return 0;
 }
 
+int xattr_user_only(const uint8_t *blob, size_t len)
+{
+	size_t off = 0, n, nlen, v, vlen, next;
+
+	while (off < len) {
+		next = rec_at(blob, len, off, &n, &nlen, &v, &vlen);
+		if (!next || nlen <= 5 || memcmp(blob + n, "user.", 5))
+			return 0;
+		off = next;
+	}
+	return 1;
+}
+
 long xattr_get(const uint8_t *blob, size_t len, const char *name,
 	       const uint8_t **val)
 {

@@ -32,6 +32,9 @@ int xattr_set(uint8_t *buf, size_t *len, const char *name, const void *val,
 	      size_t vlen);
 /* Remove name.  0 or -ENODATA. */
 int xattr_remove(uint8_t *buf, size_t *len, const char *name);
+/* Is every name of the (checked) blob in the "user." namespace, the only
+ * one ckptd keeps?  1 or 0. */
+int xattr_user_only(const uint8_t *blob, size_t len);
 /* The names, each NUL-terminated, into out (cap bytes; 0: the size
  * needed).  Length, or -ERANGE. */
 long xattr_list(const uint8_t *blob, size_t len, char *out, size_t cap);

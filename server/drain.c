@@ -765,8 +765,18 @@ void drain_status(const struct ckptd *d, struct ckpt_status *s)
 static int found(void *arg, struct pfsman *m)
 {
 	struct ckptd *d = arg;
+	struct job *j = catalog_job(&d->cat, m->job);
 	struct version *v = catalog_version(&d->cat, m->job, m->version);
 
+	/* A job is one uid's.  Another uid's manifest under its name (a node
+	 * sharing the target, or a forgery) must neither be served to this
+	 * job's owner nor mark its versions drained. */
+	if (j && j->uid != m->uid) {
+		log_printf(LOG_WARNING, "recovery: %s/%s on the PFS is uid %u's, but job %s is uid %u's here: ignored",
+			   m->job, m->version, m->uid, m->job, (unsigned)j->uid);
+		pfsman_release(m);
+		return 0;
+	}
 	if (v && (v->state == CKPT_ST_INCOMPLETE || v->state == CKPT_ST_DAMAGED)) {
 		/* Recovery could not load its local copy (evicted before a
 		 * crash, or damaged): the PFS copy is whole, serve it. */

@@ -188,7 +188,7 @@ void op_rename(struct conn *c, const struct proto_msg *req)
 /*
  * SETATTR: the attributes req->attr.set names, kept as data (ckptd decides
  * nothing by them).  Only root may name a uid other than the job owner's,
- * or set-uid and set-gid bits: ckptfs (root) has had the kernel check
+ * set-uid and set-gid bits, or a device node (attr_permitted()): ckptfs (root) has had the kernel check
  * chown's and chmod's rules for its caller, while a plain writer could name
  * any gid (ckptd cannot ask NSS on the loop), and `ckptctl restore` run as
  * root applies what the manifest says.  ctime is ckptd's clock.
@@ -202,8 +202,7 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 
 	if (!v)
 		return;
-	if (c->uid != 0 && (((a->set & CKPT_ATTR_UID) && a->uid != v->job->uid) ||
-			    ((a->set & CKPT_ATTR_MODE) && (a->mode & 06000)))) {
+	if (attr_permitted(c->uid, v->job->uid, a) < 0) {
 		conn_reply_status(c, req, -EPERM);
 		return;
 	}

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "crc32c.h"
 #include "journal.h"
 #include "log.h"
@@ -78,11 +79,11 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	fd = pfs_open(tfd, rel, O_RDONLY, 0);
+	fd = pfs_open_regular(tfd, rel);
 	close(tfd);
 	if (fd < 0)
 		return fd;
-	ret = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	ret = fstat(fd, &st) < 0 ? -errno : 0;
 	if (ret == 0 && !(*buf = malloc(st.st_size ? st.st_size : 1)))
 		ret = -ENOMEM;
 	if (ret == 0)
@@ -93,6 +94,29 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 		*owner = st.st_uid;
 	}
 	return ret;
+}
+
+/*
+ * The uid a manifest names can write it (its tree is the uid's), so it
+ * claims no more than that uid could have had ckptd write: a seq below
+ * PFS_SEQ_MAX (ckptd's counter could never wrap), attributes the uid may
+ * give (attr_permitted()), and extended attributes in "user." only.
+ * 0 or -EPERM.
+ */
+static int claim_ok(const struct pfsman *m)
+{
+	uint32_t i;
+
+	if (m->seq >= PFS_SEQ_MAX)
+		return -EPERM;
+	for (i = 0; i < m->nfiles; i++) {
+		const struct pfs_file *f = &m->files[i];
+
+		if (attr_permitted(m->uid, m->uid, &f->attr) < 0 ||
+		    !xattr_user_only(f->xattr, f->xlen))
+			return -EPERM;
+	}
+	return 0;
 }
 
 /* The manifest at rel (a version's or a part's), decoded and checked as
@@ -121,9 +145,13 @@ static int load_at(const char *target, const char *rel, const char *job,
 	/* Owners can write in their trees: a manifest counts only if it is
 	 * the file ckptd made, which only ckptd could have given to the uid
 	 * it names. */
-	if (owner == pfs_owner_uid(out->uid))
+	if (owner != pfs_owner_uid(out->uid)) {
+		ret = -EACCES;
+		goto out_release;
+	}
+	ret = claim_ok(out);
+	if (ret == 0)
 		return 0;
-	ret = -EACCES;
 out_release:
 	pfsman_release(out);
 	return ret;
@@ -211,7 +239,7 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 			       f->path, 0);
 		if (ret < 0)
 			return ret;
-		*which = pfs_open(tfd, path, O_RDONLY, 0);
+		*which = pfs_open_regular(tfd, path);
 		if (*which < 0)
 			return *which;
 	}

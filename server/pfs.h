@@ -89,9 +89,13 @@ struct pfs_job {
 int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job);
 void pfs_job_free(struct pfs_job *job);
 
-/* Read and verify a drained version's manifest: valid (pfsman_decode), of
- * this job and version, and owned on the PFS by the owner it names
- * (-EACCES otherwise).  0 or -errno/-CKPT_E*. */
+/* Read and verify a drained version's manifest: a regular file, valid
+ * (pfsman_decode), of this job and version, owned on the PFS by the owner
+ * it names (-EACCES otherwise), and claiming nothing that owner could not
+ * have had ckptd write (-EPERM: a seq from PFS_SEQ_MAX on, attributes
+ * attr_permitted() refuses, an xattr outside "user.").  0 or
+ * -errno/-CKPT_E*. */
+#define PFS_SEQ_MAX (1ull << 62)
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out);
 /* Read len bytes at off of file fi of drained version m into dst, every

@@ -279,6 +279,20 @@ int pfs_open(int tfd, const char *rel, int flags, mode_t mode)
 	return fd;
 }
 
+int pfs_open_regular(int tfd, const char *rel)
+{
+	struct stat st;
+	int fd = pfs_open(tfd, rel, O_RDONLY | O_NONBLOCK, 0);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;             /* O_NONBLOCK means nothing to a regular file */
+}
+
 int pfs_open_parent(int tfd, const char *rel, const char **name)
 {
 	char buf[PFS_REL_MAX];

@@ -153,6 +153,11 @@ int pfs_target_open(const char *target);
 /* openat(tfd, rel, flags, mode) refusing symbolic links at every level of
  * rel (ELOOP or ENOTDIR).  Counts as an "open" for sys_inject(). */
 int pfs_open(int tfd, const char *rel, int flags, mode_t mode);
+/* pfs_open() for reading a file that must be a regular one: opened
+ * without blocking (a FIFO a user left in its tree never holds the
+ * caller), then refused with -EINVAL unless it is a regular file.  The fd
+ * or -errno. */
+int pfs_open_regular(int tfd, const char *rel);
 /* An O_PATH fd of the directory holding rel, and in *name its last
  * component (a pointer into rel).  For renameat, unlinkat. */
 int pfs_open_parent(int tfd, const char *rel, const char **name);

@@ -93,6 +93,21 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 	return v->nfiles - 1;
 }
 
+int attr_permitted(uint32_t caller, uint32_t owner, const struct ckpt_attr *a)
+{
+	uint32_t type = a->mode & CKPT_ATTR_IFMT;
+
+	if (caller == 0)
+		return 0;
+	if ((a->set & CKPT_ATTR_UID) && a->uid != owner)
+		return -EPERM;
+	if ((a->set & CKPT_ATTR_MODE) &&
+	    ((a->mode & 06000) || type == CKPT_ATTR_IFCHR ||
+	     type == CKPT_ATTR_IFBLK))
+		return -EPERM;
+	return 0;
+}
+
 int version_file(struct version *v, const char *path, int create)
 {
 	int fi = version_name(v, path);

@@ -20,8 +20,8 @@
  *   ckpt_ns SOCKET attr JOB VERSION    ckpt_setattr(): a mode, gid and
  *                                      times are kept through the commit;
  *                                      run by a uid other than root, a
- *                                      foreign uid and set-id bits are
- *                                      EPERM, bad modes EINVAL
+ *                                      foreign uid, set-id bits and device
+ *                                      nodes are EPERM, bad modes EINVAL
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -263,6 +263,18 @@ static int do_attr(struct ckpt_client *c, const char *job, const char *ver)
 	ret = ckpt_setattr(v, "f", &bad);
 	CHECK(root ? ret == 0 : ret == -EPERM, "setattr set-gid: %s",
 	      ckpt_strerror(ret));
+	if (!root) {    /* a device node: root may keep one, no other uid */
+		bad = (struct ckpt_attr){ .set = CKPT_ATTR_MODE,
+					  .mode = CKPT_ATTR_IFCHR | 0666,
+					  .rdev = 0x101 };
+		ret = ckpt_setattr(v, "f", &bad);
+		CHECK(ret == -EPERM, "setattr to a device node: %s",
+		      ckpt_strerror(ret));
+		bad.mode = CKPT_ATTR_IFBLK | 0600;
+		ret = ckpt_setattr(v, "f", &bad);
+		CHECK(ret == -EPERM, "setattr to a block device: %s",
+		      ckpt_strerror(ret));
+	}
 	if (root) {     /* back to what the check below expects */
 		a.set |= CKPT_ATTR_UID;
 		a.uid = 0;

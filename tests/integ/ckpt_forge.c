@@ -1,0 +1,85 @@
+/*
+ * ckpt_forge.c - a PFS manifest as a user could forge it in its own tree
+ * (the uid a drained version names owns its directories there), for
+ * t_pfs_forged.
+ *
+ *   ckpt_forge IN OUT VERSION WHAT
+ *
+ * Decodes the manifest IN (lib/pfsman), renames its version to VERSION,
+ * changes what WHAT says of its first file, and writes it to OUT:
+ *   same     nothing (a copy the uid could have had ckptd make)
+ *   setuid   mode 04755, owner and group root
+ *   device   a character device 0666 (rdev 1,1: /dev/mem)
+ *   xattr    an extended attribute outside "user." (trusted.x)
+ *   seq      seq 2^64 - 1 (would wrap ckptd's counter)
+ * Exit 0, or 1 with a message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfsman.h"
+
+#define CAP (16u << 20)
+
+int main(int argc, char **argv)
+{
+	static uint8_t in[CAP], out[CAP], x[64];
+	struct pfsman m;
+	struct pfs_file *f;
+	const char *what;
+	size_t n, xl = 0;
+	long len;
+	FILE *fp;
+	int ret;
+
+	if (argc != 5)
+		return 1;
+	what = argv[4];
+	fp = fopen(argv[1], "rb");
+	if (!fp)
+		return perror(argv[1]), 1;
+	n = fread(in, 1, sizeof(in), fp);
+	fclose(fp);
+	ret = pfsman_decode(in, n, &m);
+	if (ret < 0 || m.nfiles == 0) {
+		fprintf(stderr, "ckpt_forge: %s: cannot decode (%d)\n", argv[1], ret);
+		return 1;
+	}
+	snprintf(m.version, sizeof(m.version), "%s", argv[3]);
+	f = &m.files[0];
+	if (!strcmp(what, "setuid")) {
+		f->attr.set |= CKPT_ATTR_MODE | CKPT_ATTR_UID | CKPT_ATTR_GID;
+		f->attr.mode = 04755;
+		f->attr.uid = 0;
+		f->attr.gid = 0;
+	} else if (!strcmp(what, "device")) {
+		f->attr.set |= CKPT_ATTR_MODE;
+		f->attr.mode = CKPT_ATTR_IFCHR | 0666;
+		f->attr.rdev = 0x101;
+	} else if (!strcmp(what, "xattr")) {
+		x[xl++] = 9;                    /* name length, name, value */
+		memcpy(x + xl, "trusted.x", 9);
+		xl += 9;
+		x[xl++] = 1;
+		x[xl++] = 0;
+		x[xl++] = '1';
+		f->xattr = x;                   /* the decoded one leaks: a tool */
+		f->xlen = (uint32_t)xl;
+	} else if (!strcmp(what, "seq")) {
+		m.seq = UINT64_MAX;
+	} else if (strcmp(what, "same")) {
+		fprintf(stderr, "ckpt_forge: no such forgery: %s\n", what);
+		return 1;
+	}
+	len = pfsman_encode(&m, out, sizeof(out));
+	if (len < 0) {
+		fprintf(stderr, "ckpt_forge: encode: %ld\n", len);
+		return 1;
+	}
+	fp = fopen(argv[2], "wb");
+	if (!fp || fwrite(out, 1, (size_t)len, fp) != (size_t)len ||
+	    fclose(fp) != 0)
+		return perror(argv[2]), 1;
+	return 0;
+}

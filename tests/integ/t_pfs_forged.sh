@@ -1,0 +1,146 @@
+#!/bin/bash
+# t_pfs_forged: a drained version's directories on the PFS are its owner's,
+# so its owner can put a manifest of its own making there.  ckptd takes
+# such a manifest for no more than the owner could have had ckptd write
+# (an outside attack found each of these taken as written):
+#  - forgeries beside the owner's drained v1, made with ckpt_forge as the
+#    owner, each in a version directory of its own with v1's files:
+#      same   a copy claiming nothing more: taken (it reads back),
+#      setuid a set-uid root file, device  a 0666 character device,
+#      xattr  a "trusted." attribute, seq  a seq of 2^64 - 1:
+#    refused at start-up; `ckptctl restore` as root of what is taken makes
+#    no set-id or device file; versions committed after
+#    the restart, and v1, survive a SIGKILL and two clean restarts (the
+#    seq forgery wrapped ckptd's counter, whose manifests then overwrote
+#    each other);
+#  - a FIFO as a version's manifest does not hold ckptd's start, and a FIFO
+#    as an evicted version's file fails its reads without holding the
+#    workers: another user's version still commits meanwhile;
+#  - another uid's manifest under a job name this node already has (a
+#    node sharing the target) neither joins that job nor is readable by
+#    the job's owner.
+# The test's uids are made with useradd and removed when it ends.
+# TIMEOUT: 240
+set -u
+. "$(dirname "$0")/lib.sh"
+has_ctl || skip "ckptctl is not built"
+[ "$(id -u)" = 0 ] || skip "needs root (useradd, and a daemon that can chown)"
+
+FORGE=$BUILD/tests/ckpt_forge
+UA=ckpt-fa-$$
+UB=ckpt-fb-$$
+test_users "$UA" "$UB"
+chmod 755 "$T"
+as "$UA" test -x "$TW" -a -x "$FORGE" ||
+	skip "$UA cannot run $TW (a build directory others cannot reach)"
+PFS=$T/pfs
+mkdir -p "$PFS" && chmod 711 "$PFS"
+
+ARGS=(-n 2 -z 200000 -S 81)
+vlist() { ctl d ls "$1" 2>/dev/null; }
+listed() { vlist "$1" | grep -qw "$2"; }
+
+drain_conf d keep=1
+start_ckptd d
+as "$UA" "$TW" write -s "$(sock d)" fa/j v1 "${ARGS[@]}" -w drained ||
+	fail "$UA's v1 did not drain"
+VD=$(pfs_vdir fa/j v1)
+[ -f "$VD/manifest" ] || fail "no manifest at $VD"
+
+# ---- forgeries beside v1, as the owner ------------------------------------------
+for w in same setuid device xattr seq; do
+	nd=$(dirname "$VD")/$w.ver
+	as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
+	as "$UA" cp -r "$VD/files" "$nd/" || fail "$UA cannot copy v1's files"
+	as "$UA" "$FORGE" "$VD/manifest" "$nd/manifest" "$w" "$w" ||
+		fail "ckpt_forge $w failed"
+done
+# A FIFO as a manifest.
+as "$UA" mkdir "$(dirname "$VD")/fifo.ver" &&
+	as "$UA" mkfifo "$(dirname "$VD")/fifo.ver/manifest" ||
+	fail "$UA cannot make a FIFO manifest"
+
+restart d      # SIGKILL, then a start that must not block on the FIFO
+listed fa/j same || fail "the harmless copy was not taken: $(vlist fa/j)"
+as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
+	fail "the harmless copy does not read back"
+for w in setuid device xattr seq fifo; do
+	listed fa/j "$w" && fail "the $w forgery was taken: $(vlist fa/j)"
+done
+info "forgeries refused (setuid, device, xattr, seq, fifo); a plain copy taken"
+
+# Restore as root of what was taken: nothing set-id, no device.
+ctl d restore fa/j same --to "$T/r" >/dev/null || fail "restore of same failed"
+[ -z "$(find "$T/r" -perm /6000 -o -type c -o -type b)" ] ||
+	fail "restore made set-id or device files: $(find "$T/r" -perm /6000 -o -type c -o -type b)"
+
+# Versions committed now, then a SIGKILL and two clean restarts: every one
+# and v1 intact (with a wrapped seq they overwrote each other's manifests).
+for i in 1 2 3; do
+	"$TW" write -s "$(sock d)" root/j "r$i" -n 1 -z 100000 -S "$((90 + i))" -w local ||
+		fail "root/j r$i did not commit"
+done
+restart d
+stop_ckptd d
+start_ckptd d
+stop_ckptd d
+start_ckptd d
+for i in 1 2 3; do
+	"$TW" verify -s "$(sock d)" root/j "r$i" -n 1 -z 100000 -S "$((90 + i))" ||
+		fail "root/j r$i lost after the restarts"
+done
+as "$UA" "$TW" verify -s "$(sock d)" fa/j v1 "${ARGS[@]}" ||
+	fail "v1 lost after the restarts"
+info "committed versions intact after a SIGKILL and two clean restarts"
+
+# ---- a FIFO in place of an evicted version's file --------------------------------
+# v1's local copy goes (rm), so its reads come from the PFS.
+ctl d rm fa/j v1 >/dev/null 2>&1
+f1=$(find "$VD/files" -type f | head -1)
+[ -n "$f1" ] || fail "no file of v1 on the PFS"
+as "$UA" rm "$f1" && as "$UA" mkfifo "$f1" || fail "$UA cannot swap a file for a FIFO"
+readers=()
+for i in 1 2 3 4 5 6; do
+	timeout "$(scaled 20)" setpriv --reuid="$UA" --regid="$UA" --clear-groups \
+		"$TW" verify -s "$(sock d)" fa/j v1 "${ARGS[@]}" >/dev/null 2>&1 &
+	readers+=($!)
+done
+"$TW" write -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 -w local ||
+	fail "a version could not commit while reads met a FIFO"
+for p in "${readers[@]}"; do
+	wait "$p"
+	[ $? = 1 ] || fail "a read of v1 through a FIFO did not fail cleanly"
+done
+alive "$(ckptd_pid d)" || fail "ckptd died"
+info "a FIFO on the PFS fails its reads; others commit meanwhile"
+stop_ckptd d
+
+# ---- another uid's versions under this node's job name -------------------------
+# Two nodes share the target: UA's sh/x drains from d, while on e the job
+# sh/x is UB's (e's drain paused).  When e starts again it finds UA's
+# manifest of sh/x on the PFS: it must not join UB's job, and UB must
+# neither read it nor remove it.
+drain_conf e
+start_ckptd e
+ctl e drain --pause >/dev/null || fail "cannot pause e's drain"
+as "$UB" "$TW" write -s "$(sock e)" sh/x b1 -n 1 -z 50000 -S 97 -w local ||
+	fail "$UB's sh/x b1 did not commit on e"
+start_ckptd d
+as "$UA" "$TW" write -s "$(sock d)" sh/x a1 -n 1 -z 50000 -S 96 -w drained ||
+	fail "$UA's sh/x a1 did not drain"
+stop_ckptd d
+restart e
+vlist_e() { ctl e ls sh/x 2>/dev/null; }
+vlist_e | grep -qw a1 && fail "$UA's a1 joined $UB's job sh/x on e: $(vlist_e)"
+as "$UB" "$TW" verify -s "$(sock e)" sh/x a1 -n 1 -z 50000 -S 96 2>/dev/null &&
+	fail "$UB read $UA's a1 through e"
+as "$UB" "$CKPTCTL" -s "$(sock e)" rm sh/x a1 >/dev/null 2>&1
+[ -f "$(pfs_vdir sh/x a1)/manifest" ] || fail "$UB removed $UA's a1 from the PFS"
+as "$UB" "$TW" verify -s "$(sock e)" sh/x b1 -n 1 -z 50000 -S 97 ||
+	fail "$UB's own b1 does not read back on e"
+grep -q "is uid $(id -u "$UA")'s, but job sh/x is uid $(id -u "$UB")'s here" "$T/e/ckptd.log" ||
+	fail "e did not say why it ignored a1"
+stop_ckptd e
+info "another uid's manifest under a job name is ignored"
+
+finish
