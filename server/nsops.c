@@ -188,10 +188,11 @@ void op_rename(struct conn *c, const struct proto_msg *req)
 /*
  * SETATTR: the attributes req->attr.set names, kept as data (ckptd decides
  * nothing by them).  Only root may name a uid other than the job owner's,
- * set-uid and set-gid bits, or a device node (attr_permitted()): ckptfs (root) has had the kernel check
- * chown's and chmod's rules for its caller, while a plain writer could name
- * any gid (ckptd cannot ask NSS on the loop), and `ckptctl restore` run as
- * root applies what the manifest says.  ctime is ckptd's clock.
+ * set-uid and set-gid bits, or a device node (attr_permitted()): ckptfs
+ * (root) has had the kernel check chown's, chmod's and mknod's rules for its
+ * caller, while a plain writer could name any gid (ckptd cannot ask NSS on
+ * the loop), and `ckptctl restore` run as root applies what the manifest
+ * says.  ctime is ckptd's clock.
  */
 void op_setattr(struct conn *c, const struct proto_msg *req)
 {

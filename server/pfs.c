@@ -79,12 +79,12 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	fd = pfs_open_regular(tfd, rel);
+	fd = pfs_open_regular(tfd, rel, &st);
 	close(tfd);
 	if (fd < 0)
 		return fd;
-	ret = fstat(fd, &st) < 0 ? -errno : 0;
-	if (ret == 0 && !(*buf = malloc(st.st_size ? st.st_size : 1)))
+	ret = 0;
+	if (!(*buf = malloc(st.st_size ? st.st_size : 1)))
 		ret = -ENOMEM;
 	if (ret == 0)
 		ret = sys_pread_all(fd, *buf, st.st_size, 0);
@@ -143,8 +143,8 @@ static int load_at(const char *target, const char *rel, const char *job,
 		goto out_release;
 	}
 	/* Owners can write in their trees: a manifest counts only if it is
-	 * the file ckptd made, which only ckptd could have given to the uid
-	 * it names. */
+	 * owned by the uid it names, and then only for what that uid could
+	 * have had ckptd write (claim_ok()). */
 	if (owner != pfs_owner_uid(out->uid)) {
 		ret = -EACCES;
 		goto out_release;
@@ -239,7 +239,7 @@ static int chunk_fetch(int tfd, const struct pfsman *m,
 			       f->path, 0);
 		if (ret < 0)
 			return ret;
-		*which = pfs_open_regular(tfd, path);
+		*which = pfs_open_regular(tfd, path, NULL);
 		if (*which < 0)
 			return *which;
 	}

@@ -279,14 +279,16 @@ int pfs_open(int tfd, const char *rel, int flags, mode_t mode)
 	return fd;
 }
 
-int pfs_open_regular(int tfd, const char *rel)
+int pfs_open_regular(int tfd, const char *rel, struct stat *st)
 {
-	struct stat st;
+	struct stat own;
 	int fd = pfs_open(tfd, rel, O_RDONLY | O_NONBLOCK, 0);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (!st)
+		st = &own;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
 		close(fd);
 		return -EINVAL;
 	}

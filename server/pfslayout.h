@@ -68,6 +68,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "ckpt.h"
@@ -155,9 +156,9 @@ int pfs_target_open(const char *target);
 int pfs_open(int tfd, const char *rel, int flags, mode_t mode);
 /* pfs_open() for reading a file that must be a regular one: opened
  * without blocking (a FIFO a user left in its tree never holds the
- * caller), then refused with -EINVAL unless it is a regular file.  The fd
- * or -errno. */
-int pfs_open_regular(int tfd, const char *rel);
+ * caller), then refused with -EINVAL unless it is a regular file; its
+ * fstat() in *st if st is not NULL.  The fd or -errno. */
+int pfs_open_regular(int tfd, const char *rel, struct stat *st);
 /* An O_PATH fd of the directory holding rel, and in *name its last
  * component (a pointer into rel).  For renameat, unlinkat. */
 int pfs_open_parent(int tfd, const char *rel, const char **name);

@@ -27,6 +27,8 @@ int main(int argc, char **argv)
 	static uint8_t in[CAP], out[CAP], x[64];
 	struct pfsman m;
 	struct pfs_file *f;
+	uint8_t *xattr;
+	uint32_t xlen;
 	const char *what;
 	size_t n, xl = 0;
 	long len;
@@ -48,6 +50,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(m.version, sizeof(m.version), "%s", argv[3]);
 	f = &m.files[0];
+	xattr = f->xattr;               /* the decoded blob, put back to free */
+	xlen = f->xlen;
 	if (!strcmp(what, "setuid")) {
 		f->attr.set |= CKPT_ATTR_MODE | CKPT_ATTR_UID | CKPT_ATTR_GID;
 		f->attr.mode = 04755;
@@ -64,15 +68,19 @@ int main(int argc, char **argv)
 		x[xl++] = 1;
 		x[xl++] = 0;
 		x[xl++] = '1';
-		f->xattr = x;                   /* the decoded one leaks: a tool */
+		f->xattr = x;
 		f->xlen = (uint32_t)xl;
 	} else if (!strcmp(what, "seq")) {
 		m.seq = UINT64_MAX;
 	} else if (strcmp(what, "same")) {
 		fprintf(stderr, "ckpt_forge: no such forgery: %s\n", what);
+		pfsman_release(&m);
 		return 1;
 	}
 	len = pfsman_encode(&m, out, sizeof(out));
+	f->xattr = xattr;
+	f->xlen = xlen;
+	pfsman_release(&m);
 	if (len < 0) {
 		fprintf(stderr, "ckpt_forge: encode: %ld\n", len);
 		return 1;
