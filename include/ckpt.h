@@ -548,7 +548,13 @@ int ckpt_sync(struct ckpt_version *v);
 
 /* Seal this writer's share of the version.  Waits for its own async copies,
  * not for the disk.  The version becomes STAGED when every writer that joined
- * has committed, then LOCAL once it is durable. */
+ * has committed, then LOCAL once it is durable.  The last writer's commit
+ * (or ckpt_commit_name()) first checks that every name of the version can
+ * be made by its drain and restore; if not, the version fails with that
+ * error: -ENOTDIR (a file "a" while "a/b" is also a file: give "a" the
+ * type CKPT_ATTR_IFDIR, or drop it), -EINVAL (a symbolic link with no
+ * target, or a hole in it), -ENAMETOOLONG (a target past CKPT_PATH_MAX2
+ * bytes), -EISDIR (a directory's entry holding bytes). */
 int ckpt_commit(struct ckpt_version *v);
 /* Commit an open version by name, for every writer that joined it (the
  * owner or root only): `ckptctl commit`, for writers that cannot call

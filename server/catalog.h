@@ -238,13 +238,14 @@ static inline uint32_t vfile_data(const struct version *v, uint32_t fi)
 {
 	return v->files[fi].link ? v->files[fi].link - 1 : fi;
 }
-/* May a caller of uid `caller` give a file of a version that uid `owner`
- * owns the attributes a names (a->set)?  Root may give any; another uid no
- * owner but the version's, no set-uid or set-gid bit, and no device node
- * (it could not mknod one either), since `ckptctl restore` run as root
- * applies them.  0 or -EPERM.  SETATTR asks it, and so does a manifest on
- * the PFS, which the uid it names can write (pfs.c). */
-int attr_permitted(uint32_t caller, uint32_t owner, const struct ckpt_attr *a);
+/* Can v be committed as it stands, its drain and restore make every name
+ * in it?  Checked when the last writer commits (ops.c): -ENOTDIR where a
+ * live name is a file and not a directory's entry while others are below
+ * it ("a" and "a/b"); for a symbolic link's target (its bytes),
+ * -ENAMETOOLONG past CKPT_PATH_MAX2 bytes and -EINVAL when empty or
+ * holding a hole; -EISDIR for a directory's entry holding bytes.  *bad:
+ * the entry at fault.  Cost: one lookup per '/' in each live name. */
+int version_check(const struct version *v, uint32_t *bad);
 /* The entry holding the file path names in v (resolving a hard link),
  * added as a new empty file if create.  -ENOENT, -ENOMEM. */
 int version_file(struct version *v, const char *path, int create);

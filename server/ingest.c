@@ -516,8 +516,18 @@ static void seal_step(struct ckptd *d, struct version *v)
 		fail(d, v, v->error);
 }
 
-void ingest_seal(struct ckptd *d, struct version *v)
+int ingest_seal(struct ckptd *d, struct version *v)
 {
+	uint32_t bad;
+	int ret = version_check(v, &bad);
+
+	if (ret < 0) {
+		log_printf(LOG_ERR, "version %s/%s: not committed: %s: %s",
+			   v->job->name, v->name, v->files[bad].path,
+			   ckpt_strerror(ret));
+		fail(d, v, ret);
+		return ret;
+	}
 	v->state = CKPT_ST_SEALING;
 	v->seq = d->cat.next_seq++;
 	mstats_sealing(d, v);
@@ -526,4 +536,5 @@ void ingest_seal(struct ckptd *d, struct version *v)
 	version_staged(d, v);
 	if (!v->inflight)
 		seal_step(d, v);
+	return 0;
 }

@@ -24,7 +24,10 @@ void op_write(struct conn *c, const struct proto_msg *req);
 /* A writer of v leaves without committing (disconnect or ABORT): v fails
  * with err. */
 void ingest_abandon(struct ckptd *d, struct version *v, int err);
-/* Every writer committed: start sealing v. */
-void ingest_seal(struct ckptd *d, struct version *v);
+/* Every writer committed: start sealing v.  A version whose names its
+ * drain and restore could not make (version_check(): "a" a file with
+ * "a/b" below it, a malformed symbolic link) fails instead, and that
+ * error is returned: every writer and waiter sees it.  0 or -errno. */
+int ingest_seal(struct ckptd *d, struct version *v);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attr.h"
 #include "log.h"
 #include "nsops.h"
 #include "xattr.h"
@@ -141,13 +142,9 @@ static int rename_dir(struct version *v, const char *from, const char *to)
 /* Is the name entry fi a directory's own entry (CKPT_ATTR_IFDIR)? */
 static int dir_entry(struct version *v, int fi)
 {
-	const struct ckpt_attr *a;
-
-	if (fi < 0)
-		return 0;
-	a = &v->files[vfile_data(v, (uint32_t)fi)].attr;
-	return (a->set & CKPT_ATTR_MODE) &&
-	       (a->mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+	return fi >= 0 &&
+	       attr_is_type(&v->files[vfile_data(v, (uint32_t)fi)].attr,
+			    CKPT_ATTR_IFDIR);
 }
 
 /* Rename a directory: the files below it, then its own entry if it has

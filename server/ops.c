@@ -176,7 +176,7 @@ void op_commit(struct conn *c, const struct proto_msg *req)
 		.pid = c->pid,
 		.rank = req->rank == PROTO_RANK_NONE ? -1 : (int32_t)req->rank });
 	if (v->committed == v->writers)
-		ingest_seal(c->d, v);
+		ret = ingest_seal(c->d, v);
 out_release:
 	writer_release(c, req->handle);
 	conn_reply_status(c, req, ret);
@@ -237,8 +237,7 @@ void op_commit_name(struct conn *c, const struct proto_msg *req)
 	log_printf(LOG_INFO, "version %s/%s: committed by name (uid %u) for %u writers",
 		   req->job, req->version, c->uid, v->writers - v->committed);
 	v->committed = v->writers;
-	ingest_seal(c->d, v);
-	conn_reply_status(c, req, 0);
+	conn_reply_status(c, req, ingest_seal(c->d, v));
 }
 
 void op_wait(struct conn *c, const struct proto_msg *req)

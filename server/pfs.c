@@ -99,21 +99,25 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 /*
  * The uid a manifest names can write it (its tree is the uid's), so it
  * claims no more than that uid could have had ckptd write: a seq below
- * PFS_SEQ_MAX (ckptd's counter could never wrap), attributes the uid may
- * give (attr_permitted()), and extended attributes in "user." only.
- * 0 or -EPERM.
+ * PFS_SEQ_MAX (ckptd's counter could never wrap), attributes the uid could
+ * have given its own files (attr_owner_could(): ckptfs lets it set a
+ * set-uid bit on a file it owns), and extended attributes in "user." only.
+ * 0, -EPERM or -ENOMEM.
  */
 static int claim_ok(const struct pfsman *m)
 {
 	uint32_t i;
+	int ret;
 
 	if (m->seq >= PFS_SEQ_MAX)
 		return -EPERM;
 	for (i = 0; i < m->nfiles; i++) {
 		const struct pfs_file *f = &m->files[i];
 
-		if (attr_permitted(m->uid, m->uid, &f->attr) < 0 ||
-		    !xattr_user_only(f->xattr, f->xlen))
+		ret = attr_owner_could(m->uid, &f->attr);
+		if (ret < 0)
+			return ret;
+		if (!xattr_user_only(f->xattr, f->xlen))
 			return -EPERM;
 	}
 	return 0;

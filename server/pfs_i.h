@@ -8,21 +8,16 @@
 
 #include <stddef.h>
 
+#include "attr.h"
 #include "ckpt.h"
 #include "pfsman.h"
 
 struct pfs_owner;
 
-/* Is the entry of type `type` (ckpt.h, CKPT_ATTR_IF*)? */
-static inline int is_type(const struct ckpt_attr *a, uint32_t type)
-{
-	return (a->set & CKPT_ATTR_MODE) && (a->mode & CKPT_ATTR_IFMT) == type;
-}
-
 /* A symbolic link: its bytes are its target (ckpt.h, CKPT_ATTR_IFLNK). */
 static inline int is_link(const struct ckpt_attr *a)
 {
-	return is_type(a, CKPT_ATTR_IFLNK);
+	return attr_is_type(a, CKPT_ATTR_IFLNK);
 }
 
 /* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,

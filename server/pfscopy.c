@@ -167,7 +167,7 @@ static int copy_names(struct copy *c, const uint8_t *done)
 		}
 	}
 	for (fi = 0; fi < c->m.nfiles; fi++) {
-		if (!is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
+		if (!attr_is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
 			continue;
 		ret = copy_dir(c, fi);
 		if (ret < 0) {

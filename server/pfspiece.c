@@ -842,7 +842,7 @@ int copy_plan(struct copy *c, const uint8_t *done)
 		const struct pfs_file *f = &c->m.files[fi];
 
 		if (done[fi] || f->link ||
-		    is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
+		    attr_is_type(&c->job->files[fi].attr, CKPT_ATTR_IFDIR))
 			continue;
 		n = pfs_index_cut(&c->ix, fi, f->count, c->m.chunk,
 				  target ? target : 1, ends);

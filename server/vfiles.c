@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "catalog.h"
 #include "crc32c.h"
 
@@ -42,20 +43,26 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	return 0;
 }
 
-int version_name(struct version *v, const char *path)
+/* The live entry named by the first len bytes of path, or -ENOENT. */
+static int name_n(const struct version *v, const char *path, size_t len)
 {
 	uint32_t k;
 
 	if (!v->hcap)
 		return -ENOENT;
-	k = path_hash(path) & (v->hcap - 1);
+	k = crc32c(path, len) & (v->hcap - 1);
 	for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
-		struct vfile *f = &v->files[v->fhash[k] - 1];
+		const struct vfile *f = &v->files[v->fhash[k] - 1];
 
-		if (!f->dead && !strcmp(f->path, path))
+		if (!f->dead && !strncmp(f->path, path, len) && !f->path[len])
 			return v->fhash[k] - 1;
 	}
 	return -ENOENT;
+}
+
+int version_name(struct version *v, const char *path)
+{
+	return name_n(v, path, strlen(path));
 }
 
 /* Append an entry named path (a new file, or a link to holder + 1). */
@@ -93,18 +100,36 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 	return v->nfiles - 1;
 }
 
-int attr_permitted(uint32_t caller, uint32_t owner, const struct ckpt_attr *a)
+int version_check(const struct version *v, uint32_t *bad)
 {
-	uint32_t type = a->mode & CKPT_ATTR_IFMT;
+	const struct vfile *f;
+	const char *p, *s;
+	uint32_t i;
+	int fi;
 
-	if (caller == 0)
-		return 0;
-	if ((a->set & CKPT_ATTR_UID) && a->uid != owner)
-		return -EPERM;
-	if ((a->set & CKPT_ATTR_MODE) &&
-	    ((a->mode & 06000) || type == CKPT_ATTR_IFCHR ||
-	     type == CKPT_ATTR_IFBLK))
-		return -EPERM;
+	for (i = 0; i < v->nfiles; i++) {
+		if (v->files[i].dead)
+			continue;
+		*bad = i;
+		f = &v->files[vfile_data(v, i)];
+		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) && f->size > CKPT_PATH_MAX2)
+			return -ENAMETOOLONG;
+		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
+		    (f->size == 0 || f->data_end != f->size))
+			return -EINVAL;         /* empty, or a hole */
+		if (attr_is_type(&f->attr, CKPT_ATTR_IFDIR) && f->size)
+			return -EISDIR;
+		p = v->files[i].path;
+		for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+			fi = name_n(v, p, (size_t)(s - p));
+			if (fi >= 0 &&
+			    !attr_is_type(&v->files[vfile_data(v, (uint32_t)fi)].attr,
+					  CKPT_ATTR_IFDIR)) {
+				*bad = (uint32_t)fi;
+				return -ENOTDIR;
+			}
+		}
+	}
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "attr.h"
 #include "codec.h"
 #include "ctl.h"
 #include "ctl_fmt.h"
@@ -47,6 +48,7 @@ struct rd {
 	struct ckpt_client *c;
 	const char *job;
 	char version[CKPT_VERSION_MAX + 1];
+	uint32_t owner;                /* the version's owner (its job's) */
 	struct ckpt_file_info *files;  /* owned */
 	int nfiles;
 	uint64_t total;                /* sum of file sizes */
@@ -72,6 +74,7 @@ static int rd_open(struct rd *r, const char *label)
 	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)
 		return ctl_failx("%s %s/%s: version is %s, not committed", label,
 				 r->job, r->version, ckpt_state_name(vi.state));
+	r->owner = vi.uid;
 	n = ckpt_list_files2(r->c, r->job, r->version, &r->files,
 			     sizeof(*r->files));
 	if (n < 0)
@@ -479,8 +482,7 @@ static int restore_special(const struct ckpt_file_info *f, int dfd,
 
 static int is_dir_entry(const struct ckpt_file_info *f)
 {
-	return (f->attr.set & CKPT_ATTR_MODE) &&
-	       (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+	return attr_is_type(&f->attr, CKPT_ATTR_IFDIR);
 }
 
 /* A directory's entry (CKPT_ATTR_IFDIR): made now if no file below it made
@@ -616,7 +618,7 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 				       base);
 	else if (is_dir_entry(f))
 		err = restore_mkdir(dfd, base);
-	else if ((f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFLNK)
+	else if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK))
 		err = restore_link(r, f, dfd, tmp, base);
 	else
 		err = restore_special(f, dfd, tmp, base);
@@ -858,11 +860,21 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 	uint64_t t0 = ctl_now_ns();
 	int i = 0, k, err, rootfd, rc = CTL_EXIT_OK;
 
-	/* Refuse the whole version before writing anything. */
-	for (i = 0; i < r->nfiles; i++)
+	/* Refuse the whole version before writing anything: an unsafe path,
+	 * or (run as root) attributes its owner could not have given its own
+	 * files (attr_owner_could(): another owner, a device node, set-id
+	 * bits it could not set), which a ckptd older than that rule kept. */
+	for (i = 0; i < r->nfiles; i++) {
 		if (path_safe(r->files[i].name))
 			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
 					 r->job, r->version, r->files[i].name);
+		if (geteuid() == 0 &&
+		    attr_owner_could(r->owner, &r->files[i].attr) < 0)
+			return ctl_failx("restore %s/%s: refusing '%s': uid %u may not give it mode %o, owner %u",
+					 r->job, r->version, r->files[i].name,
+					 r->owner, r->files[i].attr.mode,
+					 r->files[i].attr.uid);
+	}
 	err = mkdir_p(dir);
 	if (err)
 		return ctl_fail(err, "restore: create %s", dir);

@@ -9,6 +9,12 @@
  * changes what WHAT says of its first file, and writes it to OUT:
  *   same     nothing (a copy the uid could have had ckptd make)
  *   setuid   mode 04755, owner and group root
+ *   ownsetid mode 06755, owner and group the caller's (which it could
+ *            set on its own file: taken)
+ *   nouid    mode 04755 with no owner named (restored by root, the file
+ *            would be root's)
+ *   group0   mode 02755, the caller as owner, group root (of which it is
+ *            not a member)
  *   device   a character device 0666 (rdev 1,1: /dev/mem)
  *   xattr    an extended attribute outside "user." (trusted.x)
  *   seq      seq 2^64 - 1 (would wrap ckptd's counter)
@@ -17,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pfsman.h"
 
@@ -57,6 +64,14 @@ int main(int argc, char **argv)
 		f->attr.mode = 04755;
 		f->attr.uid = 0;
 		f->attr.gid = 0;
+	} else if (!strcmp(what, "ownsetid") || !strcmp(what, "group0")) {
+		f->attr.set |= CKPT_ATTR_MODE | CKPT_ATTR_UID | CKPT_ATTR_GID;
+		f->attr.mode = what[0] == 'o' ? 06755 : 02755;
+		f->attr.uid = (uint32_t)getuid();
+		f->attr.gid = what[0] == 'o' ? (uint32_t)getgid() : 0;
+	} else if (!strcmp(what, "nouid")) {
+		f->attr.set = (f->attr.set | CKPT_ATTR_MODE) & ~CKPT_ATTR_UID;
+		f->attr.mode = 04755;
 	} else if (!strcmp(what, "device")) {
 		f->attr.set |= CKPT_ATTR_MODE;
 		f->attr.mode = CKPT_ATTR_IFCHR | 0666;

@@ -22,6 +22,12 @@
  *                                      run by a uid other than root, a
  *                                      foreign uid, set-id bits and device
  *                                      nodes are EPERM, bad modes EINVAL
+ *   ckpt_ns SOCKET conflict JOB VER    versions VER-0.. whose names the
+ *                                      drain or a restore could not make
+ *                                      ("a" and "a/b", a bad symbolic
+ *                                      link) are refused at the commit,
+ *                                      FAILED and never latest; the last,
+ *                                      whose names can be, commits
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -339,6 +345,144 @@ static int do_dirs(struct ckpt_client *c, const char *job, const char *ver)
 	return failed;
 }
 
+/* A version's names are checked when it is committed: one begun as
+ * ver-N, built by the case, then committed.  want: the commit's error, or
+ * 0.  A version refused is FAILED (its wait says so, it is never latest);
+ * one committed reaches LOCAL. */
+struct ns_case {
+	const char *what;
+	int want;
+	void (*build)(struct ckpt_version *v);
+};
+
+static void set_type(struct ckpt_version *v, const char *path, uint32_t type)
+{
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE, .mode = type | 0755 };
+	int ret = ckpt_setattr(v, path, &a);
+
+	CHECK(ret == 0, "setattr %s %o: %s", path, type, ckpt_strerror(ret));
+}
+
+static void put(struct ckpt_version *v, const char *path)
+{
+	int ret = ckpt_write(v, path, "bytes", 5, 0);
+
+	CHECK(ret == 0, "write %s: %s", path, ckpt_strerror(ret));
+}
+
+static void file_over_dir(struct ckpt_version *v)
+{
+	put(v, "a");
+	put(v, "a/b");
+}
+
+static void dir_over_file(struct ckpt_version *v)
+{
+	put(v, "x/y/z");
+	put(v, "x/y");
+}
+
+static void link_over_dir(struct ckpt_version *v)
+{
+	put(v, "h");
+	CHECK(ckpt_link(v, "h", "l") == 0, "link h l");
+	put(v, "l/m");
+}
+
+static void renamed_below_file(struct ckpt_version *v)
+{
+	put(v, "f");
+	put(v, "g/h");
+	CHECK(ckpt_rename(v, "g", "f/g") == 0, "rename g f/g");
+}
+
+static void link_empty(struct ckpt_version *v)
+{
+	CHECK(ckpt_truncate(v, "s", 0) == 0, "truncate s");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
+}
+
+static void link_long(struct ckpt_version *v)
+{
+	static char t[CKPT_PATH_MAX2 + 2];
+
+	memset(t, 'y', sizeof(t));
+	CHECK(ckpt_write(v, "s", t, sizeof(t), 0) == 0, "write s");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
+}
+
+static void link_hole(struct ckpt_version *v)
+{
+	put(v, "s");
+	CHECK(ckpt_truncate(v, "s", 64) == 0, "truncate s up");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
+}
+
+static void dir_with_bytes(struct ckpt_version *v)
+{
+	put(v, "d");
+	set_type(v, "d", CKPT_ATTR_IFDIR);
+}
+
+static void dir_entry_above(struct ckpt_version *v)
+{
+	put(v, "a/b");
+	CHECK(ckpt_truncate(v, "a", 0) == 0, "truncate a");
+	set_type(v, "a", CKPT_ATTR_IFDIR);
+	put(v, "f");
+	CHECK(ckpt_unlink(v, "f") == 0, "unlink f");
+	put(v, "f/g");
+	put(v, "r");
+	CHECK(ckpt_rename(v, "r", "q") == 0, "rename r q");
+	put(v, "r/s");
+	put(v, "t");
+	CHECK(ckpt_write(v, "t", "target", 6, 0) == 0, "write t");
+	set_type(v, "t", CKPT_ATTR_IFLNK);
+}
+
+static const struct ns_case ns_cases[] = {
+	{ "a file above a file", -ENOTDIR, file_over_dir },
+	{ "a file made above files", -ENOTDIR, dir_over_file },
+	{ "a hard link above a file", -ENOTDIR, link_over_dir },
+	{ "a directory renamed below a file", -ENOTDIR, renamed_below_file },
+	{ "an empty symbolic link", -EINVAL, link_empty },
+	{ "a symbolic link past PATH_MAX", -ENAMETOOLONG, link_long },
+	{ "a symbolic link with a hole", -EINVAL, link_hole },
+	{ "a directory's entry with bytes", -EISDIR, dir_with_bytes },
+	{ "names that can all be made", 0, dir_entry_above },
+};
+
+static int do_conflict(struct ckpt_client *c, const char *job, const char *ver)
+{
+	char name[64], latest[64];
+	struct ckpt_version *v;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(ns_cases) / sizeof(ns_cases[0]); i++) {
+		const struct ns_case *k = &ns_cases[i];
+
+		snprintf(name, sizeof(name), "%s-%zu", ver, i);
+		ret = ckpt_begin(c, job, name, &v);
+		CHECK(ret == 0, "begin %s: %s", name, ckpt_strerror(ret));
+		if (ret < 0)
+			continue;
+		k->build(v);
+		ret = ckpt_commit(v);
+		CHECK(ret == k->want, "%s: commit gave %s, want %s", k->what,
+		      ckpt_strerror(ret), ckpt_strerror(k->want));
+		ret = ckpt_wait(v, CKPT_LOCAL, 30000);
+		CHECK(k->want ? ret < 0 : ret == 0, "%s: wait LOCAL: %s",
+		      k->what, ckpt_strerror(ret));
+		ckpt_version_free(v);
+		ret = ckpt_latest(c, job, CKPT_LOCAL, latest, sizeof(latest));
+		CHECK(k->want ? ret < 0 || strcmp(latest, name) : ret == 0 &&
+		      !strcmp(latest, name), "%s: latest is %s", k->what,
+		      ret < 0 ? ckpt_strerror(ret) : latest);
+	}
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct ckpt_client *c;
@@ -359,6 +503,8 @@ int main(int argc, char **argv)
 		ret = failed;
 	} else if (!strcmp(argv[2], "dirs")) {
 		ret = do_dirs(c, argv[3], argv[4]);
+	} else if (!strcmp(argv[2], "conflict")) {
+		ret = do_conflict(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "attr")) {
 		ret = do_attr(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "as") && argc == 6) {

@@ -9,7 +9,11 @@
 # `ckptctl commit` commits a version a writer still holds open.
 # ckpt_setattr keeps a mode, gid and times through the commit; a non-root
 # uid may not name another uid nor set set-id bits (EPERM).
-# TIMEOUT: 60
+# At the commit, names a drain or restore could not make are refused (a
+# file "a" with "a/b" below it, a symbolic link with no target, ...); the
+# version whose names can be drains and restores after a SIGKILL and two
+# clean restarts.
+# TIMEOUT: 90
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -57,5 +61,33 @@ if has_ctl; then
 	wait $WRITER || fail "the writer's own commit after ckptctl commit failed"
 	tw d verify by/name v1 -n 2 -z 300000 -S 9 || fail "committed-by-name version does not verify"
 fi
+# Names the drain or a restore could not make ("a" a file with "a/b" below,
+# a symbolic link with no target) are refused at the commit; the version
+# with names that can all be made drains, survives a SIGKILL and two clean
+# restarts, and restores.
+PFS=$T/pfs
+drain_conf p
+start_ckptd p
+"$NS" "$(sock p)" conflict ns/names c || fail "names checked at the commit: checks failed"
+if has_ctl; then
+	ctl p wait ns/names c-8 drained --timeout 30 || fail "the version whose names can be made did not drain"
+fi
+kill9 p
+for i in 1 2 3; do
+	if [ "$i" = 1 ]; then restart p; else stop_ckptd p; start_ckptd p; fi
+	for n in 0 1 2 3 4 5 6 7; do
+		st=$(vstate p ns/names c-$n)
+		[ "$st" = absent ] || [ "$st" = failed ] ||
+			fail "restart $i: refused version c-$n is $st"
+	done
+	if has_ctl; then
+		rm -rf "$T/r"
+		ctl p restore ns/names c-8 --to "$T/r" >/dev/null || fail "restart $i: restore failed"
+		[ -d "$T/r/a" ] && [ "$(cat "$T/r/a/b")" = bytes ] && [ "$(cat "$T/r/f/g")" = bytes ] &&
+			[ "$(cat "$T/r/q")" = bytes ] && [ "$(cat "$T/r/r/s")" = bytes ] &&
+			[ "$(readlink "$T/r/t")" = target ] || fail "restart $i: restored tree: $(cd "$T/r" && find . | sort | tr '\n' ' ')"
+	fi
+done
+stop_ckptd p
 stop_ckptd d
 finish

@@ -6,7 +6,11 @@
 #  - forgeries beside the owner's drained v1, made with ckpt_forge as the
 #    owner, each in a version directory of its own with v1's files:
 #      same   a copy claiming nothing more: taken (it reads back),
-#      setuid a set-uid root file, device  a 0666 character device,
+#      ownsetid  set-uid and set-gid bits on a file of the owner's and
+#             its group's (a user can do that through ckptfs): taken,
+#      setuid a set-uid root file, nouid a set-uid file naming no owner
+#      (root's once restored), group0 set-gid to a group the owner is
+#      not in, device  a 0666 character device,
 #      xattr  a "trusted." attribute, seq  a seq of 2^64 - 1:
 #    refused at start-up; `ckptctl restore` as root of what is taken makes
 #    no set-id or device file; versions committed after
@@ -48,7 +52,7 @@ VD=$(pfs_vdir fa/j v1)
 [ -f "$VD/manifest" ] || fail "no manifest at $VD"
 
 # ---- forgeries beside v1, as the owner ------------------------------------------
-for w in same setuid device xattr seq; do
+for w in same ownsetid setuid nouid group0 device xattr seq; do
 	nd=$(dirname "$VD")/$w.ver
 	as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
 	as "$UA" cp -r "$VD/files" "$nd/" || fail "$UA cannot copy v1's files"
@@ -61,13 +65,20 @@ as "$UA" mkdir "$(dirname "$VD")/fifo.ver" &&
 	fail "$UA cannot make a FIFO manifest"
 
 restart d      # SIGKILL, then a start that must not block on the FIFO
-listed fa/j same || fail "the harmless copy was not taken: $(vlist fa/j)"
-as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
-	fail "the harmless copy does not read back"
-for w in setuid device xattr seq fifo; do
+for w in same ownsetid; do
+	listed fa/j $w || fail "the harmless $w was not taken: $(vlist fa/j)"
+	as "$UA" "$TW" verify -s "$(sock d)" fa/j $w "${ARGS[@]}" ||
+		fail "the harmless $w does not read back"
+done
+for w in setuid nouid group0 device xattr seq fifo; do
 	listed fa/j "$w" && fail "the $w forgery was taken: $(vlist fa/j)"
 done
-info "forgeries refused (setuid, device, xattr, seq, fifo); a plain copy taken"
+info "forgeries refused (setuid, nouid, group0, device, xattr, seq, fifo); a plain copy and the owner's own set-id bits taken"
+
+# Restore as root of the owner's own set-id file: its owner and group.
+ctl d restore fa/j ownsetid --to "$T/ro" >/dev/null || fail "restore of ownsetid failed"
+[ "$(find "$T/ro" -perm -6000 -user "$UA" -group "$(id -g "$UA")" | wc -l)" = 1 ] ||
+	fail "restore of ownsetid: $(find "$T/ro" -perm /6000 -ls)"
 
 # Restore as root of what was taken: nothing set-id, no device.
 ctl d restore fa/j same --to "$T/r" >/dev/null || fail "restore of same failed"
