@@ -1,8 +1,7 @@
 /*
  * attr.h - the rules for a file's attributes (ckpt.h, struct ckpt_attr),
  * which ckptd keeps as data: what type an entry is, and which attributes a
- * uid may give a file.  ckptd asks them of writers and of PFS manifests;
- * `ckptctl restore` asks them again before it applies a version's.
+ * uid may give a file.  ckptd asks them of writers and of PFS manifests.
  * Pure functions: no allocation, no I/O.
  */
 #ifndef CKPT_ATTR_H
@@ -35,11 +34,9 @@ int attr_permitted(uint32_t caller, uint32_t owner, const struct ckpt_attr *a);
  * no other owner, no device node, a set-uid bit only on a file it names
  * itself as owner of, a set-gid bit only with a group it is a member of
  * (NSS: getpwuid_r and getgrouplist, so it may block).  This is what ckptfs
- * lets a user do (the kernel checked it), and what a file that uid wrote
- * and that is restored by root may carry.  0, -EPERM, or -ENOMEM.  A
- * manifest on the PFS, which the uid it names can write, is taken only if
- * this holds of every file (server/pfs.c); `ckptctl restore` run as root
- * asks it of every file of a version whose owner is not root.
+ * lets a user do (the kernel checked it).  0, -EPERM, or -ENOMEM.  A
+ * manifest on the PFS owned by the uid it names (which can write it) is
+ * taken only if this holds of every file (server/pfs.c).
  */
 int attr_owner_could(uint32_t owner, const struct ckpt_attr *a);
 

@@ -32,10 +32,10 @@
 #include "zip.h"
 
 
-int pfs_manifest_put(int tfd, const struct pfs_owner *o,
-			const struct pfsman *m, const char *tmp,
-			const char *dst)
+int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
+		     const char *dst)
 {
+	const struct pfs_owner self = { geteuid(), getegid() };
 	size_t size = pfsman_size(m);
 	void *buf;
 	long len;
@@ -48,10 +48,12 @@ int pfs_manifest_put(int tfd, const struct pfs_owner *o,
 	ret = len < 0 ? (int)len : 0;
 	if (ret < 0)
 		goto out_free;
-	fd = pfs_create(tfd, tmp, o);
+	fd = pfs_create(tfd, tmp, &self);
 	ret = fd;
 	if (fd >= 0) {
-		ret = sys_pwrite_all(fd, buf, len, 0);
+		ret = fchmod(fd, 0644) < 0 ? -errno : 0;
+		if (ret == 0)
+			ret = sys_pwrite_all(fd, buf, len, 0);
 		if (ret == 0)
 			ret = sys_fsync(fd);
 		close(fd);
@@ -146,14 +148,16 @@ static int load_at(const char *target, const char *rel, const char *job,
 		ret = -CKPT_ECORRUPT;
 		goto out_release;
 	}
-	/* Owners can write in their trees: a manifest counts only if it is
-	 * owned by the uid it names, and then only for what that uid could
-	 * have had ckptd write (claim_ok()). */
-	if (owner != pfs_owner_uid(out->uid)) {
+	/* Owners can write in their trees: a manifest counts if ckptd wrote
+	 * it (it is ckptd's own: pfs_manifest_put()), or if it is owned by
+	 * the uid it names, and then only for what that uid could have had
+	 * ckptd write (claim_ok()). */
+	if (owner == geteuid())
+		ret = out->seq < PFS_SEQ_MAX ? 0 : -EPERM;
+	else if (owner == pfs_owner_uid(out->uid))
+		ret = claim_ok(out);
+	else
 		ret = -EACCES;
-		goto out_release;
-	}
-	ret = claim_ok(out);
 	if (ret == 0)
 		return 0;
 out_release:

@@ -21,9 +21,13 @@ static inline int is_link(const struct ckpt_attr *a)
 }
 
 /* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,
- * renamed, its directory fsync'd; o's and 0600 (pfslayout.h). */
-int pfs_manifest_put(int tfd, const struct pfs_owner *o,
-		     const struct pfsman *m, const char *tmp, const char *dst);
+ * renamed, its directory fsync'd.  The file is ckptd's own (its euid and
+ * egid), 0644: in its owner's 0700 tree, that uid can read it and remove
+ * it but not write it, so a manifest owned by ckptd is one ckptd wrote
+ * (pfs_load() trusts it), while one owned by the uid it names is only
+ * that uid's claim (one a ckptd before stop 36 wrote, or a forgery). */
+int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
+		     const char *dst);
 /* rmdir rel's directory and those above it while they are empty, up to
  * and with the one whose path is keep bytes long. */
 void pfs_prune(int tfd, const char *rel, size_t keep);

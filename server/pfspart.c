@@ -113,7 +113,6 @@ static int publish_parts(const char *target, int tfd, const char *job,
 {
 	char tmp[PATH_MAX], dst[PATH_MAX];
 	struct pfsman *parts, m;
-	struct pfs_owner owner;
 	struct timespec ts;
 	uint32_t i, loaded = 0;
 	int ret;
@@ -136,15 +135,12 @@ static int publish_parts(const char *target, int tfd, const char *job,
 		goto out_release;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m.drained_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	ret = pfs_owner_of(uid, &owner);
-	if (ret == 0)
-		ret = pfs_path(dst, sizeof(dst), PFS_N_MANIFEST, job, version,
-			       NULL, 0);
+	ret = pfs_path(dst, sizeof(dst), PFS_N_MANIFEST, job, version, NULL, 0);
 	if (ret == 0)
 		ret = pfs_path(tmp, sizeof(tmp), PFS_N_MANIFEST_TMP, job,
 			       version, NULL, 0);
 	if (ret == 0)
-		ret = pfs_manifest_put(tfd, &owner, &m, tmp, dst);
+		ret = pfs_manifest_put(tfd, &m, tmp, dst);
 	pfsman_release(&m);
 out_release:
 	for (i = 0; i < loaded; i++)

@@ -48,7 +48,6 @@ struct rd {
 	struct ckpt_client *c;
 	const char *job;
 	char version[CKPT_VERSION_MAX + 1];
-	uint32_t owner;                /* the version's owner (its job's) */
 	struct ckpt_file_info *files;  /* owned */
 	int nfiles;
 	uint64_t total;                /* sum of file sizes */
@@ -74,7 +73,6 @@ static int rd_open(struct rd *r, const char *label)
 	if (vi.state != CKPT_ST_SEALED && vi.state != CKPT_ST_SEALING)
 		return ctl_failx("%s %s/%s: version is %s, not committed", label,
 				 r->job, r->version, ckpt_state_name(vi.state));
-	r->owner = vi.uid;
 	n = ckpt_list_files2(r->c, r->job, r->version, &r->files,
 			     sizeof(*r->files));
 	if (n < 0)
@@ -860,21 +858,11 @@ static int restore_run(struct ctl *ctl, struct rd *r, const char *dir)
 	uint64_t t0 = ctl_now_ns();
 	int i = 0, k, err, rootfd, rc = CTL_EXIT_OK;
 
-	/* Refuse the whole version before writing anything: an unsafe path,
-	 * or (run as root) attributes its owner could not have given its own
-	 * files (attr_owner_could(): another owner, a device node, set-id
-	 * bits it could not set), which a ckptd older than that rule kept. */
-	for (i = 0; i < r->nfiles; i++) {
+	/* Refuse the whole version before writing anything. */
+	for (i = 0; i < r->nfiles; i++)
 		if (path_safe(r->files[i].name))
 			return ctl_failx("restore %s/%s: refusing unsafe path '%s'",
 					 r->job, r->version, r->files[i].name);
-		if (geteuid() == 0 &&
-		    attr_owner_could(r->owner, &r->files[i].attr) < 0)
-			return ctl_failx("restore %s/%s: refusing '%s': uid %u may not give it mode %o, owner %u",
-					 r->job, r->version, r->files[i].name,
-					 r->owner, r->files[i].attr.mode,
-					 r->files[i].attr.uid);
-	}
 	err = mkdir_p(dir);
 	if (err)
 		return ctl_fail(err, "restore: create %s", dir);

@@ -8,7 +8,11 @@
 #  - truncate, ftruncate, open with O_TRUNC and fallocate clear them too;
 #  - root (CAP_FSETID) writes and truncates and keeps them;
 #  - chown by root clears set-uid (and set-gid with group execute);
-#  - committed, the cleared modes are what the version holds.
+#  - committed, the cleared modes are what the version holds;
+#  - drained, its local copy removed and ckptd killed, the version is read
+#    from the PFS with the set-id bits the owner kept and the owner root
+#    gave ch2 (ckptd's manifest is root's: trusted); a restore as root
+#    gives them back.
 # TIMEOUT: 60
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +23,8 @@ U=cktk$$
 test_users "$U"
 chmod 755 "$T"
 M=$T/mnt
+PFS=$T/pfs
+drain_conf d
 start_ckptd d
 mount_ckptfs d "$M"
 as "$U" mkdir -p "$M/kp/v1.tmp" || fail "mkdir as $U failed"
@@ -100,5 +106,22 @@ for p, m in want.items():
     assert modes[p] & 0o7777 == m, (p, oct(modes[p]), oct(m))
 PY
 info "committed: the cleared modes"
+
+# Drained, its local copy removed, ckptd killed: the version is read from
+# the PFS, whose manifest carries the set-id bits the owner kept (02767 on
+# its own file and group) and the root owner of ch2, and a restore as root
+# gives them back.  Stop 35's rule for PFS manifests refused every set-id
+# bit and foreign owner in a non-root uid's version, so such a version
+# could not be evicted nor read from the PFS.
+ctl d wait kp v1 drained --timeout 30 || fail "kp/v1 did not drain"
+ctl d rm kp v1 >/dev/null || fail "rm of the local copy failed"
 umount_ckptfs "$M"
+restart d
+ctl d ls kp | grep -qw v1 || fail "kp/v1 is gone after the restart: $(ctl d ls kp 2>&1)"
+ctl d restore kp v1 --to "$T/r" >/dev/null || fail "restore of kp/v1 from the PFS failed"
+[ "$(stat -c %a:%U "$T/r/w-wo-2767")" = "2767:$U" ] ||
+	fail "restored w-wo-2767: $(stat -c %a:%U "$T/r/w-wo-2767")"
+[ "$(stat -c %a:%u "$T/r/ch2")" = "2745:0" ] ||
+	fail "restored ch2 (root chowned it): $(stat -c %a:%u "$T/r/ch2")"
+info "drained, evicted and restarted: read from the PFS with its set-gid bit"
 stop_ckptd d

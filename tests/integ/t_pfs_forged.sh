@@ -50,6 +50,10 @@ as "$UA" "$TW" write -s "$(sock d)" fa/j v1 "${ARGS[@]}" -w drained ||
 	fail "$UA's v1 did not drain"
 VD=$(pfs_vdir fa/j v1)
 [ -f "$VD/manifest" ] || fail "no manifest at $VD"
+# ckptd's own manifest is root's, readable: the owner cannot write it.
+[ "$(stat -c %u:%a "$VD/manifest")" = "0:644" ] ||
+	fail "v1's manifest is $(stat -c %U:%a "$VD/manifest"), want root's 0644"
+as "$UA" sh -c ": >>'$VD/manifest'" 2>/dev/null && fail "$UA could write ckptd's manifest"
 
 # ---- forgeries beside v1, as the owner ------------------------------------------
 for w in same ownsetid setuid nouid group0 device xattr seq; do

@@ -144,12 +144,17 @@ collide() {
 private() {
 	local adir bad f
 	adir=$(pfs_vdir proj step-0001)
-	bad=$(find "$PFS/proj.job" \( ! -user "$UIDA" -o ! -group "$GIDA" \
+	# Every file A's, 0600 or 0700, but the manifests: ckptd's (root's)
+	# 0644, in A's 0700 tree, so that A reads them and cannot forge them.
+	bad=$(find "$PFS/proj.job" ! -name manifest \( ! -user "$UIDA" -o ! -group "$GIDA" \
 		-o -perm /077 \) -printf '%M %u:%g %p\n')
 	[ -z "$bad" ] || fail "not A's alone in A's job on the PFS: $bad"
-	bad=$(find "$PFS/proj.dir/step-0001.job" \( ! -user "$UIDB" -o -perm /077 \) \
+	bad=$(find "$PFS/proj.dir/step-0001.job" ! -name manifest \( ! -user "$UIDB" -o -perm /077 \) \
 		-printf '%M %u:%g %p\n')
 	[ -z "$bad" ] || fail "not B's alone in B's job on the PFS: $bad"
+	bad=$(find "$PFS/proj.job" "$PFS/proj.dir/step-0001.job" -name manifest \
+		\( ! -user 0 -o ! -perm 644 \) -printf '%M %u:%g %p\n')
+	[ -z "$bad" ] || fail "a manifest not root's 0644: $bad"
 	[ "$(find "$PFS/proj.job" -type f | wc -l)" = 3 ] ||
 		fail "A's job holds other than its 2 files and a manifest: $(find "$PFS/proj.job")"
 	for f in "$PFS" "$PFS/proj.dir"; do
