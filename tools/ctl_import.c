@@ -6,7 +6,9 @@
  *
  * Every regular file under DIR becomes a file of the version under its path
  * relative to DIR; names that ckpt refuses (see ckpt.h) stop the import
- * before anything is written.  Files are read in 8 MiB pieces and written
+ * before anything is written.  Each file is opened again below DIR without
+ * following a link (open_beneath()), so a component changed since the walk
+ * cannot lead out of DIR.  Files are read in 8 MiB pieces and written
  * with ckpt_write(); the version is committed and waited for to LOCAL.
  */
 #include <errno.h>
@@ -16,7 +18,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -66,19 +71,65 @@ static int collect(const char *path, const struct stat *st, int type,
 	return 0;
 }
 
-static int import_file(struct ckpt_version *v, const char *root,
-		       const char *rel, uint8_t *buf, struct progress *pg,
-		       uint64_t *done)
+/*
+ * Open rel below the directory rootfd for reading, as the walk saw it: never
+ * through a symbolic link nor out of the directory (a component swapped
+ * for a link to /etc after the walk, while root imports a user's
+ * directory), never blocking (a FIFO swapped in), and only a regular file
+ * (-EINVAL otherwise).  openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS),
+ * Linux 5.6; without it, each component is opened O_NOFOLLOW in turn.
+ */
+static int open_beneath(int rootfd, const char *rel)
 {
-	char path[PATH_MAX];
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+	char part[NAME_MAX + 1];
+	const char *p = rel, *slash;
+	struct stat st;
+	int fd, dfd, err;
+
+	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		dfd = rootfd;
+		while ((slash = strchr(p, '/')) && slash - p <= NAME_MAX) {
+			memcpy(part, p, (size_t)(slash - p));
+			part[slash - p] = '\0';
+			fd = openat(dfd, part, O_RDONLY | O_DIRECTORY |
+				    O_NOFOLLOW | O_CLOEXEC);
+			if (dfd != rootfd)
+				close(dfd);
+			if (fd < 0)
+				return -errno;
+			dfd = fd;
+			p = slash + 1;
+		}
+		fd = openat(dfd, p, (int)how.flags);
+		err = errno;
+		if (dfd != rootfd)
+			close(dfd);
+		errno = err;
+	}
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int import_file(struct ckpt_version *v, int rootfd, const char *rel,
+		       uint8_t *buf, struct progress *pg, uint64_t *done)
+{
 	uint64_t off = 0;
 	ssize_t n;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_beneath(rootfd, rel);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while ((n = read(fd, buf, PIECE)) > 0) {
 		err = ckpt_write(v, rel, buf, n, off);
 		if (err)
@@ -104,7 +155,7 @@ static int import_run(struct ctl *ctl, const char *job, const char *version,
 	uint64_t done = 0;
 	uint8_t *buf;
 	size_t i;
-	int err;
+	int err, rootfd;
 
 	buf = malloc(PIECE);
 	if (!buf)
@@ -114,15 +165,20 @@ static int import_run(struct ctl *ctl, const char *job, const char *version,
 		free(buf);
 		return ctl_fail(err, "import %s/%s", job, version);
 	}
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = rootfd < 0 ? -errno : 0;
 	progress_init(&pg, "import", walk.total);
 	for (i = 0; i < walk.n && !err; i++)
-		err = import_file(v, root, walk.paths[i], buf, &pg, &done);
+		err = import_file(v, rootfd, walk.paths[i], buf, &pg, &done);
 	progress_done(&pg);
+	if (rootfd >= 0)
+		close(rootfd);
 	free(buf);
 	if (err) {
 		ckpt_abort(v);
 		ckpt_version_free(v);
-		return ctl_fail(err, "import %s/%s", root, walk.paths[i - 1]);
+		return ctl_fail(err, "import %s/%s", root,
+				i ? walk.paths[i - 1] : "");
 	}
 	err = ckpt_commit(v);
 	if (!err)
