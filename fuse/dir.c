@@ -88,42 +88,61 @@ static const char *job_part(const char *job, const char *prefix,
 	return srv_below(job, prefix) ? job + strlen(prefix) + 1 : NULL;
 }
 
-/* Root or a leading part of job names: the next component of each job. */
+/* May the caller see job (owned by uid) listed?  Root sees every job; any
+ * other uid its own only, as ckptd's LIST_JOBS shows a uid (ckptfs asks
+ * as root). */
+static int job_listed(uint32_t caller, uint32_t uid)
+{
+	return caller == 0 || caller == uid;
+}
+
+/* Root or a leading part of job names: the next component of each job the
+ * caller may see (job_listed()). */
 static int list_jobs(struct ckptfs *fs, const struct fs_path *p,
 		     struct names *ns)
 {
+	uint32_t caller = fuse_get_context()->uid, uid;
 	char (*jobs)[CKPT_JOB_MAX + 1] = NULL;
 	struct fs_link *pos;
 	const char *s;
-	int i, n, mine = 0;
+	int i, n, ret = 0, mine = 0, seen = 0;
 
 	n = srv_jobs(fs, &jobs);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && ret >= 0; i++) {
 		s = job_part(jobs[i], p->job, p->depth);
-		if (s && srv_shown_job(fs, jobs[i]))
+		if (!s || !srv_shown_job(fs, jobs[i]))
+			continue;
+		seen = 1;       /* the prefix exists, listed or not */
+		uid = 0;
+		ret = caller ? srv_job(fs, jobs[i], &uid) : 1;
+		if (ret > 0 && job_listed(caller, uid))
 			names_add(ns, s);
 	}
 	free(jobs);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&fs->mu);
 	for (pos = fs->pending.next; pos != &fs->pending; pos = pos->next) {
 		struct fs_pending *pd = fs_entry(pos, struct fs_pending, link);
 
 		mine |= p->depth && !strcmp(pd->path, p->job);
 		s = job_part(pd->path, p->job, p->depth);
-		if (s)
+		seen |= s != NULL;
+		if (s && job_listed(caller, pd->uid))
 			names_add(ns, s);
 	}
 	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
 		struct fs_version *v = fs_entry(pos, struct fs_version, link);
 
 		s = job_part(v->job, p->job, p->depth);
-		if (s)
+		seen |= s != NULL;
+		if (s && job_listed(caller, v->uid))
 			names_add(ns, s);
 	}
 	pthread_mutex_unlock(&fs->mu);
-	return p->kind == P_PREFIX && !mine && ns->n == 0 ? -ENOENT : 0;
+	return p->kind == P_PREFIX && !mine && !seen ? -ENOENT : 0;
 }
 
 /* A job: its versions, those being written here under their shown name. */
