@@ -482,6 +482,23 @@ void pfs_builder_plan(struct pfs_builder *b, uint32_t f, uint64_t off,
 	ahead_fill(b);
 }
 
+/* Does a record of file f with bytes (not a truncate's zeros) overlap
+ * [off, off + len)? */
+static int data_over(const struct pfs_index *ix, uint32_t f, uint64_t off,
+		     uint64_t len)
+{
+	uint32_t k;
+
+	for (k = ix->start[f]; k < ix->start[f + 1]; k++) {
+		const struct man_rec *r = &ix->job->recs[ix->order[k]];
+
+		if (r->seg != MAN_SEG_ZERO && r->file_off < off + len &&
+		    r->file_off + r->len > off)
+			return 1;
+	}
+	return 0;
+}
+
 int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,
 		     uint32_t len, uint8_t *buf, struct pfs_span *out)
 {
@@ -493,7 +510,13 @@ int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,
 
 	out->p = buf;
 	out->have_crc = 0;
+	out->zero = 0;
 	r = ri == UINT32_MAX ? NULL : &ix->job->recs[ri];
+	if (!r || (r->seg == MAN_SEG_ZERO && !data_over(ix, f, off, len))) {
+		out->p = NULL;
+		out->zero = 1;
+		return 0;
+	}
 	/* One record covers it all, the last written there: its bytes as
 	 * they are, the records before it unread. */
 	if (r && r->seg != MAN_SEG_ZERO && r->file_off <= off &&
@@ -536,7 +559,9 @@ int pfs_builder_fill(struct pfs_builder *b, uint32_t f, uint64_t off,
 	int ret;
 
 	ret = pfs_builder_span(b, f, off, len, buf, &sp);
-	if (ret == 0 && sp.p != buf)
+	if (ret == 0 && sp.zero)
+		memset(buf, 0, len);
+	else if (ret == 0 && sp.p != buf)
 		memcpy(buf, sp.p, len);
 	return ret;
 }

@@ -124,12 +124,17 @@ struct pfs_span {
 	int have_crc;             /* crc is their CRC32C (the span is one
 				   * record exactly) */
 	uint32_t crc;
+	int zero;                 /* no record with bytes overlaps it: all
+				   * zeros, and p is NULL (nothing filled) */
 };
 
 /* The same, without copying when one record, the last written there,
  * covers the whole range (the common case: records as long as chunks, or
  * longer): out->p then points into that record's buffer, and the records
- * before it are not read at all.  Otherwise out->p is buf, filled. */
+ * before it are not read at all.  A hole (no record with bytes overlaps
+ * the range) sets out->zero and fills nothing: a sparse file of a TiB
+ * costs no memset, CRC or compare per chunk.  Otherwise out->p is buf,
+ * filled. */
 int pfs_builder_span(struct pfs_builder *b, uint32_t f, uint64_t off,
 		     uint32_t len, uint8_t *buf, struct pfs_span *out);
 

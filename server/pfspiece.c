@@ -73,6 +73,7 @@ struct worker {
 	uint8_t *zbuf;            /* one compressed chunk */
 	size_t zcap;
 	uint64_t bytes_in, bytes_out, bytes_ref, bytes_direct;
+	uint32_t zlen, zcrc;      /* zcrc: the CRC32C of zlen zero bytes */
 	pthread_t th;
 	int started;              /* th runs */
 };
@@ -182,6 +183,24 @@ static int chunk_write(struct worker *w, uint32_t fi, int fd,
 	return sys_pwrite_all(fd, src, k->stored, k->file_off);
 }
 
+/* The CRC32C of len zero bytes (a hole's chunk), kept for the last len
+ * asked: every chunk of a file but its last has the same. */
+static uint32_t zero_crc(struct worker *w, uint32_t len)
+{
+	static const uint8_t zero[65536];
+	uint32_t n, crc = 0, left;
+
+	if (w->zlen == len)
+		return w->zcrc;
+	for (left = len; left; left -= n) {
+		n = left < sizeof(zero) ? left : (uint32_t)sizeof(zero);
+		crc = crc32c_update(crc, zero, n);
+	}
+	w->zlen = len;
+	w->zcrc = crc;
+	return crc;
+}
+
 /* Decide how chunk idx of file fi (its bytes at sp) is stored, and write
  * it to fd. */
 static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
@@ -194,7 +213,8 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 	long z;
 
 	k->len = len;
-	k->crc = sp->have_crc ? sp->crc : crc32c(sp->p, len);
+	k->crc = sp->zero ? zero_crc(w, len) :
+		 sp->have_crc ? sp->crc : crc32c(sp->p, len);
 	bk = c->o->incremental ? base_chunk(c, c->m.files[fi].path, idx) : NULL;
 	if (bk && bk->len == len && bk->crc == k->crc) {
 		k->kind = PFS_REF;
@@ -204,7 +224,7 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 		w->bytes_ref += len;
 		return 0;
 	}
-	if (all_zero(sp->p, len)) {
+	if (sp->zero || all_zero(sp->p, len)) {
 		k->kind = PFS_ZERO;
 		k->file_off = 0;
 		k->stored = 0;
