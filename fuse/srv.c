@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "ckptfs_i.h"
 
 /* ---- the calls ----------------------------------------------------------- */
@@ -236,8 +237,7 @@ int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid)
 
 int srv_dir_entry(const struct ckpt_file_info *f)
 {
-	return (f->attr.set & CKPT_ATTR_MODE) &&
-	       (f->attr.mode & CKPT_ATTR_IFMT) == CKPT_ATTR_IFDIR;
+	return attr_is_type(&f->attr, CKPT_ATTR_IFDIR);
 }
 
 int srv_visible(const struct ckpt_version_info *info)
