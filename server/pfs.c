@@ -86,7 +86,12 @@ static int manifest_read(const char *target, const char *rel, void **buf,
 	if (fd < 0)
 		return fd;
 	ret = 0;
-	if (!(*buf = malloc(st.st_size ? st.st_size : 1)))
+	/* Another uid's file is only its claim (load_at()): not a sparse
+	 * terabyte for ckptd to allocate and read. */
+	if (st.st_uid != geteuid() && st.st_size > PFS_CLAIM_MAX)
+		ret = -EFBIG;
+	*buf = NULL;
+	if (ret == 0 && !(*buf = malloc(st.st_size ? st.st_size : 1)))
 		ret = -ENOMEM;
 	if (ret == 0)
 		ret = sys_pread_all(fd, *buf, st.st_size, 0);

@@ -20,6 +20,10 @@ static inline int is_link(const struct ckpt_attr *a)
 	return attr_is_type(a, CKPT_ATTR_IFLNK);
 }
 
+/* The largest manifest taken from a uid other than ckptd's (a claim):
+ * 1 GiB, about 48 million chunk entries. */
+#define PFS_CLAIM_MAX (1ll << 30)
+
 /* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,
  * renamed, its directory fsync'd.  The file is ckptd's own (its euid and
  * egid), 0644: in its owner's 0700 tree, that uid can read it and remove

@@ -10,7 +10,8 @@
 #             its group's (a user can do that through ckptfs): taken,
 #      setuid a set-uid root file, nouid a set-uid file naming no owner
 #      (root's once restored), group0 set-gid to a group the owner is
-#      not in, device  a 0666 character device,
+#      not in, device  a 0666 character device, huge  a sparse 1 TiB
+#      file (refused by its size before ckptd reads it),
 #      xattr  a "trusted." attribute, seq  a seq of 2^64 - 1:
 #    refused at start-up; `ckptctl restore` as root of what is taken makes
 #    no set-id or device file; versions committed after
@@ -68,15 +69,22 @@ as "$UA" mkdir "$(dirname "$VD")/fifo.ver" &&
 	as "$UA" mkfifo "$(dirname "$VD")/fifo.ver/manifest" ||
 	fail "$UA cannot make a FIFO manifest"
 
+# A sparse terabyte as a manifest: refused before it is read.
+as "$UA" mkdir "$(dirname "$VD")/huge.ver" &&
+	as "$UA" truncate -s 1T "$(dirname "$VD")/huge.ver/manifest" ||
+	fail "$UA cannot make a sparse manifest"
+
 restart d      # SIGKILL, then a start that must not block on the FIFO
 for w in same ownsetid; do
 	listed fa/j $w || fail "the harmless $w was not taken: $(vlist fa/j)"
 	as "$UA" "$TW" verify -s "$(sock d)" fa/j $w "${ARGS[@]}" ||
 		fail "the harmless $w does not read back"
 done
-for w in setuid nouid group0 device xattr seq fifo; do
+for w in setuid nouid group0 device xattr seq fifo huge; do
 	listed fa/j "$w" && fail "the $w forgery was taken: $(vlist fa/j)"
 done
+grep -q "no valid manifest for fa/j/huge on the PFS (File too large)" "$T/d/ckptd.log" ||
+	fail "the sparse terabyte manifest was not refused by its size"
 info "forgeries refused (setuid, nouid, group0, device, xattr, seq, fifo); a plain copy and the owner's own set-id bits taken"
 
 # Restore as root of the owner's own set-id file: its owner and group.
