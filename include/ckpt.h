@@ -553,8 +553,9 @@ int ckpt_sync(struct ckpt_version *v);
  * be made by its drain and restore; if not, the version fails with that
  * error: -ENOTDIR (a file "a" while "a/b" is also a file: give "a" the
  * type CKPT_ATTR_IFDIR, or drop it), -EINVAL (a symbolic link with no
- * target, or a hole in it), -ENAMETOOLONG (a target past CKPT_PATH_MAX2
- * bytes), -EISDIR (a directory's entry holding bytes). */
+ * target, or a hole at its end), -ENAMETOOLONG (a target past
+ * CKPT_PATH_MAX2 bytes), -EISDIR (a directory's entry holding bytes),
+ * -EPERM (a hard link to a directory's entry). */
 int ckpt_commit(struct ckpt_version *v);
 /* Commit an open version by name, for every writer that joined it (the
  * owner or root only): `ckptctl commit`, for writers that cannot call

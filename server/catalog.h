@@ -243,7 +243,8 @@ static inline uint32_t vfile_data(const struct version *v, uint32_t fi)
  * live name is a file and not a directory's entry while others are below
  * it ("a" and "a/b"); for a symbolic link's target (its bytes),
  * -ENAMETOOLONG past CKPT_PATH_MAX2 bytes and -EINVAL when empty or
- * holding a hole; -EISDIR for a directory's entry holding bytes.  *bad:
+ * holding a hole at its end; -EISDIR for a directory's entry holding
+ * bytes; -EPERM for a hard link to a directory's entry.  *bad:
  * the entry at fault.  Cost: one lookup per '/' in each live name. */
 int version_check(const struct version *v, uint32_t *bad);
 /* The entry holding the file path names in v (resolving a hard link),

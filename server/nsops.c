@@ -220,6 +220,12 @@ void op_setattr(struct conn *c, const struct proto_msg *req)
 		fa->uid = a->uid;
 	if (a->set & CKPT_ATTR_GID)
 		fa->gid = a->gid;
+	/* A set-uid bit is for an owner: the job's, as ckptfs shows a file
+	 * with none (a restore as root would leave it root's otherwise). */
+	if ((fa->mode & 04000) && !((fa->set | a->set) & CKPT_ATTR_UID)) {
+		fa->uid = v->job->uid;
+		fa->set |= CKPT_ATTR_UID;
+	}
 	if (a->set & CKPT_ATTR_ATIME)
 		fa->atime_ns = a->atime_ns;
 	if (a->set & CKPT_ATTR_MTIME)

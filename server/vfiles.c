@@ -43,14 +43,16 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	return 0;
 }
 
-/* The live entry named by the first len bytes of path, or -ENOENT. */
-static int name_n(const struct version *v, const char *path, size_t len)
+/* The live entry named by the first len bytes of path, whose path_hash()
+ * is hash, or -ENOENT. */
+static int name_n(const struct version *v, const char *path, size_t len,
+		  uint32_t hash)
 {
 	uint32_t k;
 
 	if (!v->hcap)
 		return -ENOENT;
-	k = crc32c(path, len) & (v->hcap - 1);
+	k = hash & (v->hcap - 1);
 	for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
 		const struct vfile *f = &v->files[v->fhash[k] - 1];
 
@@ -62,7 +64,7 @@ static int name_n(const struct version *v, const char *path, size_t len)
 
 int version_name(struct version *v, const char *path)
 {
-	return name_n(v, path, strlen(path));
+	return name_n(v, path, strlen(path), path_hash(path));
 }
 
 /* Append an entry named path (a new file, or a link to holder + 1). */
@@ -103,8 +105,8 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 int version_check(const struct version *v, uint32_t *bad)
 {
 	const struct vfile *f;
-	const char *p, *s;
-	uint32_t i;
+	const char *p, *s, *from;
+	uint32_t i, crc;
 	int fi;
 
 	for (i = 0; i < v->nfiles; i++) {
@@ -112,6 +114,8 @@ int version_check(const struct version *v, uint32_t *bad)
 			continue;
 		*bad = i;
 		f = &v->files[vfile_data(v, i)];
+		if (v->files[i].link && attr_is_type(&f->attr, CKPT_ATTR_IFDIR))
+			return -EPERM;          /* a hard link to a directory */
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) && f->size > CKPT_PATH_MAX2)
 			return -ENAMETOOLONG;
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
@@ -120,8 +124,11 @@ int version_check(const struct version *v, uint32_t *bad)
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFDIR) && f->size)
 			return -EISDIR;
 		p = v->files[i].path;
-		for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
-			fi = name_n(v, p, (size_t)(s - p));
+		crc = 0;                /* of p up to from, grown as it goes */
+		for (from = p, s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+			crc = crc32c_update(crc, from, (size_t)(s - from));
+			from = s;
+			fi = name_n(v, p, (size_t)(s - p), crc);
 			if (fi >= 0 &&
 			    !attr_is_type(&v->files[vfile_data(v, (uint32_t)fi)].attr,
 					  CKPT_ATTR_IFDIR)) {

@@ -346,6 +346,23 @@ out_errno:
  * root (as tar does), then the mode (after chown, which clears set-id
  * bits), then the times.  A file with none keeps what open() gave it.
  */
+/* The permission bits to give a restored file: a set-uid (set-gid) bit
+ * only with the owner (group) it was given for.  A file whose writer set
+ * no owner stays the restoring uid's, root's when run as root, and a
+ * set-uid bit there would make a set-uid root program of bytes a user
+ * wrote (an outside attack: chmod u+s through ckptfs of a file written
+ * with no owner). */
+static mode_t restore_mode(const struct ckpt_attr *a)
+{
+	mode_t mode = a->mode & 07777;
+
+	if (!(a->set & CKPT_ATTR_UID))
+		mode &= ~(mode_t)04000;
+	if (!(a->set & CKPT_ATTR_GID))
+		mode &= ~(mode_t)02000;
+	return mode;
+}
+
 static int restore_attr(int fd, const struct ckpt_attr *a)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
@@ -355,7 +372,7 @@ static int restore_attr(int fd, const struct ckpt_attr *a)
 	    fchown(fd, a->set & CKPT_ATTR_UID ? a->uid : (uid_t)-1,
 		   a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1))
 		return -errno;
-	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, a->mode & 07777))
+	if ((a->set & CKPT_ATTR_MODE) && fchmod(fd, restore_mode(a)))
 		return -errno;
 	if (attr_times(a, ts) && futimens(fd, ts))
 		return -errno;
@@ -428,7 +445,7 @@ static int finish_entry(const struct ckpt_attr *a, int dfd, const char *tmp,
 		     a->set & CKPT_ATTR_GID ? a->gid : (gid_t)-1,
 		     AT_SYMLINK_NOFOLLOW))
 		err = -errno;
-	if (!err && chmod && fchmodat(dfd, tmp, a->mode & 07777, 0))
+	if (!err && chmod && fchmodat(dfd, tmp, restore_mode(a), 0))
 		err = -errno;
 	attr_times(a, ts);
 	if (!err && utimensat(dfd, tmp, ts, AT_SYMLINK_NOFOLLOW))

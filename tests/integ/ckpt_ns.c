@@ -22,6 +22,10 @@
  *                                      run by a uid other than root, a
  *                                      foreign uid, set-id bits and device
  *                                      nodes are EPERM, bad modes EINVAL
+ *   ckpt_ns SOCKET setid JOB VERSION   as root for uid 4242: a set-uid bit
+ *                                      given with no owner is the job
+ *                                      owner's; a set-gid bit with no group
+ *                                      is kept as given
  *   ckpt_ns SOCKET conflict JOB VER    versions VER-0.. whose names the
  *                                      drain or a restore could not make
  *                                      ("a" and "a/b", a bad symbolic
@@ -301,6 +305,40 @@ static int do_attr(struct ckpt_client *c, const char *job, const char *ver)
 	return failed;
 }
 
+/* As root, on behalf of uid 4242: a set-uid bit given with no owner
+ * records the job's owner (restored by root, the file is 4242's, not a
+ * set-uid root program); a set-gid bit with no group stays as given (a
+ * restore as root drops it: t_namespace). */
+static int do_setid(struct ckpt_client *c, const char *job, const char *ver)
+{
+	struct ckpt_attr su = { .set = CKPT_ATTR_MODE, .mode = 04755 };
+	struct ckpt_attr sg = { .set = CKPT_ATTR_MODE, .mode = 02755 };
+	struct ckpt_file_info fi;
+	struct ckpt_version *v;
+	int ret;
+
+	ret = ckpt_begin_as(c, job, ver, 4242, &v);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: begin_as: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	CHECK(ckpt_write(v, "su", "#!/bin/sh\n", 10, 0) == 0, "write su");
+	CHECK(ckpt_write(v, "sg", "#!/bin/sh\n", 10, 0) == 0, "write sg");
+	CHECK(ckpt_setattr(v, "su", &su) == 0, "setattr su 04755");
+	CHECK(ckpt_setattr(v, "sg", &sg) == 0, "setattr sg 02755");
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ckpt_version_free(v);
+	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
+	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	memset(&fi, 0, sizeof(fi));
+	ret = ckpt_stat_file2(c, job, ver, "su", &fi, sizeof(fi));
+	CHECK(ret >= 0 && (fi.attr.set & CKPT_ATTR_UID) && fi.attr.uid == 4242 &&
+	      (fi.attr.mode & 07777) == 04755,
+	      "su: set %#x uid %u mode %o", fi.attr.set, fi.attr.uid, fi.attr.mode);
+	return failed;
+}
+
 /* A directory entry: made empty (truncate), then given its type. */
 static void mkdir_entry(struct ckpt_version *v, const char *path, uint32_t mode,
 			uint64_t mtime_s)
@@ -440,6 +478,13 @@ static void dir_entry_above(struct ckpt_version *v)
 	set_type(v, "t", CKPT_ATTR_IFLNK);
 }
 
+static void link_to_dir(struct ckpt_version *v)
+{
+	CHECK(ckpt_truncate(v, "d", 0) == 0, "truncate d");
+	set_type(v, "d", CKPT_ATTR_IFDIR);
+	CHECK(ckpt_link(v, "d", "e") == 0, "link d e");
+}
+
 static const struct ns_case ns_cases[] = {
 	{ "a file above a file", -ENOTDIR, file_over_dir },
 	{ "a file made above files", -ENOTDIR, dir_over_file },
@@ -449,6 +494,7 @@ static const struct ns_case ns_cases[] = {
 	{ "a symbolic link past PATH_MAX", -ENAMETOOLONG, link_long },
 	{ "a symbolic link with a hole", -EINVAL, link_hole },
 	{ "a directory's entry with bytes", -EISDIR, dir_with_bytes },
+	{ "a hard link to a directory's entry", -EPERM, link_to_dir },
 	{ "names that can all be made", 0, dir_entry_above },
 };
 
@@ -503,6 +549,8 @@ int main(int argc, char **argv)
 		ret = failed;
 	} else if (!strcmp(argv[2], "dirs")) {
 		ret = do_dirs(c, argv[3], argv[4]);
+	} else if (!strcmp(argv[2], "setid")) {
+		ret = do_setid(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "conflict")) {
 		ret = do_conflict(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "attr")) {

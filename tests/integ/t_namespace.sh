@@ -70,24 +70,36 @@ drain_conf p
 start_ckptd p
 "$NS" "$(sock p)" conflict ns/names c || fail "names checked at the commit: checks failed"
 if has_ctl; then
-	ctl p wait ns/names c-8 drained --timeout 30 || fail "the version whose names can be made did not drain"
+	ctl p wait ns/names c-9 drained --timeout 30 || fail "the version whose names can be made did not drain"
 fi
 kill9 p
 for i in 1 2 3; do
 	if [ "$i" = 1 ]; then restart p; else stop_ckptd p; start_ckptd p; fi
-	for n in 0 1 2 3 4 5 6 7; do
+	for n in 0 1 2 3 4 5 6 7 8; do
 		st=$(vstate p ns/names c-$n)
 		[ "$st" = absent ] || [ "$st" = failed ] ||
 			fail "restart $i: refused version c-$n is $st"
 	done
 	if has_ctl; then
 		rm -rf "$T/r"
-		ctl p restore ns/names c-8 --to "$T/r" >/dev/null || fail "restart $i: restore failed"
+		ctl p restore ns/names c-9 --to "$T/r" >/dev/null || fail "restart $i: restore failed"
 		[ -d "$T/r/a" ] && [ "$(cat "$T/r/a/b")" = bytes ] && [ "$(cat "$T/r/f/g")" = bytes ] &&
 			[ "$(cat "$T/r/q")" = bytes ] && [ "$(cat "$T/r/r/s")" = bytes ] &&
 			[ "$(readlink "$T/r/t")" = target ] || fail "restart $i: restored tree: $(cd "$T/r" && find . | sort | tr '\n' ' ')"
 	fi
 done
 stop_ckptd p
+
+# Set-id bits given by root (ckptfs) with no owner or group: a set-uid bit
+# is the job owner's, and a restore as root never makes a set-uid or
+# set-gid file root's (an outside attack made a set-uid root program).
+"$NS" "$(sock d)" setid ns/setid v1 || fail "setid checks failed"
+if has_ctl; then
+	ctl d restore ns/setid v1 --to "$T/rs" >/dev/null || fail "restore of ns/setid failed"
+	[ "$(stat -c %a:%u "$T/rs/su")" = 4755:4242 ] ||
+		fail "restored su: $(stat -c %a:%u "$T/rs/su"), want 4755:4242"
+	[ "$(stat -c %a "$T/rs/sg")" = 755 ] ||
+		fail "restored sg: $(stat -c %a:%u:%g "$T/rs/sg"), want 755 (no group given: no set-gid bit)"
+fi
 stop_ckptd d
 finish
