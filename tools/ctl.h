@@ -62,6 +62,16 @@ void ctl_opt_reset(void);
 /* Parse "--timeout S" (seconds, fractions allowed) into milliseconds.  0 or
  * -EINVAL. */
 int ctl_parse_timeout(const char *s, int *ms);
+/*
+ * Open the directory that will hold path's last component (path relative
+ * to rootfd), one component at a time and never following a symlink;
+ * with create, the missing directories are made (0755, each fsync'd into
+ * its parent).  On success *dfd is an fd the caller closes (never rootfd
+ * itself) and *base points into path.  0 or -errno (-ENAMETOOLONG for a
+ * component over 255 bytes).
+ */
+int ctl_open_parent(int rootfd, const char *path, int create, int *dfd,
+		    const char **base);
 /* Print the full usage text on stdout; returns CTL_EXIT_OK. */
 int ctl_help(void);
 

@@ -84,30 +84,18 @@ static int open_beneath(int rootfd, const char *rel)
 	struct open_how how = {
 		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
-	char part[NAME_MAX + 1];
-	const char *p = rel, *slash;
+	const char *base;
 	struct stat st;
 	int fd, dfd, err;
 
 	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS) {
-		dfd = rootfd;
-		while ((slash = strchr(p, '/')) && slash - p <= NAME_MAX) {
-			memcpy(part, p, (size_t)(slash - p));
-			part[slash - p] = '\0';
-			fd = openat(dfd, part, O_RDONLY | O_DIRECTORY |
-				    O_NOFOLLOW | O_CLOEXEC);
-			if (dfd != rootfd)
-				close(dfd);
-			if (fd < 0)
-				return -errno;
-			dfd = fd;
-			p = slash + 1;
-		}
-		fd = openat(dfd, p, (int)how.flags);
+	if (fd < 0 && errno == ENOSYS) {        /* a kernel before 5.6 */
+		err = ctl_open_parent(rootfd, rel, 0, &dfd, &base);
+		if (err)
+			return err;
+		fd = openat(dfd, base, (int)how.flags);
 		err = errno;
-		if (dfd != rootfd)
-			close(dfd);
+		close(dfd);
 		errno = err;
 	}
 	if (fd < 0)

@@ -294,54 +294,6 @@ static int mkdir_p(const char *dir)
 }
 
 /*
- * Open the directory that will hold path's last component, creating the
- * directories on the way, one component at a time and never following a
- * symlink.  On success *dfd is an fd the caller closes (never rootfd itself)
- * and *base points into path.
- */
-static int open_parent(int rootfd, const char *path, int *dfd,
-		       const char **base)
-{
-	char comp[256];
-	const char *p = path, *slash;
-	int fd, next, err = 0;
-
-	fd = dup(rootfd);
-	if (fd < 0)
-		return -errno;
-	while ((slash = strchr(p, '/'))) {
-		if ((size_t)(slash - p) >= sizeof(comp)) {
-			close(fd);
-			return -ENAMETOOLONG;
-		}
-		memcpy(comp, p, (size_t)(slash - p));
-		comp[slash - p] = '\0';
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT) {
-			if (mkdirat(fd, comp, 0755) && errno != EEXIST)
-				goto out_errno;
-			if (fsync(fd)) /* make the new entry durable */
-				goto out_errno;
-			next = openat(fd, comp,
-				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
-		if (next < 0)
-			goto out_errno;
-		close(fd);
-		fd = next;
-		p = slash + 1;
-	}
-	*dfd = fd;
-	*base = p;
-	return 0;
-
-out_errno:
-	err = -errno;
-	close(fd);
-	return err;
-}
-
-/*
  * The attributes the file's writer set (a->set): owner and group when run as
  * root (as tar does), then the mode (after chown, which clears set-id
  * bits), then the times.  A file with none keeps what open() gave it.
@@ -541,7 +493,8 @@ static int restore_dirs(struct rd *r, int rootfd, int *failed)
 	qsort_r(idx, (size_t)n, sizeof(*idx), deeper_first, r->files);
 	for (i = 0; i < n && !err; i++) {
 		*failed = idx[i];
-		err = open_parent(rootfd, r->files[idx[i]].name, &dfd, &base);
+		err = ctl_open_parent(rootfd, r->files[idx[i]].name, 1, &dfd,
+				      &base);
 		if (err)
 			break;
 		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -583,7 +536,7 @@ static int restore_hardlink(int rootfd, const char *first, int dfd,
 	const char *fbase;
 	int fdfd, err;
 
-	err = open_parent(rootfd, first, &fdfd, &fbase);
+	err = ctl_open_parent(rootfd, first, 1, &fdfd, &fbase);
 	if (err)
 		return err;
 	unlinkat(dfd, tmp, 0);
@@ -623,7 +576,7 @@ static int restore_file(struct rd *r, int rootfd, int idx)
 	char tmp[64];
 	int dfd = -1, first, err;
 
-	err = open_parent(rootfd, f->name, &dfd, &base);
+	err = ctl_open_parent(rootfd, f->name, 1, &dfd, &base);
 	if (err)
 		return err;
 	tmp_name(tmp, sizeof(tmp), idx);
@@ -664,7 +617,8 @@ static int pull_open(void *arg, int idx, int *fd)
 	char tmp[64];
 	int err;
 
-	err = open_parent(x->rootfd, x->r->files[idx].name, &p->dfd, &p->base);
+	err = ctl_open_parent(x->rootfd, x->r->files[idx].name, 1, &p->dfd,
+			      &p->base);
 	if (err) {
 		p->dfd = -1;
 		return err;
@@ -763,7 +717,7 @@ static int restore_sync_dirs(struct rd *r, int rootfd, int *order, int n,
 			continue;
 		prev = path;
 		*failed = order[i];
-		err = open_parent(rootfd, path, &dfd, &base);
+		err = ctl_open_parent(rootfd, path, 1, &dfd, &base);
 		if (err)
 			break;
 		if (fsync(dfd))
@@ -787,7 +741,8 @@ static int restore_rename(struct rd *r, struct pull_ctx *x, int rootfd,
 			continue;
 		tmp_name(tmp, sizeof(tmp), order[i]);
 		*failed = order[i];
-		err = open_parent(rootfd, r->files[order[i]].name, &dfd, &base);
+		err = ctl_open_parent(rootfd, r->files[order[i]].name, 1,
+				      &dfd, &base);
 		if (err)
 			continue;
 		if (!rename)
