@@ -555,7 +555,9 @@ int ckpt_sync(struct ckpt_version *v);
  * type CKPT_ATTR_IFDIR, or drop it), -EINVAL (a symbolic link with no
  * target, or a hole at its end), -ENAMETOOLONG (a target past
  * CKPT_PATH_MAX2 bytes), -EISDIR (a directory's entry holding bytes),
- * -EPERM (a hard link to a directory's entry). */
+ * -EPERM (a hard link to a directory's entry).  A symbolic link whose
+ * target holds a NUL, or a hole inside it, fails the version at its seal:
+ * ckpt_wait() for CKPT_LOCAL returns -EINVAL. */
 int ckpt_commit(struct ckpt_version *v);
 /* Commit an open version by name, for every writer that joined it (the
  * owner or root only): `ckptctl commit`, for writers that cannot call

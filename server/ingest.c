@@ -21,7 +21,8 @@
  * write counts as in flight: the seal, reads and rm wait for it.
  *
  * SEAL: when every writer has committed, the version is STAGED.  Once its
- * writes have completed, every segment it used is fdatasync'd (io_uring), and
+ * writes have completed, its symbolic links' targets are read back and
+ * checked (linkcheck.h), every segment it used is fdatasync'd (io_uring), and
  * then its manifest is written durably by a worker thread (version_reach,
  * level.h): from then on it is LOCAL and immutable.  Any failed step fails the version, clearly,
  * and gives its segments back; other versions are untouched.
@@ -35,6 +36,7 @@
 #include "drain.h"
 #include "ingest.h"
 #include "lease.h"
+#include "linkcheck.h"
 #include "level.h"
 #include "log.h"
 #include "reader.h"
@@ -478,8 +480,9 @@ static void on_fsync(struct loop_op *op, int res)
 	free(f);
 }
 
-/* Every write of v has completed: fdatasync its segments. */
-static void seal_step(struct ckptd *d, struct version *v)
+/* Every write of v has completed and its links are whole: fdatasync its
+ * segments. */
+static void seal_sync(struct ckptd *d, struct version *v)
 {
 	struct io_uring_sqe *sqe;
 	struct fop *f;
@@ -514,6 +517,32 @@ static void seal_step(struct ckptd *d, struct version *v)
 	}
 	if (!v->pending)
 		fail(d, v, v->error);
+}
+
+static void links_checked(struct ckptd *d, struct version *v, int err,
+			  uint32_t bad)
+{
+	if (err < 0) {
+		log_printf(LOG_ERR, "version %s/%s: not sealed: symbolic link %s: %s",
+			   v->job->name, v->name, v->files[bad].path,
+			   err == -EINVAL ? "a NUL or a hole in its target" :
+			   ckpt_strerror(err));
+		fail(d, v, err);
+		return;
+	}
+	seal_sync(d, v);
+}
+
+/* Every write of v has completed: its links read back (linkcheck.h), then
+ * its segments synced. */
+static void seal_step(struct ckptd *d, struct version *v)
+{
+	int ret = link_check(d, v, links_checked);
+
+	if (ret < 0)
+		fail(d, v, ret);
+	else if (ret == 0)
+		seal_sync(d, v);
 }
 
 int ingest_seal(struct ckptd *d, struct version *v)

@@ -29,8 +29,10 @@
  *   ckpt_ns SOCKET conflict JOB VER    versions VER-0.. whose names the
  *                                      drain or a restore could not make
  *                                      ("a" and "a/b", a bad symbolic
- *                                      link) are refused at the commit,
- *                                      FAILED and never latest; the last,
+ *                                      link) are refused at the commit
+ *                                      (a NUL or a hole inside a link's
+ *                                      target: at the seal), FAILED and
+ *                                      never latest; the last,
  *                                      whose names can be, commits
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
@@ -389,7 +391,8 @@ static int do_dirs(struct ckpt_client *c, const char *job, const char *ver)
  * one committed reaches LOCAL. */
 struct ns_case {
 	const char *what;
-	int want;
+	int want;                 /* from the commit */
+	int want_seal;            /* from a wait for LOCAL, the commit 0 */
 	void (*build)(struct ckpt_version *v);
 };
 
@@ -462,6 +465,15 @@ static void dir_with_bytes(struct ckpt_version *v)
 	set_type(v, "d", CKPT_ATTR_IFDIR);
 }
 
+static void link_bytes(struct ckpt_version *v, const char *path, int c,
+		       size_t len)
+{
+	static char b[8192];
+
+	memset(b, c, len);
+	CHECK(ckpt_write(v, path, b, len, 0) == 0, "write %s", path);
+}
+
 static void dir_entry_above(struct ckpt_version *v)
 {
 	put(v, "a/b");
@@ -476,6 +488,35 @@ static void dir_entry_above(struct ckpt_version *v)
 	put(v, "t");
 	CHECK(ckpt_write(v, "t", "target", 6, 0) == 0, "write t");
 	set_type(v, "t", CKPT_ATTR_IFLNK);
+	/* a target from two writes, and one cut from a larger record */
+	CHECK(ckpt_write(v, "u", "get", 3, 3) == 0, "write u 3");
+	CHECK(ckpt_write(v, "u", "tar", 3, 0) == 0, "write u 0");
+	set_type(v, "u", CKPT_ATTR_IFLNK);
+	link_bytes(v, "w", 'w', 8192);
+	CHECK(ckpt_truncate(v, "w", 7) == 0, "truncate w");
+	set_type(v, "w", CKPT_ATTR_IFLNK);
+}
+
+static void link_nul(struct ckpt_version *v)
+{
+	CHECK(ckpt_write(v, "s", "ab\0cd", 5, 0) == 0, "write s");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
+}
+
+static void link_gap(struct ckpt_version *v)
+{
+	CHECK(ckpt_write(v, "s", "ab", 2, 0) == 0, "write s 0");
+	CHECK(ckpt_write(v, "s", "cd", 2, 10) == 0, "write s 10");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
+}
+
+static void link_cut_zeros(struct ckpt_version *v)
+{
+	CHECK(ckpt_write(v, "s", "abcdef", 6, 0) == 0, "write s");
+	CHECK(ckpt_truncate(v, "s", 2) == 0, "truncate s 2");
+	CHECK(ckpt_truncate(v, "s", 6) == 0, "truncate s 6");
+	CHECK(ckpt_write(v, "s", "g", 1, 5) == 0, "write s 5");
+	set_type(v, "s", CKPT_ATTR_IFLNK);
 }
 
 static void link_to_dir(struct ckpt_version *v)
@@ -486,16 +527,19 @@ static void link_to_dir(struct ckpt_version *v)
 }
 
 static const struct ns_case ns_cases[] = {
-	{ "a file above a file", -ENOTDIR, file_over_dir },
-	{ "a file made above files", -ENOTDIR, dir_over_file },
-	{ "a hard link above a file", -ENOTDIR, link_over_dir },
-	{ "a directory renamed below a file", -ENOTDIR, renamed_below_file },
-	{ "an empty symbolic link", -EINVAL, link_empty },
-	{ "a symbolic link past PATH_MAX", -ENAMETOOLONG, link_long },
-	{ "a symbolic link with a hole", -EINVAL, link_hole },
-	{ "a directory's entry with bytes", -EISDIR, dir_with_bytes },
-	{ "a hard link to a directory's entry", -EPERM, link_to_dir },
-	{ "names that can all be made", 0, dir_entry_above },
+	{ "a file above a file", -ENOTDIR, 0, file_over_dir },
+	{ "a file made above files", -ENOTDIR, 0, dir_over_file },
+	{ "a hard link above a file", -ENOTDIR, 0, link_over_dir },
+	{ "a directory renamed below a file", -ENOTDIR, 0, renamed_below_file },
+	{ "an empty symbolic link", -EINVAL, 0, link_empty },
+	{ "a symbolic link past PATH_MAX", -ENAMETOOLONG, 0, link_long },
+	{ "a symbolic link with a hole", -EINVAL, 0, link_hole },
+	{ "a directory's entry with bytes", -EISDIR, 0, dir_with_bytes },
+	{ "a hard link to a directory's entry", -EPERM, 0, link_to_dir },
+	{ "a NUL in a symbolic link", 0, -EINVAL, link_nul },
+	{ "a hole inside a symbolic link", 0, -EINVAL, link_gap },
+	{ "zeros cut into a symbolic link", 0, -EINVAL, link_cut_zeros },
+	{ "names that can all be made", 0, 0, dir_entry_above },
 };
 
 static int do_conflict(struct ckpt_client *c, const char *job, const char *ver)
@@ -518,13 +562,13 @@ static int do_conflict(struct ckpt_client *c, const char *job, const char *ver)
 		CHECK(ret == k->want, "%s: commit gave %s, want %s", k->what,
 		      ckpt_strerror(ret), ckpt_strerror(k->want));
 		ret = ckpt_wait(v, CKPT_LOCAL, 30000);
-		CHECK(k->want ? ret < 0 : ret == 0, "%s: wait LOCAL: %s",
-		      k->what, ckpt_strerror(ret));
+		CHECK(k->want ? ret < 0 : ret == k->want_seal,
+		      "%s: wait LOCAL: %s", k->what, ckpt_strerror(ret));
 		ckpt_version_free(v);
 		ret = ckpt_latest(c, job, CKPT_LOCAL, latest, sizeof(latest));
-		CHECK(k->want ? ret < 0 || strcmp(latest, name) : ret == 0 &&
-		      !strcmp(latest, name), "%s: latest is %s", k->what,
-		      ret < 0 ? ckpt_strerror(ret) : latest);
+		CHECK(k->want || k->want_seal ? ret < 0 || strcmp(latest, name) :
+		      ret == 0 && !strcmp(latest, name), "%s: latest is %s",
+		      k->what, ret < 0 ? ckpt_strerror(ret) : latest);
 	}
 	return failed;
 }

@@ -62,7 +62,8 @@ if has_ctl; then
 	tw d verify by/name v1 -n 2 -z 300000 -S 9 || fail "committed-by-name version does not verify"
 fi
 # Names the drain or a restore could not make ("a" a file with "a/b" below,
-# a symbolic link with no target) are refused at the commit; the version
+# a symbolic link with no target) are refused at the commit, and a NUL or a
+# hole inside a link's target at the seal; the version
 # with names that can all be made drains, survives a SIGKILL and two clean
 # restarts, and restores.
 PFS=$T/pfs
@@ -70,22 +71,23 @@ drain_conf p
 start_ckptd p
 "$NS" "$(sock p)" conflict ns/names c || fail "names checked at the commit: checks failed"
 if has_ctl; then
-	ctl p wait ns/names c-9 drained --timeout 30 || fail "the version whose names can be made did not drain"
+	ctl p wait ns/names c-12 drained --timeout 30 || fail "the version whose names can be made did not drain"
 fi
 kill9 p
 for i in 1 2 3; do
 	if [ "$i" = 1 ]; then restart p; else stop_ckptd p; start_ckptd p; fi
-	for n in 0 1 2 3 4 5 6 7 8; do
+	for n in 0 1 2 3 4 5 6 7 8 9 10 11; do
 		st=$(vstate p ns/names c-$n)
 		[ "$st" = absent ] || [ "$st" = failed ] ||
 			fail "restart $i: refused version c-$n is $st"
 	done
 	if has_ctl; then
 		rm -rf "$T/r"
-		ctl p restore ns/names c-9 --to "$T/r" >/dev/null || fail "restart $i: restore failed"
+		ctl p restore ns/names c-12 --to "$T/r" >/dev/null || fail "restart $i: restore failed"
 		[ -d "$T/r/a" ] && [ "$(cat "$T/r/a/b")" = bytes ] && [ "$(cat "$T/r/f/g")" = bytes ] &&
 			[ "$(cat "$T/r/q")" = bytes ] && [ "$(cat "$T/r/r/s")" = bytes ] &&
-			[ "$(readlink "$T/r/t")" = target ] || fail "restart $i: restored tree: $(cd "$T/r" && find . | sort | tr '\n' ' ')"
+			[ "$(readlink "$T/r/t")" = target ] && [ "$(readlink "$T/r/u")" = target ] &&
+			[ "$(readlink "$T/r/w")" = wwwwwww ] || fail "restart $i: restored tree: $(cd "$T/r" && find . | sort | tr '\n' ' ')"
 	fi
 done
 stop_ckptd p
