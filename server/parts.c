@@ -34,6 +34,7 @@
 #include "cluster_i.h"
 #include "manifest.h"
 #include "ops.h"
+#include "namehash.h"
 #include "parts_i.h"
 #include "session.h"
 #include "shardmeta.h"
@@ -63,7 +64,7 @@ static int rpart_index(struct rpart *p)
 		return -ENOMEM;
 	p->hcap = cap;
 	for (i = 0; i < p->man.nfiles; i++) {
-		k = path_hash(p->man.files[i].path) & (cap - 1);
+		k = name_hash(p->man.files[i].path) & (cap - 1);
 		while (p->fhash[k])
 			k = (k + 1) & (cap - 1);
 		p->fhash[k] = i + 1;

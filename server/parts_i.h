@@ -37,13 +37,4 @@ static inline struct cluster *cl_of(const struct ckptd *d)
 	return d->cluster;
 }
 
-static inline uint32_t path_hash(const char *s)
-{
-	uint32_t h = 2166136261u;     /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
-
 #endif

@@ -16,6 +16,7 @@
 #include "cluster_i.h"
 #include "manifest.h"
 #include "ops.h"
+#include "namehash.h"
 #include "parts_i.h"
 #include "session.h"
 
@@ -314,7 +315,7 @@ static int rpart_file(const struct rpart *p, const char *path)
 
 	if (!p->hcap)
 		return -1;
-	k = path_hash(path) & (p->hcap - 1);
+	k = name_hash(path) & (p->hcap - 1);
 	for (; p->fhash[k]; k = (k + 1) & (p->hcap - 1)) {
 		i = p->fhash[k] - 1;
 		if (!strcmp(p->man.files[i].path, path))

@@ -15,12 +15,7 @@
 
 #include "attr.h"
 #include "catalog.h"
-#include "crc32c.h"
-
-static uint32_t path_hash(const char *s)
-{
-	return crc32c(s, strlen(s));
-}
+#include "namehash.h"
 
 static int fhash_rebuild(struct version *v, uint32_t cap)
 {
@@ -32,7 +27,7 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	for (i = 0; i < v->nfiles; i++) {
 		if (v->files[i].dead)
 			continue;
-		k = path_hash(v->files[i].path) & (cap - 1);
+		k = name_hash(v->files[i].path) & (cap - 1);
 		while (h[k])
 			k = (k + 1) & (cap - 1);
 		h[k] = i + 1;
@@ -43,28 +38,20 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	return 0;
 }
 
-/* The live entry named by the first len bytes of path, whose path_hash()
- * is hash, or -ENOENT. */
-static int name_n(const struct version *v, const char *path, size_t len,
-		  uint32_t hash)
+int version_name(struct version *v, const char *path)
 {
 	uint32_t k;
 
 	if (!v->hcap)
 		return -ENOENT;
-	k = hash & (v->hcap - 1);
+	k = name_hash(path) & (v->hcap - 1);
 	for (; v->fhash[k]; k = (k + 1) & (v->hcap - 1)) {
 		const struct vfile *f = &v->files[v->fhash[k] - 1];
 
-		if (!f->dead && !strncmp(f->path, path, len) && !f->path[len])
+		if (!f->dead && !strcmp(f->path, path))
 			return v->fhash[k] - 1;
 	}
 	return -ENOENT;
-}
-
-int version_name(struct version *v, const char *path)
-{
-	return name_n(v, path, strlen(path), path_hash(path));
 }
 
 /* Append an entry named path (a new file, or a link to holder + 1). */
@@ -92,7 +79,7 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 			return ret;
 		}
 	} else {
-		k = path_hash(path) & (v->hcap - 1);
+		k = name_hash(path) & (v->hcap - 1);
 		while (v->fhash[k])
 			k = (k + 1) & (v->hcap - 1);
 		v->fhash[k] = v->nfiles;
@@ -102,42 +89,84 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 	return v->nfiles - 1;
 }
 
+/* A byte's rank in path_order(): the end, then '/', then the rest. */
+static int path_rank(const unsigned char *s, size_t i, size_t len)
+{
+	return i == len ? 0 : s[i] == '/' ? 1 : s[i] + 2;
+}
+
+/*
+ * Names in the order of their components ('/' before any other byte), so
+ * that the names below "a" come right after "a": "a", "a/b", "a!".  Equal
+ * bytes are skipped eight at a time (names share long prefixes).
+ */
+static int path_order(const void *pa, const void *pb, void *arg)
+{
+	const struct version *v = arg;
+	const unsigned char *a, *b;
+	size_t la, lb, n, i = 0;
+
+	a = (const unsigned char *)v->files[*(const uint32_t *)pa].path;
+	b = (const unsigned char *)v->files[*(const uint32_t *)pb].path;
+	la = strlen((const char *)a);
+	lb = strlen((const char *)b);
+	n = la < lb ? la : lb;
+	while (i + 8 <= n && !memcmp(a + i, b + i, 8))
+		i += 8;
+	while (i < n && a[i] == b[i])
+		i++;
+	return path_rank(a, i, la) - path_rank(b, i, lb);
+}
+
 int version_check(const struct version *v, uint32_t *bad)
 {
 	const struct vfile *f;
-	const char *p, *s, *from;
-	uint32_t i, crc;
-	int fi;
+	uint32_t i, n = 0, *ix;
+	size_t la;
+	int ret = 0;
 
+	ix = malloc((v->nfiles ? v->nfiles : 1) * sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
 	for (i = 0; i < v->nfiles; i++) {
 		if (v->files[i].dead)
 			continue;
 		*bad = i;
 		f = &v->files[vfile_data(v, i)];
+		ret = -EPERM;           /* a hard link to a directory */
 		if (v->files[i].link && attr_is_type(&f->attr, CKPT_ATTR_IFDIR))
-			return -EPERM;          /* a hard link to a directory */
+			goto out;
+		ret = -ENAMETOOLONG;
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) && f->size > CKPT_PATH_MAX2)
-			return -ENAMETOOLONG;
+			goto out;
+		ret = -EINVAL;          /* empty, or a hole at its end */
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
 		    (f->size == 0 || f->data_end != f->size))
-			return -EINVAL;         /* empty, or a hole */
+			goto out;
+		ret = -EISDIR;
 		if (attr_is_type(&f->attr, CKPT_ATTR_IFDIR) && f->size)
-			return -EISDIR;
-		p = v->files[i].path;
-		crc = 0;                /* of p up to from, grown as it goes */
-		for (from = p, s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
-			crc = crc32c_update(crc, from, (size_t)(s - from));
-			from = s;
-			fi = name_n(v, p, (size_t)(s - p), crc);
-			if (fi >= 0 &&
-			    !attr_is_type(&v->files[vfile_data(v, (uint32_t)fi)].attr,
-					  CKPT_ATTR_IFDIR)) {
-				*bad = (uint32_t)fi;
-				return -ENOTDIR;
-			}
+			goto out;
+		ix[n++] = i;
+	}
+	/* Only a directory's entry may have names below it: one that does
+	 * is followed by one of them. */
+	ret = 0;
+	qsort_r(ix, n, sizeof(*ix), path_order, (void *)v);
+	for (i = 0; i + 1 < n; i++) {
+		const char *a = v->files[ix[i]].path, *b = v->files[ix[i + 1]].path;
+
+		la = strlen(a);
+		if (!strncmp(a, b, la) && b[la] == '/' &&
+		    !attr_is_type(&v->files[vfile_data(v, ix[i])].attr,
+				  CKPT_ATTR_IFDIR)) {
+			*bad = ix[i];
+			ret = -ENOTDIR;
+			break;
 		}
 	}
-	return 0;
+out:
+	free(ix);
+	return ret;
 }
 
 int version_file(struct version *v, const char *path, int create)

@@ -34,6 +34,11 @@
  *                                      target: at the seal), FAILED and
  *                                      never latest; the last,
  *                                      whose names can be, commits
+ *   ckpt_ns SOCKET flood JOB VERSION   FLOOD_NAMES files whose names all
+ *                                      have one CRC32C (a multiple of its
+ *                                      generator XORed in), 3.9 KiB long,
+ *                                      committed and LOCAL: the unkeyed
+ *                                      file table took ~1 min
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -573,6 +578,75 @@ static int do_conflict(struct ckpt_client *c, const char *job, const char *ver)
 	return failed;
 }
 
+/*
+ * 15 directories of 255 'n's, then 72 bytes of 'n' with the CRC32C
+ * generator (33 bits, in the order the CRC reads them) XORed in at some of
+ * 14 offsets 40 bits apart, as mask says: every such name has the same
+ * CRC32C, and two differ only in their last component (a comparison reads
+ * 3.8 KiB).  0, or -1 where a NUL or '/' came out.
+ */
+#define FLOOD_NAMES 16000
+#define FLOOD_DIRS 15
+#define FLOOD_BODY 72
+#define FLOOD_LEN (FLOOD_DIRS * 256 + FLOOD_BODY)
+
+static int flood_name(char *name, unsigned mask)
+{
+	const uint64_t gen = 1 | ((uint64_t)0x82F63B78u << 1);
+	unsigned char *body = (unsigned char *)name + FLOOD_DIRS * 256;
+	unsigned j, b, bit;
+
+	memset(name, 'n', FLOOD_LEN);
+	for (j = 1; j <= FLOOD_DIRS; j++)
+		name[j * 256 - 1] = '/';
+	name[FLOOD_LEN] = '\0';
+	for (j = 0; j < 14; j++) {
+		if (!(mask & (1u << j)))
+			continue;
+		for (b = 0; b < 33; b++) {
+			bit = 40 * j + b;
+			if (gen >> b & 1)
+				body[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+		}
+	}
+	for (j = 0; j < FLOOD_BODY; j++)
+		if (!body[j] || body[j] == '/')
+			return -1;
+	return 0;
+}
+
+static int do_flood(struct ckpt_client *c, const char *job, const char *ver)
+{
+	char name[FLOOD_LEN + 1], latest[64];
+	struct ckpt_version *v;
+	unsigned mask, n = 0;
+	int ret;
+
+	ret = ckpt_begin(c, job, ver, &v);
+	CHECK(ret == 0, "begin: %s", ckpt_strerror(ret));
+	if (ret < 0)
+		return failed;
+	for (mask = 0; mask < (1u << 14) && n < FLOOD_NAMES; mask++) {
+		if (flood_name(name, mask) < 0)
+			continue;
+		ret = ckpt_write(v, name, "x", 1, 0);
+		CHECK(ret == 0, "write %s: %s", name, ckpt_strerror(ret));
+		if (ret < 0)
+			break;
+		n++;
+	}
+	CHECK(n == FLOOD_NAMES, "only %u names", n);
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ret = ckpt_wait(v, CKPT_LOCAL, -1);
+	CHECK(ret == 0, "wait LOCAL: %s", ckpt_strerror(ret));
+	ckpt_version_free(v);
+	ret = ckpt_latest(c, job, CKPT_LOCAL, latest, sizeof(latest));
+	CHECK(ret == 0 && !strcmp(latest, ver), "latest: %s",
+	      ret < 0 ? ckpt_strerror(ret) : latest);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct ckpt_client *c;
@@ -595,6 +669,8 @@ int main(int argc, char **argv)
 		ret = do_dirs(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "setid")) {
 		ret = do_setid(c, argv[3], argv[4]);
+	} else if (!strcmp(argv[2], "flood")) {
+		ret = do_flood(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "conflict")) {
 		ret = do_conflict(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "attr")) {
