@@ -9,7 +9,9 @@
  * before anything is written.  Each file is opened again below DIR without
  * following a link (open_beneath()), so a component changed since the walk
  * cannot lead out of DIR.  Files are read in 8 MiB pieces and written
- * with ckpt_write(); the version is committed and waited for to LOCAL.
+ * with ckpt_write(), their holes (SEEK_HOLE) skipped and left to a truncate
+ * to the file's size, so that a sparse file stays sparse; the version is
+ * committed and waited for to LOCAL.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,29 +110,66 @@ static int open_beneath(int rootfd, const char *rel)
 	return fd;
 }
 
+/* The next range of data at or after off: [*data, *end), or *data ==
+ * size when only holes are left.  A file system without SEEK_DATA has
+ * data everywhere. */
+static void next_data(int fd, uint64_t off, uint64_t size, uint64_t *data,
+		      uint64_t *end)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+
+	*data = off;
+	*end = size;
+	if (d < 0) {
+		if (errno == ENXIO)             /* a hole to the end */
+			*data = size;
+		return;
+	}
+	*data = (uint64_t)d < size ? (uint64_t)d : size;
+	h = lseek(fd, d, SEEK_HOLE);
+	if (h >= 0 && (uint64_t)h < size)
+		*end = (uint64_t)h;
+}
+
+/* A file's data ranges are written; its holes are not (a truncate to its
+ * size makes them, as it makes an empty file exist). */
 static int import_file(struct ckpt_version *v, int rootfd, const char *rel,
 		       uint8_t *buf, struct progress *pg, uint64_t *done)
 {
-	uint64_t off = 0;
-	ssize_t n;
+	uint64_t off = 0, data, end, size, want;
+	struct stat st;
+	ssize_t n = 0;
 	int fd, err = 0;
 
 	fd = open_beneath(rootfd, rel);
 	if (fd < 0)
 		return fd;
-	while ((n = read(fd, buf, PIECE)) > 0) {
-		err = ckpt_write(v, rel, buf, n, off);
-		if (err)
-			break;
-		off += n;
-		*done += n;
-		progress_update(pg, *done, rel);
-	}
-	if (n < 0 && !err)
+	if (fstat(fd, &st) < 0) {
 		err = -errno;
-	/* An empty file still exists in the version. */
-	if (!err && off == 0)
-		err = ckpt_truncate(v, rel, 0);
+		goto out;
+	}
+	size = (uint64_t)st.st_size;
+	while (!err && off < size) {
+		next_data(fd, off, size, &data, &end);
+		*done += data - off;            /* a hole */
+		for (off = data; off < end; off += (uint64_t)n) {
+			want = end - off < PIECE ? end - off : PIECE;
+			n = pread(fd, buf, (size_t)want, (off_t)off);
+			if (n <= 0) {
+				err = n < 0 ? -errno : 0;
+				size = off;     /* it shrank: what is there */
+				break;
+			}
+			err = ckpt_write(v, rel, buf, (size_t)n, off);
+			if (err)
+				break;
+			*done += (uint64_t)n;
+			progress_update(pg, *done, rel);
+		}
+	}
+	if (!err)
+		err = ckpt_truncate(v, rel, size);
+out:
 	close(fd);
 	return err;
 }

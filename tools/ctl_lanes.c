@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl_lanes.h"
@@ -139,18 +140,61 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* ckpt_read_sink's sink: the bytes go from staging straight to the file,
- * and their writeback starts (advisory: where it is not supported, the
- * fsync does the work). */
-static int to_file(void *arg, const void *data, size_t len, uint64_t off)
+/* Zeros only?  (memcmp of p against itself one byte on: its fast path.) */
+static int all_zero(const uint8_t *p, size_t len)
 {
-	int fd = *(const int *)arg, ret;
+	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
+}
 
+/* Bytes of [off, off + len) up to the end of off's 4 KiB block. */
+static size_t to_block_end(uint64_t off, size_t len)
+{
+	size_t n = LANES_HOLE - (size_t)(off % LANES_HOLE);
+
+	return n < len ? n : len;
+}
+
+/* Write [off, off + len) of data to the file, and start its writeback
+ * (advisory: where it is not supported, the fsync does the work). */
+static int put_run(int fd, const uint8_t *data, size_t len, uint64_t off)
+{
+	int ret;
+
+	if (!len)
+		return 0;
 	ret = write_all(fd, data, len, off);
 	if (ret == 0)
 		sync_file_range(fd, (off_t)off, (off_t)len,
 				SYNC_FILE_RANGE_WRITE);
 	return ret;
+}
+
+/*
+ * ckpt_read_sink's sink: the bytes go from staging straight to the file,
+ * but for whole 4 KiB blocks of zeros, which are left as holes (the file
+ * is new, and its size is set when it is finished): a sparse file is
+ * restored sparse, as `cp --sparse=auto` would.
+ */
+static int to_file(void *arg, const void *data, size_t len, uint64_t off)
+{
+	const uint8_t *p = data, *run = data;
+	int fd = *(const int *)arg, ret;
+	size_t n;
+
+	while (len) {
+		n = to_block_end(off, len);
+		if (n == LANES_HOLE && all_zero(p, n)) {
+			ret = put_run(fd, run, (size_t)(p - run),
+				      off - (uint64_t)(p - run));
+			if (ret)
+				return ret;
+			run = p + n;
+		}
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return put_run(fd, run, (size_t)(p - run), off - (uint64_t)(p - run));
 }
 
 /* Outside the lock: pull one piece of file idx into fd. */
@@ -166,6 +210,18 @@ static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 	if (ret == 0 && got != len)
 		ret = -ENODATA;
 	return ret;
+}
+
+/* The file's size, where it ends in holes to_file() left unwritten. */
+static int set_size(int fd, uint64_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0)
+		return -errno;
+	return 0;
 }
 
 static void *lane_main(void *arg)
@@ -198,7 +254,11 @@ static void *lane_main(void *arg)
 		fd = ls->fd[pos];
 		ls->fd[pos] = -1;               /* finish owns it now */
 		pthread_mutex_unlock(&ls->mu);
-		ret = j->finish(j->arg, l->c, j->order[pos], fd);
+		ret = set_size(fd, j->files[j->order[pos]].size);
+		if (ret == 0)
+			ret = j->finish(j->arg, l->c, j->order[pos], fd);
+		else
+			j->abandon(j->arg, j->order[pos], fd);
 		pthread_mutex_lock(&ls->mu);
 		if (ret < 0)
 			lanes_fail(ls, pos, ret);

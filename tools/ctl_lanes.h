@@ -11,7 +11,9 @@
  * files while there are enough (one file's inode lock is not fought over by
  * buffered writers), and at most one file per lane is open.  Each piece is read and
  * written where it belongs in the file (pwrite), then its writeback started
- * (sync_file_range).  The caller's callbacks open a file before its first
+ * (sync_file_range); aligned 4 KiB blocks of zeros are not written but left
+ * as holes (the files are new), and a file's size is set (ftruncate) before
+ * it is finished.  The caller's callbacks open a file before its first
  * piece and finish it (attributes, fsync, rename) after its last.
  *
  * An extra connection that cannot get a staging lease within a short wait
@@ -30,6 +32,7 @@
 				   * ckptd, two in flight (ckpt_read_sink) */
 #define LANES_LEASE (32u << 20)   /* each lane's staging: two READs */
 #define LANES_MAX   8
+#define LANES_HOLE  4096u         /* blocks of zeros left as holes */
 
 struct lanes_job {
 	const char *socket;       /* for the extra connections (NULL: the
