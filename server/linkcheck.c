@@ -69,8 +69,8 @@ static int rebuild(const struct lc *l, uint32_t k, uint8_t *io, uint8_t *tgt,
 			memset(tgt + r->at, 0, r->n);
 		} else {
 			got = pread(r->fd, io, man_padded(r->n), (off_t)r->seg_off);
-			if (got < 0)
-				return -errno;
+			if (got < 0)    /* EINVAL is the target's */
+				return errno == EINVAL ? -EIO : -errno;
 			if ((uint64_t)got < r->n)
 				return -EIO;
 			if (r->n == r->len && crc32c(io, r->len) != r->crc)
@@ -126,13 +126,15 @@ static void lc_drop(struct pool_task *pt)
 	lc_free(l);
 }
 
-/* A link's target: a holder of data (not a hard link's entry) that some
- * name still reaches, typed IFLNK.  version_check() bounded its size. */
+/* A link's target: a live holder of data (not a hard link's entry; a
+ * holder unlinked while other names remain takes one of them and stays
+ * live, version_unlink_file()), typed IFLNK.  version_check() bounded its
+ * size. */
 static int is_link(const struct version *v, uint32_t i)
 {
 	const struct vfile *f = &v->files[i];
 
-	return !f->link && (!f->dead || f->nlink) &&
+	return !f->link && !f->dead &&
 	       attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
 	       f->size <= CKPT_PATH_MAX2;
 }

@@ -38,6 +38,44 @@ static int fhash_rebuild(struct version *v, uint32_t cap)
 	return 0;
 }
 
+/* Enter live entry fi under its path (the table has room: vfile_add). */
+static void fhash_put(struct version *v, uint32_t fi)
+{
+	uint32_t mask = v->hcap - 1, k;
+
+	k = name_hash(v->files[fi].path) & mask;
+	while (v->fhash[k])
+		k = (k + 1) & mask;
+	v->fhash[k] = fi + 1;
+}
+
+/* Take entry fi out of the table (found under its path as it is now) and
+ * shift the entries after it back, so that no probe chain breaks: O(its
+ * cluster), never a rebuild (a client unlinking all N names would cost
+ * the loop N^2 hashes). */
+static void fhash_del(struct version *v, uint32_t fi)
+{
+	uint32_t mask = v->hcap - 1, i, j, k;
+
+	if (!v->hcap)
+		return;
+	i = name_hash(v->files[fi].path) & mask;
+	while (v->fhash[i] && v->fhash[i] != fi + 1)
+		i = (i + 1) & mask;
+	if (!v->fhash[i])
+		return;
+	v->fhash[i] = 0;
+	for (j = (i + 1) & mask; v->fhash[j]; j = (j + 1) & mask) {
+		k = name_hash(v->files[v->fhash[j] - 1].path) & mask;
+		/* j stays where it is if its home k lies in (i, j] */
+		if (i <= j ? i < k && k <= j : i < k || k <= j)
+			continue;
+		v->fhash[i] = v->fhash[j];
+		v->fhash[j] = 0;
+		i = j;
+	}
+}
+
 int version_name(struct version *v, const char *path)
 {
 	uint32_t k;
@@ -57,7 +95,6 @@ int version_name(struct version *v, const char *path)
 /* Append an entry named path (a new file, or a link to holder + 1). */
 static int vfile_add(struct version *v, const char *path, uint32_t link)
 {
-	uint32_t k;
 	char *copy;
 	int ret;
 
@@ -79,10 +116,7 @@ static int vfile_add(struct version *v, const char *path, uint32_t link)
 			return ret;
 		}
 	} else {
-		k = name_hash(path) & (v->hcap - 1);
-		while (v->fhash[k])
-			k = (k + 1) & (v->hcap - 1);
-		v->fhash[k] = v->nfiles;
+		fhash_put(v, v->nfiles - 1);
 	}
 	if (link)
 		v->files[link - 1].nlink++;
@@ -258,17 +292,21 @@ void version_unlink_file(struct version *v, uint32_t fi)
 				break;
 		}
 		if (i < v->nfiles) {
+			fhash_del(v, i);
+			fhash_del(v, fi);
 			p = f->path;
 			f->path = l->path;
 			l->path = p;
 			f->nlink--;
-			fi = i;
+			fhash_put(v, fi);
+			v->files[i].dead = 1;
+			v->nlive--;
+			return;
 		}
 	}
+	fhash_del(v, fi);
 	v->files[fi].dead = 1;
 	v->nlive--;
-	/* Lookups skip dead entries, so a failed rebuild only costs probes. */
-	fhash_rebuild(v, v->hcap);
 }
 
 int version_rename_file(struct version *v, uint32_t fi, const char *to)
@@ -277,9 +315,11 @@ int version_rename_file(struct version *v, uint32_t fi, const char *to)
 
 	if (!copy)
 		return -ENOMEM;
+	fhash_del(v, fi);
 	free(v->files[fi].path);
 	v->files[fi].path = copy;
-	return fhash_rebuild(v, v->hcap);
+	fhash_put(v, fi);
+	return 0;
 }
 
 void vfile_info(const struct version *v, uint32_t fi,

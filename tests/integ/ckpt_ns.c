@@ -37,8 +37,10 @@
  *   ckpt_ns SOCKET flood JOB VERSION   FLOOD_NAMES files whose names all
  *                                      have one CRC32C (a multiple of its
  *                                      generator XORed in), 3.9 KiB long,
- *                                      committed and LOCAL: the unkeyed
- *                                      file table took ~1 min
+ *                                      half unlinked, the rest written
+ *                                      again, 100 renamed, committed and
+ *                                      LOCAL: the unkeyed file table took
+ *                                      ~1 min
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -500,6 +502,14 @@ static void dir_entry_above(struct ckpt_version *v)
 	link_bytes(v, "w", 'w', 8192);
 	CHECK(ckpt_truncate(v, "w", 7) == 0, "truncate w");
 	set_type(v, "w", CKPT_ATTR_IFLNK);
+	/* bad links gone before the commit: one unlinked, one renamed over */
+	CHECK(ckpt_write(v, "z", "a\0b", 3, 0) == 0, "write z");
+	set_type(v, "z", CKPT_ATTR_IFLNK);
+	CHECK(ckpt_unlink(v, "z") == 0, "unlink z");
+	CHECK(ckpt_write(v, "y", "a\0b", 3, 0) == 0, "write y");
+	set_type(v, "y", CKPT_ATTR_IFLNK);
+	put(v, "x");
+	CHECK(ckpt_rename(v, "x", "y") == 0, "rename x y");
 }
 
 static void link_nul(struct ckpt_version *v)
@@ -618,8 +628,11 @@ static int flood_name(char *name, unsigned mask)
 static int do_flood(struct ckpt_client *c, const char *job, const char *ver)
 {
 	char name[FLOOD_LEN + 1], latest[64];
+	struct ckpt_version_info vi;
 	struct ckpt_version *v;
 	unsigned mask, n = 0;
+	char got[4];
+	size_t nread;
 	int ret;
 
 	ret = ckpt_begin(c, job, ver, &v);
@@ -636,6 +649,24 @@ static int do_flood(struct ckpt_client *c, const char *job, const char *ver)
 		n++;
 	}
 	CHECK(n == FLOOD_NAMES, "only %u names", n);
+	/* every other name unlinked, the rest written again (a lookup that
+	 * missed would add a second entry), the first 100 renamed */
+	for (mask = 0, n = 0; mask < (1u << 14) && n < FLOOD_NAMES; mask++) {
+		if (flood_name(name, mask) < 0)
+			continue;
+		if (n++ % 2 == 0)
+			ret = ckpt_unlink(v, name);
+		else
+			ret = ckpt_write(v, name, "y", 1, 1);
+		CHECK(ret == 0, "unlink or write %s: %s", name, ckpt_strerror(ret));
+		if (ret == 0 && n % 2 == 0 && n <= 200) {
+			char to[32];
+
+			snprintf(to, sizeof(to), "renamed-%u", n);
+			ret = ckpt_rename(v, name, to);
+			CHECK(ret == 0, "rename: %s", ckpt_strerror(ret));
+		}
+	}
 	ret = ckpt_commit(v);
 	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
 	ret = ckpt_wait(v, CKPT_LOCAL, -1);
@@ -644,6 +675,22 @@ static int do_flood(struct ckpt_client *c, const char *job, const char *ver)
 	ret = ckpt_latest(c, job, CKPT_LOCAL, latest, sizeof(latest));
 	CHECK(ret == 0 && !strcmp(latest, ver), "latest: %s",
 	      ret < 0 ? ckpt_strerror(ret) : latest);
+	ret = ckpt_stat_version(c, job, ver, &vi);
+	CHECK(ret == 0 && vi.nfiles == FLOOD_NAMES / 2, "%s: %u files, want %d",
+	      ckpt_strerror(ret), vi.nfiles, FLOOD_NAMES / 2);
+	/* each kept name reads "xy", each unlinked one is gone */
+	for (mask = 0, n = 0; mask < (1u << 14) && n < FLOOD_NAMES; mask++) {
+		if (flood_name(name, mask) < 0)
+			continue;
+		ret = ckpt_read(c, job, ver, name, got, sizeof(got), 0, &nread);
+		if (n++ % 2 == 0 || n <= 200)
+			CHECK(ret == -ENOENT, "unlinked %u: read gave %s", n,
+			      ckpt_strerror(ret));
+		else
+			CHECK(ret == 0 && nread == 2 && !memcmp(got, "xy", 2),
+			      "kept %u: read gave %s, %zu bytes", n,
+			      ckpt_strerror(ret), nread);
+	}
 	return failed;
 }
 
