@@ -17,28 +17,8 @@
 #include "catalog.h"
 #include "namehash.h"
 
-static int fhash_rebuild(struct version *v, uint32_t cap)
-{
-	uint32_t *h = calloc(cap, sizeof(*h));
-	uint32_t i, k;
-
-	if (!h)
-		return -ENOMEM;
-	for (i = 0; i < v->nfiles; i++) {
-		if (v->files[i].dead)
-			continue;
-		k = name_hash(v->files[i].path) & (cap - 1);
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(v->fhash);
-	v->fhash = h;
-	v->hcap = cap;
-	return 0;
-}
-
-/* Enter live entry fi under its path (the table has room: vfile_add). */
+/* Enter live entry fi under its path (the table has room: vfile_add()
+ * grows it). */
 static void fhash_put(struct version *v, uint32_t fi)
 {
 	uint32_t mask = v->hcap - 1, k;
@@ -74,6 +54,22 @@ static void fhash_del(struct version *v, uint32_t fi)
 		v->fhash[j] = 0;
 		i = j;
 	}
+}
+
+static int fhash_rebuild(struct version *v, uint32_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+	uint32_t i;
+
+	if (!h)
+		return -ENOMEM;
+	free(v->fhash);
+	v->fhash = h;
+	v->hcap = cap;
+	for (i = 0; i < v->nfiles; i++)
+		if (!v->files[i].dead)
+			fhash_put(v, i);
+	return 0;
 }
 
 int version_name(struct version *v, const char *path)
@@ -152,9 +148,25 @@ static int path_order(const void *pa, const void *pb, void *arg)
 	return path_rank(a, i, la) - path_rank(b, i, lb);
 }
 
+/* What entry i's own type and size forbid, or 0. */
+static int entry_check(const struct version *v, uint32_t i)
+{
+	const struct vfile *f = &v->files[vfile_data(v, i)];
+
+	if (v->files[i].link && attr_is_type(&f->attr, CKPT_ATTR_IFDIR))
+		return -EPERM;          /* a hard link to a directory */
+	if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) && f->size > CKPT_PATH_MAX2)
+		return -ENAMETOOLONG;
+	if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
+	    (f->size == 0 || f->data_end != f->size))
+		return -EINVAL;         /* empty, or a hole at its end */
+	if (attr_is_type(&f->attr, CKPT_ATTR_IFDIR) && f->size)
+		return -EISDIR;
+	return 0;
+}
+
 int version_check(const struct version *v, uint32_t *bad)
 {
-	const struct vfile *f;
 	uint32_t i, n = 0, *ix;
 	size_t la;
 	int ret = 0;
@@ -166,25 +178,13 @@ int version_check(const struct version *v, uint32_t *bad)
 		if (v->files[i].dead)
 			continue;
 		*bad = i;
-		f = &v->files[vfile_data(v, i)];
-		ret = -EPERM;           /* a hard link to a directory */
-		if (v->files[i].link && attr_is_type(&f->attr, CKPT_ATTR_IFDIR))
-			goto out;
-		ret = -ENAMETOOLONG;
-		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) && f->size > CKPT_PATH_MAX2)
-			goto out;
-		ret = -EINVAL;          /* empty, or a hole at its end */
-		if (attr_is_type(&f->attr, CKPT_ATTR_IFLNK) &&
-		    (f->size == 0 || f->data_end != f->size))
-			goto out;
-		ret = -EISDIR;
-		if (attr_is_type(&f->attr, CKPT_ATTR_IFDIR) && f->size)
+		ret = entry_check(v, i);
+		if (ret < 0)
 			goto out;
 		ix[n++] = i;
 	}
 	/* Only a directory's entry may have names below it: one that does
 	 * is followed by one of them. */
-	ret = 0;
 	qsort_r(ix, n, sizeof(*ix), path_order, (void *)v);
 	for (i = 0; i + 1 < n; i++) {
 		const char *a = v->files[ix[i]].path, *b = v->files[ix[i + 1]].path;

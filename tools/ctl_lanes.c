@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl_lanes.h"
@@ -177,24 +176,25 @@ static int put_run(int fd, const uint8_t *data, size_t len, uint64_t off)
  */
 static int to_file(void *arg, const void *data, size_t len, uint64_t off)
 {
-	const uint8_t *p = data, *run = data;
+	const uint8_t *p = data, *run = data;  /* run: bytes not yet written */
+	uint64_t run_off = off;
 	int fd = *(const int *)arg, ret;
 	size_t n;
 
 	while (len) {
 		n = to_block_end(off, len);
 		if (n == LANES_HOLE && all_zero(p, n)) {
-			ret = put_run(fd, run, (size_t)(p - run),
-				      off - (uint64_t)(p - run));
+			ret = put_run(fd, run, (size_t)(p - run), run_off);
 			if (ret)
 				return ret;
 			run = p + n;
+			run_off = off + n;
 		}
 		p += n;
 		off += n;
 		len -= n;
 	}
-	return put_run(fd, run, (size_t)(p - run), off - (uint64_t)(p - run));
+	return put_run(fd, run, (size_t)(p - run), run_off);
 }
 
 /* Outside the lock: pull one piece of file idx into fd. */
@@ -212,16 +212,11 @@ static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 	return ret;
 }
 
-/* The file's size, where it ends in holes to_file() left unwritten. */
+/* The file's size, where it ends in holes to_file() left unwritten (the
+ * file is new: never longer). */
 static int set_size(int fd, uint64_t size)
 {
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0)
-		return -errno;
-	return 0;
+	return ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
 }
 
 static void *lane_main(void *arg)
