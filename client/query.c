@@ -91,6 +91,37 @@ int ckpt_latest(struct ckpt_client *c, const char *job,
 	return ret;
 }
 
+int ckpt_seek_data(struct ckpt_client *c, const char *job,
+		   const char *version, const char *path, uint64_t offset,
+		   uint64_t len, uint64_t *data, uint64_t *data_len)
+{
+	struct proto_msg req, rep;
+	int ret = named_req(&req, PROTO_SEEK_DATA, job, version);
+
+	if (ret < 0)
+		return ret;
+	if (!c || !version || !path || !data || !data_len)
+		return -EINVAL;
+	ret = name_check_path(path);
+	if (ret < 0)
+		return ret;
+	req.path = path;
+	req.off = offset;
+	req.size = len;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	if (ret < 0)
+		return ret;
+	/* inside the range asked, or ckptd is wrong */
+	if (rep.off < offset || !rep.size || rep.off - offset >= len ||
+	    rep.size > len - (rep.off - offset))
+		return -CKPT_EPROTO;
+	*data = rep.off;
+	*data_len = rep.size;
+	return 0;
+}
+
 /* One READ in flight: where it lands in the lease, what it asked for, and
  * its answer once that came. */
 struct read_slot {

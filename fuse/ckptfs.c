@@ -229,6 +229,7 @@ static const struct fuse_operations fs_oper = {
 	.create     = fs_create,
 	.open       = fs_open,
 	.read       = fs_read,
+	.lseek      = fs_lseek,
 	.write      = fs_write,
 	.flush      = fs_flush,
 	.release    = fs_release,

@@ -534,6 +534,11 @@ int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
 int srv_read(struct ckptfs *fs, const char *job, const char *version,
 	     const char *path, void *buf, size_t len, uint64_t off,
 	     size_t *got);
+/* The first run of data of the file at or after off, to its end
+ * (ckpt_seek_data()): 0, -ENXIO, or an error. */
+int srv_seek_data(struct ckptfs *fs, const char *job, const char *version,
+		  const char *path, uint64_t off, uint64_t *data,
+		  uint64_t *len);
 int srv_status(struct ckptfs *fs, struct ckpt_status *out);
 /* Wait until the version is LOCAL. */
 int srv_wait_local(struct ckptfs *fs, const char *job, const char *version);
@@ -659,6 +664,8 @@ int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 int fs_open(const char *path, struct fuse_file_info *fi);
 int fs_read(const char *path, char *buf, size_t size, off_t off,
 	    struct fuse_file_info *fi);
+off_t fs_lseek(const char *path, off_t off, int whence,
+	       struct fuse_file_info *fi);
 int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	     struct fuse_file_info *fi);
 int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi);

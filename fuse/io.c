@@ -35,6 +35,7 @@
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckptfs_i.h"
 
@@ -377,6 +378,71 @@ int fs_read(const char *path, char *buf, size_t size, off_t off,
 		return ret < 0 ? fs_errno(ret) : (int)got;
 	}
 	return -EBADF;
+}
+
+/* The size of the file of an H_READ handle: kept when committed, else
+ * asked. */
+static int read_size(struct ckptfs *fs, struct fs_handle *h, uint64_t *size)
+{
+	struct ckpt_file_info f;
+	int ret;
+
+	if (h->committed) {
+		*size = h->size;
+		return 0;
+	}
+	ret = srv_file(fs, h->job, h->version, h->path, &f);
+	*size = f.size;
+	return ret;
+}
+
+/*
+ * lseek's SEEK_DATA and SEEK_HOLE (the kernel does the others).  A file of
+ * another version asks ckptd where its data is (ckpt_seek_data()), so that
+ * cp and tar can leave its holes; a file this mount holds, and the
+ * marker, are data to their end, as lseek(2) allows.
+ */
+off_t fs_lseek(const char *path, off_t off, int whence,
+	       struct fuse_file_info *fi)
+{
+	struct ckptfs *fs = fs_get();
+	struct fs_handle *h = fs_handle(fi);
+	uint64_t size = 0, data, len;
+	int ret;
+
+	(void)path;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0)
+		return -ENXIO;
+	switch (h->kind) {
+	case H_MARKER:
+		return -ENXIO;
+	case H_NODE:
+		pthread_mutex_lock(&fs->mu);
+		size = h->node->in->size;
+		pthread_mutex_unlock(&fs->mu);
+		if ((uint64_t)off >= size)
+			return -ENXIO;
+		return whence == SEEK_DATA ? off : (off_t)size;
+	case H_READ:
+		break;
+	default:
+		return -EBADF;
+	}
+	ret = srv_seek_data(fs, h->job, h->version, h->path, (uint64_t)off,
+			    &data, &len);
+	if (ret == 0 && whence == SEEK_DATA)
+		return (off_t)data;
+	if (ret == 0)
+		return data > (uint64_t)off ? off : (off_t)(data + len);
+	if (ret != -ENXIO || whence == SEEK_DATA)
+		return fs_errno(ret);
+	/* no data from off on: off is in the last hole, or past the end */
+	ret = read_size(fs, h, &size);
+	if (ret < 0)
+		return fs_errno(ret);
+	return (uint64_t)off < size ? off : -ENXIO;
 }
 
 /* ---- writing ------------------------------------------------------------- */

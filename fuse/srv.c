@@ -91,6 +91,15 @@ static int op_read(struct ckpt_client *c, struct srv_args *a)
 			 a->off, a->got);
 }
 
+/* out: the run's offset and length */
+static int op_seek_data(struct ckpt_client *c, struct srv_args *a)
+{
+	uint64_t *run = a->out;
+
+	return ckpt_seek_data(c, a->job, a->version, a->path, a->off,
+			      UINT64_MAX, &run[0], &run[1]);
+}
+
 static int op_status(struct ckpt_client *c, struct srv_args *a)
 {
 	return ckpt_status(c, a->out);
@@ -164,6 +173,20 @@ int srv_read(struct ckptfs *fs, const char *job, const char *version,
 			      .buf = buf, .len = len, .off = off, .got = got };
 
 	return srv_call(fs, op_read, &a);
+}
+
+int srv_seek_data(struct ckptfs *fs, const char *job, const char *version,
+		  const char *path, uint64_t off, uint64_t *data,
+		  uint64_t *len)
+{
+	uint64_t run[2] = { 0, 0 };
+	struct srv_args a = { .job = job, .version = version, .path = path,
+			      .off = off, .out = run };
+	int ret = srv_call(fs, op_seek_data, &a);
+
+	*data = run[0];
+	*len = run[1];
+	return ret;
 }
 
 int srv_status(struct ckptfs *fs, struct ckpt_status *out)

@@ -277,3 +277,29 @@ uint32_t extmap_find(const struct extmap *m, uint64_t off)
 	}
 	return lo;
 }
+
+static int ext_data(const struct man_rec *recs, const struct ext *x)
+{
+	return recs[x->rec].seg != MAN_SEG_ZERO;
+}
+
+int extmap_data(const struct extmap *m, const struct man_rec *recs,
+		uint64_t off, uint64_t end, uint64_t *data, uint64_t *len)
+{
+	uint32_t e = extmap_find(m, off);
+	uint64_t b;
+
+	for (; e < m->n && m->v[e].off < end && !ext_data(recs, &m->v[e]); e++)
+		;
+	if (off >= end || e == m->n || m->v[e].off >= end)
+		return -ENXIO;
+	*data = m->v[e].off > off ? m->v[e].off : off;
+	b = m->v[e].off + m->v[e].len;
+	/* the run goes on through extents that touch and hold data */
+	while (b < end && ++e < m->n && m->v[e].off == b &&
+	       ext_data(recs, &m->v[e]))
+		b += m->v[e].len;
+	*len = (b < end ? b : end) - *data;
+	return 0;
+}
+

@@ -62,5 +62,16 @@ int extmap_merge(struct extmap *m, const struct extmap *newer);
 void extmap_release(struct extmap *m);
 /* Index of the first extent that ends after off (m->n if none). */
 uint32_t extmap_find(const struct extmap *m, uint64_t off);
+/*
+ * The first run of data in [off, end) of the file m maps (recs: the
+ * version's records; end already clipped to the file's size): bytes an
+ * extent of a record that is not a zero record covers.  *data is where it
+ * starts and *len its bytes up to the first hole, zero record or end;
+ * every byte of [off, end) outside such runs reads as zeros.  0, or
+ * -ENXIO if the range holds no data.  Looks at the extents in the range
+ * only (from one extmap_find()).
+ */
+int extmap_data(const struct extmap *m, const struct man_rec *recs,
+		uint64_t off, uint64_t end, uint64_t *data, uint64_t *len);
 
 #endif

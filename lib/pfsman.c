@@ -56,6 +56,35 @@ int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint)
 	return -ENOENT;
 }
 
+static int chunk_data(const struct pfs_chunk *k)
+{
+	return k->kind != PFS_ZERO &&
+	       !(k->kind == PFS_REF && k->kind2 == PFS_ZERO);
+}
+
+int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
+		uint64_t end, uint64_t *data, uint64_t *len)
+{
+	const struct pfs_file *f = &m->files[PFS_DATA(m, fi)];
+	const struct pfs_chunk *k = m->chunks + f->first;
+	uint64_t i, b;
+
+	if (end > f->size)
+		end = f->size;
+	if (off >= end)
+		return -ENXIO;
+	for (i = off / m->chunk; i < f->count && !chunk_data(&k[i]); i++)
+		if ((i + 1) * m->chunk >= end)
+			return -ENXIO;
+	if (i == f->count)
+		return -ENXIO;
+	*data = i * m->chunk > off ? i * m->chunk : off;
+	for (b = i * m->chunk; i < f->count && b < end && chunk_data(&k[i]); i++)
+		b += k[i].len;
+	*len = (b < end ? b : end) - *data;
+	return 0;
+}
+
 size_t pfsman_size(const struct pfsman *m)
 {
 	size_t n = PFS_MIN_LEN;

@@ -115,6 +115,15 @@ struct pfsman {
 
 /* The index of the entry named path (trying hint first), or -ENOENT. */
 int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint);
+/*
+ * The first run of data in [off, end) of entry fi of a decoded m (end
+ * clipped to its size here), as extmap_data() gives it for a local copy:
+ * *data and *len span whole chunks stored with bytes (RAW, ZSTD, or a REF
+ * to those), cut to the range; ZERO chunks, and REFs to them, are holes.
+ * 0 or -ENXIO.  Looks at the chunks in the range only.
+ */
+int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
+		uint64_t end, uint64_t *data, uint64_t *len);
 
 size_t pfsman_size(const struct pfsman *m);
 /* Length written, or -EMSGSIZE. */

@@ -159,11 +159,15 @@ static const struct ptype_desc proto_types[PROTO_NTYPES] = {
 	[PROTO_PLAN] = { "PLAN", PT_LIST, { PF_JOB, PF_VERSION, PF_OFF },
 			 { PF_SIZE } },
 	[PROTO_LINK] = { "LINK", 0, { PF_HANDLE, PF_PATH, PF_PATH2 }, { 0 } },
+	[PROTO_SEEK_DATA] = { "SEEK_DATA", 0,
+			      { PF_JOB, PF_VERSION, PF_PATH, PF_OFF, PF_SIZE },
+			      { PF_OFF, PF_SIZE } },
 };
 
 /* Wire values: fixed once released. */
 _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
-	       PROTO_REBUILD == 29 && PROTO_PLAN == 30 && PROTO_LINK == 31,
+	       PROTO_REBUILD == 29 && PROTO_PLAN == 30 && PROTO_LINK == 31 &&
+	       PROTO_SEEK_DATA == 32,
 	       "proto type values");
 
 /* Smallest encoding of one list entry: empty strings count as one byte,

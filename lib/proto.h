@@ -44,11 +44,11 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
+/* 11: SEEK_DATA; 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
  * 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     10
+#define PROTO_VERSION     11
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
@@ -98,6 +98,10 @@ enum proto_type {
 			      * be read from */
 	PROTO_LINK,          /* (9) handle, path (existing), path2 (the new
 			      * name): a hard link */
+	PROTO_SEEK_DATA,     /* (11) job, version, path, off, size (bytes of
+			      * the range, UINT64_MAX: to the end) -> off,
+			      * size: the first run of data in the range;
+			      * -ENXIO if none (holes read as zeros) */
 	PROTO_NTYPES
 };
 
@@ -124,7 +128,9 @@ struct proto_msg {
 	uint64_t off;            /* file offset */
 	uint64_t len;            /* byte count */
 	uint64_t ring_off;       /* offset in the client's staging lease */
-	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes read */
+	uint64_t size;           /* HELLO: staging bytes; READ reply: bytes
+				  * read; SEEK_DATA: bytes of the range, of
+				  * the run */
 	uint64_t aux;            /* HELLO reply: largest write piece */
 	uint32_t uid;            /* BEGIN: owner, CKPT_UID_SELF = the caller */
 	uint64_t stall;          /* COMMIT: ns this writer's writes were

@@ -117,6 +117,12 @@ void mstats_error(struct ckptd *d, enum merr kind)
 	d->ms.errors[kind]++;
 }
 
+void mstats_read(struct ckptd *d, uint32_t source, uint64_t bytes)
+{
+	if (source <= CKPT_SRC_PFS)
+		d->ms.read_bytes[source] += bytes;
+}
+
 /* Age of the oldest version waiting for (or in) the drain, ms. */
 static uint64_t drain_lag_ms(const struct ckptd *d)
 {
@@ -364,6 +370,12 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_shards_bad",
 	      "Held shards that failed their CRC check and were set aside.",
 	      st->shards_bad);
+	head(f, "ckpt_read_bytes_total", "counter",
+	     "Bytes served to READs, by the source they came from.");
+	for (k = CKPT_SRC_LOCAL; k <= CKPT_SRC_PFS; k++)
+		fprintf(f, "ckpt_read_bytes_total{source=\"%s\"} %llu\n",
+			ckpt_source_name((enum ckpt_source)k),
+			(unsigned long long)s->read_bytes[k]);
 	head(f, "ckpt_errors_total", "counter", "Errors, by kind.");
 	for (k = 0; k < MERR_N; k++)
 		fprintf(f, "ckpt_errors_total{kind=\"%s\"} %llu\n", err_label[k],

@@ -59,6 +59,8 @@ struct mstats {
 	struct mhist stall;             /* each writer's stall */
 	uint64_t stragglers;
 	uint64_t errors[MERR_N];
+	uint64_t read_bytes[CKPT_SRC_PFS + 1]; /* READ bytes served, by
+					  * enum ckpt_source */
 	/* the newest sealed version's stalls, and its slowest writer */
 	uint64_t last_p50_ns, last_p99_ns, last_max_ns;
 	uint32_t last_writers;
@@ -90,6 +92,7 @@ void mstats_sealing(struct ckptd *d, struct version *v);
 void mstats_level(struct ckptd *d, struct version *v, uint32_t from,
 		  uint32_t to);
 void mstats_error(struct ckptd *d, enum merr kind);
+void mstats_read(struct ckptd *d, uint32_t source, uint64_t bytes);
 /* From the 250 ms tick: gauges and publication, once a second. */
 void metrics_tick(struct ckptd *d);
 

@@ -32,6 +32,7 @@
 #include "drain.h"
 #include "lease.h"
 #include "log.h"
+#include "metrics.h"
 #include "pfs.h"
 #include "pool.h"
 #include "reader.h"
@@ -540,6 +541,7 @@ void read_answer(struct rtry *t, int32_t err, uint64_t size)
 				   t->job, t->version, t->path,
 				   ckpt_source_name(t->plan.kind[t->at]),
 				   ckpt_strerror(t->err));
+		mstats_read(t->d, t->plan.kind[t->at], size);
 		rtry_reply(t, 0, size);
 		return;
 	}
@@ -565,6 +567,18 @@ void read_drop(struct rtry *t)
 	free(t);
 }
 
+int read_may(struct conn *c, const char *job)
+{
+	struct job *j = catalog_job(&c->d->cat, job);
+	int ret = j ? session_may(c, j) : -CKPT_ENOJOB;
+	int owner;
+
+	if (ret == -CKPT_ENOJOB &&
+	    (owner = cluster_job_uid(c->d, job, (uint32_t)c->uid)) >= 0)
+		ret = c->uid == 0 || c->uid == (uid_t)owner ? 0 : -EACCES;
+	return ret;
+}
+
 void op_read(struct conn *c, const struct proto_msg *req)
 {
 	struct job *j = catalog_job(&c->d->cat, req->job);
@@ -572,13 +586,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 	struct rtry *t;
 	int ret;
 
-	ret = j ? session_may(c, j) : -CKPT_ENOJOB;
-	if (ret == -CKPT_ENOJOB &&
-	    cluster_job_uid(c->d, req->job, (uint32_t)c->uid) >= 0)
-		ret = c->uid == 0 ||
-		      c->uid == (uid_t)cluster_job_uid(c->d, req->job,
-						       (uint32_t)c->uid)
-		      ? 0 : -EACCES;
+	ret = read_may(c, req->job);
 	if (ret < 0)
 		goto out_reply;
 	v = j ? catalog_version(&c->d->cat, req->job, req->version) : NULL;

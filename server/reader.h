@@ -77,6 +77,10 @@ struct rtry {
 void read_answer(struct rtry *t, int32_t err, uint64_t size);
 /* Shutting down: t is gone without an answer. */
 void read_drop(struct rtry *t);
+/* May c read job's versions (its own job, root, or the uid a cluster peer
+ * names for a job this node has no part of)?  0, -CKPT_ENOJOB or
+ * -EACCES. */
+int read_may(struct conn *c, const char *job);
 
 void op_read(struct conn *c, const struct proto_msg *req);
 /* v has no write in flight any more: serve the reads that waited. */

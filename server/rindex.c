@@ -191,6 +191,18 @@ int rindex_resolve(struct version *v, uint32_t fi, uint64_t off, uint64_t end,
 	return 0;
 }
 
+int rindex_data(struct version *v, uint32_t fi, uint64_t off, uint64_t end,
+		uint64_t *data, uint64_t *len)
+{
+	int ret = index_update(v);
+
+	if (ret < 0)
+		return ret;
+	if (end > v->files[fi].size)
+		end = v->files[fi].size;
+	return extmap_data(&v->rindex[fi], v->recs, off, end, data, len);
+}
+
 int rindex_chain(struct rpiece *p, uint32_t n, uint32_t *first)
 {
 	uint32_t cap = 16, mask, i, h, *slot;

@@ -13,8 +13,8 @@
  * (version_drop_index()); record indices in it stay valid because records
  * are only ever appended.
  *
- * Used by the local READ (reader.c) and by the reads other nodes ask of
- * this one (peerread.c).  Owns the index it keeps in v; the pieces it
+ * Used by the local READ (reader.c), SEEK_DATA (seek.c) and by the reads
+ * other nodes ask of this one (peerread.c).  Owns the index it keeps in v; the pieces it
  * returns are the caller's to free.
  *
  * Threads: the loop thread only (it changes v->rindex).
@@ -48,6 +48,14 @@ struct rpiece {
  */
 int rindex_resolve(struct version *v, uint32_t fi, uint64_t off, uint64_t end,
 		   uint8_t *dst, struct rpiece **pieces, uint32_t *n);
+
+/*
+ * The first run of data in [off, end) of file fi of v, as extmap_data()
+ * (end clipped to the file's size here), bringing the index up to date
+ * first.  0, -ENXIO (no data in the range) or -ENOMEM.
+ */
+int rindex_data(struct version *v, uint32_t fi, uint64_t off, uint64_t end,
+		uint64_t *data, uint64_t *len);
 
 /*
  * Chain the pieces that read the same record (rpiece.next), so that each

@@ -31,6 +31,7 @@
 #include "ops.h"
 #include "plan.h"
 #include "reader.h"
+#include "seek.h"
 #include "session.h"
 
 #define REQ_MAX  (16u << 10)
@@ -67,6 +68,7 @@ static const op_fn ops[PROTO_NTYPES] = {
 	[PROTO_LATEST] = op_latest,
 	[PROTO_PLAN] = op_plan,
 	[PROTO_READ] = op_read,
+	[PROTO_SEEK_DATA] = op_seek_data,
 	[PROTO_LIST_JOBS] = op_list_jobs,
 	[PROTO_LIST_VERSIONS] = op_list_versions,
 	[PROTO_LIST_FILES] = op_list_files,

@@ -197,19 +197,34 @@ static int to_file(void *arg, const void *data, size_t len, uint64_t off)
 	return put_run(fd, run, (size_t)(p - run), run_off);
 }
 
-/* Outside the lock: pull one piece of file idx into fd. */
+/* Outside the lock: pull one piece of file idx into fd, its runs of data
+ * only (ckpt_seek_data): the rest reads as zeros, left as holes. */
 static int pull_piece(struct lane *l, int idx, int fd, uint64_t off,
 		      uint32_t len)
 {
 	const struct lanes_job *j = l->ls->j;
-	size_t got = 0;
+	const char *path = j->files[idx].name;
+	uint64_t end = off + len, data, run;
+	size_t got;
 	int ret;
 
-	ret = ckpt_read_sink(l->c, j->job, j->version, j->files[idx].name,
-			     len, off, to_file, &fd, &got);
-	if (ret == 0 && got != len)
-		ret = -ENODATA;
-	return ret;
+	while (off < end) {
+		ret = ckpt_seek_data(l->c, j->job, j->version, path, off,
+				     end - off, &data, &run);
+		if (ret == -ENXIO)
+			return 0;
+		if (ret < 0)
+			return ret;
+		got = 0;
+		ret = ckpt_read_sink(l->c, j->job, j->version, path, run,
+				     data, to_file, &fd, &got);
+		if (ret == 0 && got != run)
+			ret = -ENODATA;
+		if (ret < 0)
+			return ret;
+		off = data + run;
+	}
+	return 0;
 }
 
 /* The file's size, where it ends in holes to_file() left unwritten (the

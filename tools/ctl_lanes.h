@@ -15,6 +15,8 @@
  * as holes (the files are new), and a file's size is set (ftruncate) before
  * it is finished.  The caller's callbacks open a file before its first
  * piece and finish it (attributes, fsync, rename) after its last.
+ * Only the runs of data ckptd reports in a piece (ckpt_seek_data) are
+ * read: the holes of a sparse file are not moved at all.
  *
  * An extra connection that cannot get a staging lease within a short wait
  * is given up: fewer lanes run, never none (lane 0 is the caller's

@@ -12,6 +12,7 @@
  * extmap_merge of a batch's map) must equal, extent for extent, the map
  * built from the same records at once, and the byte model, at every step.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,39 @@ static uint32_t rnd(uint32_t n)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (uint32_t)(rng % n);
+}
+
+/* Byte b of the model holds data (not a hole, not a zero record)? */
+static int model_data(const struct man_rec *recs, const int32_t *owner,
+		      uint64_t b)
+{
+	return owner[b] >= 0 && recs[owner[b]].seg != MAN_SEG_ZERO;
+}
+
+/* extmap_data() over random ranges against the byte model: the first
+ * byte of data in the range, and the run of data bytes from it. */
+static void check_data(const struct extmap *m, const struct man_rec *recs,
+		       const int32_t *owner)
+{
+	uint64_t off, end, b, d, len;
+	int i, ret;
+
+	for (i = 0; i < 200; i++) {
+		off = rnd(2 * SPAN);
+		end = i % 4 == 0 ? 2 * SPAN : off + rnd(2 * SPAN - (uint32_t)off + 1);
+		for (b = off; b < end && !model_data(recs, owner, b); b++)
+			;
+		ret = extmap_data(m, recs, off, end, &d, &len);
+		if (b == end) {
+			CU_ASSERT_EQUAL(ret, -ENXIO);
+			continue;
+		}
+		CU_ASSERT_EQUAL_FATAL(ret, 0);
+		CU_ASSERT_EQUAL(d, b);
+		for (; b < end && model_data(recs, owner, b); b++)
+			;
+		CU_ASSERT_EQUAL(d + len, b);
+	}
 }
 
 static void check_case(uint32_t nrec)
@@ -83,6 +117,7 @@ static void check_case(uint32_t nrec)
 		CU_ASSERT(f == m.n || m.v[f].off + m.v[f].len > b);
 		CU_ASSERT(f == 0 || m.v[f - 1].off + m.v[f - 1].len <= b);
 	}
+	check_data(&m, recs, owner);
 	extmap_release(&m);
 	free(idx);
 	free(recs);

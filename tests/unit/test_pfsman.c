@@ -737,6 +737,65 @@ static void test_links(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
 }
 
+/* pfsman_data() against the chunk kinds byte by byte: a file of six
+ * chunks (the last short) with every kind, and a link that shares them. */
+static int data_at(const struct pfs_chunk *k, uint64_t size, uint64_t b)
+{
+	const struct pfs_chunk *c = &k[b / CHUNK];
+
+	return b < size && c->kind != PFS_ZERO &&
+	       !(c->kind == PFS_REF && c->kind2 == PFS_ZERO);
+}
+
+static void test_data(void)
+{
+	static char p0[] = "a", p1[] = "b";
+	struct pfs_chunk k[6] = {
+		{ .len = CHUNK, .kind = PFS_ZERO },
+		{ .len = CHUNK, .stored = CHUNK, .kind = PFS_RAW },
+		{ .len = CHUNK, .stored = CHUNK, .kind = PFS_REF,
+		  .kind2 = PFS_RAW },
+		{ .len = CHUNK, .kind = PFS_ZERO },
+		{ .len = CHUNK, .kind = PFS_REF, .kind2 = PFS_ZERO },
+		{ .len = 100, .stored = 50, .kind = PFS_ZSTD },
+	};
+	const uint64_t size = 5 * (uint64_t)CHUNK + 100;
+	struct pfs_file files[2] = {
+		{ .path = p0, .size = size, .first = 0, .count = 6 },
+		{ .path = p1, .size = size, .first = 6, .link = 1 },
+	};
+	struct pfsman m = { .chunk = CHUNK, .nfiles = 2, .files = files,
+			    .nchunks = 6, .chunks = k };
+	uint64_t seed = 7, off, end, b, d, len;
+	int i, ret;
+
+	CU_ASSERT_EQUAL(pfsman_data(&m, 0, 0, size, &d, &len), 0);
+	CU_ASSERT(d == CHUNK && len == 2 * (uint64_t)CHUNK);
+	CU_ASSERT_EQUAL(pfsman_data(&m, 1, 3 * (uint64_t)CHUNK, ~0ull, &d,
+				    &len), 0);
+	CU_ASSERT(d == 5 * (uint64_t)CHUNK && len == 100);
+	CU_ASSERT_EQUAL(pfsman_data(&m, 0, size, ~0ull, &d, &len), -ENXIO);
+	CU_ASSERT_EQUAL(pfsman_data(&m, 0, 3 * (uint64_t)CHUNK,
+				    5 * (uint64_t)CHUNK, &d, &len), -ENXIO);
+	for (i = 0; i < 300; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		off = (seed >> 20) % (size + CHUNK);
+		end = off + (seed >> 40) % (size + CHUNK);
+		for (b = off; b < end && b < size && !data_at(k, size, b); b++)
+			;
+		ret = pfsman_data(&m, (uint32_t)i & 1, off, end, &d, &len);
+		if (b >= end || b >= size) {
+			CU_ASSERT_EQUAL(ret, -ENXIO);
+			continue;
+		}
+		CU_ASSERT_EQUAL_FATAL(ret, 0);
+		CU_ASSERT_EQUAL(d, b);
+		for (; b < end && data_at(k, size, b); b++)
+			;
+		CU_ASSERT_EQUAL(d + len, b);
+	}
+}
+
 static void test_merge(void)
 {
 	struct pfsman m, parts[2], out;
@@ -849,6 +908,7 @@ int main(void)
 		{ "names", test_names },
 		{ "merge", test_merge },
 		{ "links", test_links },
+		{ "data", test_data },
 		{ "long_paths", test_long_paths },
 		{ NULL, NULL }
 	};

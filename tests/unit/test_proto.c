@@ -60,6 +60,8 @@ static const struct spec specs[] = {
 	{ PROTO_RELEASE, 1, 1, 0, { 0 }, { 0 } },
 	{ PROTO_SETATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_ATTR }, { 0 } },
 	{ PROTO_LINK, 1, 1, 0, { F_HANDLE, F_PATH, F_PATH2 }, { 0 } },
+	{ PROTO_SEEK_DATA, 1, 1, 0, { F_JOB, F_VERSION, F_PATH, F_OFF, F_SIZE },
+	  { F_OFF, F_SIZE } },
 	{ PROTO_SETXATTR, 1, 1, 0, { F_HANDLE, F_PATH, F_BLOB, F_ID }, { 0 } },
 	{ PROTO_GETXATTRS, 1, 1, 1, { F_JOB, F_VERSION, F_PATH }, { 0 } },
 };
