@@ -105,6 +105,8 @@ int ckpt_seek_data(struct ckpt_client *c, const char *job,
 	ret = name_check_path(path);
 	if (ret < 0)
 		return ret;
+	if (!len)
+		return -ENXIO;          /* an empty range holds no data */
 	req.path = path;
 	req.off = offset;
 	req.size = len;

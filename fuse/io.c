@@ -407,7 +407,7 @@ off_t fs_lseek(const char *path, off_t off, int whence,
 {
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
-	uint64_t size = 0, data, len;
+	uint64_t size = 0, data = 0, len = 0, at;
 	int ret;
 
 	(void)path;
@@ -430,19 +430,28 @@ off_t fs_lseek(const char *path, off_t off, int whence,
 	default:
 		return -EBADF;
 	}
-	ret = srv_seek_data(fs, h->job, h->version, h->path, (uint64_t)off,
-			    &data, &len);
-	if (ret == 0 && whence == SEEK_DATA)
-		return (off_t)data;
-	if (ret == 0)
-		return data > (uint64_t)off ? off : (off_t)(data + len);
-	if (ret != -ENXIO || whence == SEEK_DATA)
-		return fs_errno(ret);
-	/* no data from off on: off is in the last hole, or past the end */
+	/* a long run comes in parts: SEEK_HOLE follows it to its end */
+	for (at = (uint64_t)off;; at = data + len) {
+		ret = srv_seek_data(fs, h->job, h->version, h->path, at,
+				    &data, &len);
+		if (ret == -ENXIO)
+			break;
+		if (ret < 0)
+			return fs_errno(ret);
+		if (whence == SEEK_DATA)
+			return (off_t)data;
+		if (data > at)
+			return (off_t)at;
+	}
+	if (whence == SEEK_DATA)
+		return -ENXIO;
+	/* no data from at on: at is in the last hole, or at the end (the
+	 * runs from off reached it), or off is past the end */
 	ret = read_size(fs, h, &size);
 	if (ret < 0)
 		return fs_errno(ret);
-	return (uint64_t)off < size ? off : -ENXIO;
+	return at < size ? (off_t)at : at > (uint64_t)off ? (off_t)size
+							   : -ENXIO;
 }
 
 /* ---- writing ------------------------------------------------------------- */

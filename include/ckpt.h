@@ -613,7 +613,8 @@ int ckpt_read_sink(struct ckpt_client *c, const char *job,
 
 /* The first run of data of a version's file in [offset, offset + len)
  * (len UINT64_MAX: to its end): *data where it starts, *data_len its bytes
- * up to the first hole or the range's end.  The bytes of the range outside
+ * up to the first hole or the range's end (a run of more than 65536
+ * records or chunks comes in parts: ask again from its end).  The bytes of the range outside
  * such runs read as zeros (holes, truncated ranges), so a restore reads
  * only the runs and leaves the rest as holes, as lseek(2)'s SEEK_DATA and
  * SEEK_HOLE allow.  -ENXIO if the range holds no data, or offset is at or

@@ -286,7 +286,7 @@ static int ext_data(const struct man_rec *recs, const struct ext *x)
 int extmap_data(const struct extmap *m, const struct man_rec *recs,
 		uint64_t off, uint64_t end, uint64_t *data, uint64_t *len)
 {
-	uint32_t e = extmap_find(m, off);
+	uint32_t e = extmap_find(m, off), k = 1;
 	uint64_t b;
 
 	for (; e < m->n && m->v[e].off < end && !ext_data(recs, &m->v[e]); e++)
@@ -296,8 +296,8 @@ int extmap_data(const struct extmap *m, const struct man_rec *recs,
 	*data = m->v[e].off > off ? m->v[e].off : off;
 	b = m->v[e].off + m->v[e].len;
 	/* the run goes on through extents that touch and hold data */
-	while (b < end && ++e < m->n && m->v[e].off == b &&
-	       ext_data(recs, &m->v[e]))
+	while (b < end && k++ < EXTMAP_RUN_MAX && ++e < m->n &&
+	       m->v[e].off == b && ext_data(recs, &m->v[e]))
 		b += m->v[e].len;
 	*len = (b < end ? b : end) - *data;
 	return 0;

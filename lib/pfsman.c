@@ -29,6 +29,7 @@
 
 #include "codec.h"
 #include "crc32c.h"
+#include "extmap.h"
 #include "names.h"
 #include "pfsman.h"
 
@@ -67,7 +68,7 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 {
 	const struct pfs_file *f = &m->files[PFS_DATA(m, fi)];
 	const struct pfs_chunk *k = m->chunks + f->first;
-	uint64_t i, b;
+	uint64_t i, b, n;
 
 	if (end > f->size)
 		end = f->size;
@@ -79,7 +80,8 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 	if (i == f->count)
 		return -ENXIO;
 	*data = i * m->chunk > off ? i * m->chunk : off;
-	for (b = i * m->chunk; i < f->count && b < end && chunk_data(&k[i]); i++)
+	for (b = i * m->chunk, n = 0; i < f->count && b < end &&
+	     n++ < EXTMAP_RUN_MAX && chunk_data(&k[i]); i++)
 		b += k[i].len;
 	*len = (b < end ? b : end) - *data;
 	return 0;

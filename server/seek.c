@@ -43,7 +43,7 @@ static int data_run(struct ckptd *d, const struct proto_msg *req,
 			NULL, 0);
 	if (ret < 0)
 		return ret;
-	if (req->off >= p.size)
+	if (req->off >= p.size || !req->size)
 		return -ENXIO;
 	end = req->size < p.size - req->off ? req->off + req->size : p.size;
 	if (p.own && v && !version_dead(v)) {

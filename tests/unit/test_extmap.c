@@ -123,6 +123,39 @@ static void check_case(uint32_t nrec)
 	free(recs);
 }
 
+/* A run of more extents than EXTMAP_RUN_MAX comes in parts, each asked
+ * from the end of the one before, and they add up to the run. */
+static void test_data_long_run(void)
+{
+	const uint32_t n = EXTMAP_RUN_MAX + 1000;
+	struct man_rec *recs = calloc(n, sizeof(*recs));
+	uint32_t *idx = calloc(n, sizeof(*idx));
+	uint64_t at = 0, d, len;
+	struct extmap m;
+	int parts = 0;
+	uint32_t i;
+
+	CU_ASSERT_FATAL(recs && idx);
+	for (i = 0; i < n; i++) {
+		recs[i] = (struct man_rec){ .seg = 1, .file_off = 4096ull * i,
+					    .len = 4096 };
+		idx[i] = i;
+	}
+	CU_ASSERT_EQUAL_FATAL(extmap_build(recs, idx, n, &m), 0);
+	CU_ASSERT_EQUAL(m.n, n);
+	while (extmap_data(&m, recs, at, UINT64_MAX, &d, &len) == 0) {
+		CU_ASSERT_EQUAL(d, at);
+		CU_ASSERT(len <= 4096ull * EXTMAP_RUN_MAX);
+		at = d + len;
+		parts++;
+	}
+	CU_ASSERT_EQUAL(at, 4096ull * n);
+	CU_ASSERT_EQUAL(parts, 2);
+	extmap_release(&m);
+	free(idx);
+	free(recs);
+}
+
 static void test_random(void)
 {
 	uint32_t t;
@@ -309,6 +342,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "random", test_random },
+		{ "data_long_run", test_data_long_run },
 		{ "sequential", test_sequential },
 		{ "apply", test_apply },
 		{ "apply_sequential", test_apply_sequential },
