@@ -185,6 +185,9 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 		if (ret == 0) {
 			attr_fill(st, S_IFREG | FS_MODE_ROFILE, info.uid,
 				  file.size, &t);
+			/* its data, so that du is right and cp and tar see
+			 * a sparse file (and ask lseek for its holes) */
+			st->st_blocks = (file.data + 511) / 512;
 			if (srv_dir_entry(&file))   /* a directory's */
 				st->st_nlink = 2;
 			else if (file.nlink)        /* 0: an old ckptd */

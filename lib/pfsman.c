@@ -87,6 +87,18 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 	return 0;
 }
 
+uint64_t pfsman_file_data(const struct pfsman *m, uint32_t fi)
+{
+	const struct pfs_file *f = &m->files[PFS_DATA(m, fi)];
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; i < f->count; i++)
+		if (chunk_data(&m->chunks[f->first + i]))
+			bytes += m->chunks[f->first + i].len;
+	return bytes;
+}
+
 size_t pfsman_size(const struct pfsman *m)
 {
 	size_t n = PFS_MIN_LEN;

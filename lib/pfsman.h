@@ -125,6 +125,8 @@ int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint);
  */
 int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		uint64_t end, uint64_t *data, uint64_t *len);
+/* The bytes of entry fi's chunks stored with bytes (its data). */
+uint64_t pfsman_file_data(const struct pfsman *m, uint32_t fi);
 
 size_t pfsman_size(const struct pfsman *m);
 /* Length written, or -EMSGSIZE. */

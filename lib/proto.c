@@ -175,7 +175,7 @@ _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
 			   4 * 2 + 2)
-#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4)
+#define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4 + 8)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 #define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
 
@@ -549,6 +549,7 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	proto_enc_attr(e, &f->attr);
 	enc_u64(e, f->ino);
 	enc_u32(e, f->nlink);
+	enc_u64(e, f->data);
 }
 
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
@@ -562,6 +563,7 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
 	proto_dec_attr(d, &f->attr);
 	f->ino = dec_u64(d);
 	f->nlink = dec_u32(d);
+	f->data = dec_u64(d);
 }
 
 void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n)

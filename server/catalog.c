@@ -662,6 +662,7 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 		if (ret < 0)
 			return ret;
 		v->files[ret].size = m->files[i].size;
+		v->files[ret].stored = pfsman_file_data(m, i);
 		v->files[ret].attr = m->files[i].attr;
 		if (m->files[i].xlen) {
 			v->files[ret].xattr = malloc(m->files[i].xlen);

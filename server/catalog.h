@@ -37,6 +37,9 @@ struct vfile {
 	uint64_t data_end;        /* end of the furthest data record not yet
 				   * covered by a truncate's zero record */
 	uint32_t nrecs;
+	uint64_t stored;          /* bytes of its data records (rewrites
+				   * counted again); remote: of its PFS chunks
+				   * stored with bytes */
 	int dead;                 /* unlinked (or renamed over): not listed */
 	uint32_t link;            /* a hard link: 1 + the index of the entry
 				   * holding its file (records, size, attr,

@@ -360,6 +360,7 @@ static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
 	fi->attr = p->man.files[d].attr;
 	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);
 	fi->nlink = p->man.files[d].nlink;
+	fi->data = fi->size;               /* not known here: all data */
 }
 
 /* Is file i of p shown (not shadowed by this node's part or another)? */

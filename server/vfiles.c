@@ -241,6 +241,8 @@ int version_add_rec(struct version *v, const struct man_rec *r)
 		return ret;
 	v->recs[v->nrecs++] = *r;
 	f->nrecs++;
+	if (r->seg != MAN_SEG_ZERO)
+		f->stored += r->len;
 	if (r->file_off + r->len > f->size)
 		f->size = r->file_off + r->len;
 	if (r->seg != MAN_SEG_ZERO && r->file_off + r->len > f->data_end)
@@ -336,4 +338,6 @@ void vfile_info(const struct version *v, uint32_t fi,
 	out->attr = v->files[d].attr;
 	out->ino = d + 1;
 	out->nlink = v->files[d].nlink;
+	out->data = v->files[d].stored < out->size ? v->files[d].stored
+						   : out->size;
 }

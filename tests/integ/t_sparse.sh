@@ -13,7 +13,8 @@
 # local copy and from the PFS, stay far below 4 GiB.  Through ckptfs,
 # lseek's SEEK_DATA/SEEK_HOLE walk the same runs, on the local copy and on
 # the PFS copy: every byte outside them is zero in the source, every byte
-# inside is the source's, and they hold a few MiB at most.
+# inside is the source's, and they hold a few MiB at most; st_blocks shows
+# the data only, so cp copies the file sparse.
 # TIMEOUT: 180
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -68,6 +69,9 @@ reads_served() {
 # runs_check FILE WHAT: lseek's SEEK_DATA/SEEK_HOLE over FILE (the big file
 # through ckptfs) against the source
 runs_check() {
+	local b
+	b=$(blocks "$1")
+	((b < 16 * 1024 * 1024)) || fail "$2: ckptfs shows the big file taking $b bytes (st_blocks): cp would copy it dense"
 	/usr/bin/python3 - "$S/big" "$1" <<'PY' || fail "$2: lseek runs of the big file through ckptfs"
 import errno, os, sys
 src = os.open(sys.argv[1], os.O_RDONLY)
@@ -151,6 +155,11 @@ for i in 1 2 3; do
 done
 mount_ckptfs d "$T/mnt" jobdepth=2
 runs_check "$T/mnt/sp/job/v1/big" "PFS copy"
+# cp sees a sparse file (st_blocks) and copies its runs (SEEK_DATA)
+cp "$T/mnt/sp/job/v1/big" "$T/cp-big" || fail "cp out of ckptfs failed"
+cmp "$S/big" "$T/cp-big" || fail "cp out of ckptfs: the copy differs"
+(($(blocks "$T/cp-big") < 16 * 1024 * 1024)) ||
+	fail "cp out of ckptfs wrote $(blocks "$T/cp-big") bytes: copied dense"
 umount_ckptfs "$T/mnt"
 
 stop_ckptd d
