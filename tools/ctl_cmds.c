@@ -654,6 +654,7 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 			jw_kstr(&w, "path", f[i].name);
 			jw_ku64(&w, "size", f[i].size);
 			jw_ku64(&w, "extents", f[i].extents);
+			jw_ku64(&w, "data", f[i].data);
 			json_attr(&w, &f[i].attr);
 			jw_obj_end(&w);
 		}

@@ -132,6 +132,11 @@ v = [x for x in json.load(sys.stdin)["versions"] if x["version"] == "v1"][0]
 print(v["bytes"], v["stored"])' <<<"$json") || fail "ls --json: $json"
 [ "$bytes" = $((4 * 1024 * 1024 * 1024 + 1024 * 1024)) ] || fail "version bytes $bytes"
 ((stored < 2 * 1024 * 1024)) || fail "import stored $stored bytes of a sparse 4 GiB file and 1 MiB of zeros"
+big_data=$(/usr/bin/python3 -c '
+import json, sys
+print([f for f in json.load(sys.stdin)["files"] if f["path"] == "big"][0]["data"])' \
+	< <(ctl d ls sp/job v1 --json)) || fail "ls --json of v1's files"
+((big_data > 0 && big_data < 1024 * 1024)) || fail "ls --json: the big file's data is $big_data bytes"
 ctl d restore sp/job v1 --to "$T/r0" >/dev/null || fail "restore from the local copy failed"
 restored "$T/r0" "local copy"
 n=$(reads_served local)
