@@ -66,6 +66,18 @@ reads_served() {
 	metric "ckpt_read_bytes_total{source=\"$1\"}"
 }
 
+# restore_check DIR SRC MAX WHAT: v1 restored into DIR is the source's,
+# sparse, and took fewer than MAX bytes of READs from SRC
+restore_check() {
+	local n
+	rm -rf "$1"
+	ctl d restore sp/job v1 --to "$1" >/dev/null || fail "$4: restore failed"
+	restored "$1" "$4"
+	n=$(reads_served "$2")
+	((n > 0 && n < $3)) ||
+		fail "$4: restore read $n bytes of ckptd from $2: the holes moved"
+}
+
 # runs_check FILE WHAT: lseek's SEEK_DATA/SEEK_HOLE over FILE (the big file
 # through ckptfs) against the source
 runs_check() {
@@ -137,11 +149,7 @@ import json, sys
 print([f for f in json.load(sys.stdin)["files"] if f["path"] == "big"][0]["data"])' \
 	< <(ctl d ls sp/job v1 --json)) || fail "ls --json of v1's files"
 ((big_data > 0 && big_data < 1024 * 1024)) || fail "ls --json: the big file's data is $big_data bytes"
-ctl d restore sp/job v1 --to "$T/r0" >/dev/null || fail "restore from the local copy failed"
-restored "$T/r0" "local copy"
-n=$(reads_served local)
-((n > 0 && n < 16 * 1024 * 1024)) ||
-	fail "restore from the local copy read $n bytes of ckptd: the holes moved"
+restore_check "$T/r0" local $((16 * 1024 * 1024)) "local copy"
 need_fuse
 mount_ckptfs d "$T/mnt" jobdepth=2
 runs_check "$T/mnt/sp/job/v1/big" "local copy"
@@ -151,12 +159,7 @@ ctl d rm sp/job v1 >/dev/null || fail "rm of the local copy failed"
 kill9 d
 for i in 1 2 3; do
 	if [ "$i" = 1 ]; then restart d; else stop_ckptd d; start_ckptd d; fi
-	rm -rf "$T/r"
-	ctl d restore sp/job v1 --to "$T/r" >/dev/null || fail "restart $i: restore from the PFS failed"
-	restored "$T/r" "PFS, restart $i"
-	n=$(reads_served pfs)
-	((n > 0 && n < 64 * 1024 * 1024)) ||
-		fail "restart $i: restore from the PFS read $n bytes of ckptd: the holes moved"
+	restore_check "$T/r" pfs $((64 * 1024 * 1024)) "PFS, restart $i"
 done
 mount_ckptfs d "$T/mnt" jobdepth=2
 runs_check "$T/mnt/sp/job/v1/big" "PFS copy"
