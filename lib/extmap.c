@@ -286,18 +286,24 @@ static int ext_data(const struct man_rec *recs, const struct ext *x)
 int extmap_data(const struct extmap *m, const struct man_rec *recs,
 		uint64_t off, uint64_t end, uint64_t *data, uint64_t *len)
 {
-	uint32_t e = extmap_find(m, off), k = 1;
+	uint32_t e = extmap_find(m, off), k = 0;
 	uint64_t b;
 
-	for (; e < m->n && m->v[e].off < end && !ext_data(recs, &m->v[e]); e++)
+	if (off >= end)
+		return -ENXIO;
+	/* zero records before the data: past EXTMAP_RUN_MAX of them, the
+	 * next is answered as data (it reads as zeros: safe) */
+	for (; e < m->n && m->v[e].off < end && !ext_data(recs, &m->v[e]) &&
+	       ++k < EXTMAP_RUN_MAX; e++)
 		;
-	if (off >= end || e == m->n || m->v[e].off >= end)
+	if (e == m->n || m->v[e].off >= end)
 		return -ENXIO;
 	*data = m->v[e].off > off ? m->v[e].off : off;
 	b = m->v[e].off + m->v[e].len;
 	/* the run goes on through extents that touch and hold data */
-	while (b < end && k++ < EXTMAP_RUN_MAX && ++e < m->n &&
-	       m->v[e].off == b && ext_data(recs, &m->v[e]))
+	for (k = 1; ext_data(recs, &m->v[e]) && b < end &&
+	     k++ < EXTMAP_RUN_MAX && ++e < m->n && m->v[e].off == b &&
+	     ext_data(recs, &m->v[e]);)
 		b += m->v[e].len;
 	*len = (b < end ? b : end) - *data;
 	return 0;

@@ -69,9 +69,11 @@ uint32_t extmap_find(const struct extmap *m, uint64_t off);
  * starts and *len its bytes up to the first hole, zero record or end;
  * every byte of [off, end) outside such runs reads as zeros.  0, or
  * -ENXIO if the range holds no data.  Looks at the extents in the range
- * only (from one extmap_find()), and follows a run through at most
- * EXTMAP_RUN_MAX of them: a longer run is answered in parts (it then ends
- * before its hole; ask again from its end).
+ * only (from one extmap_find()), and at most EXTMAP_RUN_MAX of them: a
+ * longer run is answered in parts (it then ends before its hole; ask
+ * again from its end), and past that many zero records before any data,
+ * the next one is answered as a run (it reads as zeros: a reader only
+ * reads zeros it could have skipped).
  */
 #define EXTMAP_RUN_MAX 65536
 int extmap_data(const struct extmap *m, const struct man_rec *recs,

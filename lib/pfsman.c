@@ -74,15 +74,20 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		end = f->size;
 	if (off >= end)
 		return -ENXIO;
-	for (i = off / m->chunk; i < f->count && !chunk_data(&k[i]); i++)
+	/* ZERO chunks before the data: past EXTMAP_RUN_MAX of them, the next
+	 * is answered as data (it reads as zeros: safe) */
+	for (i = off / m->chunk, n = 0; i < f->count && !chunk_data(&k[i]) &&
+	     ++n < EXTMAP_RUN_MAX; i++)
 		if ((i + 1) * m->chunk >= end)
 			return -ENXIO;
 	if (i == f->count)
 		return -ENXIO;
 	*data = i * m->chunk > off ? i * m->chunk : off;
-	for (b = i * m->chunk, n = 0; i < f->count && b < end &&
-	     n++ < EXTMAP_RUN_MAX && chunk_data(&k[i]); i++)
-		b += k[i].len;
+	b = i * m->chunk + k[i].len;
+	if (chunk_data(&k[i]))
+		for (i++, n = 1; i < f->count && b < end &&
+		     n++ < EXTMAP_RUN_MAX && chunk_data(&k[i]); i++)
+			b += k[i].len;
 	*len = (b < end ? b : end) - *data;
 	return 0;
 }

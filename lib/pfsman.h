@@ -120,8 +120,9 @@ int pfsman_find(const struct pfsman *m, const char *path, uint32_t hint);
  * clipped to its size here), as extmap_data() gives it for a local copy:
  * *data and *len span whole chunks stored with bytes (RAW, ZSTD, or a REF
  * to those), cut to the range; ZERO chunks, and REFs to them, are holes.
- * 0 or -ENXIO.  Looks at the chunks in the range only, and follows a run
- * through at most EXTMAP_RUN_MAX of them, as extmap_data() does.
+ * 0 or -ENXIO.  Looks at the chunks in the range only, at most
+ * EXTMAP_RUN_MAX of them, as extmap_data() does (past that many ZERO
+ * chunks before any data, the next is answered as a run).
  */
 int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		uint64_t end, uint64_t *data, uint64_t *len);

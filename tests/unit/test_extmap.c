@@ -156,6 +156,43 @@ static void test_data_long_run(void)
 	free(recs);
 }
 
+/* Past EXTMAP_RUN_MAX zero records before the data, one is answered as a
+ * run (zeros a reader reads, never data it misses): the walk still ends
+ * at the data, in a few asks. */
+static void test_data_long_zeros(void)
+{
+	const uint32_t n = EXTMAP_RUN_MAX + 1000;
+	struct man_rec *recs = calloc(n + 1, sizeof(*recs));
+	uint32_t *idx = calloc(n + 1, sizeof(*idx));
+	uint64_t at = 0, d = 0, len = 0;
+	struct extmap m;
+	int asks = 0;
+	uint32_t i;
+
+	CU_ASSERT_FATAL(recs && idx);
+	for (i = 0; i <= n; i++) {
+		recs[i] = (struct man_rec){ .seg = i < n ? MAN_SEG_ZERO : 1,
+					    .file_off = 4096ull * i,
+					    .len = 4096 };
+		idx[i] = i;
+	}
+	CU_ASSERT_EQUAL_FATAL(extmap_build(recs, idx, n + 1, &m), 0);
+	while (extmap_data(&m, recs, at, UINT64_MAX, &d, &len) == 0) {
+		CU_ASSERT(d >= at && len > 0);
+		if (d < 4096ull * n)            /* a zero record, one */
+			CU_ASSERT(len == 4096 &&
+				  d >= 4096ull * (EXTMAP_RUN_MAX - 1));
+		at = d + len;
+		asks++;
+	}
+	CU_ASSERT_EQUAL(d, 4096ull * n);
+	CU_ASSERT_EQUAL(at, 4096ull * (n + 1));
+	CU_ASSERT(asks >= 2 && asks <= 3);
+	extmap_release(&m);
+	free(idx);
+	free(recs);
+}
+
 static void test_random(void)
 {
 	uint32_t t;
@@ -343,6 +380,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "random", test_random },
 		{ "data_long_run", test_data_long_run },
+		{ "data_long_zeros", test_data_long_zeros },
 		{ "sequential", test_sequential },
 		{ "apply", test_apply },
 		{ "apply_sequential", test_apply_sequential },
