@@ -392,7 +392,7 @@ static int read_size(struct ckptfs *fs, struct fs_handle *h, uint64_t *size)
 		return 0;
 	}
 	ret = srv_file(fs, h->job, h->version, h->path, &f);
-	*size = f.size;
+	*size = ret < 0 ? 0 : f.size;
 	return ret;
 }
 

@@ -619,14 +619,16 @@ int ckpt_read_sink(struct ckpt_client *c, const char *job,
 /* The first run of data of a version's file in [offset, offset + len)
  * (len UINT64_MAX: to its end): *data where it starts, *data_len its bytes
  * up to the first hole or the range's end (a run of more than 65536
- * records or chunks comes in parts: ask again from its end).  The bytes of the range outside
- * such runs read as zeros (holes, truncated ranges), so a restore reads
- * only the runs and leaves the rest as holes, as lseek(2)'s SEEK_DATA and
- * SEEK_HOLE allow.  -ENXIO if the range holds no data, or offset is at or
- * past the end of the file; otherwise ckpt_read()'s errors.  Where ckptd
- * cannot tell from what it holds in memory (another node's part, a
- * version with writes in flight), the whole range is one run: correct,
- * only not sparse.  Takes no staging. */
+ * records or chunks comes in parts: ask again from its end).  The bytes of
+ * the range outside such runs read as zeros (holes, truncated ranges), so
+ * a restore reads only the runs and leaves the rest as holes, as lseek(2)'s
+ * SEEK_DATA and SEEK_HOLE allow; a run may also be zeros (past 65536 zero
+ * records before any data, one is answered as a run).  -ENXIO if the
+ * range holds no data, or offset is at or past the end of the file;
+ * otherwise ckpt_read()'s errors.  Where ckptd cannot tell from what it
+ * holds in memory (another node's part, a version with writes in flight),
+ * the whole range is one run: correct, only not sparse.  Takes no
+ * staging. */
 int ckpt_seek_data(struct ckpt_client *c, const char *job,
 		   const char *version, const char *path, uint64_t offset,
 		   uint64_t len, uint64_t *data, uint64_t *data_len);

@@ -44,7 +44,8 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 11: SEEK_DATA, data in file entries; 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
+/* 11: SEEK_DATA, data in file entries;
+ * 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
  * 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
@@ -193,10 +194,11 @@ int proto_encode(void *buf, size_t cap, const struct proto_msg *m);
 void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v);
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v);
 /* A file entry: path (a checked path, up to CKPT_PATH_MAX2 bytes); u64
- * size; u32 extents; attr; u64 ino; u32 nlink; u64 data (11).  The encoder takes the path
- * from f->name, or f->path when name is NULL.  The decoder writes the path
- * into name (the caller's), points f->name at it, and copies it into
- * f->path when it fits CKPT_PATH_MAX ("" when it does not). */
+ * size; u32 extents; attr; u64 ino; u32 nlink; u64 data (version 11).
+ * The encoder takes the path from f->name, or f->path when name is NULL.
+ * The decoder writes the path into name (the caller's), points f->name at
+ * it, and copies it into f->path when it fits CKPT_PATH_MAX ("" when it
+ * does not). */
 void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f);
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
 			  char name[CKPT_PATH_MAX2 + 1]);
