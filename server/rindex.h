@@ -14,8 +14,8 @@
  * are only ever appended.
  *
  * Used by the local READ (reader.c), SEEK_DATA (seek.c) and by the reads
- * other nodes ask of this one (peerread.c).  Owns the index it keeps in v; the pieces it
- * returns are the caller's to free.
+ * other nodes ask of this one (peerread.c).  Owns the index it keeps in v;
+ * the pieces it returns are the caller's to free.
  *
  * Threads: the loop thread only (it changes v->rindex).
  */
