@@ -162,9 +162,9 @@ int plan_file(struct ckptd *d, const char *job, const char *version,
 		p->size = v->files[fi].size;
 		plan_own(d, v, p, &w);
 	} else if (cluster_part_of(d, job, version, caller, path, &cp) == 0) {
-		p->size = cp.size;
 		plan_part(d, cp.node, cp.copies | plan_pfs_whole(v), p, why,
 			  cap);
+		p->size = cp.size;      /* after plan_part(), which zeroes p */
 	} else {
 		p->err = !v ? -CKPT_ENOVERSION
 			    : v->state == CKPT_ST_DAMAGED ? -CKPT_ECORRUPT
