@@ -238,9 +238,10 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
 	if (fd < 0)
 		return fd;
 	ret = sys_pwrite_all(fd, buf, len, (off_t)off);
-	/* Start the chunk's writeback now (advisory, never waited for): the
-	 * seal's fsync then waits for the last chunks only, not for the whole
-	 * shard at once. */
+	/* Start the chunk's writeback now, so that the seal's fsync waits for
+	 * the last chunks only, not for the whole shard at once.  A hint: its
+	 * result is ignored (the seal's fsync is what says the bytes are
+	 * durable), and it waits at most for room in the device's queue. */
 	if (ret == 0)
 		sync_file_range(fd, (off_t)off, (off_t)len,
 				SYNC_FILE_RANGE_WRITE);
