@@ -148,6 +148,18 @@ static void huge_truncate(struct ckpt_client *c, struct ckpt_version *v,
 	CHECK(ckpt_unlink(v, "huge") == 0, "unlink huge");
 }
 
+/* Commit v (freed) and wait for job/ver to reach LOCAL. */
+static void commit_local(struct ckpt_client *c, struct ckpt_version *v,
+			 const char *job, const char *ver)
+{
+	int ret = ckpt_commit(v);
+
+	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
+	ckpt_version_free(v);
+	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
+	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+}
+
 /* A write past CKPT_FILE_MAX fails with EFBIG, and so does the commit of
  * the version it was meant for: never a version missing a write. */
 static void huge_write(struct ckpt_client *c, const char *job)
@@ -299,11 +311,7 @@ static int do_attr(struct ckpt_client *c, const char *job, const char *ver)
 		a.uid = 0;
 		CHECK(ckpt_setattr(v, "f", &a) == 0, "setattr again");
 	}
-	ret = ckpt_commit(v);
-	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
-	ckpt_version_free(v);
-	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
-	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	commit_local(c, v, job, ver);
 	memset(&fi, 0, sizeof(fi));
 	ret = ckpt_stat_file2(c, job, ver, "f", &fi, sizeof(fi));
 	CHECK(ret >= 0, "stat: %s", ckpt_strerror(ret));
@@ -335,11 +343,7 @@ static int do_setid(struct ckpt_client *c, const char *job, const char *ver)
 	CHECK(ckpt_write(v, "sg", "#!/bin/sh\n", 10, 0) == 0, "write sg");
 	CHECK(ckpt_setattr(v, "su", &su) == 0, "setattr su 04755");
 	CHECK(ckpt_setattr(v, "sg", &sg) == 0, "setattr sg 02755");
-	ret = ckpt_commit(v);
-	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
-	ckpt_version_free(v);
-	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
-	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	commit_local(c, v, job, ver);
 	memset(&fi, 0, sizeof(fi));
 	ret = ckpt_stat_file2(c, job, ver, "su", &fi, sizeof(fi));
 	CHECK(ret >= 0 && (fi.attr.set & CKPT_ATTR_UID) && fi.attr.uid == 4242 &&
@@ -384,11 +388,7 @@ static int do_dirs(struct ckpt_client *c, const char *job, const char *ver)
 	CHECK(ckpt_rename(v, "m", "y") == 0, "rename m y");
 	mkdir_entry(v, "p", 0702, 1600000400);
 	CHECK(ckpt_rename(v, "p", "q") == 0, "rename p q (an empty directory)");
-	ret = ckpt_commit(v);
-	CHECK(ret == 0, "commit: %s", ckpt_strerror(ret));
-	ckpt_version_free(v);
-	ret = ckpt_wait_name(c, job, ver, CKPT_LOCAL, 30000);
-	CHECK(ret >= 0, "wait: %s", ckpt_strerror(ret));
+	commit_local(c, v, job, ver);
 	return failed;
 }
 
