@@ -117,7 +117,10 @@ enum {
 	CKPT_ELOST     = 30610, /* no source can serve it: its node, more
 				 * than m of its shards and any PFS copy are
 				 * gone (ckpt_plan()) */
-	CKPT_ELAST     = 30610,
+	CKPT_EUNPUBLISHED = 30611, /* rm of a part whose version is not
+				 * published on the PFS yet: its local copy
+				 * stays (rm again removes the part there too) */
+	CKPT_ELAST     = 30611,
 };
 
 /* Durability levels a version climbs.  See README.md. */

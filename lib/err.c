@@ -28,6 +28,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_EFAILED - CKPT_EFIRST] = "version failed to reach the level",
 	[CKPT_ENOJOB - CKPT_EFIRST] = "no such job",
 	[CKPT_ELOST - CKPT_EFIRST] = "lost: no copy left can be read",
+	[CKPT_EUNPUBLISHED - CKPT_EFIRST] = "the version is not published on the PFS yet, so this part's local copy stays; rm again to remove the part from the PFS too",
 };
 
 static const char *const level_names[] = {

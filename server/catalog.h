@@ -115,6 +115,9 @@ struct version {
 	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
 	int32_t drain_err;
 	uint8_t publish;          /* a version in parts: enum drain_publish */
+	uint8_t rm_asked;         /* an rm of this part was refused, its
+				   * version not published: the next one
+				   * removes it from the PFS too (remove.h) */
 	uint8_t pfs_whole;        /* a version in parts whose manifest the
 				   * PFS scan found at start: every part is
 				   * drained (plan.h reads the other nodes'

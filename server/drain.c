@@ -353,11 +353,20 @@ static void copy_done(struct pool_task *pt)
 		v->drain_tries++;
 		v->drain = DR_QUEUED;
 		v->drain_due_ms = ckptd_now_ms() + wait;
-		log_printf(LOG_ERR, "drain: %s/%s: %s%s%s; retry %u in %llu s",
-			   v->job->name, v->name, ckpt_strerror(pt->result),
-			   ct->job->failed_path[0] ? " at " : "",
-			   ct->job->failed_path, v->drain_tries,
-			   (unsigned long long)(wait / 1000));
+		if (pt->result == -EEXIST && ct->job->clash_node[0])
+			log_printf(LOG_ERR, "drain: %s/%s: %s is also a file of node %s's part of this version; two parts may not name one path: this part is not drained (retry %u in %llu s)",
+				   v->job->name, v->name, ct->job->failed_path,
+				   ct->job->clash_node, v->drain_tries,
+				   (unsigned long long)(wait / 1000));
+		else
+			log_printf(LOG_ERR, "drain: %s/%s: %s%s%s%s%s; retry %u in %llu s",
+				   v->job->name, v->name,
+				   ckpt_strerror(pt->result),
+				   ct->job->failed_path[0] ? " at " : "",
+				   ct->job->failed_path,
+				   ct->job->clash_node[0] ? " in the name list of node " : "",
+				   ct->job->clash_node, v->drain_tries,
+				   (unsigned long long)(wait / 1000));
 		goto out_free;
 	}
 	if (late(d, v))
@@ -505,9 +514,8 @@ static int evict_run(struct pool_task *pt)
 	struct retain_task *rt = (struct retain_task *)task_of(pt);
 	int ret;
 
-	ret = rt->node[0] ? pfs_load_part(rt->target, rt->job, rt->version,
-					  rt->node, &rt->m)
-			  : pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	ret = pfs_load_evictable(rt->target, rt->job, rt->version, rt->node,
+				 &rt->m);
 	rt->loaded = ret == 0;
 	return ret;
 }
@@ -597,6 +605,10 @@ static void local_retain(struct ckptd *d, struct job *j)
 			continue;
 		if (v->level < CKPT_DRAINED)
 			continue;   /* never evict what the PFS lacks */
+		/* A part: not before its version is published (this node is
+		 * its publisher, still waiting; else evict_run() asks). */
+		if (v->nparts > 1 && v->publish != PUB_DONE)
+			continue;
 		if (retain_start(d, v, evict_run, evict_done) < 0)
 			continue;
 		local--;

@@ -32,22 +32,12 @@
 #include "zip.h"
 
 
-int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
-		     const char *dst)
+int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
+		const char *dst)
 {
 	const struct pfs_owner self = { geteuid(), getegid() };
-	size_t size = pfsman_size(m);
-	void *buf;
-	long len;
 	int fd, ret;
 
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	len = pfsman_encode(m, buf, size);
-	ret = len < 0 ? (int)len : 0;
-	if (ret < 0)
-		goto out_free;
 	fd = pfs_create(tfd, tmp, &self);
 	ret = fd;
 	if (fd >= 0) {
@@ -62,18 +52,30 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 		ret = pfs_rename(tfd, tmp, dst);
 	if (ret < 0)
 		pfs_unlink(tfd, tmp, 0);
-out_free:
+	return ret;
+}
+
+int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
+		     const char *dst)
+{
+	size_t size = pfsman_size(m);
+	void *buf;
+	long len;
+	int ret;
+
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	len = pfsman_encode(m, buf, size);
+	ret = len < 0 ? (int)len : pfs_put_own(tfd, buf, (size_t)len, tmp, dst);
 	free(buf);
 	return ret;
 }
 
-
 /* ---- reading back --------------------------------------------------------- */
 
-/* The manifest at rel, whole, in *buf (malloc'd, the caller frees it) and
- * *len, and the uid that owns it in *owner.  It must be a regular file. */
-static int manifest_read(const char *target, const char *rel, void **buf,
-			 size_t *len, uid_t *owner)
+int pfs_read_whole(const char *target, const char *rel, void **buf,
+		   size_t *len, uid_t *owner)
 {
 	struct stat st;
 	int tfd, fd, ret;
@@ -140,7 +142,7 @@ static int load_at(const char *target, const char *rel, const char *job,
 	size_t len = 0;
 	int ret;
 
-	ret = manifest_read(target, rel, &buf, &len, &owner);
+	ret = pfs_read_whole(target, rel, &buf, &len, &owner);
 	if (ret < 0) {
 		free(buf);
 		return ret;

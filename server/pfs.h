@@ -80,6 +80,8 @@ struct pfs_job {
 	uint64_t bytes_direct;    /* of which written past the page cache */
 	uint64_t bytes_ref;       /* bytes left to an earlier version */
 	char failed_path[CKPT_PATH_MAX + 1];
+	char clash_node[64];      /* -EEXIST: the node whose part also names
+				   * failed_path (pfsnames.h) */
 	int publish;              /* a part: pfs_publish()'s answer right
 				   * after the part was written */
 };
@@ -122,6 +124,15 @@ int pfs_publish(const char *target, const char *job, const char *version,
  * pfs_load() does a manifest. */
 int pfs_load_part(const char *target, const char *job, const char *version,
 		  const char *node, struct pfsman *out);
+/* The PFS manifest a local copy is evicted for: the version's, or with
+ * node (a version in parts) node's part manifest, but only once the
+ * version is published (its manifest is there): until then a restart
+ * would not find the part (pfs_scan() lists published versions), nor
+ * would a version that never is published (a part refused, a node gone)
+ * ever list it again.  -CKPT_EUNPUBLISHED then. */
+int pfs_load_evictable(const char *target, const char *job,
+		       const char *version, const char *node,
+		       struct pfsman *out);
 /* Remove node's part of a version in parts that is not published: the
  * manifest first should there be one (the version would be torn), then
  * the part's files and part.<node>, then the directories left empty. */

@@ -6,7 +6,9 @@
 #ifndef CKPTD_PFS_I_H
 #define CKPTD_PFS_I_H
 
+#include <dirent.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "attr.h"
 #include "ckpt.h"
@@ -24,19 +26,30 @@ static inline int is_link(const struct ckpt_attr *a)
  * 1 GiB, about 48 million chunk entries. */
 #define PFS_CLAIM_MAX (1ll << 30)
 
-/* Encode m and write it at rel dst atomically: under rel tmp, fsync'd,
+/* Write buf[0 .. len) at rel dst atomically: under rel tmp, fsync'd,
  * renamed, its directory fsync'd.  The file is ckptd's own (its euid and
  * egid), 0644: in its owner's 0700 tree, that uid can read it and remove
- * it but not write it, so a manifest owned by ckptd is one ckptd wrote
- * (pfs_load() trusts it), while one owned by the uid it names is only
- * that uid's claim (one a ckptd before stop 36 wrote, or a forgery). */
+ * it but not write it, so such a file owned by ckptd is one ckptd wrote,
+ * while one owned by the uid of the tree is only that uid's claim. */
+int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
+		const char *dst);
+/* Encode m and write it at dst with pfs_put_own(): pfs_load() trusts a
+ * manifest owned by ckptd; one owned by the uid it names is only that
+ * uid's claim (one a ckptd before stop 36 wrote, or a forgery). */
 int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 		     const char *dst);
+/* The regular file at rel, whole, in *buf (malloc'd, the caller frees it)
+ * and *len, and the uid that owns it in *owner.  One another uid owns is
+ * refused over PFS_CLAIM_MAX bytes (-EFBIG). */
+int pfs_read_whole(const char *target, const char *rel, void **buf,
+		   size_t *len, uid_t *owner);
+/* The version's directory open for reading (NULL and *err = -errno). */
+DIR *pfs_vdir_open(int tfd, const char *job, const char *version, int *err);
 /* rmdir rel's directory and those above it while they are empty, up to
  * and with the one whose path is keep bytes long. */
 void pfs_prune(int tfd, const char *rel, size_t keep);
 /* Unlink what of ckptd's is in the version's directory besides the
- * manifest and files/: node's part manifest and temporaries (every
+ * manifest and files/: node's part manifest, name list and temporaries (every
  * node's when node is NULL), then the directory if it is left empty.
  * Best effort. */
 void pfs_vdir_clean(int tfd, const char *job, const char *version,

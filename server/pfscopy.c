@@ -48,6 +48,7 @@
 #include "pfs.h"
 #include "pfs_i.h"
 #include "pfscopy_i.h"
+#include "pfsnames.h"
 #include "pfslayout.h"
 #include "sys.h"
 
@@ -336,6 +337,11 @@ static int copy_begin(struct copy *c)
 	if (ret == 0)
 		ret = c->node ? unpublish_stale_part(c->o->target, c->tfd, job)
 			      : unpublish_stale(c->o->target, c->tfd, job);
+	/* A part's files go in only once no other part names their paths. */
+	if (ret == 0 && c->node)
+		ret = pfs_names_claim(c->o->target, c->tfd, job,
+				      job->failed_path, sizeof(job->failed_path),
+				      job->clash_node, sizeof(job->clash_node));
 	if (ret < 0)
 		return ret;
 	if (c->o->incremental && job->base[0] &&
@@ -426,7 +432,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 		job->publish = pfs_publish(opts->target, job->job, job->version,
 					   job->uid, job->nparts, c.node);
 out:
-	if (ret < 0 && c.err_file != UINT32_MAX)
+	if (ret < 0 && c.err_file != UINT32_MAX && !job->clash_node[0])
 		snprintf(job->failed_path, sizeof(job->failed_path), "%s",
 			 job->files[c.err_file].path);
 	free(done);

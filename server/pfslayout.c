@@ -103,11 +103,15 @@ int pfs_path(char *buf, size_t cap, enum pfs_node node, const char *job,
 		break;
 	case PFS_N_PART:
 	case PFS_N_PART_TMP:
+	case PFS_N_NAMES:
+	case PFS_N_NAMES_TMP:
 		if (!path || !node_name_ok(path))
 			return -EINVAL;
 		w = snprintf(buf + n, cap - n, "/%s" PFS_SFX_VER "/%s%s",
 			     version, node == PFS_N_PART ? PFS_PART
-							 : PFS_PART_TMP, path);
+				      : node == PFS_N_PART_TMP ? PFS_PART_TMP
+				      : node == PFS_N_NAMES ? PFS_NAMES
+				      : PFS_NAMES_TMP, path);
 		break;
 	default:
 		return -EINVAL;
@@ -151,15 +155,22 @@ enum pfs_level pfs_level(const char *name, size_t *stem)
 enum pfs_ventry pfs_ventry(const char *name, const char **node)
 {
 	static const size_t plen = sizeof(PFS_PART) - 1;
+	static const size_t nlen = sizeof(PFS_NAMES) - 1;
 
 	*node = NULL;
 	if (!strncmp(name, PFS_PART, plen) && name[plen]) {
 		*node = name + plen;
 		return PFS_V_PART;
 	}
+	if (!strncmp(name, PFS_NAMES, nlen) && name[nlen]) {
+		*node = name + nlen;
+		return PFS_V_NAMES;
+	}
 	if (!strcmp(name, PFS_MANIFEST ".tmp") ||
 	    (!strncmp(name, PFS_PART_TMP, sizeof(PFS_PART_TMP) - 1) &&
 	     name[sizeof(PFS_PART_TMP) - 1]) ||
+	    (!strncmp(name, PFS_NAMES_TMP, sizeof(PFS_NAMES_TMP) - 1) &&
+	     name[sizeof(PFS_NAMES_TMP) - 1]) ||
 	    (!strncmp(name, PFS_TMP, sizeof(PFS_TMP) - 1) &&
 	     name[sizeof(PFS_TMP) - 1]))
 		return PFS_V_TEMP;

@@ -81,6 +81,8 @@
 #define PFS_FILES     "files"      /* in a version's directory */
 #define PFS_PART      "part."      /* + node: a part's manifest */
 #define PFS_PART_TMP  "ptmp."      /* + node: one being written */
+#define PFS_NAMES     "names."     /* + node: the paths of a part (pfsnames.c) */
+#define PFS_NAMES_TMP "ntmp."      /* + node: one being written */
 #define PFS_TMP       "tmp."       /* + [node.]n: a file being copied */
 
 /* Bytes of the longest path pfs_path() makes, its NUL included: a job's
@@ -103,13 +105,16 @@ enum pfs_node {
 	PFS_N_PART_FILE_TMP, /* the same in node `path`'s part */
 	PFS_N_PART,          /* the part manifest of node `path` */
 	PFS_N_PART_TMP,      /* the same while being written */
+	PFS_N_NAMES,         /* the name list of node `path`'s part */
+	PFS_N_NAMES_TMP,     /* the same while being written */
 };
 
 /*
  * The one place a PFS path is made: node of (job, version, path or idx),
  * relative to the target (no leading '/'), into buf.  version is ignored for
  * PFS_N_JOB, path is the file's path for PFS_N_FILE and a node name
- * (nodes.h) for PFS_N_PART, PFS_N_PART_TMP and PFS_N_PART_FILE_TMP, and
+ * (nodes.h) for PFS_N_PART, PFS_N_PART_TMP, PFS_N_NAMES, PFS_N_NAMES_TMP
+ * and PFS_N_PART_FILE_TMP, and
  * unused otherwise; idx is used by the two FILE_TMP nodes only.  The names
  * must be valid (names.h, nodes.h).  0, -EINVAL (no node name, an empty one
  * or one with a '/') or -ENAMETOOLONG.
@@ -129,10 +134,12 @@ enum pfs_level pfs_level(const char *name, size_t *stem);
 enum pfs_ventry {
 	PFS_V_OTHER,         /* files/, manifest, anything not ckptd's */
 	PFS_V_PART,          /* part.<node>: *node is set */
-	PFS_V_TEMP,          /* manifest.tmp, ptmp.<node>, tmp.<...> */
+	PFS_V_NAMES,         /* names.<node>: *node is set */
+	PFS_V_TEMP,          /* manifest.tmp, ptmp.<node>, ntmp.<node>,
+				tmp.<...> */
 };
-/* The kind of version-directory entry name; for PFS_V_PART, *node points
- * at the node name inside name. */
+/* The kind of version-directory entry name; for PFS_V_PART and
+ * PFS_V_NAMES, *node points at the node name inside name. */
 enum pfs_ventry pfs_ventry(const char *name, const char **node);
 
 /* Who a job's tree belongs to on the PFS. */

@@ -30,8 +30,7 @@
 #include "pfs_i.h"
 #include "pfslayout.h"
 
-/* The version's directory open for reading, or -errno. */
-static DIR *vdir_open(int tfd, const char *job, const char *version, int *err)
+DIR *pfs_vdir_open(int tfd, const char *job, const char *version, int *err)
 {
 	char path[PATH_MAX];
 	DIR *d;
@@ -80,7 +79,7 @@ static int parts_list(int tfd, const char *job, const char *version,
 	names = calloc(MANIFEST_MAX_PARTS + 1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;
-	d = vdir_open(tfd, job, version, &ret);
+	d = pfs_vdir_open(tfd, job, version, &ret);
 	if (!d) {
 		free(names);
 		return ret;
@@ -181,7 +180,21 @@ out_close:
 	return ret;
 }
 
-/* Is name node's temporary: ptmp.<node>, or tmp.<node>.<digits>? */
+int pfs_load_evictable(const char *target, const char *job,
+		       const char *version, const char *node,
+		       struct pfsman *out)
+{
+	int ret = pfs_load(target, job, version, out);
+
+	if (ret < 0 || !node || !node[0])
+		return ret == -ENOENT && node && node[0] ? -CKPT_EUNPUBLISHED
+							 : ret;
+	pfsman_release(out);
+	return pfs_load_part(target, job, version, node, out);
+}
+
+/* Is name node's temporary: ptmp.<node>, ntmp.<node>, or
+ * tmp.<node>.<digits>? */
 static int temp_of(const char *name, const char *node)
 {
 	size_t tl = sizeof(PFS_TMP) - 1, nl = strlen(node);
@@ -189,6 +202,8 @@ static int temp_of(const char *name, const char *node)
 
 	if (!strncmp(name, PFS_PART_TMP, sizeof(PFS_PART_TMP) - 1))
 		return !strcmp(name + sizeof(PFS_PART_TMP) - 1, node);
+	if (!strncmp(name, PFS_NAMES_TMP, sizeof(PFS_NAMES_TMP) - 1))
+		return !strcmp(name + sizeof(PFS_NAMES_TMP) - 1, node);
 	if (strncmp(name, PFS_TMP, tl) || strncmp(name + tl, node, nl) ||
 	    name[tl + nl] != '.' || !name[tl + nl + 1])
 		return 0;
@@ -208,15 +223,15 @@ void pfs_vdir_clean(int tfd, const char *job, const char *version,
 	int err;
 	DIR *d;
 
-	d = vdir_open(tfd, job, version, &err);
+	d = pfs_vdir_open(tfd, job, version, &err);
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
 		k = pfs_ventry(e->d_name, &pnode);
 		if (k == PFS_V_OTHER)
 			continue;
-		if (node && !(k == PFS_V_PART ? !strcmp(pnode, node)
-					      : temp_of(e->d_name, node)))
+		if (node && !(pnode ? !strcmp(pnode, node)
+				    : temp_of(e->d_name, node)))
 			continue;
 		unlinkat(dirfd(d), e->d_name, 0);
 	}

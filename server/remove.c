@@ -56,7 +56,8 @@ struct rm_task {
 	char node[64];            /* a part of a version in parts: this
 				   * node (its PFS copy is part.<node>) */
 	/* from the worker */
-	struct pfsman m;          /* RM_EVICT: the PFS manifest loaded */
+	struct pfsman m;          /* RM_EVICT (and RM_PART found published):
+				   * the PFS manifest loaded */
 	int loaded;
 };
 
@@ -92,12 +93,17 @@ static int rm_run(struct pool_task *t)
 
 	switch (rt->kind) {
 	case RM_EVICT:
-		ret = rt->node[0] ? pfs_load_part(rt->target, rt->job,
-						  rt->version, rt->node, &rt->m)
-				  : pfs_load(rt->target, rt->job, rt->version,
-					     &rt->m);
+	case RM_PART:
+		ret = pfs_load_evictable(rt->target, rt->job, rt->version,
+					 rt->node, &rt->m);
+		if (ret == -CKPT_EUNPUBLISHED && rt->kind == RM_PART) {
+			ret = pfs_remove_part(rt->target, rt->job, rt->version,
+					      rt->node);
+			return ret < 0 ? ret : rm_local_run(rt);
+		}
 		if (ret < 0)
 			return ret;
+		rt->kind = RM_EVICT;
 		rt->loaded = 1;
 		return catalog_manifest_drop(rt->cat, rt->open_id, rt->vseq);
 	case RM_QUARANTINE:
@@ -156,6 +162,7 @@ static int rm_apply(struct rm_task *rt)
 		return 0;
 	case RM_PFS:
 	case RM_LOCAL:
+	case RM_PART:
 		v->error = -CKPT_ENOVERSION;
 		ret = catalog_remove_dropped(&rt->d->cat, v);
 		/* After the unlisting, so that a WAIT hears it is gone. */
@@ -172,8 +179,11 @@ static void rm_done(struct pool_task *t)
 	int ret = t->result;
 
 	rt->v->removing = 0;
+	/* The next rm removes the part from the PFS too (RM_PART). */
+	rt->v->rm_asked = ret == -CKPT_EUNPUBLISHED;
 	if (ret < 0)
-		log_printf(LOG_WARNING, "version %s/%s: not removed: %s",
+		log_printf(ret == -CKPT_EUNPUBLISHED ? LOG_NOTICE : LOG_WARNING,
+			   "version %s/%s: not removed: %s",
 			   rt->job, rt->version, ckpt_strerror(ret));
 	else
 		ret = rm_apply(rt);
@@ -213,7 +223,7 @@ static int rm_prepare(struct rm_task *rt, struct version *v)
 		if (!rt->qdir)
 			return -ENOMEM;
 	}
-	if (rt->kind != RM_LOCAL)
+	if (rt->kind != RM_LOCAL && rt->kind != RM_PART)
 		return 0;
 	rt->drop = (v->copies & CKPT_COPY_LOCAL) != 0;
 	if (drain_enabled(d) && v->seq && !version_remote(v) &&

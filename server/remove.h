@@ -24,6 +24,10 @@ enum rm_kind {
 	RM_PFS,         /* remote only: remove it from the PFS, then list */
 	RM_LOCAL,       /* the rest: drop the manifest (if sealed), the drain
 			 * journal and the quarantine, then unlist */
+	RM_PART,        /* a drained part whose version is not published, rm'd
+			 * again after CKPT_EUNPUBLISHED: its part leaves the
+			 * PFS, then as RM_LOCAL (RM_EVICT if it was published
+			 * meanwhile) */
 };
 
 /* Would RM_LOCAL of v touch the disk at all?  If not, the caller may remove

@@ -747,19 +747,28 @@ static int version_cmd(struct ctl *ctl, int argc, char **argv,
  * (or its quarantined one) and keeps it listed on the PFS; a second rm
  * removes the PFS copy.
  */
-enum rm_kind { RM_UNKNOWN, RM_LOCAL_KEEP_PFS, RM_QUARANTINE, RM_PFS, RM_LOCAL };
+enum rm_kind { RM_UNKNOWN, RM_LOCAL_KEEP_PFS, RM_QUARANTINE, RM_PFS, RM_LOCAL,
+	       RM_BOTH, RM_PART_LOCAL };
 
 static enum rm_kind rm_kind(const struct ckpt_version_info *before, int had,
 			    int still)
 {
 	if (!had)
 		return RM_UNKNOWN;
+	/* A part: the version stays listed by its other parts, and whether
+	 * this one left the PFS too (a second rm of a part not published)
+	 * is the daemon's to say (its log). */
+	if (still && before->nparts > 1)
+		return RM_PART_LOCAL;
 	if (still)
 		return (before->copies & CKPT_COPY_LOCAL) ? RM_LOCAL_KEEP_PFS
 							  : RM_QUARANTINE;
 	if ((before->copies & CKPT_COPY_PFS) &&
 	    !(before->copies & CKPT_COPY_LOCAL))
 		return RM_PFS;
+	/* A part of a version not published, rm'd again (CKPT_EUNPUBLISHED) */
+	if (before->copies & CKPT_COPY_PFS)
+		return RM_BOTH;
 	return RM_LOCAL;
 }
 
@@ -769,11 +778,14 @@ static const char *const rm_text[] = {
 	[RM_QUARANTINE] = ": quarantined local copy removed; the PFS copy stays",
 	[RM_PFS] = ": removed from the PFS",
 	[RM_LOCAL] = ": local copy removed",
+	[RM_BOTH] = ": removed locally and from the PFS",
+	[RM_PART_LOCAL] = ": this node's part removed from the local store (the version's other parts stay listed)",
 };
 
 static const char *const rm_json[] = {
 	[RM_UNKNOWN] = NULL, [RM_LOCAL_KEEP_PFS] = "local",
 	[RM_QUARANTINE] = "quarantine", [RM_PFS] = "pfs", [RM_LOCAL] = "local",
+	[RM_BOTH] = "both", [RM_PART_LOCAL] = "part",
 };
 
 int cmd_rm(struct ctl *ctl, int argc, char **argv)

@@ -773,7 +773,7 @@ pfs_vdir() {
 # cluster node's too: tmp.<node>.<n>, ptmp.<node>).
 pfs_temps() {
 	find "$PFS" \( -path '*.ver/tmp.*' -o -path '*.ver/manifest.tmp' \
-		-o -path '*.ver/ptmp.*' \) \
+		-o -path '*.ver/ptmp.*' -o -path '*.ver/ntmp.*' \) \
 		-print 2>/dev/null
 }
 

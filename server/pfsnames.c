@@ -1,0 +1,269 @@
+/*
+ * pfsnames.c - the name list of a part on the PFS (see pfsnames.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "crc32c.h"
+#include "pfs.h"
+#include "pfs_i.h"
+#include "pfslayout.h"
+#include "pfsnames.h"
+
+#define NAMES_MAGIC "CKPTNAM1"
+#define NAMES_HDR 16u
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The part's paths but its directories', sorted, in *out (malloc'd; the
+ * strings are the job's) and *n. */
+static int own_paths(const struct pfs_job *job, const char ***out, uint32_t *n)
+{
+	const char **p;
+	uint32_t i;
+
+	p = malloc((job->nfiles + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*n = 0;
+	for (i = 0; i < job->nfiles; i++)
+		if (!attr_is_type(&job->files[i].attr, CKPT_ATTR_IFDIR))
+			p[(*n)++] = job->files[i].path;
+	qsort(p, *n, sizeof(*p), cmp_str);
+	*out = p;
+	return 0;
+}
+
+/* paths[0 .. n) in the list's format, in *buf (malloc'd) and *len. */
+static int names_encode(const char **paths, uint32_t n, uint8_t **buf,
+			size_t *len)
+{
+	size_t size = NAMES_HDR, off = NAMES_HDR, l;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		size += strlen(paths[i]) + 1;
+	*buf = malloc(size);
+	if (!*buf)
+		return -ENOMEM;
+	memcpy(*buf, NAMES_MAGIC, 8);
+	put_le32(*buf + 8, n);
+	for (i = 0; i < n; i++) {
+		l = strlen(paths[i]) + 1;
+		memcpy(*buf + off, paths[i], l);
+		off += l;
+	}
+	put_le32(*buf + 12, crc32c(*buf + NAMES_HDR, size - NAMES_HDR));
+	*len = size;
+	return 0;
+}
+
+/* Does list buf[0 .. len) verify: magic, CRC, and count NUL-terminated
+ * paths filling it? */
+static int names_ok(const uint8_t *buf, size_t len)
+{
+	uint32_t count, seen = 0;
+	size_t i;
+
+	if (len < NAMES_HDR || memcmp(buf, NAMES_MAGIC, 8) ||
+	    get_le32(buf + 12) != crc32c(buf + NAMES_HDR, len - NAMES_HDR))
+		return 0;
+	count = get_le32(buf + 8);
+	for (i = NAMES_HDR; i < len; i++)
+		seen += !buf[i];
+	return seen == count && (len == NAMES_HDR || !buf[len - 1]);
+}
+
+/* The first of mine[0 .. n) (sorted) that paths (count NUL-terminated
+ * strings from p, len bytes) also names, or NULL. */
+static const char *first_clash(const char **mine, uint32_t n, const char *p,
+			       size_t len)
+{
+	const char *end = p + len;
+
+	for (; p < end; p += strlen(p) + 1)
+		if (bsearch(&p, mine, n, sizeof(*mine), cmp_str))
+			return p;
+	return NULL;
+}
+
+static void clash_set(const char *path, const char *node, char *clash,
+		      size_t cap, char *other, size_t ocap)
+{
+	snprintf(clash, cap, "%s", path);
+	snprintf(other, ocap, "%s", node);
+}
+
+/* Check mine against node's name list.  Not ckptd's: ignored. */
+static int check_list(const char *target, const struct pfs_job *job,
+		      const char *node, const char **mine, uint32_t n,
+		      char *clash, size_t cap, char *other, size_t ocap)
+{
+	char rel[PFS_REL_MAX];
+	const char *hit;
+	void *buf = NULL;
+	size_t len;
+	uid_t owner;
+	int ret;
+
+	ret = pfs_path(rel, sizeof(rel), PFS_N_NAMES, job->job, job->version,
+		       node, 0);
+	if (ret == 0)
+		ret = pfs_read_whole(target, rel, &buf, &len, &owner);
+	if (ret == -ENOENT)
+		ret = 0;                /* removed meanwhile */
+	if (ret < 0 || !buf || owner != geteuid())
+		goto out;
+	if (!names_ok(buf, len)) {
+		clash_set("", node, clash, cap, other, ocap);
+		ret = -CKPT_ECORRUPT;
+		goto out;
+	}
+	hit = first_clash(mine, n, (const char *)buf + NAMES_HDR,
+			  len - NAMES_HDR);
+	if (hit) {
+		clash_set(hit, node, clash, cap, other, ocap);
+		ret = -EEXIST;
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+/* The same against node's part manifest (a part drained before name
+ * lists, or written by a ckptd without them). */
+static int check_part(const char *target, const struct pfs_job *job,
+		      const char *node, const char **mine, uint32_t n,
+		      char *clash, size_t cap, char *other, size_t ocap)
+{
+	struct pfsman m;
+	uint32_t i;
+	int ret;
+
+	ret = pfs_load_part(target, job->job, job->version, node, &m);
+	if (ret < 0)
+		return ret == -ENOENT || ret == -EACCES ? 0 : ret;
+	for (i = 0; i < m.nfiles && ret == 0; i++) {
+		if (attr_is_type(&m.files[i].attr, CKPT_ATTR_IFDIR) ||
+		    !bsearch(&m.files[i].path, mine, n, sizeof(*mine), cmp_str))
+			continue;
+		clash_set(m.files[i].path, node, clash, cap, other, ocap);
+		ret = -EEXIST;
+	}
+	pfsman_release(&m);
+	return ret;
+}
+
+/* Every other node with a name list or a part manifest in the version's
+ * directory, once each: lists[0 .. *nl) have a list, parts[0 .. *np) only
+ * a part manifest.  Names malloc'd. */
+struct others {
+	char **list, **part;
+	uint32_t nl, np, cap;
+};
+
+static void others_free(struct others *o)
+{
+	while (o->nl)
+		free(o->list[--o->nl]);
+	while (o->np)
+		free(o->part[--o->np]);
+	free(o->list);
+	free(o->part);
+}
+
+static int others_add(char ***v, uint32_t *n, uint32_t *cap, const char *s)
+{
+	char **nv;
+
+	if (*n == *cap) {
+		nv = realloc(*v, (*cap ? *cap * 2 : 16) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = *cap ? *cap * 2 : 16;
+	}
+	(*v)[*n] = strdup(s);
+	return (*v)[(*n)++] ? 0 : -ENOMEM;
+}
+
+static int others_find(int tfd, const struct pfs_job *job, struct others *o)
+{
+	uint32_t lcap = 0, pcap = 0, i, j;
+	const char *node;
+	struct dirent *e;
+	enum pfs_ventry k;
+	int ret = 0;
+	DIR *d;
+
+	d = pfs_vdir_open(tfd, job->job, job->version, &ret);
+	if (!d)
+		return ret;
+	while (ret == 0 && (e = readdir(d))) {
+		k = pfs_ventry(e->d_name, &node);
+		if (!node || !strcmp(node, job->node))
+			continue;
+		ret = k == PFS_V_NAMES ? others_add(&o->list, &o->nl, &lcap, node)
+				       : others_add(&o->part, &o->np, &pcap, node);
+	}
+	closedir(d);
+	/* A node with a list is checked by its list alone. */
+	for (i = 0; ret == 0 && i < o->np;) {
+		for (j = 0; j < o->nl && strcmp(o->list[j], o->part[i]); j++)
+			;
+		if (j == o->nl) {
+			i++;
+			continue;
+		}
+		free(o->part[i]);
+		o->part[i] = o->part[--o->np];
+	}
+	return ret;
+}
+
+int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
+		    char *clash, size_t cap, char *other, size_t ocap)
+{
+	char rel[PFS_REL_MAX], tmp[PFS_REL_MAX];
+	struct others o = { 0 };
+	const char **mine;
+	uint8_t *buf;
+	uint32_t n, i;
+	size_t len;
+	int ret;
+
+	ret = own_paths(job, &mine, &n);
+	if (ret < 0)
+		return ret;
+	ret = names_encode(mine, n, &buf, &len);
+	if (ret < 0)
+		goto out_mine;
+	ret = pfs_path(rel, sizeof(rel), PFS_N_NAMES, job->job, job->version,
+		       job->node, 0);
+	if (ret == 0)
+		ret = pfs_path(tmp, sizeof(tmp), PFS_N_NAMES_TMP, job->job,
+			       job->version, job->node, 0);
+	/* Durable before the others are read: see pfsnames.h. */
+	if (ret == 0)
+		ret = pfs_put_own(tfd, buf, len, tmp, rel);
+	free(buf);
+	if (ret == 0)
+		ret = others_find(tfd, job, &o);
+	for (i = 0; ret == 0 && i < o.nl; i++)
+		ret = check_list(target, job, o.list[i], mine, n, clash, cap,
+				 other, ocap);
+	for (i = 0; ret == 0 && i < o.np; i++)
+		ret = check_part(target, job, o.part[i], mine, n, clash, cap,
+				 other, ocap);
+	others_free(&o);
+out_mine:
+	free(mine);
+	return ret;
+}

@@ -1,0 +1,40 @@
+/*
+ * pfsnames.h - the name list of a part of a version in parts: the paths
+ * the part puts under the version's files/ on the PFS, written before its
+ * first file, so that two nodes' parts never put a file at one path.
+ *
+ * Each node's copy of its part writes names.<node> (pfslayout.h), durably,
+ * and only then reads every other node's name list (and the part manifest
+ * of any node without one, from before name lists).  If one names a path
+ * the part names too, the part is refused (-EEXIST) before any of its
+ * files is put in place.  Of two nodes whose parts name one path, the
+ * later to write its list always sees the other's, whatever the order of
+ * their steps: one or both are refused, never neither.  So a file under
+ * files/ is only ever replaced by the part whose list names it (a copy
+ * of it restarted, or a new incarnation of the version), and a part's
+ * DRAINED, on which its local copy may go, means its own bytes are there.
+ *
+ * Directories are not in the list: two parts may both hold one.
+ *
+ * Format (little-endian): "CKPTNAM1", u32 count, u32 CRC32C of the names,
+ * then count NUL-terminated paths.  The file is ckptd's own (euid), 0644;
+ * a list owned by anyone else is not one ckptd wrote, and is ignored.
+ *
+ * Worker threads only; blocking.  0 or -errno.
+ */
+#ifndef CKPTD_PFSNAMES_H
+#define CKPTD_PFSNAMES_H
+
+#include <stddef.h>
+
+struct pfs_job;
+
+/* Write job's part's name list as names.<job->node> (tfd: an fd of the
+ * directory target), then check it against every other node's.  -EEXIST when another part
+ * names one of its paths: that path into clash (cap bytes) and the other
+ * node into other (ocap bytes).  -CKPT_ECORRUPT for another node's list
+ * that does not verify. */
+int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
+		    char *clash, size_t cap, char *other, size_t ocap);
+
+#endif

@@ -1,0 +1,156 @@
+#!/bin/bash
+# t_cluster_samepath: two nodes' parts of one version that name the same
+# paths (three nodes, ec 2+1, one PFS).  Before stop 40 both parts reached
+# DRAINED although the later drain had replaced the other's PFS files, so
+# once the local copy of the first was removed its bytes were lost.
+#  - v1: n2's drain is paused while n1 and n3 drain their parts; n1 and n2
+#    wrote same/rank001/part-{0,1}.bin with different bytes.  Resumed, n2's
+#    part is refused (its log names the path and n1), stays LOCAL (or PROTECTED), and the
+#    PFS files are n1's bytes.  rm of n1's part is refused while v1 is not
+#    published (a restart would not find the part on the PFS); both nodes
+#    read their own bytes.  Then every node is
+#    killed with SIGKILL and restarted, then restarted cleanly twice, and
+#    after each start every committed byte of n1 and n2 is read back, n2's
+#    part still not drained.  A second rm removes n1's part from the PFS
+#    and the local store.
+#  - v2: the same with no drain paused (the two drains race): at most one
+#    of the two parts is drained, at least one is refused, a drained one's
+#    PFS files are its own bytes, and each node reads its own.
+# TIMEOUT: 300
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY is missing"
+PFS=$T/pfs
+mkdir -p "$PFS"
+cluster_setup 3
+JOB=train/sp
+SIZE=300000
+
+node() {    # NAME: configure (once) and start node NAME
+	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
+	cluster_start "$1" 2+1
+}
+is() { status_is "$@"; }
+# part_level NAME VERSION: the level of NAME's own part.
+part_level() {
+	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p["level"])' "$1"
+}
+part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
+# refused NAME VERSION OTHER: NAME logged its part of VERSION refused for a
+# path OTHER's part names too.
+refused() {
+	grep -q "drain: $JOB/$2: same/rank001/part-0.bin is also a file of node $3's part of this version" \
+		"$T/$1/ckptd.log"
+}
+# write NAME VERSION SEED PREFIX
+write() {
+	CKPT_NODES=3 tw "$1" write $JOB "$2" -r 1 -P "$4" -n 2 -z $SIZE -S "$3" \
+		-w local || fail "$1: writing its part of $2"
+}
+# reads NAME VERSION SEED: NAME reads the same/ files of VERSION as SEED's.
+reads() {
+	tw "$1" verify $JOB "$2" -r 1 -P same -n 2 -z $SIZE -S "$3" >"$T/verify.out" 2>&1 ||
+		fail "$1 does not read back the bytes of seed $3 of $2: $(tail -1 "$T/verify.out")"
+}
+peers_up() {
+	local n
+	for n in $ALL; do
+		poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
+	done
+}
+
+for n in $ALL; do node $n; done
+peers_up
+V1=$(pfs_vdir $JOB v1)
+
+# ---- v1: the later part refused, the earlier one's bytes kept ---------------
+ctl n2 drain --pause >/dev/null || fail "ckptctl drain --pause on n2"
+write n1 v1 11 same
+write n2 v1 12 same
+write n3 v1 13 part3
+for n in n1 n3; do
+	poll_until 30 part_is $n v1 drained ||
+		fail "$n's part of v1 is $(part_level $n v1), not drained"
+done
+[ -f "$V1/names.n1" ] || fail "n1 drained its part without its name list"
+ctl n2 drain --resume >/dev/null || fail "ckptctl drain --resume on n2"
+poll_until 30 refused n2 v1 n1 || fail "n2's part of v1 was not refused: $(grep 'train/sp/v1' "$T/n2/ckptd.log" | tail -3)"
+case $(part_level n2 v1) in
+local|protected) ;;
+*) fail "n2's refused part is $(part_level n2 v1)" ;;
+esac
+[ ! -e "$V1/part.n2" ] || fail "n2 wrote its part manifest although refused"
+[ ! -e "$V1/manifest" ] || fail "v1 was published with two parts naming one path"
+"$TW" expect $JOB v1 -r 1 -P same -n 2 -z $SIZE -S 11 -o "$T/exp1" || fail "ckpt_tw expect failed"
+diff -r "$T/exp1/same" "$V1/files/same" || fail "the PFS files at same/ are not n1's bytes"
+info "v1: n2's part refused (names n1's paths), n1's bytes on the PFS"
+
+# Its version never publishes, so n1's part keeps its local copy: a restart
+# would not find the part on the PFS (only published versions are listed).
+! out=$(ctl n1 rm $JOB v1 2>&1) || fail "rm of a part whose version is not published: $out"
+[[ $out == *"not published on the PFS yet"* ]] || fail "rm of an unpublished part says: $out"
+reads n1 v1 11
+reads n2 v1 12
+info "v1: rm of n1's unpublished part is refused; its local copy stays"
+
+# A SIGKILL, then two clean restarts; every committed byte after each.
+for round in kill clean clean; do
+	for n in $ALL; do
+		if [ $round = kill ]; then kill9 $n; else stop_ckptd $n; fi
+	done
+	for n in $ALL; do node $n; done
+	peers_up
+	reads n1 v1 11
+	reads n2 v1 12
+	[ "$(part_level n2 v1)" != drained ] || fail "n2's part of v1 is drained after a $round restart"
+	[ ! -e "$V1/part.n2" ] || fail "n2 wrote its part manifest after a $round restart"
+	diff -r "$T/exp1/same" "$V1/files/same" || fail "the PFS files at same/ changed after a $round restart"
+done
+poll_until 30 refused n2 v1 n1 || fail "n2 does not refuse its part again after restarts"
+info "v1: every committed byte after a SIGKILL and two clean restarts"
+
+# rm asked twice removes n1's part locally and from the PFS; n2's part,
+# never drained, is removed by one rm; then nothing of theirs is left.
+! ctl n1 rm $JOB v1 >/dev/null 2>&1 || fail "the first rm of n1's part after the restarts"
+out=$(ctl n1 rm $JOB v1) || fail "the second rm of n1's part: $out"
+[ -z "$(part_level n1 v1)" ] || fail "n1 still has its part after two rm's: $(part_level n1 v1)"
+out=$(ctl n2 rm $JOB v1) || fail "rm of n2's refused part: $out"
+[ -z "$(part_level n2 v1)" ] || fail "n2 still has its part after rm: $(part_level n2 v1)"
+[ ! -e "$V1/part.n1" ] && [ ! -e "$V1/names.n1" ] && [ ! -e "$V1/files/same" ] ||
+	fail "n1's part is still on the PFS after rm: $(ls -R "$V1")"
+info "v1: two rm's remove n1's unpublished part everywhere"
+
+# ---- v2: the two drains race ------------------------------------------------
+V2=$(pfs_vdir $JOB v2)
+write n1 v2 21 same
+write n2 v2 22 same
+write n3 v2 23 part3
+settled() {   # NAME OTHER: NAME's part of v2 is drained or refused
+	part_is "$1" v2 drained || refused "$1" v2 "$2"
+}
+poll_until 30 settled n1 n2 || fail "n1's part of v2: $(part_level n1 v2), not refused"
+poll_until 30 settled n2 n1 || fail "n2's part of v2: $(part_level n2 v2), not refused"
+! { part_is n1 v2 drained && part_is n2 v2 drained; } ||
+	fail "both parts of v2 naming one path are drained"
+refused n1 v2 n2 || refused n2 v2 n1 || fail "neither part of v2 was refused"
+[ ! -e "$V2/manifest" ] || fail "v2 was published with two parts naming one path"
+for n in n1 n2; do
+	part_is $n v2 drained || continue
+	"$TW" expect $JOB v2 -r 1 -P same -n 2 -z $SIZE -S 2${n#n} -o "$T/exp2$n" ||
+		fail "ckpt_tw expect failed"
+	diff -r "$T/exp2$n/same" "$V2/files/same" ||
+		fail "$n's part of v2 is drained but the PFS files are not its bytes"
+	info "v2: $n won the race; the PFS files are its bytes"
+done
+reads n1 v2 21
+reads n2 v2 22
+
+for n in $ALL; do stop_ckptd $n; done
+finish
