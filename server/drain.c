@@ -607,7 +607,8 @@ static void local_retain(struct ckptd *d, struct job *j)
 			continue;   /* never evict what the PFS lacks */
 		/* A part: not before its version is published (this node is
 		 * its publisher, still waiting; else evict_run() asks). */
-		if (v->nparts > 1 && v->publish != PUB_DONE)
+		if (v->nparts > 1 && cluster_self_name(d) &&
+		    v->publish != PUB_DONE)
 			continue;
 		if (retain_start(d, v, evict_run, evict_done) < 0)
 			continue;
