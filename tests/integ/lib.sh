@@ -852,6 +852,17 @@ sjson() {
 	ctl "$1" --json status 2>/dev/null |
 		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2"
 }
+# part_level NAME VERSION: the level of NAME's own part of $JOB's VERSION
+# (its entry in ckptctl ls --json's parts); part_is NAME VERSION LEVEL.
+part_level() {
+	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p["level"])' "$1"
+}
+part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
 # status_is NAME KEY VALUE: for poll_until.
 status_is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
 

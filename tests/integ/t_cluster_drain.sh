@@ -31,16 +31,6 @@ node() {    # NAME: configure (once) and start node NAME
 }
 is() { status_is "$@"; }
 
-# part_level NAME VERSION: the level of NAME's own part.
-part_level() {
-	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-for p in d["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p["level"])' "$1"
-}
-part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
 has() { [ -f "$1" ]; }
 logged() { grep -q "$2" "$T/$1/ckptd.log"; }
 

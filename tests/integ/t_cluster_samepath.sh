@@ -33,16 +33,6 @@ node() {    # NAME: configure (once) and start node NAME
 	cluster_start "$1" 2+1
 }
 is() { status_is "$@"; }
-# part_level NAME VERSION: the level of NAME's own part.
-part_level() {
-	ctl "$1" --json ls "$JOB" "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-for p in d["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p["level"])' "$1"
-}
-part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
 # refused NAME VERSION OTHER: NAME logged its part of VERSION refused for a
 # path OTHER's part names too.
 refused() {
