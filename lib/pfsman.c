@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "codec.h"
 #include "crc32c.h"
 #include "extmap.h"
@@ -475,39 +476,104 @@ static int pfs_merge_check(const struct pfsman *first, const struct pfsman *p,
 	return 0;
 }
 
-/* Append part p's files and chunks to out (sized for them). */
-static int pfs_merge_add(struct pfsman *out, const struct pfsman *p)
-{
-	uint32_t i, chunk0 = out->nchunks, file0 = out->nfiles;
+/* A directory entry of a part, for pfs_merge_dirs(). */
+struct pfs_dirref {
+	const char *path;
+	uint32_t part, idx;
+};
 
+static int pfs_cmp_dirref(const void *a, const void *b)
+{
+	const struct pfs_dirref *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	return c ? c : x->part < y->part ? -1 : x->part > y->part;
+}
+
+
+/*
+ * Directories that more than one part holds (ranks on several nodes that
+ * each made a shared parent): the merge keeps the first part's entry, so
+ * *skip (malloc'd, one byte per file of all parts, in order) marks the
+ * others.  Files, and a file against a directory, still clash
+ * (pfs_check_unique()).
+ */
+static int pfs_merge_dirs(const struct pfsman *parts, uint32_t n,
+			  uint64_t nfiles, uint8_t **skip)
+{
+	struct pfs_dirref *refs;
+	uint64_t nref = 0, k, *base;
+	uint32_t i, j;
+
+	*skip = calloc(nfiles + 1, 1);
+	base = calloc(n, sizeof(*base));
+	refs = malloc((nfiles + 1) * sizeof(*refs));
+	if (!*skip || !base || !refs) {
+		free(base);
+		free(refs);
+		return -ENOMEM;
+	}
+	for (i = 0, k = 0; i < n; k += parts[i++].nfiles) {
+		base[i] = k;
+		for (j = 0; j < parts[i].nfiles; j++)
+			if (attr_is_type(&parts[i].files[j].attr, CKPT_ATTR_IFDIR))
+				refs[nref++] = (struct pfs_dirref){
+					parts[i].files[j].path, i, j };
+	}
+	qsort(refs, nref, sizeof(*refs), pfs_cmp_dirref);
+	for (k = 1; k < nref; k++)
+		if (!strcmp(refs[k - 1].path, refs[k].path))
+			(*skip)[base[refs[k].part] + refs[k].idx] = 1;
+	free(base);
+	free(refs);
+	return 0;
+}
+
+/* Append part p's files (but those skip marks) and chunks to out (sized
+ * for them). */
+static int pfs_merge_add(struct pfsman *out, const struct pfsman *p,
+			 const uint8_t *skip)
+{
+	uint32_t i, chunk0 = out->nchunks, *map;
+
+	map = malloc((p->nfiles + 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
 	memcpy(out->chunks + out->nchunks, p->chunks,
 	       (size_t)p->nchunks * sizeof(*p->chunks));
 	out->nchunks += p->nchunks;
 	for (i = 0; i < p->nfiles; i++) {
 		struct pfs_file *f = &out->files[out->nfiles];
 
+		if (skip[i])
+			continue;       /* a directory an earlier part has */
+		map[i] = out->nfiles;
 		*f = p->files[i];
 		f->first = chunk0 + p->files[i].first;
-		f->link = f->link ? file0 + f->link : 0;
+		/* A link names an earlier entry of its part: a file, never
+		 * a skipped directory. */
+		f->link = f->link ? map[f->link - 1] + 1 : 0;
 		f->path = strdup(p->files[i].path);
 		f->xattr = NULL;
 		out->nfiles++;
 		if (!f->path)
-			return -ENOMEM;
+			break;
 		if (!p->files[i].xlen)
 			continue;
 		f->xattr = malloc(p->files[i].xlen);
 		if (!f->xattr)
-			return -ENOMEM;
+			break;
 		memcpy(f->xattr, p->files[i].xattr, p->files[i].xlen);
 	}
-	return 0;
+	free(map);
+	return i == p->nfiles ? 0 : -ENOMEM;
 }
 
 int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out)
 {
 	const char *base = NULL;
-	uint64_t nfiles = 0, nchunks = 0;
+	uint64_t nfiles = 0, nchunks = 0, at = 0;
+	uint8_t *skip = NULL;
 	uint32_t i;
 	int ret;
 
@@ -530,14 +596,17 @@ int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out)
 	out->files = calloc(nfiles + 1, sizeof(*out->files));
 	out->chunks = calloc(nchunks + 1, sizeof(*out->chunks));
 	ret = out->files && out->chunks ? 0 : -ENOMEM;
-	for (i = 0; i < n && ret == 0; i++) {
+	if (ret == 0)
+		ret = pfs_merge_dirs(parts, n, nfiles, &skip);
+	for (i = 0; i < n && ret == 0; at += parts[i++].nfiles) {
 		out->flags |= parts[i].flags;
 		if (parts[i].sealed_ns > out->sealed_ns)
 			out->sealed_ns = parts[i].sealed_ns;
 		if (parts[i].drained_ns > out->drained_ns)
 			out->drained_ns = parts[i].drained_ns;
-		ret = pfs_merge_add(out, &parts[i]);
+		ret = pfs_merge_add(out, &parts[i], skip + at);
 	}
+	free(skip);
 	if (ret == 0) {
 		ret = pfs_check_unique(out);
 		if (ret == -CKPT_EPROTO)

@@ -263,7 +263,29 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 		ret = check_part(target, job, o.part[i], mine, n, clash, cap,
 				 other, ocap);
 	others_free(&o);
+	/* Refused, the part put nothing in place: its list goes, so that it
+	 * does not keep refusing the other part (which may be the one to
+	 * stay) after this one is removed or written anew. */
+	if (ret == -EEXIST || ret == -CKPT_ECORRUPT)
+		pfs_unlink(tfd, rel, 0);
 out_mine:
 	free(mine);
 	return ret;
+}
+
+int pfs_names_drop(const char *target, const char *job, const char *version,
+		   const char *node)
+{
+	char rel[PFS_REL_MAX];
+	int tfd, ret;
+
+	ret = pfs_path(rel, sizeof(rel), PFS_N_NAMES, job, version, node, 0);
+	if (ret < 0)
+		return ret;
+	tfd = pfs_target_open(target);
+	if (tfd < 0)
+		return tfd;
+	ret = pfs_unlink(tfd, rel, 0);
+	close(tfd);
+	return ret == -ENOENT ? 0 : ret;
 }

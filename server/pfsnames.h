@@ -7,9 +7,12 @@
  * and only then reads every other node's name list (and the part manifest
  * of any node without one, from before name lists).  If one names a path
  * the part names too, the part is refused (-EEXIST) before any of its
- * files is put in place.  Of two nodes whose parts name one path, the
- * later to write its list always sees the other's, whatever the order of
- * their steps: one or both are refused, never neither.  So a file under
+ * files is put in place, and removes its own list again (it put nothing
+ * in place), so that it does not go on refusing the other part once it is
+ * removed or written anew; it is retried on the drain's schedule.  Of two
+ * nodes whose parts name one path, the later to write its list sees the
+ * other's unless that one was refused already: one or both are refused,
+ * never neither, and one that goes on is never refused later.  So a file under
  * files/ is only ever replaced by the part whose list names it (a copy
  * of it restarted, or a new incarnation of the version), and a part's
  * DRAINED, on which its local copy may go, means its own bytes are there.
@@ -36,5 +39,9 @@ struct pfs_job;
  * that does not verify. */
 int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 		    char *clash, size_t cap, char *other, size_t ocap);
+/* Remove node's name list of a part that is removed before it was
+ * drained (its files, if an interrupted copy put any, are no part's). */
+int pfs_names_drop(const char *target, const char *job, const char *version,
+		   const char *node);
 
 #endif

@@ -29,6 +29,7 @@
 #include "journal.h"
 #include "log.h"
 #include "pfs.h"
+#include "pfsnames.h"
 #include "pool.h"
 #include "recover.h"
 #include "remove.h"
@@ -83,6 +84,10 @@ static int rm_local_run(struct rm_task *rt)
 	}
 	if (rt->qdir)
 		recover_discard(rt->cat, rt->qdir);
+	/* A part never drained may have left its name list on the PFS. */
+	if (rt->node[0] && rt->target)
+		(void)pfs_names_drop(rt->target, rt->job, rt->version,
+				     rt->node);
 	return 0;
 }
 

@@ -796,6 +796,46 @@ static void test_data(void)
 	}
 }
 
+/* A directory both parts hold is merged into one entry (the first
+ * part's); a link after a skipped one still names its file; a file
+ * against a directory of the same path still clashes. */
+static void test_merge_dirs(void)
+{
+	struct ckpt_attr dir = { .set = CKPT_ATTR_MODE,
+				 .mode = CKPT_ATTR_IFDIR | 0755 };
+	struct pfs_chunk k = { .len = 10, .stored = 10, .kind = PFS_RAW };
+	struct pfs_file a[2] = {
+		{ .path = "model", .attr = dir },
+		{ .path = "model/a", .size = 10, .first = 0, .count = 1 },
+	};
+	struct pfs_file b[3] = {
+		{ .path = "model", .attr = dir },
+		{ .path = "model/b", .size = 10, .first = 0, .count = 1 },
+		{ .path = "model/c", .size = 10, .first = 1, .link = 2 },
+	};
+	struct pfsman parts[2] = {
+		{ .chunk = CHUNK, .nfiles = 2, .files = a, .nchunks = 1,
+		  .chunks = &k, .job = "train/d", .version = "v1" },
+		{ .chunk = CHUNK, .nfiles = 3, .files = b, .nchunks = 1,
+		  .chunks = &k, .job = "train/d", .version = "v1" },
+	}, out;
+	uint8_t img[IMG_MAX];
+	long n;
+
+	CU_ASSERT_EQUAL_FATAL(pfsman_merge(parts, 2, &out), 0);
+	CU_ASSERT_EQUAL_FATAL(out.nfiles, 4);
+	CU_ASSERT_STRING_EQUAL(out.files[0].path, "model");
+	CU_ASSERT_STRING_EQUAL(out.files[2].path, "model/b");
+	CU_ASSERT_STRING_EQUAL(out.files[3].path, "model/c");
+	CU_ASSERT_EQUAL(out.files[3].link, 3);
+	CU_ASSERT_EQUAL(out.files[2].first, 1);
+	n = encode(&out, img);
+	CU_ASSERT_EQUAL(decode(img, n), 0);
+	pfsman_release(&out);
+	b[0].attr = (struct ckpt_attr){ 0 };     /* a regular file */
+	CU_ASSERT_EQUAL(pfsman_merge(parts, 2, &out), -EEXIST);
+}
+
 static void test_merge(void)
 {
 	struct pfsman m, parts[2], out;
@@ -907,6 +947,7 @@ int main(void)
 		{ "head_fields", test_head_fields },
 		{ "names", test_names },
 		{ "merge", test_merge },
+		{ "merge dirs", test_merge_dirs },
 		{ "links", test_links },
 		{ "data", test_data },
 		{ "long_paths", test_long_paths },
