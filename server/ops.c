@@ -645,9 +645,9 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	 * the version stays listed, read from the PFS.  rm it again to remove
 	 * it from the PFS too.  A drained part whose version is not published
 	 * is refused (CKPT_EUNPUBLISHED): the second rm removes the part from
-	 * the PFS and the local store.  Served from the PFS with a damaged local copy
-	 * in quarantine: rm discards the quarantine first, as it drops a local
-	 * copy.  A version only on the PFS is removed there, unless a newer
+	 * the PFS and the local store.  Served from the PFS with a damaged
+	 * local copy in quarantine: rm discards the quarantine first, as it
+	 * drops a local copy.  A version only on the PFS is removed there, unless a newer
 	 * drained version refers to its chunks (incremental). */
 	if (!version_remote(v) && v->level >= CKPT_DRAINED &&
 	    drain_enabled(c->d))
