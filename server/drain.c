@@ -354,7 +354,7 @@ static void copy_done(struct pool_task *pt)
 		v->drain = DR_QUEUED;
 		v->drain_due_ms = ckptd_now_ms() + wait;
 		if (pt->result == -EEXIST && ct->job->clash_node[0])
-			log_printf(LOG_ERR, "drain: %s/%s: %s is also a file of node %s's part of this version; two parts may not name one path: this part is not drained (retry %u in %llu s)",
+			log_printf(LOG_ERR, "drain: %s/%s: %s clashes with node %s's part of this version (two parts may not name one path, nor put a file where the other has a directory): this part is not drained (retry %u in %llu s)",
 				   v->job->name, v->name, ct->job->failed_path,
 				   ct->job->clash_node, v->drain_tries,
 				   (unsigned long long)(wait / 1000));

@@ -7,91 +7,43 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "crc32c.h"
 #include "pfs.h"
 #include "pfs_i.h"
 #include "pfslayout.h"
 #include "pfsnames.h"
+#include "namelist.h"
 
-#define NAMES_MAGIC "CKPTNAM1"
-#define NAMES_HDR 16u
-
-static int cmp_str(const void *a, const void *b)
+static void entries_free(char **e, uint32_t n)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	while (n)
+		free(e[--n]);
+	free(e);
 }
 
-/* The part's paths but its directories', sorted, in *out (malloc'd; the
- * strings are the job's) and *n. */
-static int own_paths(const struct pfs_job *job, const char ***out, uint32_t *n)
+/* The part's entries (namelist.h), sorted, in *out (malloc'd, and each
+ * entry) and *n. */
+static int own_entries(const struct pfs_job *job, char ***out, uint32_t *n)
 {
-	const char **p;
+	char **e;
 	uint32_t i;
 
-	p = malloc((job->nfiles + 1) * sizeof(*p));
-	if (!p)
+	e = calloc(job->nfiles + 1, sizeof(*e));
+	if (!e)
 		return -ENOMEM;
-	*n = 0;
-	for (i = 0; i < job->nfiles; i++)
-		if (!attr_is_type(&job->files[i].attr, CKPT_ATTR_IFDIR))
-			p[(*n)++] = job->files[i].path;
-	qsort(p, *n, sizeof(*p), cmp_str);
-	*out = p;
-	return 0;
-}
-
-/* paths[0 .. n) in the list's format, in *buf (malloc'd) and *len. */
-static int names_encode(const char **paths, uint32_t n, uint8_t **buf,
-			size_t *len)
-{
-	size_t size = NAMES_HDR, off = NAMES_HDR, l;
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		size += strlen(paths[i]) + 1;
-	*buf = malloc(size);
-	if (!*buf)
-		return -ENOMEM;
-	memcpy(*buf, NAMES_MAGIC, 8);
-	put_le32(*buf + 8, n);
-	for (i = 0; i < n; i++) {
-		l = strlen(paths[i]) + 1;
-		memcpy(*buf + off, paths[i], l);
-		off += l;
+	for (i = 0; i < job->nfiles; i++) {
+		e[i] = namelist_entry(job->files[i].path,
+				      attr_is_type(&job->files[i].attr,
+						   CKPT_ATTR_IFDIR));
+		if (!e[i])
+			goto fail;
 	}
-	put_le32(*buf + 12, crc32c(*buf + NAMES_HDR, size - NAMES_HDR));
-	*len = size;
+	namelist_sort(e, job->nfiles);
+	*out = e;
+	*n = job->nfiles;
 	return 0;
-}
-
-/* Does list buf[0 .. len) verify: magic, CRC, and count NUL-terminated
- * paths filling it? */
-static int names_ok(const uint8_t *buf, size_t len)
-{
-	uint32_t count, seen = 0;
-	size_t i;
-
-	if (len < NAMES_HDR || memcmp(buf, NAMES_MAGIC, 8) ||
-	    get_le32(buf + 12) != crc32c(buf + NAMES_HDR, len - NAMES_HDR))
-		return 0;
-	count = get_le32(buf + 8);
-	for (i = NAMES_HDR; i < len; i++)
-		seen += !buf[i];
-	return seen == count && (len == NAMES_HDR || !buf[len - 1]);
-}
-
-/* The first of mine[0 .. n) (sorted) that paths (count NUL-terminated
- * strings from p, len bytes) also names, or NULL. */
-static const char *first_clash(const char **mine, uint32_t n, const char *p,
-			       size_t len)
-{
-	const char *end = p + len;
-
-	for (; p < end; p += strlen(p) + 1)
-		if (bsearch(&p, mine, n, sizeof(*mine), cmp_str))
-			return p;
-	return NULL;
+fail:
+	entries_free(e, i);
+	return -ENOMEM;
 }
 
 static void clash_set(const char *path, const char *node, char *clash,
@@ -103,10 +55,10 @@ static void clash_set(const char *path, const char *node, char *clash,
 
 /* Check mine against node's name list.  Not ckptd's: ignored. */
 static int check_list(const char *target, const struct pfs_job *job,
-		      const char *node, const char **mine, uint32_t n,
+		      const char *node, char *const *mine, uint32_t n,
 		      char *clash, size_t cap, char *other, size_t ocap)
 {
-	char rel[PFS_REL_MAX];
+	char rel[PFS_REL_MAX], scratch[NAMELIST_ENTRY_MAX + 2];
 	const char *hit;
 	void *buf = NULL;
 	size_t len;
@@ -121,13 +73,12 @@ static int check_list(const char *target, const struct pfs_job *job,
 		ret = 0;                /* removed meanwhile */
 	if (ret < 0 || !buf || owner != geteuid())
 		goto out;
-	if (!names_ok(buf, len)) {
+	if (!namelist_ok(buf, len)) {
 		clash_set("", node, clash, cap, other, ocap);
 		ret = -CKPT_ECORRUPT;
 		goto out;
 	}
-	hit = first_clash(mine, n, (const char *)buf + NAMES_HDR,
-			  len - NAMES_HDR);
+	hit = namelist_first_clash(mine, n, buf, len, scratch);
 	if (hit) {
 		clash_set(hit, node, clash, cap, other, ocap);
 		ret = -EEXIST;
@@ -140,9 +91,11 @@ out:
 /* The same against node's part manifest (a part drained before name
  * lists, or written by a ckptd without them). */
 static int check_part(const char *target, const struct pfs_job *job,
-		      const char *node, const char **mine, uint32_t n,
+		      const char *node, char *const *mine, uint32_t n,
 		      char *clash, size_t cap, char *other, size_t ocap)
 {
+	char q[NAMELIST_ENTRY_MAX + 2], scratch[NAMELIST_ENTRY_MAX + 2];
+	const char *hit;
 	struct pfsman m;
 	uint32_t i;
 	int ret;
@@ -151,10 +104,13 @@ static int check_part(const char *target, const struct pfs_job *job,
 	if (ret < 0)
 		return ret == -ENOENT || ret == -EACCES ? 0 : ret;
 	for (i = 0; i < m.nfiles && ret == 0; i++) {
-		if (attr_is_type(&m.files[i].attr, CKPT_ATTR_IFDIR) ||
-		    !bsearch(&m.files[i].path, mine, n, sizeof(*mine), cmp_str))
+		snprintf(q, sizeof(q), "%s%s", m.files[i].path,
+			 attr_is_type(&m.files[i].attr, CKPT_ATTR_IFDIR) ?
+			 "/" : "");
+		hit = namelist_clash(mine, n, q, scratch);
+		if (!hit)
 			continue;
-		clash_set(m.files[i].path, node, clash, cap, other, ocap);
+		clash_set(hit, node, clash, cap, other, ocap);
 		ret = -EEXIST;
 	}
 	pfsman_release(&m);
@@ -233,16 +189,16 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 {
 	char rel[PFS_REL_MAX], tmp[PFS_REL_MAX];
 	struct others o = { 0 };
-	const char **mine;
 	uint8_t *buf;
 	uint32_t n, i;
+	char **mine;
 	size_t len;
 	int ret;
 
-	ret = own_paths(job, &mine, &n);
+	ret = own_entries(job, &mine, &n);
 	if (ret < 0)
 		return ret;
-	ret = names_encode(mine, n, &buf, &len);
+	ret = namelist_encode(mine, n, &buf, &len);
 	if (ret < 0)
 		goto out_mine;
 	ret = pfs_path(rel, sizeof(rel), PFS_N_NAMES, job->job, job->version,
@@ -269,7 +225,7 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 	if (ret == -EEXIST || ret == -CKPT_ECORRUPT)
 		pfs_unlink(tfd, rel, 0);
 out_mine:
-	free(mine);
+	entries_free(mine, n);
 	return ret;
 }
 

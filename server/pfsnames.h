@@ -5,23 +5,26 @@
  *
  * Each node's copy of its part writes names.<node> (pfslayout.h), durably,
  * and only then reads every other node's name list (and the part manifest
- * of any node without one, from before name lists).  If one names a path
- * the part names too, the part is refused (-EEXIST) before any of its
- * files is put in place, and removes its own list again (it put nothing
- * in place), so that it does not go on refusing the other part once it is
- * removed or written anew; it is retried on the drain's schedule.  Of two
- * nodes whose parts name one path, the later to write its list sees the
- * other's unless that one was refused already: one or both are refused,
- * never neither, and one that goes on is never refused later.  So a file under
- * files/ is only ever replaced by the part whose list names it (a copy
- * of it restarted, or a new incarnation of the version), and a part's
+ * of any node without one, from before name lists).  If the two clash
+ * (namelist.h: one path named by both, or a file of one on the way to a
+ * path of the other, "a" against "a/b"), the part is refused (-EEXIST)
+ * before any of its files is put in place, and removes its own list again
+ * (it put nothing in place), so that it does not go on refusing the other
+ * part once it is removed or written anew; it is retried on the drain's
+ * schedule.  Of two nodes whose parts clash, the later to write its list
+ * sees the other's unless that one was refused already: one or both are
+ * refused, never neither, and one that goes on is never refused later.
+ * So a file under files/ is only ever replaced by the part whose list
+ * names it (a copy of it restarted, or a new incarnation of the version),
+ * no part's directory stands where another part's file goes, and a part's
  * DRAINED, on which its local copy may go, means its own bytes are there.
  *
- * Directories are not in the list: two parts may both hold one.
+ * Directories are listed too (with a '/' after them), so that a directory
+ * of one part, even an empty one, and a file of the same name in another
+ * clash; two parts may both hold one directory.
  *
- * Format (little-endian): "CKPTNAM1", u32 count, u32 CRC32C of the names,
- * then count NUL-terminated paths.  The file is ckptd's own (euid), 0644;
- * a list owned by anyone else is not one ckptd wrote, and is ignored.
+ * The format is namelist.h's.  The file is ckptd's own (euid), 0644; a
+ * list owned by anyone else is not one ckptd wrote, and is ignored.
  *
  * Worker threads only; blocking.  0 or -errno.
  */
@@ -33,9 +36,9 @@
 struct pfs_job;
 
 /* Write job's part's name list as names.<job->node> (tfd: an fd of the
- * directory target), then check it against every other node's.  -EEXIST when another part
- * names one of its paths: that path into clash (cap bytes) and the other
- * node into other (ocap bytes).  -CKPT_ECORRUPT for another node's list
+ * directory target), then check it against every other node's.  -EEXIST
+ * when another part clashes with it: the path at fault into clash (cap
+ * bytes) and the other node into other (ocap bytes).  -CKPT_ECORRUPT for another node's list
  * that does not verify. */
 int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 		    char *clash, size_t cap, char *other, size_t ocap);

@@ -16,7 +16,12 @@
 #  - v2: the same with no drain paused (the two drains race): at most one
 #    of the two parts is drained, at least one is refused, a drained one's
 #    PFS files are its own bytes, and each node reads its own.
-# TIMEOUT: 300
+#  - v3: n1's file fd/rank001/part-0.bin is a directory in n2's part (its
+#    files are under it).  n1's drain is paused while n2's part drains;
+#    resumed, n1's part is refused naming that path (before stop 41 it was
+#    not detected, and the drain failed with ENOTDIR and retried forever),
+#    and both read their own bytes after a SIGKILL and a restart.
+# TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -33,10 +38,10 @@ node() {    # NAME: configure (once) and start node NAME
 	cluster_start "$1" 2+1
 }
 is() { status_is "$@"; }
-# refused NAME VERSION OTHER: NAME logged its part of VERSION refused for a
-# path OTHER's part names too.
+# refused NAME VERSION OTHER [PATH]: NAME logged its part of VERSION
+# refused for PATH (same/rank001/part-0.bin), which clashes with OTHER's.
 refused() {
-	grep -q "drain: $JOB/$2: same/rank001/part-0.bin is also a file of node $3's part of this version" \
+	grep -qF "drain: $JOB/$2: ${4:-same/rank001/part-0.bin} clashes with node $3's part of this version" \
 		"$T/$1/ckptd.log"
 }
 # write NAME VERSION SEED PREFIX
@@ -44,9 +49,10 @@ write() {
 	CKPT_NODES=3 tw "$1" write $JOB "$2" -r 1 -P "$4" -n 2 -z $SIZE -S "$3" \
 		-w local || fail "$1: writing its part of $2"
 }
-# reads NAME VERSION SEED: NAME reads the same/ files of VERSION as SEED's.
+# reads NAME VERSION SEED [PREFIX]: NAME reads the PREFIX (same) files of
+# VERSION as SEED's.
 reads() {
-	tw "$1" verify $JOB "$2" -r 1 -P same -n 2 -z $SIZE -S "$3" >"$T/verify.out" 2>&1 ||
+	tw "$1" verify $JOB "$2" -r 1 -P "${4:-same}" -n 2 -z $SIZE -S "$3" >"$T/verify.out" 2>&1 ||
 		fail "$1 does not read back the bytes of seed $3 of $2: $(tail -1 "$T/verify.out")"
 }
 peers_up() {
@@ -141,6 +147,36 @@ for n in n1 n2; do
 done
 reads n1 v2 21
 reads n2 v2 22
+
+# ---- v3: a file of one part where the other has a directory -----------------
+V3=$(pfs_vdir $JOB v3)
+FD=fd/rank001/part-0.bin
+ctl n1 drain --pause >/dev/null || fail "ckptctl drain --pause on n1"
+write n1 v3 31 fd
+write n2 v3 32 $FD
+write n3 v3 33 part3
+for n in n2 n3; do
+	poll_until 30 part_is $n v3 drained ||
+		fail "$n's part of v3 is $(part_level $n v3), not drained"
+done
+ctl n1 drain --resume >/dev/null || fail "ckptctl drain --resume on n1"
+poll_until 30 refused n1 v3 n2 $FD ||
+	fail "n1's part of v3 was not refused: $(grep 'train/sp/v3' "$T/n1/ckptd.log" | tail -3)"
+! grep -q "v3.*Not a directory\|v3.*Is a directory" "$T/n1/ckptd.log" ||
+	fail "n1's drain of v3 reached the PFS path: $(grep 'v3' "$T/n1/ckptd.log" | tail -2)"
+[ ! -e "$V3/part.n1" ] && [ ! -e "$V3/names.n1" ] && [ ! -e "$V3/manifest" ] ||
+	fail "n1's refused part of v3 left its files: $(ls "$V3")"
+"$TW" expect $JOB v3 -r 1 -P $FD -n 2 -z $SIZE -S 32 -o "$T/exp3" || fail "ckpt_tw expect failed"
+diff -r "$T/exp3/$FD" "$V3/files/$FD" || fail "the PFS files under $FD are not n2's bytes"
+kill9 n1
+kill9 n2
+node n1
+node n2
+peers_up
+reads n1 v3 31 fd
+reads n2 v3 32 $FD
+[ "$(part_level n1 v3)" != drained ] || fail "n1's part of v3 is drained after a restart"
+info "v3: a file against the other part's directory is refused; both read their bytes after a SIGKILL"
 
 for n in $ALL; do stop_ckptd $n; done
 finish
