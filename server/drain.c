@@ -237,6 +237,10 @@ static void published(struct ckptd *d, struct version *v, int res)
 		log_printf(LOG_ERR, "drain: %s/%s: two parts on the PFS name the same path; not published (retry %u in %llu s)",
 			   v->job->name, v->name, v->publish_tries + 1,
 			   (unsigned long long)(wait / 1000));
+	else if (res == -ESTALE)
+		log_printf(LOG_WARNING, "drain: %s/%s: a part was removed from the PFS while the version was being published: published no more (retry %u in %llu s)",
+			   v->job->name, v->name, v->publish_tries + 1,
+			   (unsigned long long)(wait / 1000));
 	else if (res != -EAGAIN)
 		log_printf(LOG_ERR, "drain: %s/%s: publishing: %s (retry %u in %llu s)",
 			   v->job->name, v->name, ckpt_strerror(res),
@@ -642,10 +646,15 @@ static int unpublish_run(struct pool_task *pt)
 	int ret;
 
 	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	if (ret == -ENOENT && rt->node[0]) {
+		ret = pfs_remove_part(rt->target, rt->job, rt->version,
+				      rt->node, PFS_PART_UNPUBLISHED);
+		if (ret != -EEXIST)
+			return ret;
+		/* Published meanwhile: the version goes whole. */
+		ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+	}
 	rt->loaded = ret == 0;
-	if (ret == -ENOENT && rt->node[0])
-		return pfs_remove_part(rt->target, rt->job, rt->version,
-				       rt->node);
 	return ret < 0 ? ret : pfs_remove(rt->target, &rt->m);
 }
 

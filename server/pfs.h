@@ -116,7 +116,9 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
  * sorting before self has its part there: publishing is that node's),
  * -EAGAIN (parts missing: ask again later), -CKPT_EPROTO (more parts than
  * nparts, or parts that do not agree), -EEXIST (two parts name one path),
- * or -errno.  The manifest keeps the seq of self's part.
+ * -ESTALE (a part merged was set aside for removal while the manifest was
+ * being written, pfs_remove_part(): the manifest was taken back again), or
+ * -errno.  The manifest keeps the seq of self's part.
  */
 int pfs_publish(const char *target, const char *job, const char *version,
 		uint32_t uid, uint32_t nparts, const char *self);
@@ -133,11 +135,26 @@ int pfs_load_part(const char *target, const char *job, const char *version,
 int pfs_load_evictable(const char *target, const char *job,
 		       const char *version, const char *node,
 		       struct pfsman *out);
-/* Remove node's part of a version in parts that is not published: the
- * manifest first should there be one (the version would be torn), then
- * the part's files and part.<node>, then the directories left empty. */
+/*
+ * Remove node's part of a version in parts from the PFS: its files,
+ * part.<node> and name list, then the directories left empty.
+ *
+ * PFS_PART_PUBLISHED: the version may be published, and is unpublished
+ * first (its manifest goes: without this part it would be torn).
+ *
+ * PFS_PART_UNPUBLISHED: the caller found no manifest, and must not remove
+ * one published since (other nodes may have let their local copies go on
+ * the strength of it).  part.<node> is set aside first (as ptmp.<node>),
+ * so that no publisher takes this part in from then on; if the manifest is
+ * there after that, a publisher was faster: part.<node> is put back,
+ * nothing is removed, and the answer is -EEXIST.  A publisher that read
+ * part.<node> before it was set aside finds it gone once its manifest is
+ * in place, and takes the manifest back (pfs_publish(), -ESTALE).
+ */
+enum pfs_part_rm { PFS_PART_PUBLISHED, PFS_PART_UNPUBLISHED };
+
 int pfs_remove_part(const char *target, const char *job, const char *version,
-		    const char *node);
+		    const char *node, enum pfs_part_rm how);
 
 /* Free what pfs_read() keeps per thread; call it before a thread ends.
  * Process-wide state: pfs_read() keeps, per worker thread (thread-local,

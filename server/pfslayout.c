@@ -434,10 +434,10 @@ static int rename_or_link(int tfd, const char *from, const char *to, int link,
 	if (fdir < 0)
 		return fdir;
 	tdir = pfs_open_parent(tfd, to, &tname);
-	/* A hard link is made on a drain worker only, which may sleep out a
-	 * delay rule (t_hardlink kills ckptd in one). */
-	ret = tdir < 0 ? tdir : link ? sys_inject_wait(SYS_LINK)
-				    : sys_inject(SYS_RENAME);
+	/* PFS links and renames are made on workers only, which may sleep
+	 * out a delay rule (t_hardlink kills ckptd in one; t_cluster_samepath
+	 * holds a publisher in one). */
+	ret = tdir < 0 ? tdir : sys_inject_wait(link ? SYS_LINK : SYS_RENAME);
 	if (ret == 0 && (link ? linkat(fdir, fname, tdir, tname, 0)
 			      : renameat(fdir, fname, tdir, tname)) < 0)
 		ret = -errno;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,34 @@ static int parts_list(int tfd, const char *job, const char *version,
 	return 0;
 }
 
+/* The manifest dst is in place: are the n parts it was merged from still
+ * there?  One set aside since (pfs_remove_part(), PFS_PART_UNPUBLISHED)
+ * is being removed: the manifest is taken back, -ESTALE. */
+static int parts_still(int tfd, const char *job, const char *version,
+		       char **names, uint32_t n, const char *dst)
+{
+	char **now;
+	uint32_t nnow, i, j;
+	int ret;
+
+	ret = parts_list(tfd, job, version, &now, &nnow);
+	if (ret < 0)
+		return ret;
+	for (i = 0, j = 0; i < n; i++) {
+		while (j < nnow && strcmp(now[j], names[i]) < 0)
+			j++;
+		if (j == nnow || strcmp(now[j], names[i]))
+			break;
+	}
+	names_free(now, nnow);
+	if (i == n)
+		return 0;
+	ret = pfs_unlink(tfd, dst, 0);
+	if (ret == 0)
+		ret = pfs_fsync_parent(tfd, dst);
+	return ret < 0 && ret != -ENOENT ? ret : -ESTALE;
+}
+
 /* Merge the n parts named and write the manifest.  names[0] is self. */
 static int publish_parts(const char *target, int tfd, const char *job,
 			 const char *version, uint32_t uid, char **names,
@@ -140,6 +169,8 @@ static int publish_parts(const char *target, int tfd, const char *job,
 			       version, NULL, 0);
 	if (ret == 0)
 		ret = pfs_manifest_put(tfd, &m, tmp, dst);
+	if (ret == 0)
+		ret = parts_still(tfd, job, version, names, n, dst);
 	pfsman_release(&m);
 out_release:
 	for (i = 0; i < loaded; i++)
@@ -241,13 +272,42 @@ void pfs_vdir_clean(int tfd, const char *job, const char *version,
 		pfs_unlink(tfd, path, AT_REMOVEDIR);
 }
 
+/* Set part.<node> aside as ptmp.<node>, then look for the manifest: if it
+ * is there, put the part back and answer -EEXIST. */
+static int part_set_aside(int tfd, const char *job, const char *version,
+			  const char *node)
+{
+	char part[PFS_REL_MAX], aside[PFS_REL_MAX], man[PFS_REL_MAX];
+	struct stat st;
+	int ret, had;
+
+	ret = pfs_path(part, sizeof(part), PFS_N_PART, job, version, node, 0);
+	if (ret == 0)
+		ret = pfs_path(aside, sizeof(aside), PFS_N_PART_TMP, job,
+			       version, node, 0);
+	if (ret == 0)
+		ret = pfs_path(man, sizeof(man), PFS_N_MANIFEST, job, version,
+			       NULL, 0);
+	if (ret == 0)
+		ret = pfs_rename(tfd, part, aside);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	had = ret == 0;
+	if (fstatat(tfd, man, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* Published meanwhile: the part stays as it was. */
+	if (had && (ret = pfs_rename(tfd, aside, part)) < 0)
+		return ret;
+	return -EEXIST;
+}
+
 int pfs_remove_part(const char *target, const char *job, const char *version,
-		    const char *node)
+		    const char *node, enum pfs_part_rm how)
 {
 	char path[PFS_REL_MAX], top[PATH_MAX];
 	struct pfsman m;
+	int tfd, ret, loaded;
 	uint32_t i;
-	int tfd, ret;
 
 	ret = pfs_path(top, sizeof(top), PFS_N_VERSION, job, version, NULL, 0);
 	if (ret == 0)
@@ -258,24 +318,31 @@ int pfs_remove_part(const char *target, const char *job, const char *version,
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	/* Without this part the version is torn: unpublish it first. */
-	ret = pfs_unlink(tfd, path, 0);
-	if (ret < 0 && ret != -ENOENT)
-		goto out_close;
+	/* Loaded first: set aside, part.<node> is not there to load. */
 	ret = pfs_load_part(target, job, version, node, &m);
+	loaded = ret == 0;
 	if (ret < 0 && ret != -ENOENT)
 		goto out_close;
-	for (i = 0; ret == 0 && i < m.nfiles; i++) {
+	if (how == PFS_PART_PUBLISHED) {
+		/* Without this part the version is torn: unpublish it. */
+		ret = pfs_unlink(tfd, path, 0);
+		ret = ret == -ENOENT ? 0 : ret;
+	} else {
+		ret = part_set_aside(tfd, job, version, node);
+	}
+	if (ret < 0)
+		goto out_release;
+	for (i = 0; loaded && i < m.nfiles; i++) {
 		if (pfs_path(path, sizeof(path), PFS_N_FILE, job, version,
 			     m.files[i].path, 0) < 0)
 			continue;
 		pfs_unlink(tfd, path, 0);
 		pfs_prune(tfd, path, strlen(top));
 	}
-	if (ret == 0)
-		pfsman_release(&m);
 	pfs_vdir_clean(tfd, job, version, node);
-	ret = 0;
+out_release:
+	if (loaded)
+		pfsman_release(&m);
 out_close:
 	close(tfd);
 	return ret;

@@ -103,8 +103,12 @@ static int rm_run(struct pool_task *t)
 					 rt->node, &rt->m);
 		if (ret == -CKPT_EUNPUBLISHED && rt->kind == RM_PART) {
 			ret = pfs_remove_part(rt->target, rt->job, rt->version,
-					      rt->node);
-			return ret < 0 ? ret : rm_local_run(rt);
+					      rt->node, PFS_PART_UNPUBLISHED);
+			if (ret != -EEXIST)
+				return ret < 0 ? ret : rm_local_run(rt);
+			/* Published meanwhile: evicted instead. */
+			ret = pfs_load_evictable(rt->target, rt->job,
+						 rt->version, rt->node, &rt->m);
 		}
 		if (ret < 0)
 			return ret;
@@ -118,7 +122,7 @@ static int rm_run(struct pool_task *t)
 		/* A part: the version is unpublished, this part goes. */
 		if (rt->node[0])
 			return pfs_remove_part(rt->target, rt->job, rt->version,
-					       rt->node);
+					       rt->node, PFS_PART_PUBLISHED);
 		return pfs_remove(rt->target, rt->pfs);
 	case RM_LOCAL:
 		return rm_local_run(rt);

@@ -1,0 +1,106 @@
+#!/bin/bash
+# t_cluster_rmpart: the second rm of a part whose version is not published
+# (RM_PART) races the node publishing the version (three nodes, ec 2+1,
+# one PFS).  Before stop 41 the rm unlinked a manifest published after it
+# had looked for one: the other nodes, which may already have let their
+# local copies go on the strength of it, were left with parts no restart
+# lists.  Now the rm sets its part.<node> aside before it looks, and a
+# publisher that merged the part finds it gone once its manifest is in
+# place and takes the manifest back.
+#  - n1 (the publisher: its name sorts first) has its drain paused while n2
+#    and n3 drain their parts; the first rm of n2's part is refused.
+#  - n1 is restarted with every PFS rename held 2 s (CKPT_FAULT), so that
+#    its publish sits with manifest.tmp written but not yet renamed; then
+#    the second rm of n2's part.  n1 logs that the version is published no
+#    more, no manifest is left, n2's part is gone from the PFS, and n1 and
+#    n3 read back every committed byte, also after a SIGKILL of all nodes
+#    and two clean restarts.
+#  - n1 is started without the fault and rm's its part twice: its files go
+#    from the PFS; n3's stay.
+# TIMEOUT: 300
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PFS=$T/pfs
+mkdir -p "$PFS"
+cluster_setup 3
+JOB=train/rp
+SIZE=300000
+HOLD=2000
+
+node() {    # NAME: configure (once) and start node NAME
+	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
+	cluster_start "$1" 2+1
+}
+is() { status_is "$@"; }
+peers_up() {
+	local n
+	for n in $ALL; do
+		poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
+	done
+}
+# reads NAME SEED: NAME reads back its part of v1 (prefix pNAME, SEED's bytes).
+reads() {
+	tw "$1" verify $JOB v1 -r 1 -P "p$1" -n 2 -z $SIZE -S "$2" >"$T/verify.out" 2>&1 ||
+		fail "$1 does not read back its part of v1: $(tail -1 "$T/verify.out")"
+}
+taken_back() {
+	grep -q "drain: $JOB/v1: a part was removed from the PFS while the version was being published" \
+		"$T/n1/ckptd.log"
+}
+
+for n in $ALL; do node $n; done
+peers_up
+V=$(pfs_vdir $JOB v1)
+
+ctl n1 drain --pause >/dev/null || fail "ckptctl drain --pause on n1"
+for n in 1 2 3; do
+	CKPT_NODES=3 tw n$n write $JOB v1 -r 1 -P "pn$n" -n 2 -z $SIZE -S 1$n -w local ||
+		fail "n$n: writing its part of v1"
+done
+for n in n2 n3; do
+	poll_until 30 part_is $n v1 drained ||
+		fail "$n's part of v1 is $(part_level $n v1), not drained"
+done
+! out=$(ctl n2 rm $JOB v1 2>&1) || fail "the first rm of n2's unpublished part: $out"
+[[ $out == *"not published on the PFS yet"* ]] || fail "the first rm of n2's part says: $out"
+
+# n1's publish held between writing manifest.tmp and renaming it.
+stop_ckptd n1
+CKPT_FAULT="rename:1+:delay=$HOLD" node n1
+ctl n1 drain --resume >/dev/null || fail "ckptctl drain --resume on n1"
+poll_until 60 test -e "$V/manifest.tmp" ||
+	fail "n1 never started to publish v1: $(grep 'train/rp/v1' "$T/n1/ckptd.log" | tail -3)"
+out=$(ctl n2 rm $JOB v1 2>&1) || fail "the second rm of n2's part: $out"
+[ -z "$(part_level n2 v1)" ] || fail "n2 still lists its part after two rm's"
+poll_until 30 taken_back ||
+	fail "n1 did not take the manifest back: $(grep 'train/rp/v1' "$T/n1/ckptd.log" | tail -3)"
+[ ! -e "$V/manifest" ] || fail "v1 is published without n2's part"
+[ ! -e "$V/part.n2" ] && [ ! -e "$V/ptmp.n2" ] && [ ! -e "$V/files/pn2" ] ||
+	fail "n2's part is still on the PFS: $(ls "$V" "$V/files")"
+[ -e "$V/part.n1" ] && [ -e "$V/part.n3" ] || fail "n1's or n3's part left the PFS: $(ls "$V")"
+reads n1 11
+reads n3 13
+info "the second rm of n2's part during n1's publish: the manifest taken back, n1's and n3's bytes read"
+
+for round in kill clean clean; do
+	for n in $ALL; do
+		if [ $round = kill ]; then kill9 $n; else stop_ckptd $n; fi
+	done
+	for n in $ALL; do node $n; done
+	peers_up
+	reads n1 11
+	reads n3 13
+	[ -z "$(part_level n2 v1)" ] || fail "n2 lists its removed part after a $round restart"
+	[ ! -e "$V/manifest" ] || fail "v1 was published without n2's part after a $round restart"
+done
+info "every committed byte of n1 and n3 after a SIGKILL and two clean restarts"
+
+! ctl n1 rm $JOB v1 >/dev/null 2>&1 || fail "the first rm of n1's unpublished part"
+out=$(ctl n1 rm $JOB v1 2>&1) || fail "the second rm of n1's part: $out"
+[ ! -e "$V/part.n1" ] && [ ! -e "$V/files/pn1" ] || fail "n1's part is still on the PFS: $(ls "$V")"
+[ -e "$V/part.n3" ] && [ -e "$V/files/pn3" ] || fail "n3's part went with n1's"
+reads n3 13
+
+for n in $ALL; do stop_ckptd $n; done
+finish
