@@ -88,7 +88,7 @@ int pfs_read_whole(const char *target, const char *rel, void **buf,
 	if (fd < 0)
 		return fd;
 	ret = 0;
-	/* Another uid's file is only its claim (load_at()): not a sparse
+	/* Another uid's file is only its claim (pfs_load_at()): not a sparse
 	 * terabyte for ckptd to allocate and read. */
 	if (st.st_uid != geteuid() && st.st_size > PFS_CLAIM_MAX)
 		ret = -EFBIG;
@@ -132,10 +132,8 @@ static int claim_ok(const struct pfsman *m)
 	return 0;
 }
 
-/* The manifest at rel (a version's or a part's), decoded and checked as
- * pfs_load() says. */
-static int load_at(const char *target, const char *rel, const char *job,
-		   const char *version, struct pfsman *out)
+int pfs_load_at(const char *target, const char *rel, const char *job,
+		const char *version, struct pfsman *out)
 {
 	void *buf = NULL;
 	uid_t owner = 0;
@@ -179,7 +177,7 @@ int pfs_load(const char *target, const char *job, const char *version,
 	int ret;
 
 	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
-	return ret < 0 ? ret : load_at(target, path, job, version, out);
+	return ret < 0 ? ret : pfs_load_at(target, path, job, version, out);
 }
 
 int pfs_load_part(const char *target, const char *job, const char *version,
@@ -189,7 +187,7 @@ int pfs_load_part(const char *target, const char *job, const char *version,
 	int ret;
 
 	ret = pfs_path(path, sizeof(path), PFS_N_PART, job, version, node, 0);
-	return ret < 0 ? ret : load_at(target, path, job, version, out);
+	return ret < 0 ? ret : pfs_load_at(target, path, job, version, out);
 }
 
 /* Each drain thread keeps one decompression context and frame buffer. */

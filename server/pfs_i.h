@@ -38,6 +38,10 @@ int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
  * uid's claim (one a ckptd before stop 36 wrote, or a forgery). */
 int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 		     const char *dst);
+/* The manifest at rel (a version's, a part's, or one set aside), decoded
+ * and checked as pfs_load() says. */
+int pfs_load_at(const char *target, const char *rel, const char *job,
+		const char *version, struct pfsman *out);
 /* The regular file at rel, whole, in *buf (malloc'd, the caller frees it)
  * and *len, and the uid that owns it in *owner.  One another uid owns is
  * refused over PFS_CLAIM_MAX bytes (-EFBIG). */

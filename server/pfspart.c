@@ -304,7 +304,7 @@ static int part_set_aside(int tfd, const char *job, const char *version,
 int pfs_remove_part(const char *target, const char *job, const char *version,
 		    const char *node, enum pfs_part_rm how)
 {
-	char path[PFS_REL_MAX], top[PATH_MAX];
+	char path[PFS_REL_MAX], aside[PFS_REL_MAX], top[PATH_MAX];
 	struct pfsman m;
 	int tfd, ret, loaded;
 	uint32_t i;
@@ -318,8 +318,15 @@ int pfs_remove_part(const char *target, const char *job, const char *version,
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	/* Loaded first: set aside, part.<node> is not there to load. */
+	/* Loaded first: set aside, part.<node> is not there to load.  Not
+	 * there, a removal stopped after setting it aside may have left it as
+	 * ptmp.<node> (its files are to go all the same). */
 	ret = pfs_load_part(target, job, version, node, &m);
+	if (ret == -ENOENT &&
+	    pfs_path(aside, sizeof(aside), PFS_N_PART_TMP, job, version, node,
+		     0) == 0 &&
+	    pfs_load_at(target, aside, job, version, &m) == 0)
+		ret = 0;
 	loaded = ret == 0;
 	if (ret < 0 && ret != -ENOENT)
 		goto out_close;

@@ -15,8 +15,10 @@
 #    more, no manifest is left, n2's part is gone from the PFS, and n1 and
 #    n3 read back every committed byte, also after a SIGKILL of all nodes
 #    and two clean restarts.
-#  - n1 is started without the fault and rm's its part twice: its files go
-#    from the PFS; n3's stay.
+#  - n1 is stopped, and its part.n1 set aside by hand (the state of a
+#    removal killed right after the set-aside); started without the fault,
+#    it reads its part, and rm's it twice: its files go from the PFS (found
+#    through ptmp.n1), n3's stay.
 # TIMEOUT: 300
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -96,9 +98,17 @@ for round in kill clean clean; do
 done
 info "every committed byte of n1 and n3 after a SIGKILL and two clean restarts"
 
+# The state a removal killed right after setting part.n1 aside leaves:
+# ptmp.n1 and n1's files on the PFS, n1's local copy.  rm twice removes
+# the files the set-aside manifest names.
+stop_ckptd n1
+mv "$V/part.n1" "$V/ptmp.n1" || fail "setting part.n1 aside by hand"
+node n1
+reads n1 11
 ! ctl n1 rm $JOB v1 >/dev/null 2>&1 || fail "the first rm of n1's unpublished part"
 out=$(ctl n1 rm $JOB v1 2>&1) || fail "the second rm of n1's part: $out"
-[ ! -e "$V/part.n1" ] && [ ! -e "$V/files/pn1" ] || fail "n1's part is still on the PFS: $(ls "$V")"
+[ ! -e "$V/part.n1" ] && [ ! -e "$V/ptmp.n1" ] && [ ! -e "$V/files/pn1" ] ||
+	fail "n1's part is still on the PFS: $(ls "$V" "$V/files")"
 [ -e "$V/part.n3" ] && [ -e "$V/files/pn3" ] || fail "n3's part went with n1's"
 reads n3 13
 
