@@ -51,7 +51,8 @@ CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
 FUSE_LIBS  := $(shell pkg-config --libs fuse3 2>/dev/null)
 # ckptd only: the /metrics endpoint (server/metrics.c).
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
-# libsodium: the cluster's peer authentication (lib/peer.c), ckptd only.
+# libsodium: the cluster's peer authentication (lib/peer.c), and the keyed
+# hash of client-chosen names (lib/namehash.c); ckptd and ckptfs only.
 SODIUM_LIBS:= $(shell pkg-config --libs libsodium 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
@@ -63,7 +64,7 @@ LDLIBS   := $(PKG_LIBS) -lpthread
 
 LIB_SRC    := $(wildcard lib/*.c)
 # What only ckptd needs of lib/ (the cluster) stays out of libckpt.
-CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c lib/namelist.c,$(LIB_SRC))
+CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c lib/namelist.c lib/namehash.c,$(LIB_SRC))
 SERVER_SRC := $(wildcard server/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
@@ -124,8 +125,8 @@ $(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A)
 $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
 
-$(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(CKPT_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
+$(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(BUILD)/obj/lib/namehash.o $(CKPT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # A FUSE file system that keeps no bytes: the ceiling row of
 # tools/bench_fuse.sh (make bench), not a part of ckpt.

@@ -11,7 +11,7 @@
  * between tar's lstat (cached, from the mirror) and its fstat after the read
  * (from ckptd) is "file changed as we read it".  So at the commit the mount
  * keeps, per version, the number and ctime of each path of its mirror (a
- * sorted array of {FNV-1a of the path, st_ino, ctime}), and answers with
+ * sorted array of {name_hash64() of the path, st_ino, ctime}), and answers with
  * them for as long as it keeps the version:
  * FS_INOMAP_MAX versions and FS_INOMAP_ENTRIES paths in all, the oldest
  * forgotten first (they fall back to the hash, as after a remount).  A map
@@ -25,12 +25,13 @@
 #include <string.h>
 
 #include "ckptfs_i.h"
+#include "namehash.h"
 
 #define FS_INOMAP_MAX     64
 #define FS_INOMAP_ENTRIES (1u << 22)
 
 struct ino_ent {
-	uint64_t key;             /* FNV-1a of the path in the version */
+	uint64_t key;             /* name_hash64() of the path in the version */
 	uint64_t ino;
 	uint64_t ctime_ns;        /* what the mirror showed */
 };
@@ -46,11 +47,7 @@ struct fs_inomap {
 
 static uint64_t path_key(const char *path)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	while (*path)
-		h = (h ^ (unsigned char)*path++) * 1099511628211ull;
-	return h;
+	return name_hash64(path, strlen(path));
 }
 
 static int cmp_ent(const void *x, const void *y)

@@ -25,6 +25,7 @@
 #include <sys/statvfs.h>
 
 #include "ckptfs_i.h"
+#include "namehash.h"
 
 /* ---- attributes ---------------------------------------------------------- */
 
@@ -33,33 +34,41 @@
  * mount's counter (tree.c), so the names of one file show one number, kept
  * across renames.  What ckptd answers for (committed versions, other
  * writers' versions, jobs, the leading parts of their names) is numbered by
- * a 64-bit FNV-1a hash of what it is: its kind, job, version and path, or,
- * for a file with several names, ckptd's ino in place of the path, so that
- * its names show one number too.  The top bit keeps those apart from the
+ * a keyed 64-bit hash (namehash.h: the mount's own key, so that no one can
+ * choose a path that shows another's number) of what it is: its kind, job,
+ * version and path, or, for a file with several names, ckptd's ino in place
+ * of the path, so that its names show one number too.  The top bit keeps those apart from the
  * counter's.  The root is FS_ROOT_INO, as the kernel has it.  A version
  * this mount committed keeps the counter's numbers (inomap.c), so that a
  * file's number does not change at its commit.
  */
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
+/* s (at most max bytes of it) and a NUL at buf + n; the new end. */
+static size_t put_name(char *buf, size_t n, const char *s, size_t max)
 {
-	const unsigned char *s = p;
+	size_t l = strnlen(s, max);
 
-	while (len--)
-		h = (h ^ *s++) * 1099511628211ull;
-	return h;
+	memcpy(buf + n, s, l);
+	buf[n + l] = 0;
+	return n + l + 1;
 }
 
 static uint64_t ino_hash(enum fs_kind kind, const char *job,
 			 const char *version, const char *path, uint64_t ino)
 {
-	uint64_t h = 14695981039346656037ull;
-	unsigned char k = (unsigned char)kind | (ino ? 0x80 : 0);
+	char buf[1 + CKPT_JOB_MAX + 1 + CKPT_VERSION_MAX + 1 +
+		 CKPT_PATH_MAX2 + 1];
+	size_t n = 1;
 
-	h = fnv(h, &k, 1);
-	h = fnv(h, job, strlen(job) + 1);
-	h = fnv(h, version, strlen(version) + 1);
-	h = ino ? fnv(h, &ino, sizeof(ino)) : fnv(h, path, strlen(path) + 1);
-	return h | 1ull << 63;
+	buf[0] = (char)((unsigned char)kind | (ino ? 0x80 : 0));
+	n = put_name(buf, n, job, CKPT_JOB_MAX);
+	n = put_name(buf, n, version, CKPT_VERSION_MAX);
+	if (ino) {
+		memcpy(buf + n, &ino, sizeof(ino));
+		n += sizeof(ino);
+	} else {
+		n = put_name(buf, n, path, CKPT_PATH_MAX2);
+	}
+	return name_hash64(buf, n) | 1ull << 63;
 }
 
 static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,

@@ -29,13 +29,18 @@ static void key_draw(void)
 	memcpy(key, w, sizeof(key) < sizeof(w) ? sizeof(key) : sizeof(w));
 }
 
-uint32_t name_hash(const char *s)
+uint64_t name_hash64(const void *p, size_t len)
 {
 	unsigned char out[crypto_shorthash_BYTES];
-	uint32_t h;
+	uint64_t h;
 
 	pthread_once(&key_once, key_draw);
-	crypto_shorthash(out, (const unsigned char *)s, strlen(s), key);
+	crypto_shorthash(out, p, len, key);
 	memcpy(&h, out, sizeof(h));
 	return h;
+}
+
+uint32_t name_hash(const char *s)
+{
+	return (uint32_t)name_hash64(s, strlen(s));
 }
