@@ -875,6 +875,18 @@ cluster_up() {
 	done
 }
 
+# cluster_bounce kill|clean START PEERS: every node of $ALL is killed with
+# SIGKILL (kill) or stopped cleanly (clean), then started again by the
+# test's function START NAME, and has PEERS peers up.
+cluster_bounce() {
+	local n
+	for n in $ALL; do
+		if [ "$1" = kill ]; then kill9 $n; else stop_ckptd $n; fi
+	done
+	for n in $ALL; do "$2" $n; done
+	cluster_up "$3"
+}
+
 # cluster_protect_parts JOB VERSION TW-ARGS...: node number i of $ALL
 # writes part i of JOB/VERSION (ckpt_tw -r i -P part<i>, the version of
 # as many parts as $ALL has nodes), and every part reaches PROTECTED.

@@ -34,13 +34,6 @@ node() {    # NAME: configure (once) and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
 	cluster_start "$1" 2+1
 }
-is() { status_is "$@"; }
-peers_up() {
-	local n
-	for n in $ALL; do
-		poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
-	done
-}
 # reads NAME SEED: NAME reads back its part of v1 (prefix pNAME, SEED's bytes).
 reads() {
 	tw "$1" verify $JOB v1 -r 1 -P "p$1" -n 2 -z $SIZE -S "$2" >"$T/verify.out" 2>&1 ||
@@ -52,7 +45,7 @@ taken_back() {
 }
 
 for n in $ALL; do node $n; done
-peers_up
+cluster_up 2
 V=$(pfs_vdir $JOB v1)
 
 ctl n1 drain --pause >/dev/null || fail "ckptctl drain --pause on n1"
@@ -86,11 +79,7 @@ reads n3 13
 info "the second rm of n2's part during n1's publish: the manifest taken back, n1's and n3's bytes read"
 
 for round in kill clean clean; do
-	for n in $ALL; do
-		if [ $round = kill ]; then kill9 $n; else stop_ckptd $n; fi
-	done
-	for n in $ALL; do node $n; done
-	peers_up
+	cluster_bounce $round node 2
 	reads n1 11
 	reads n3 13
 	[ -z "$(part_level n2 v1)" ] || fail "n2 lists its removed part after a $round restart"

@@ -37,7 +37,6 @@ node() {    # NAME: configure (once) and start node NAME
 	[ -f "$T/$1/ckptd.conf" ] || drain_conf "$1" retry_max=1 -- staging=96M
 	cluster_start "$1" 2+1
 }
-is() { status_is "$@"; }
 # refused NAME VERSION OTHER [PATH]: NAME logged its part of VERSION
 # refused for PATH (same/rank001/part-0.bin), which clashes with OTHER's.
 refused() {
@@ -55,15 +54,9 @@ reads() {
 	tw "$1" verify $JOB "$2" -r 1 -P "${4:-same}" -n 2 -z $SIZE -S "$3" >"$T/verify.out" 2>&1 ||
 		fail "$1 does not read back the bytes of seed $3 of $2: $(tail -1 "$T/verify.out")"
 }
-peers_up() {
-	local n
-	for n in $ALL; do
-		poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
-	done
-}
 
 for n in $ALL; do node $n; done
-peers_up
+cluster_up 2
 V1=$(pfs_vdir $JOB v1)
 
 # ---- v1: the later part refused, the earlier one's bytes kept ---------------
@@ -98,11 +91,7 @@ info "v1: rm of n1's unpublished part is refused; its local copy stays"
 
 # A SIGKILL, then two clean restarts; every committed byte after each.
 for round in kill clean clean; do
-	for n in $ALL; do
-		if [ $round = kill ]; then kill9 $n; else stop_ckptd $n; fi
-	done
-	for n in $ALL; do node $n; done
-	peers_up
+	cluster_bounce $round node 2
 	reads n1 v1 11
 	reads n2 v1 12
 	[ "$(part_level n2 v1)" != drained ] || fail "n2's part of v1 is drained after a $round restart"
@@ -172,7 +161,7 @@ kill9 n1
 kill9 n2
 node n1
 node n2
-peers_up
+cluster_up 2
 reads n1 v3 31 fd
 reads n2 v3 32 $FD
 [ "$(part_level n1 v3)" != drained ] || fail "n1's part of v3 is drained after a restart"
