@@ -4,7 +4,7 @@
  * crash, and a config that loads must print back to one that loads to the
  * same struct.
  *
- * fuzz-sources: lib/conf.c lib/log.c
+ * fuzz-sources: lib/conf.c lib/confval.c lib/log.c
  * fuzz-libs: -linih
  */
 #include <stdio.h>

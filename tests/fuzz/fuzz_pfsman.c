@@ -70,7 +70,14 @@ static int decode_one(const uint8_t *buf, size_t len)
 	if (pfsman_size(&m) != len || !(again = malloc(len)))
 		abort();
 	n = pfsman_encode(&m, again, len);
-	if (n != (long)len || memcmp(again, buf, len))
+	/* The same bytes, but for the format: 5 is written only when a path
+	 * needs it, and read whenever it is there, so a format 5 image of
+	 * short paths comes back as 4 (and its CRC with it). */
+	if (n != (long)len || memcmp(again, buf, 8) ||
+	    memcmp(again + 12, buf + 12, len - 16) ||
+	    (memcmp(again + 8, buf + 8, 4) &&
+	     (get_le32(buf + 8) != PFSMAN_FORMAT ||
+	      get_le32(again + 8) != PFSMAN_FORMAT_V4)))
 		abort();
 	free(again);
 	pfsman_release(&m);
