@@ -238,7 +238,7 @@ static void published(struct ckptd *d, struct version *v, int res)
 			   v->job->name, v->name, v->publish_tries + 1,
 			   (unsigned long long)(wait / 1000));
 	else if (res == -ESTALE)
-		log_printf(LOG_WARNING, "drain: %s/%s: a part was removed from the PFS while the version was being published: published no more (retry %u in %llu s)",
+		log_printf(LOG_WARNING, "drain: %s/%s: a part was removed from the PFS while the version was being published: not published (retry %u in %llu s)",
 			   v->job->name, v->name, v->publish_tries + 1,
 			   (unsigned long long)(wait / 1000));
 	else if (res != -EAGAIN)
@@ -653,6 +653,8 @@ static int unpublish_run(struct pool_task *pt)
 			return ret;
 		/* Published meanwhile: the version goes whole. */
 		ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
+		if (ret == -ENOENT)
+			ret = -EAGAIN;  /* and gone again: the next pass */
 	}
 	rt->loaded = ret == 0;
 	return ret < 0 ? ret : pfs_remove(rt->target, &rt->m);
@@ -667,9 +669,13 @@ static void unpublish_done(struct pool_task *pt)
 	struct version *v = rt->t.v;
 
 	v->removing = 0;
-	if (pt->result < 0 && pt->result != -ENOENT)
-		log_printf(LOG_WARNING, "retention: removing %s/%s from the PFS: %s",
+	/* Not removed (or not known to be): it stays as it is, and the next
+	 * pass of retention tries again. */
+	if (pt->result < 0 && pt->result != -ENOENT) {
+		log_printf(LOG_WARNING, "retention: removing %s/%s from the PFS: %s; tried again later",
 			   rt->job, rt->version, ckpt_strerror(pt->result));
+		goto out_free;
+	}
 	log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
 		   rt->job, rt->version, d->conf->drain_keep);
 	if (v->removed)

@@ -33,7 +33,7 @@
 
 
 int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
-		const char *dst)
+		const char *dst, const struct pfs_put_gate *gate)
 {
 	const struct pfs_owner self = { geteuid(), getegid() };
 	int fd, ret;
@@ -48,6 +48,8 @@ int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
 			ret = sys_fsync(fd);
 		close(fd);
 	}
+	if (ret == 0 && gate)
+		ret = gate->open(gate->arg);
 	if (ret == 0)
 		ret = pfs_rename(tfd, tmp, dst);
 	if (ret < 0)
@@ -56,7 +58,7 @@ int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
 }
 
 int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
-		     const char *dst)
+		     const char *dst, const struct pfs_put_gate *gate)
 {
 	size_t size = pfsman_size(m);
 	void *buf;
@@ -67,7 +69,8 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 	if (!buf)
 		return -ENOMEM;
 	len = pfsman_encode(m, buf, size);
-	ret = len < 0 ? (int)len : pfs_put_own(tfd, buf, (size_t)len, tmp, dst);
+	ret = len < 0 ? (int)len : pfs_put_own(tfd, buf, (size_t)len, tmp, dst,
+							 gate);
 	free(buf);
 	return ret;
 }

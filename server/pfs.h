@@ -117,7 +117,7 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
  * -EAGAIN (parts missing: ask again later), -CKPT_EPROTO (more parts than
  * nparts, or parts that do not agree), -EEXIST (two parts name one path),
  * -ESTALE (a part merged was set aside for removal while the manifest was
- * being written, pfs_remove_part(): the manifest was taken back again), or
+ * being written, pfs_remove_part(): the manifest did not go in), or
  * -errno.  The manifest keeps the seq of self's part.
  */
 int pfs_publish(const char *target, const char *job, const char *version,
@@ -144,12 +144,15 @@ int pfs_load_evictable(const char *target, const char *job,
  *
  * PFS_PART_UNPUBLISHED: the caller found no manifest, and must not remove
  * one published since (other nodes may have let their local copies go on
- * the strength of it).  part.<node> is set aside first (as ptmp.<node>),
- * so that no publisher takes this part in from then on; if the manifest is
- * there after that, a publisher was faster: part.<node> is put back,
- * nothing is removed, and the answer is -EEXIST.  A publisher that read
- * part.<node> before it was set aside finds it gone once its manifest is
- * in place, and takes the manifest back (pfs_publish(), -ESTALE).
+ * the strength of it).  part.<node> is set aside first (as ptmp.<node>)
+ * and manifest.tmp removed, so that no publisher takes this part in from
+ * then on; if the manifest is there after that, a publisher was faster:
+ * part.<node> is put back, nothing is removed, and the answer is -EEXIST.
+ * A publisher checks the parts between making manifest.tmp durable and
+ * renaming it (pfs_publish(), -ESTALE), so no manifest is ever in place
+ * without a part it was merged from.  A part.<node> missing from a
+ * published version (a removal killed before it put it back) is put back
+ * from ptmp.<node> by this and by pfs_load_evictable().
  */
 enum pfs_part_rm { PFS_PART_PUBLISHED, PFS_PART_UNPUBLISHED };
 

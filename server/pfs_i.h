@@ -26,18 +26,25 @@ static inline int is_link(const struct ckpt_attr *a)
  * 1 GiB, about 48 million chunk entries. */
 #define PFS_CLAIM_MAX (1ll << 30)
 
+/* Asked once tmp is durable and before it is renamed to dst: anything but
+ * 0 and tmp is removed and dst left as it was (that answer is returned). */
+struct pfs_put_gate {
+	int (*open)(void *arg);
+	void *arg;
+};
+
 /* Write buf[0 .. len) at rel dst atomically: under rel tmp, fsync'd,
  * renamed, its directory fsync'd.  The file is ckptd's own (its euid and
  * egid), 0644: in its owner's 0700 tree, that uid can read it and remove
  * it but not write it, so such a file owned by ckptd is one ckptd wrote,
  * while one owned by the uid of the tree is only that uid's claim. */
 int pfs_put_own(int tfd, const void *buf, size_t len, const char *tmp,
-		const char *dst);
+		const char *dst, const struct pfs_put_gate *gate);
 /* Encode m and write it at dst with pfs_put_own(): pfs_load() trusts a
  * manifest owned by ckptd; one owned by the uid it names is only that
  * uid's claim (one a ckptd before stop 36 wrote, or a forgery). */
 int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
-		     const char *dst);
+		     const char *dst, const struct pfs_put_gate *gate);
 /* The manifest at rel (a version's, a part's, or one set aside), decoded
  * and checked as pfs_load() says. */
 int pfs_load_at(const char *target, const char *rel, const char *job,

@@ -231,7 +231,8 @@ static int write_manifest(struct copy *c)
 		ret = pfs_path(tmp, sizeof(tmp),
 			       c->node ? PFS_N_PART_TMP : PFS_N_MANIFEST_TMP,
 			       c->m.job, c->m.version, c->node, 0);
-	return ret < 0 ? ret : pfs_manifest_put(c->tfd, &c->m, tmp, dst);
+	return ret < 0 ? ret : pfs_manifest_put(c->tfd, &c->m, tmp, dst,
+						      NULL);
 }
 
 /* Remove the version's published manifest (an injectable unlink). */

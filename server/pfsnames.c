@@ -208,7 +208,7 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 			       job->version, job->node, 0);
 	/* Durable before the others are read: see pfsnames.h. */
 	if (ret == 0)
-		ret = pfs_put_own(tfd, buf, len, tmp, rel);
+		ret = pfs_put_own(tfd, buf, len, tmp, rel, NULL);
 	free(buf);
 	if (ret == 0)
 		ret = others_find(tfd, job, &o);

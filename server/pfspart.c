@@ -106,32 +106,36 @@ static int parts_list(int tfd, const char *job, const char *version,
 	return 0;
 }
 
-/* The manifest dst is in place: are the n parts it was merged from still
- * there?  One set aside since (pfs_remove_part(), PFS_PART_UNPUBLISHED)
- * is being removed: the manifest is taken back, -ESTALE. */
-static int parts_still(int tfd, const char *job, const char *version,
-		       char **names, uint32_t n, const char *dst)
+/* The gate of the manifest's rename (pfs_put_gate): are the n parts it was
+ * merged from all still there?  manifest.tmp is durable by now, so a part
+ * set aside from here on is put back by its remover (part_set_aside()),
+ * and one set aside before is seen missing here: -ESTALE, and the manifest
+ * does not go in. */
+struct parts_gate {
+	int tfd;
+	const char *job, *version;
+	char **names;
+	uint32_t n;
+};
+
+static int parts_still(void *arg)
 {
+	const struct parts_gate *g = arg;
 	char **now;
 	uint32_t nnow, i, j;
 	int ret;
 
-	ret = parts_list(tfd, job, version, &now, &nnow);
+	ret = parts_list(g->tfd, g->job, g->version, &now, &nnow);
 	if (ret < 0)
 		return ret;
-	for (i = 0, j = 0; i < n; i++) {
-		while (j < nnow && strcmp(now[j], names[i]) < 0)
+	for (i = 0, j = 0; i < g->n; i++) {
+		while (j < nnow && strcmp(now[j], g->names[i]) < 0)
 			j++;
-		if (j == nnow || strcmp(now[j], names[i]))
+		if (j == nnow || strcmp(now[j], g->names[i]))
 			break;
 	}
 	names_free(now, nnow);
-	if (i == n)
-		return 0;
-	ret = pfs_unlink(tfd, dst, 0);
-	if (ret == 0)
-		ret = pfs_fsync_parent(tfd, dst);
-	return ret < 0 && ret != -ENOENT ? ret : -ESTALE;
+	return i == g->n ? 0 : -ESTALE;
 }
 
 /* Merge the n parts named and write the manifest.  names[0] is self. */
@@ -139,6 +143,8 @@ static int publish_parts(const char *target, int tfd, const char *job,
 			 const char *version, uint32_t uid, char **names,
 			 uint32_t n)
 {
+	const struct parts_gate pg = { tfd, job, version, names, n };
+	const struct pfs_put_gate gate = { parts_still, (void *)&pg };
 	char tmp[PATH_MAX], dst[PATH_MAX];
 	struct pfsman *parts, m;
 	struct timespec ts;
@@ -168,9 +174,10 @@ static int publish_parts(const char *target, int tfd, const char *job,
 		ret = pfs_path(tmp, sizeof(tmp), PFS_N_MANIFEST_TMP, job,
 			       version, NULL, 0);
 	if (ret == 0)
-		ret = pfs_manifest_put(tfd, &m, tmp, dst);
-	if (ret == 0)
-		ret = parts_still(tfd, job, version, names, n, dst);
+		ret = pfs_manifest_put(tfd, &m, tmp, dst, &gate);
+	/* manifest.tmp removed under it by a remover (part_set_aside()). */
+	if (ret == -ENOENT)
+		ret = -ESTALE;
 	pfsman_release(&m);
 out_release:
 	for (i = 0; i < loaded; i++)
@@ -211,17 +218,29 @@ out_close:
 	return ret;
 }
 
+static int part_put_back(const char *target, int tfd, const char *job,
+			 const char *version, const char *node,
+			 struct pfsman *out);
+
 int pfs_load_evictable(const char *target, const char *job,
 		       const char *version, const char *node,
 		       struct pfsman *out)
 {
-	int ret = pfs_load(target, job, version, out);
+	int ret = pfs_load(target, job, version, out), tfd;
 
 	if (ret < 0 || !node || !node[0])
 		return ret == -ENOENT && node && node[0] ? -CKPT_EUNPUBLISHED
 							 : ret;
 	pfsman_release(out);
-	return pfs_load_part(target, job, version, node, out);
+	ret = pfs_load_part(target, job, version, node, out);
+	if (ret == -ENOENT) {
+		tfd = pfs_target_open(target);
+		if (tfd < 0)
+			return tfd;
+		ret = part_put_back(target, tfd, job, version, node, out);
+		close(tfd);
+	}
+	return ret;
 }
 
 /* Is name node's temporary: ptmp.<node>, ntmp.<node>, or
@@ -272,12 +291,44 @@ void pfs_vdir_clean(int tfd, const char *job, const char *version,
 		pfs_unlink(tfd, path, AT_REMOVEDIR);
 }
 
-/* Set part.<node> aside as ptmp.<node>, then look for the manifest: if it
- * is there, put the part back and answer -EEXIST. */
-static int part_set_aside(int tfd, const char *job, const char *version,
-			  const char *node)
+/* part.<node> is missing but the version is published: a removal stopped
+ * between setting it aside and putting it back left it as ptmp.<node>;
+ * put it back if it verifies.  0 (and *out loaded), or -ENOENT. */
+static int part_put_back(const char *target, int tfd, const char *job,
+			 const char *version, const char *node,
+			 struct pfsman *out)
+{
+	char part[PFS_REL_MAX], aside[PFS_REL_MAX];
+	int ret;
+
+	ret = pfs_path(part, sizeof(part), PFS_N_PART, job, version, node, 0);
+	if (ret == 0)
+		ret = pfs_path(aside, sizeof(aside), PFS_N_PART_TMP, job,
+			       version, node, 0);
+	if (ret == 0)
+		ret = pfs_load_at(target, aside, job, version, out);
+	if (ret < 0)
+		return -ENOENT;
+	ret = pfs_rename(tfd, aside, part);
+	if (ret < 0)
+		pfsman_release(out);
+	return ret;
+}
+
+/*
+ * Set part.<node> aside as ptmp.<node>, remove manifest.tmp, then look for
+ * the manifest: if it is there, put the part back and answer -EEXIST.  A
+ * publisher checks the parts once its manifest.tmp is durable and before
+ * it renames it (parts_still()): either it sees this part gone, or this
+ * sees its manifest.tmp (removed here, so that its rename fails) or its
+ * manifest.  So no manifest is ever in place without this part's files.
+ */
+static int part_set_aside(const char *target, int tfd, const char *job,
+			  const char *version, const char *node)
 {
 	char part[PFS_REL_MAX], aside[PFS_REL_MAX], man[PFS_REL_MAX];
+	char mtmp[PFS_REL_MAX];
+	struct pfsman back;
 	struct stat st;
 	int ret, had;
 
@@ -289,16 +340,33 @@ static int part_set_aside(int tfd, const char *job, const char *version,
 		ret = pfs_path(man, sizeof(man), PFS_N_MANIFEST, job, version,
 			       NULL, 0);
 	if (ret == 0)
+		ret = pfs_path(mtmp, sizeof(mtmp), PFS_N_MANIFEST_TMP, job,
+			       version, NULL, 0);
+	if (ret == 0)
 		ret = pfs_rename(tfd, part, aside);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	had = ret == 0;
-	if (fstatat(tfd, man, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	/* Published meanwhile: the part stays as it was. */
-	if (had && (ret = pfs_rename(tfd, aside, part)) < 0)
-		return ret;
-	return -EEXIST;
+	ret = pfs_unlink(tfd, mtmp, 0);
+	if (ret < 0 && ret != -ENOENT)
+		goto put_back;
+	if (fstatat(tfd, man, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		ret = -errno;
+		goto put_back;
+	}
+	ret = -EEXIST;          /* published meanwhile: the part stays */
+put_back:
+	if (had) {
+		had = pfs_rename(tfd, aside, part);
+		return had < 0 ? had : ret;
+	}
+	/* One a removal stopped before left, with the version published. */
+	if (ret == -EEXIST &&
+	    part_put_back(target, tfd, job, version, node, &back) == 0)
+		pfsman_release(&back);
+	return ret;
 }
 
 int pfs_remove_part(const char *target, const char *job, const char *version,
@@ -335,7 +403,7 @@ int pfs_remove_part(const char *target, const char *job, const char *version,
 		ret = pfs_unlink(tfd, path, 0);
 		ret = ret == -ENOENT ? 0 : ret;
 	} else {
-		ret = part_set_aside(tfd, job, version, node);
+		ret = part_set_aside(target, tfd, job, version, node);
 	}
 	if (ret < 0)
 		goto out_release;

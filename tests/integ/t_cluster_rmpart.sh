@@ -4,21 +4,25 @@
 # one PFS).  Before stop 41 the rm unlinked a manifest published after it
 # had looked for one: the other nodes, which may already have let their
 # local copies go on the strength of it, were left with parts no restart
-# lists.  Now the rm sets its part.<node> aside before it looks, and a
-# publisher that merged the part finds it gone once its manifest is in
-# place and takes the manifest back.
+# lists.  Now the rm sets its part.<node> aside and removes manifest.tmp
+# before it looks for the manifest, and the publisher checks the parts
+# between making manifest.tmp durable and renaming it: no manifest is in
+# place without every part it was merged from.
 #  - n1 (the publisher: its name sorts first) has its drain paused while n2
 #    and n3 drain their parts; the first rm of n2's part is refused.
 #  - n1 is restarted with every PFS rename held 2 s (CKPT_FAULT), so that
 #    its publish sits with manifest.tmp written but not yet renamed; then
-#    the second rm of n2's part.  n1 logs that the version is published no
-#    more, no manifest is left, n2's part is gone from the PFS, and n1 and
+#    the second rm of n2's part.  n1 logs that the version is not
+#    published, no manifest is left, n2's part is gone from the PFS, and n1 and
 #    n3 read back every committed byte, also after a SIGKILL of all nodes
 #    and two clean restarts.
 #  - n1 is stopped, and its part.n1 set aside by hand (the state of a
 #    removal killed right after the set-aside); started without the fault,
 #    it reads its part, and rm's it twice: its files go from the PFS (found
 #    through ptmp.n1), n3's stay.
+#  - v2, published, with n2's part.n2 set aside by hand and n2 stopped (a
+#    removal killed before it put the part back): rm on n2 evicts its
+#    part, part.n2 is back, and n2 reads v2 from the PFS.
 # TIMEOUT: 300
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -76,7 +80,7 @@ poll_until 30 taken_back ||
 [ -e "$V/part.n1" ] && [ -e "$V/part.n3" ] || fail "n1's or n3's part left the PFS: $(ls "$V")"
 reads n1 11
 reads n3 13
-info "the second rm of n2's part during n1's publish: the manifest taken back, n1's and n3's bytes read"
+info "the second rm of n2's part during n1's publish: v1 not published, n1's and n3's bytes read"
 
 for round in kill clean clean; do
 	cluster_bounce $round node 2
@@ -100,6 +104,22 @@ out=$(ctl n1 rm $JOB v1 2>&1) || fail "the second rm of n1's part: $out"
 	fail "n1's part is still on the PFS: $(ls "$V" "$V/files")"
 [ -e "$V/part.n3" ] && [ -e "$V/files/pn3" ] || fail "n3's part went with n1's"
 reads n3 13
+
+# v2 published; a removal of n2's part killed after its set-aside.
+for n in 1 2 3; do
+	CKPT_NODES=3 tw n$n write $JOB v2 -r 1 -P "pn$n" -n 2 -z $SIZE -S 2$n -w local ||
+		fail "n$n: writing its part of v2"
+done
+V2=$(pfs_vdir $JOB v2)
+poll_until 60 test -e "$V2/manifest" || fail "v2 was not published"
+stop_ckptd n2
+mv "$V2/part.n2" "$V2/ptmp.n2" || fail "setting part.n2 aside by hand"
+node n2
+out=$(ctl n2 rm $JOB v2 2>&1) || fail "rm of n2's part of published v2: $out"
+[ -e "$V2/part.n2" ] && [ ! -e "$V2/ptmp.n2" ] || fail "part.n2 was not put back: $(ls "$V2")"
+tw n2 verify $JOB v2 -r 1 -P pn2 -n 2 -z $SIZE -S 22 >"$T/verify.out" 2>&1 ||
+	fail "n2 does not read its evicted part of v2: $(tail -1 "$T/verify.out")"
+info "a published part set aside by a killed removal is put back, and evicted"
 
 for n in $ALL; do stop_ckptd $n; done
 finish
