@@ -131,7 +131,9 @@ int pfs_load_part(const char *target, const char *job, const char *version,
  * version is published (its manifest is there): until then a restart
  * would not find the part (pfs_scan() lists published versions), nor
  * would a version that never is published (a part refused, a node gone)
- * ever list it again.  -CKPT_EUNPUBLISHED then. */
+ * ever list it again.  -CKPT_EUNPUBLISHED then.  A part.<node> missing
+ * from a published version, left as ptmp.<node> by a removal killed
+ * midway (pfs_remove_part()), is put back here first. */
 int pfs_load_evictable(const char *target, const char *job,
 		       const char *version, const char *node,
 		       struct pfsman *out);
