@@ -38,9 +38,9 @@
  * choose a path that shows another's number) of what it is: its kind, job,
  * version and path, or, for a file with several names, ckptd's ino in place
  * of the path, so that its names show one number too.  The top bit keeps
- * those apart from the counter's.  The root is FS_ROOT_INO, as the kernel has it.  A version
- * this mount committed keeps the counter's numbers (inomap.c), so that a
- * file's number does not change at its commit.
+ * those apart from the counter's.  The root is FS_ROOT_INO, as the kernel
+ * has it.  A version this mount committed keeps the counter's numbers
+ * (inomap.c), so that a file's number does not change at its commit.
  */
 /* s (at most max bytes of it) and a NUL at buf + n; the new end. */
 static size_t put_name(char *buf, size_t n, const char *s, size_t max)
