@@ -10,14 +10,17 @@
  * has to look at what is already in the file.
  *
  * The I/O keeps what the drain did before this module existed: the append
- * goes through sys_open() and sys_fsync() (so CKPT_FAULT can fail them) but
- * writes with plain write(), and the load reads with plain open(), so the
- * pwrite and open counts a fault plan sees are those of the copy itself.
+ * (and journal_begin()) goes through sys_open() and sys_fsync() (so
+ * CKPT_FAULT can fail them) but writes with plain write(), and the load
+ * reads with plain open(), so the pwrite and open counts a fault plan sees
+ * are those of the copy itself.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,6 +202,25 @@ static int journal_walk(const uint8_t *buf, size_t len,
 		count++;
 	}
 	return count;
+}
+
+int journal_begin(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	int fd, ret;
+
+	slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	fd = sys_open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fd;
+	ret = sys_fsync(fd);
+	close(fd);
+	return ret < 0 ? ret : sys_fsync_dir(slash == path ? "/" : dir);
 }
 
 int journal_load(const char *path,

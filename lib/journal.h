@@ -88,6 +88,13 @@ int journal_append(const char *path, uint32_t file,
 int journal_append_many(const char *path, uint32_t nf, const uint32_t *file,
 			const struct pfs_chunk *const *c, const uint32_t *n);
 
+/* Create the journal at path, empty, unless there is one, and make it
+ * durable (the file and its directory entry).  A part's copy does this once
+ * its name list is claimed, before its first file goes in place: a journal
+ * that exists means that a copy of the part went on past its claim
+ * (pfsnames.h).  0 or -errno. */
+int journal_begin(const char *path);
+
 /*
  * Read the journal at path and call fn(arg, rec) for each good record, in
  * order, until the first torn or bad one.  fn returns 0 to go on, or

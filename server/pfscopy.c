@@ -315,7 +315,7 @@ static int copy_begin(struct copy *c)
 {
 	struct pfs_job *job = c->job;
 	char dir[PFS_REL_MAX];
-	int ret;
+	int went_on, ret;
 
 	c->m.chunk = c->o->chunk;
 	c->m.shuffle = c->o->compress ? c->o->shuffle : 0;
@@ -338,11 +338,16 @@ static int copy_begin(struct copy *c)
 	if (ret == 0)
 		ret = c->node ? unpublish_stale_part(c->o->target, c->tfd, job)
 			      : unpublish_stale(c->o->target, c->tfd, job);
-	/* A part's files go in only once no other part names their paths. */
-	if (ret == 0 && c->node)
-		ret = pfs_names_claim(c->o->target, c->tfd, job,
+	/* A part's files go in only once no other part names their paths;
+	 * the journal, made once it is claimed, marks a part that went on. */
+	if (ret == 0 && c->node) {
+		went_on = access(job->journal, F_OK) == 0;
+		ret = pfs_names_claim(c->o->target, c->tfd, job, went_on,
 				      job->failed_path, sizeof(job->failed_path),
 				      job->clash_node, sizeof(job->clash_node));
+		if (ret == 0 && !went_on)
+			ret = journal_begin(job->journal);
+	}
 	if (ret < 0)
 		return ret;
 	if (c->o->incremental && job->base[0] &&

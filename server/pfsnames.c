@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pfs.h"
 #include "pfs_i.h"
 #include "pfslayout.h"
@@ -185,7 +186,8 @@ static int others_find(int tfd, const struct pfs_job *job, struct others *o)
 }
 
 int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
-		    char *clash, size_t cap, char *other, size_t ocap)
+		    int went_on, char *clash, size_t cap, char *other,
+		    size_t ocap)
 {
 	char rel[PFS_REL_MAX], tmp[PFS_REL_MAX];
 	struct others o = { 0 };
@@ -212,17 +214,27 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 	free(buf);
 	if (ret == 0)
 		ret = others_find(tfd, job, &o);
-	for (i = 0; ret == 0 && i < o.nl; i++)
+	for (i = 0; ret == 0 && i < o.nl; i++) {
 		ret = check_list(target, job, o.list[i], mine, n, clash, cap,
 				 other, ocap);
+		/* That list came after this part went on (see pfsnames.h):
+		 * it is the other part that is refused. */
+		if (ret == -EEXIST && went_on) {
+			log_printf(LOG_NOTICE, "drain: %s/%s: %s clashes with node %s's part of this version, which claimed it after this part went on: this part goes on, that one is refused",
+				   job->job, job->version, clash, other);
+			clash[0] = other[0] = 0;
+			ret = 0;
+		}
+	}
 	for (i = 0; ret == 0 && i < o.np; i++)
 		ret = check_part(target, job, o.part[i], mine, n, clash, cap,
 				 other, ocap);
 	others_free(&o);
-	/* Refused, the part put nothing in place: its list goes, so that it
-	 * does not keep refusing the other part (which may be the one to
-	 * stay) after this one is removed or written anew. */
-	if (ret == -EEXIST || ret == -CKPT_ECORRUPT)
+	/* Refused at its first claim, the part put nothing in place: its
+	 * list goes, so that it does not keep refusing the other part (which
+	 * may be the one to stay) after this one is removed or written anew.
+	 * A part that went on keeps its list: its files may be in place. */
+	if (!went_on && (ret == -EEXIST || ret == -CKPT_ECORRUPT))
 		pfs_unlink(tfd, rel, 0);
 out_mine:
 	entries_free(mine, n);

@@ -13,7 +13,17 @@
  * part once it is removed or written anew; it is retried on the drain's
  * schedule.  Of two nodes whose parts clash, the later to write its list
  * sees the other's unless that one was refused already: one or both are
- * refused, never neither, and one that goes on is never refused later.
+ * refused, never neither.
+ *
+ * A part that goes on is never refused later.  Its copy makes the drain
+ * journal (journal_begin()) before its first file goes in place, and a
+ * copy restarted after a crash claims again with went_on set.  A list that
+ * clashes with it then was written after its claim (it was durable before
+ * that claim read the others, and it never left), so that part will see
+ * this one's list and be refused, or it was killed before it looked: this
+ * part goes on, and logs the clash.  If it is refused all the same (another
+ * node's list that does not verify, or a part manifest without a list), it
+ * keeps its list, since its files may be in place.
  * So a file under files/ is only ever replaced by the part whose list
  * names it (a copy of it restarted, or a new incarnation of the version),
  * no part's directory stands where another part's file goes, and a part's
@@ -36,12 +46,14 @@
 struct pfs_job;
 
 /* Write job's part's name list as names.<job->node> (tfd: an fd of the
- * directory target), then check it against every other node's.  -EEXIST
- * when another part clashes with it: the path at fault into clash (cap
- * bytes) and the other node into other (ocap bytes).  -CKPT_ECORRUPT for another node's list
- * that does not verify. */
+ * directory target), then check it against every other node's.  went_on:
+ * a copy of this part went on past its claim before (its journal exists).
+ * -EEXIST when another part clashes with it: the path at fault into clash
+ * (cap bytes) and the other node into other (ocap bytes).  -CKPT_ECORRUPT
+ * for another node's list that does not verify. */
 int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
-		    char *clash, size_t cap, char *other, size_t ocap);
+		    int went_on, char *clash, size_t cap, char *other,
+		    size_t ocap);
 /* Remove node's name list of a part that is removed before it was
  * drained (its files, if an interrupted copy put any, are no part's). */
 int pfs_names_drop(const char *target, const char *job, const char *version,

@@ -21,7 +21,13 @@
 #    resumed, n1's part is refused naming that path (before stop 41 it was
 #    not detected, and the drain failed with ENOTDIR and retried forever),
 #    and both read their own bytes after a SIGKILL and a restart.
-# TIMEOUT: 400
+#  - v4: n1's copy of its part is killed with a file in place, and a list
+#    of n2's naming the same paths is put in by hand (n2 killed between
+#    writing it and reading the others).  Restarted, n1 goes on (its part
+#    went on before: it is never refused later) and logs the clash; n2 is
+#    refused; the PFS files are n1's bytes after a SIGKILL and two clean
+#    restarts.
+# TIMEOUT: 500
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -166,6 +172,46 @@ reads n1 v3 31 fd
 reads n2 v3 32 $FD
 [ "$(part_level n1 v3)" != drained ] || fail "n1's part of v3 is drained after a restart"
 info "v3: a file against the other part's directory is refused; both read their bytes after a SIGKILL"
+
+# ---- v4: a part that went on, killed, is not refused when it resumes ------
+# n1's copy is killed after its claim, with a file of its part in place; a
+# list of n2's naming the same paths is there when n1 starts again (n2
+# killed between writing its list and reading the others).  Before stop 42
+# n1 was refused and removed its list, so that n2 then drained over n1's
+# placed files.
+V4=$(pfs_vdir $JOB v4)
+placed() { [ -n "$(find "$V4/files/same" -type f 2>/dev/null)" ]; }
+for n in n1 n2; do ctl $n drain --pause >/dev/null || fail "ckptctl drain --pause on $n"; done
+write n1 v4 41 same
+write n2 v4 42 same
+write n3 v4 43 part3
+stop_ckptd n1
+CKPT_FAULT="rename:1+:delay=1500" node n1
+poll_until 60 placed ||
+	fail "n1 put no file of v4 in place: $(grep 'train/sp/v4' "$T/n1/ckptd.log" | tail -3)"
+kill9 n1
+[ -f "$V4/names.n1" ] && [ ! -e "$V4/part.n1" ] || fail "n1's copy of v4 is not half done: $(ls "$V4")"
+cp -p "$V4/names.n1" "$V4/names.n2" || fail "writing n2's list of v4 by hand"
+node n1
+poll_until 30 part_is n1 v4 drained ||
+	fail "n1's part of v4 is $(part_level n1 v4), not drained: $(grep 'train/sp/v4' "$T/n1/ckptd.log" | tail -3)"
+grep -qF "drain: $JOB/v4: same/rank001/part-0.bin clashes with node n2's part of this version, which claimed it after this part went on" \
+	"$T/n1/ckptd.log" || fail "n1 did not log n2's list of v4"
+ctl n2 drain --resume >/dev/null || fail "ckptctl drain --resume on n2"
+poll_until 30 refused n2 v4 n1 ||
+	fail "n2's part of v4 was not refused: $(grep 'train/sp/v4' "$T/n2/ckptd.log" | tail -3)"
+"$TW" expect $JOB v4 -r 1 -P same -n 2 -z $SIZE -S 41 -o "$T/exp4" || fail "ckpt_tw expect failed"
+for round in start kill clean clean; do
+	[ $round = start ] || cluster_bounce $round node 2
+	[ -e "$V4/names.n1" ] && [ ! -e "$V4/part.n2" ] && [ ! -e "$V4/manifest" ] ||
+		fail "v4's PFS directory after a $round: $(ls "$V4")"
+	diff -r "$T/exp4/same" "$V4/files/same" || fail "the PFS files of v4 are not n1's bytes ($round)"
+	part_is n1 v4 drained || fail "n1's part of v4 is $(part_level n1 v4) ($round)"
+	[ "$(part_level n2 v4)" != drained ] || fail "n2's part of v4 is drained ($round)"
+	reads n1 v4 41
+	reads n2 v4 42
+done
+info "v4: a part that went on is not refused when it resumes; n2's is"
 
 for n in $ALL; do stop_ckptd $n; done
 finish

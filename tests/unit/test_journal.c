@@ -3,7 +3,8 @@
  * journal_append() come back through journal_load() field for field; a torn
  * last record is ignored; a flipped byte, a foreign file, an old-format
  * journal, an unknown format or a huge count stop the load where they are;
- * the path is built in one place.
+ * the path is built in one place; journal_begin() makes an empty journal and
+ * leaves one with records as it is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -320,6 +321,30 @@ static void test_huge_counts(void)
 	unlink(path);
 }
 
+static void test_begin(void)
+{
+	struct got g;
+
+	unlink(path);
+	CU_ASSERT_EQUAL(journal_begin(path), 0);
+	CU_ASSERT_EQUAL(file_size(), 0);
+	CU_ASSERT_EQUAL(load(&g), 0);
+	/* A record appended after it. */
+	sample_chunks(g.c[0], 2, 9);
+	CU_ASSERT_EQUAL(journal_append(path, 4, g.c[0], 2), 0);
+	CU_ASSERT_EQUAL(load(&g), 1);
+	CU_ASSERT_EQUAL(g.file[0], 4);
+	/* A second begin keeps the records there. */
+	write_sample(3);
+	CU_ASSERT_EQUAL(journal_begin(path), 0);
+	CU_ASSERT_EQUAL(load(&g), 3);
+	check_sample(&g, 3);
+	CU_ASSERT_EQUAL(journal_begin("no-directory.journal"), -EINVAL);
+	CU_ASSERT_EQUAL(journal_begin("/nonexistent-ckpt-dir/1.journal"),
+			-ENOENT);
+	unlink(path);
+}
+
 static int suite_init(void)
 {
 	if (!unit_mkdtemp(dir, sizeof(dir), "test_journal"))
@@ -343,6 +368,7 @@ int main(void)
 		{ "flipped_byte", test_flipped_byte },
 		{ "foreign", test_foreign },
 		{ "huge_counts", test_huge_counts },
+		{ "begin", test_begin },
 		{ NULL, NULL }
 	};
 
