@@ -135,8 +135,10 @@ static int claim_ok(const struct pfsman *m)
 	return 0;
 }
 
-int pfs_load_at(const char *target, const char *rel, const char *job,
-		const char *version, struct pfsman *out)
+/* pfs_load_at(), and into *claim (when not NULL) the manifest's length if
+ * it is another uid's (a claim), else 0. */
+static int load_at(const char *target, const char *rel, const char *job,
+		   const char *version, struct pfsman *out, uint64_t *claim)
 {
 	void *buf = NULL;
 	uid_t owner = 0;
@@ -148,6 +150,8 @@ int pfs_load_at(const char *target, const char *rel, const char *job,
 		free(buf);
 		return ret;
 	}
+	if (claim)
+		*claim = owner == geteuid() ? 0 : len;
 	ret = pfsman_decode(buf, len, out);
 	free(buf);
 	if (ret < 0)
@@ -171,6 +175,12 @@ int pfs_load_at(const char *target, const char *rel, const char *job,
 out_release:
 	pfsman_release(out);
 	return ret;
+}
+
+int pfs_load_at(const char *target, const char *rel, const char *job,
+		const char *version, struct pfsman *out)
+{
+	return load_at(target, rel, job, version, out, NULL);
 }
 
 int pfs_load(const char *target, const char *job, const char *version,
@@ -388,13 +398,46 @@ out_close:
 
 /* ---- scanning ------------------------------------------------------------- */
 
+/* Bytes of claims (manifests another uid owns) the scan took from a uid. */
+struct claim_use {
+	uint32_t uid;
+	uint64_t bytes;
+};
+
 struct scan {
 	const char *target;
 	int (*fn)(void *, struct pfsman *);
 	void *arg;
 	char job[CKPT_JOB_MAX + 1];   /* the job of the level being scanned */
 	size_t jlen;
+	struct claim_use *use;        /* one per uid with claims taken */
+	uint32_t nuse, capuse;
 };
+
+/* Count len bytes of claims against uid: -EDQUOT, leaving the count as it
+ * was, once they would pass PFS_CLAIM_BUDGET; 0 or -ENOMEM. */
+static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
+{
+	struct claim_use *u;
+	uint32_t i;
+
+	for (i = 0; i < s->nuse && s->use[i].uid != uid; i++)
+		;
+	if (i == s->nuse) {
+		if (s->nuse == s->capuse) {
+			u = realloc(s->use, (s->capuse * 2 + 4) * sizeof(*u));
+			if (!u)
+				return -ENOMEM;
+			s->use = u;
+			s->capuse = s->capuse * 2 + 4;
+		}
+		s->use[s->nuse++] = (struct claim_use){ .uid = uid };
+	}
+	if (len > PFS_CLAIM_BUDGET - s->use[i].bytes)
+		return -EDQUOT;
+	s->use[i].bytes += len;
+	return 0;
+}
 
 /* An open directory of the level name of dfd. */
 static DIR *scan_open(int dfd, const char *name)
@@ -413,7 +456,8 @@ static DIR *scan_open(int dfd, const char *name)
 /* A version's directory found: load its manifest and hand it to fn. */
 static int scan_version(struct scan *s, const char *name, size_t stem)
 {
-	char version[CKPT_VERSION_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1], rel[PFS_REL_MAX];
+	uint64_t claim = 0;
 	struct pfsman m;
 	int ret;
 
@@ -423,13 +467,26 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 	version[stem] = 0;
 	if (name_check_version(version) || name_check_job(s->job))
 		return 0;
-	ret = pfs_load(s->target, s->job, version, &m);
+	ret = pfs_path(rel, sizeof(rel), PFS_N_MANIFEST, s->job, version, NULL,
+		       0);
+	if (ret == 0)
+		ret = load_at(s->target, rel, s->job, version, &m, &claim);
 	if (ret == -ENOENT)
 		return 0;       /* a copy that never finished */
 	if (ret < 0) {
 		log_printf(LOG_WARNING, "pfs: no valid manifest for %s/%s on the PFS (%s); ignored",
 			   s->job, version, ckpt_strerror(ret));
 		return 0;
+	}
+	/* ckptd keeps what it takes: a uid's own manifests are bounded, so
+	 * that no uid can make it hold its memory (see pfs_i.h). */
+	ret = claim ? claim_take(s, m.uid, claim) : 0;
+	if (ret == -EDQUOT)
+		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) are over %lld MiB in all",
+			   s->job, version, m.uid, PFS_CLAIM_BUDGET >> 20);
+	if (ret < 0) {
+		pfsman_release(&m);
+		return ret == -EDQUOT ? 0 : ret;
 	}
 	return s->fn(s->arg, &m);
 }
@@ -485,5 +542,6 @@ int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),
 		return errno == ENOENT ? 0 : -errno;
 	ret = scan_level(&s, d, 0, 0);
 	closedir(d);
+	free(s.use);
 	return ret;
 }

@@ -22,9 +22,16 @@ static inline int is_link(const struct ckpt_attr *a)
 	return attr_is_type(a, CKPT_ATTR_IFLNK);
 }
 
-/* The largest manifest taken from a uid other than ckptd's (a claim):
- * 1 GiB, about 48 million chunk entries. */
-#define PFS_CLAIM_MAX (1ll << 30)
+/* The largest manifest taken from a uid other than ckptd's (a claim: one
+ * a ckptd before stop 36 wrote, or a forgery): 256 MiB, about 12 million
+ * chunk entries.  The start-up scan keeps the manifests it finds, and
+ * takes at most PFS_CLAIM_BUDGET bytes of claims from one uid in all:
+ * past that a uid's further claims are ignored (logged), so that no user
+ * can make ckptd hold gigabytes by planting manifests in its own tree.
+ * ckptd's own manifests have no such bound; an administrator lifts it for
+ * a legacy version by giving its manifest to ckptd's uid (chown). */
+#define PFS_CLAIM_MAX    (256ll << 20)
+#define PFS_CLAIM_BUDGET (512ll << 20)
 
 /* Asked once tmp is durable and before it is renamed to dst: anything but
  * 0 and tmp is removed and dst left as it was (that answer is returned). */

@@ -18,6 +18,9 @@
  *   device   a character device 0666 (rdev 1,1: /dev/mem)
  *   xattr    an extended attribute outside "user." (trusted.x)
  *   seq      seq 2^64 - 1 (would wrap ckptd's counter)
+ *   bloat:N  one more file, bloat.bin, of N zero chunks (N x 22 bytes of
+ *            manifest to read, and N chunk entries to hold, for nothing
+ *            stored on the PFS)
  * Exit 0, or 1 with a message.
  */
 #include <stdio.h>
@@ -29,9 +32,43 @@
 
 #define CAP (16u << 20)
 
+/* Add bloat.bin, n zero chunks, after m's files (whose chunks it takes
+ * over: the caller frees the new tables).  0 or -1. */
+static int bloat(struct pfsman *m, uint32_t n)
+{
+	struct pfs_file *f;
+	struct pfs_chunk *c;
+	uint32_t i;
+
+	if (!n || n > PFSMAN_MAX_CHUNKS - m->nchunks)
+		return -1;
+	f = realloc(m->files, (m->nfiles + 1) * sizeof(*f));
+	if (!f)
+		return -1;
+	m->files = f;
+	c = realloc(m->chunks, ((size_t)m->nchunks + n) * sizeof(*c));
+	if (!c)
+		return -1;
+	m->chunks = c;
+	f = &m->files[m->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup("bloat.bin");
+	if (!f->path)
+		return -1;
+	f->size = (uint64_t)n * m->chunk;
+	f->first = m->nchunks;
+	f->count = n;
+	f->nlink = 1;
+	for (i = 0; i < n; i++)
+		m->chunks[m->nchunks++] = (struct pfs_chunk){
+			.len = m->chunk, .kind = PFS_ZERO };
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static uint8_t in[CAP], out[CAP], x[64];
+	static uint8_t in[CAP], x[64];
+	uint8_t *out;
 	struct pfsman m;
 	struct pfs_file *f;
 	uint8_t *xattr;
@@ -87,22 +124,33 @@ int main(int argc, char **argv)
 		f->xlen = (uint32_t)xl;
 	} else if (!strcmp(what, "seq")) {
 		m.seq = UINT64_MAX;
+	} else if (!strncmp(what, "bloat:", 6)) {
+		if (bloat(&m, (uint32_t)strtoul(what + 6, NULL, 10)) < 0) {
+			fprintf(stderr, "ckpt_forge: %s: out of memory or range\n",
+				what);
+			pfsman_release(&m);
+			return 1;
+		}
 	} else if (strcmp(what, "same")) {
 		fprintf(stderr, "ckpt_forge: no such forgery: %s\n", what);
 		pfsman_release(&m);
 		return 1;
 	}
-	len = pfsman_encode(&m, out, sizeof(out));
-	f->xattr = xattr;
-	f->xlen = xlen;
+	n = pfsman_size(&m);
+	out = malloc(n);
+	len = out ? pfsman_encode(&m, out, n) : -1;
+	m.files[0].xattr = xattr;
+	m.files[0].xlen = xlen;
 	pfsman_release(&m);
 	if (len < 0) {
 		fprintf(stderr, "ckpt_forge: encode: %ld\n", len);
+		free(out);
 		return 1;
 	}
 	fp = fopen(argv[2], "wb");
 	if (!fp || fwrite(out, 1, (size_t)len, fp) != (size_t)len ||
 	    fclose(fp) != 0)
-		return perror(argv[2]), 1;
+		return perror(argv[2]), free(out), 1;
+	free(out);
 	return 0;
 }

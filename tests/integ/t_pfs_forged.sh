@@ -23,7 +23,10 @@
 #    workers: another user's version still commits meanwhile;
 #  - another uid's manifest under a job name this node already has (a
 #    node sharing the target) neither joins that job nor is readable by
-#    the job's owner.
+#    the job's owner;
+#  - three 180 MiB manifests of UA's own (8.5 million zero chunks): ckptd
+#    takes 512 MiB of a uid's own manifests in all, so one is ignored and
+#    logged; the small forgeries are still taken.
 # The test's uids are made with useradd and removed when it ends.
 # TIMEOUT: 240
 set -u
@@ -165,5 +168,36 @@ grep -q "is uid $(id -u "$UA")'s, but job sh/x is uid $(id -u "$UB")'s here" "$T
 	fail "e did not say why it ignored a1"
 stop_ckptd e
 info "another uid's manifest under a job name is ignored"
+
+# ---- a uid's own manifests are bounded in all -------------------------------
+# ckptd keeps every manifest its start-up scan takes.  Three forgeries of
+# about 180 MiB each (8.5 million zero chunks, nothing stored) would have
+# it hold over half a gigabyte for one user; it takes 512 MiB of a uid's
+# own manifests in all, so one of the three is ignored (and said so), and
+# the small ones are still taken.
+for b in b1 b2 b3; do
+	nd=$(dirname "$VD")/$b.ver
+	as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
+	as "$UA" "$FORGE" "$VD/manifest" "$nd/manifest" $b bloat:8500000 ||
+		fail "ckpt_forge bloat failed"
+done
+[ "$(stat -c %s "$nd/manifest")" -gt $((170 << 20)) ] ||
+	fail "the bloated manifest is only $(stat -c %s "$nd/manifest") bytes"
+start_ckptd d
+nb=0
+for b in b1 b2 b3; do listed fa/j $b && nb=$((nb + 1)); done
+[ $nb = 2 ] || fail "$nb of the three 180 MiB forgeries were taken, want 2: $(vlist fa/j)"
+grep -q "pfs: fa/j/b[123] on the PFS is ignored: uid $(id -u "$UA")'s own manifests there (not written by ckptd) are over 512 MiB in all" \
+	"$T/d/ckptd.log" || fail "d did not say why it ignored a forgery"
+for w in same ownsetid; do
+	listed fa/j $w || fail "the harmless $w was not taken beside the bloat: $(vlist fa/j)"
+done
+as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
+	fail "the harmless same does not read back beside the bloat"
+restart d
+"$TW" verify -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 ||
+	fail "root/j r4 (the one keep = 1 keeps) lost beside the bloat"
+stop_ckptd d
+info "a uid's own manifests are taken up to 512 MiB in all"
 
 finish
