@@ -185,6 +185,27 @@ static int others_find(int tfd, const struct pfs_job *job, struct others *o)
 	return ret;
 }
 
+/* Put the list buf[0 .. len) at rel, unless the one there is ckptd's and
+ * the same bytes (a copy claiming again): then only its directory is
+ * fsync'd.  A list is not replaced while another node may be listing the
+ * directory, since a listing may miss a name renamed over during it
+ * (tmpfs does), and a part that went on relies on the others seeing its
+ * list (pfsnames.h). */
+static int list_put(const char *target, int tfd, const void *buf,
+		    size_t len, const char *tmp, const char *rel)
+{
+	void *old = NULL;
+	size_t olen = 0;
+	uid_t owner = 0;
+	int same;
+
+	same = pfs_read_whole(target, rel, &old, &olen, &owner) == 0 &&
+	       owner == geteuid() && olen == len && !memcmp(old, buf, len);
+	free(old);
+	return same ? pfs_fsync_parent(tfd, rel)
+		    : pfs_put_own(tfd, buf, len, tmp, rel, NULL);
+}
+
 int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 		    int went_on, char *clash, size_t cap, char *other,
 		    size_t ocap)
@@ -210,7 +231,7 @@ int pfs_names_claim(const char *target, int tfd, const struct pfs_job *job,
 			       job->version, job->node, 0);
 	/* Durable before the others are read: see pfsnames.h. */
 	if (ret == 0)
-		ret = pfs_put_own(tfd, buf, len, tmp, rel, NULL);
+		ret = list_put(target, tfd, buf, len, tmp, rel);
 	free(buf);
 	if (ret == 0)
 		ret = others_find(tfd, job, &o);

@@ -21,9 +21,12 @@
  * clashes with it then was written after its claim (it was durable before
  * that claim read the others, and it never left), so that part will see
  * this one's list and be refused, or it was killed before it looked: this
- * part goes on, and logs the clash.  If it is refused all the same (another
- * node's list that does not verify, or a part manifest without a list), it
- * keeps its list, since its files may be in place.
+ * part goes on, and logs the clash.  Claiming again, a copy leaves a list
+ * that is already the same bytes as it is (a listing may miss a name
+ * renamed over during it: tmpfs does).  If it is refused all the same
+ * (another node's list that does not verify, or a part manifest without a
+ * list), it keeps its list, since its files may be in place.
+ *
  * So a file under files/ is only ever replaced by the part whose list
  * names it (a copy of it restarted, or a new incarnation of the version),
  * no part's directory stands where another part's file goes, and a part's

@@ -24,8 +24,8 @@
 #  - v4: n1's copy of its part is killed with a file in place, and a list
 #    of n2's naming the same paths is put in by hand (n2 killed between
 #    writing it and reading the others).  Restarted, n1 goes on (its part
-#    went on before: it is never refused later) and logs the clash; n2 is
-#    refused; the PFS files are n1's bytes after a SIGKILL and two clean
+#    went on before: it is never refused later), leaves its list as it
+#    was, and logs the clash; n2 is refused; the PFS files are n1's bytes after a SIGKILL and two clean
 #    restarts.
 # TIMEOUT: 500
 set -u
@@ -192,9 +192,13 @@ poll_until 60 placed ||
 kill9 n1
 [ -f "$V4/names.n1" ] && [ ! -e "$V4/part.n1" ] || fail "n1's copy of v4 is not half done: $(ls "$V4")"
 cp -p "$V4/names.n1" "$V4/names.n2" || fail "writing n2's list of v4 by hand"
+ino=$(stat -c %i "$V4/names.n1")
 node n1
 poll_until 30 part_is n1 v4 drained ||
 	fail "n1's part of v4 is $(part_level n1 v4), not drained: $(grep 'train/sp/v4' "$T/n1/ckptd.log" | tail -3)"
+# Claiming again, n1 left its list as it was: a list renamed over while
+# another node lists the directory may be missed (tmpfs).
+[ "$(stat -c %i "$V4/names.n1")" = "$ino" ] || fail "n1 replaced its unchanged list of v4"
 grep -qF "drain: $JOB/v4: same/rank001/part-0.bin clashes with node n2's part of this version, which claimed it after this part went on" \
 	"$T/n1/ckptd.log" || fail "n1 did not log n2's list of v4"
 ctl n2 drain --resume >/dev/null || fail "ckptctl drain --resume on n2"
