@@ -20,6 +20,7 @@
  * the publisher, and again at start-up for a part drained before a crash
  * whose version the PFS scan did not find published.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -842,6 +843,49 @@ static int found(void *arg, struct pfsman *m)
 	return 0;
 }
 
+/* Whether the catalog has a version sealed as seq. */
+static int catalog_has_seq(const struct catalog *cat, uint64_t seq)
+{
+	const struct list *jp, *vp;
+
+	for (jp = cat->jobs.next; jp != &cat->jobs; jp = jp->next) {
+		const struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next)
+			if (list_entry(vp, struct version, link)->seq == seq)
+				return 1;
+	}
+	return 0;
+}
+
+/* Remove the journals (dir, <store>/drain) of versions the store no longer
+ * has: a removal killed before it unlinked one, or a version removed while
+ * the drain was off.  A journal of a version still here stays (for a part
+ * it marks a copy that went on, pfsnames.h). */
+static void journals_sweep(const struct catalog *cat, const char *dir)
+{
+	char path[CONF_PATH_MAX + 64];
+	unsigned long long seq;
+	struct dirent *e;
+	int n;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		n = 0;
+		if (sscanf(e->d_name, "%16llx.journal%n", &seq, &n) != 1 ||
+		    n != 24 || e->d_name[n] || catalog_has_seq(cat, seq))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
+		    (int)sizeof(path) && unlink(path) == 0)
+			log_printf(LOG_INFO, "drain: removed the journal %s of a version no longer here",
+				   e->d_name);
+	}
+	closedir(dp);
+}
+
 int drain_open(struct ckptd *d)
 {
 	const struct conf *conf = d->conf;
@@ -907,6 +951,7 @@ int drain_open(struct ckptd *d)
 				v->publish = PUB_WAIT;
 		}
 	}
+	journals_sweep(&d->cat, dir);
 	log_printf(LOG_NOTICE, "drain: to %s, %u threads, cap %llu B/s",
 		   conf->drain_target, dr->nthr,
 		   (unsigned long long)conf->drain_bandwidth);

@@ -2,6 +2,7 @@
 # t_drain_faults: the drain under trouble.
 #  - SIGKILL of ckptd in the middle of a (bandwidth-capped) drain, then a
 #    restart: the drain completes from its journal, no temporary file is left,
+#    a journal of a version the store does not have is removed at the start,
 #    and the version reads back byte for byte from a fresh node
 #  - the PFS turns read-only, then full (a tmpfs target): the drain fails,
 #    retries (errors show in `ckptctl status`), and completes once the PFS is
@@ -34,8 +35,16 @@ killed() {
 		fail "the drain never started"
 	[ "$(vlevel a kj/job v1)" = local ] || fail "v1 drained too fast to interrupt"
 	kill9 a
+	[ -n "$(find "$T/a/store/drain" -name '*.journal')" ] || fail "no journal of the interrupted drain"
+	# A journal of a version the store no longer has goes at the start;
+	# the interrupted drain's stays.
+	: >"$T/a/store/drain/00000000deadbeef.journal"
 	sed -i 's/^bandwidth = .*/bandwidth = 0/' "$T/a/ckptd.conf"
 	restart a
+	[ ! -e "$T/a/store/drain/00000000deadbeef.journal" ] || fail "the stray journal is left"
+	[ "$(grep -c 'removed the journal' "$T/a/ckptd.log")" = 1 ] &&
+		grep -q "removed the journal 00000000deadbeef.journal of a version no longer here" "$T/a/ckptd.log" ||
+		fail "the start removed other journals: $(grep 'removed the journal' "$T/a/ckptd.log")"
 	poll_until 60 level_is a kj/job v1 drained ||
 		fail "the drain did not complete after a restart"
 	[ -z "$(pfs_temps)" ] || fail "temporary files left after the resumed drain: $(pfs_temps)"
