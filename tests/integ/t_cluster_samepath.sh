@@ -25,8 +25,8 @@
 #    of n2's naming the same paths is put in by hand (n2 killed between
 #    writing it and reading the others).  Restarted, n1 goes on (its part
 #    went on before: it is never refused later), leaves its list as it
-#    was, and logs the clash; n2 is refused; the PFS files are n1's bytes after a SIGKILL and two clean
-#    restarts.
+#    was, and logs the clash; n2 is refused; the PFS files are n1's bytes
+#    after a SIGKILL and two clean restarts.
 # TIMEOUT: 500
 set -u
 . "$(dirname "$0")/lib.sh"
