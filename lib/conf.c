@@ -134,6 +134,7 @@ static const struct conf_key conf_keys[] = {
 	D_SIZE(chunk, 64 * KiB, 64 * MiB, 4 * KiB, "4M"),
 	D_U32(retry_max, 1, UINT32_MAX, "60"),
 	D_U32(deadline, 0, UINT32_MAX, "0"),
+	D_SIZE(manifest_cache, 0, UINT64_MAX, 0, "256M"),
 
 	{ "cluster", "node", CONF_STR, 0, 0, 0, NULL, "",
 	  CONF_FIELD(cluster_node) },

@@ -82,6 +82,8 @@ struct conf {
 	uint32_t drain_deadline;       /* seconds from commit to DRAINED a
 					* version should take; late ones go
 					* first and are logged.  0 = none */
+	uint64_t drain_manifest_cache; /* bytes of PFS manifests kept for
+					* reads (server/pfscache.h) */
 
 	/* [cluster] */
 	char cluster_node[64];         /* this node's name; "" = the short

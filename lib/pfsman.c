@@ -64,11 +64,36 @@ static int chunk_data(const struct pfs_chunk *k)
 	       !(k->kind == PFS_REF && k->kind2 == PFS_ZERO);
 }
 
+/* Does chunk idx of the table hold data?  A stripped m answers from its
+ * holes (binary search). */
+static int idx_data(const struct pfsman *m, uint32_t idx)
+{
+	uint32_t lo = 0, hi = m->nholes, mid;
+
+	if (!m->stripped)
+		return chunk_data(&m->chunks[idx]);
+	while (lo < hi) {          /* the first hole ending past idx */
+		mid = lo + (hi - lo) / 2;
+		if (m->holes[mid].first + (uint64_t)m->holes[mid].count <= idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == m->nholes || m->holes[lo].first > idx;
+}
+
+/* Bytes of chunk i of file f: every chunk but a file's last is whole
+ * (pfsman_decode() checks it). */
+static uint64_t file_chunk_len(const struct pfsman *m,
+			       const struct pfs_file *f, uint64_t i)
+{
+	return i + 1 < f->count ? m->chunk : f->size - i * m->chunk;
+}
+
 int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		uint64_t end, uint64_t *data, uint64_t *len)
 {
 	const struct pfs_file *f = &m->files[PFS_DATA(m, fi)];
-	const struct pfs_chunk *k = m->chunks + f->first;
 	uint64_t i, b, n;
 
 	if (end > f->size)
@@ -77,18 +102,18 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		return -ENXIO;
 	/* ZERO chunks before the data: past EXTMAP_RUN_MAX of them, the next
 	 * is answered as data (it reads as zeros: safe) */
-	for (i = off / m->chunk, n = 0; i < f->count && !chunk_data(&k[i]) &&
-	     ++n < EXTMAP_RUN_MAX; i++)
+	for (i = off / m->chunk, n = 0; i < f->count &&
+	     !idx_data(m, f->first + i) && ++n < EXTMAP_RUN_MAX; i++)
 		if ((i + 1) * m->chunk >= end)
 			return -ENXIO;
 	if (i == f->count)
 		return -ENXIO;
 	*data = i * m->chunk > off ? i * m->chunk : off;
-	b = i * m->chunk + k[i].len;
-	if (chunk_data(&k[i]))
+	b = i * m->chunk + file_chunk_len(m, f, i);
+	if (idx_data(m, f->first + i))
 		for (i++, n = 1; i < f->count && b < end &&
-		     n++ < EXTMAP_RUN_MAX && chunk_data(&k[i]); i++)
-			b += k[i].len;
+		     n++ < EXTMAP_RUN_MAX && idx_data(m, f->first + i); i++)
+			b += file_chunk_len(m, f, i);
 	*len = (b < end ? b : end) - *data;
 	return 0;
 }
@@ -100,9 +125,37 @@ uint64_t pfsman_file_data(const struct pfsman *m, uint32_t fi)
 	uint32_t i;
 
 	for (i = 0; i < f->count; i++)
-		if (chunk_data(&m->chunks[f->first + i]))
-			bytes += m->chunks[f->first + i].len;
+		if (idx_data(m, f->first + i))
+			bytes += file_chunk_len(m, f, i);
 	return bytes;
+}
+
+int pfsman_strip(struct pfsman *m)
+{
+	struct pfs_hole *h = NULL;
+	uint32_t i, n = 0, k;
+
+	if (m->stripped)
+		return 0;
+	for (i = 0; i < m->nchunks; i++)      /* count the runs */
+		if (!chunk_data(&m->chunks[i]) &&
+		    (i == 0 || chunk_data(&m->chunks[i - 1])))
+			n++;
+	if (n && !(h = malloc(n * sizeof(*h))))
+		return -ENOMEM;
+	for (i = 0, k = 0; i < m->nchunks; i++) {
+		if (chunk_data(&m->chunks[i]))
+			continue;
+		if (i == 0 || chunk_data(&m->chunks[i - 1]))
+			h[k++] = (struct pfs_hole){ i, 0 };
+		h[k - 1].count++;
+	}
+	free(m->chunks);
+	m->chunks = NULL;
+	m->holes = h;
+	m->nholes = n;
+	m->stripped = 1;
+	return 0;
 }
 
 size_t pfsman_size(const struct pfsman *m)
@@ -136,6 +189,8 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 	struct enc e;
 	uint32_t i;
 
+	if (m->stripped)
+		return -EINVAL;
 	enc_init(&e, buf, cap);
 	enc_u64(&e, PFSMAN_MAGIC);
 	enc_u32(&e, pfs_format(m));
@@ -452,10 +507,14 @@ void pfsman_release(struct pfsman *m)
 	}
 	free(m->files);
 	free(m->chunks);
+	free(m->holes);
 	m->files = NULL;
 	m->chunks = NULL;
+	m->holes = NULL;
 	m->nfiles = 0;
 	m->nchunks = 0;
+	m->nholes = 0;
+	m->stripped = 0;
 }
 
 /* ---- merging the parts of a version --------------------------------------- */
@@ -581,6 +640,8 @@ int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out)
 	if (!n)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
+		if (parts[i].stripped)
+			return -EINVAL;
 		ret = pfs_merge_check(&parts[0], &parts[i], &base);
 		if (ret < 0)
 			return ret;

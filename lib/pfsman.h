@@ -96,6 +96,12 @@ struct pfs_chunk {
 	uint8_t kind2;           /* REF: how base stores it (RAW/ZSTD/ZERO) */
 };
 
+/* A run of chunks (indices into the table) holding no data: PFS_ZERO, or
+ * a REF to one.  What pfsman_strip() keeps of the table. */
+struct pfs_hole {
+	uint32_t first, count;
+};
+
 struct pfsman {
 	uint32_t flags;
 	uint64_t seq;
@@ -110,7 +116,14 @@ struct pfsman {
 	uint32_t nfiles;
 	uint32_t nchunks;
 	struct pfs_file *files;
-	struct pfs_chunk *chunks;
+	struct pfs_chunk *chunks; /* NULL once stripped */
+	/* not encoded: */
+	struct pfs_hole *holes;   /* stripped: the runs without data, in
+				   * order (NULL when there are none) */
+	uint32_t nholes;
+	int stripped;
+	char node[CKPT_HOST_MAX + 1]; /* set by who loads it: the node whose
+				   * part manifest this is, or "" */
 };
 
 /* The index of the entry named path (trying hint first), or -ENOENT. */
@@ -128,9 +141,18 @@ int pfsman_data(const struct pfsman *m, uint32_t fi, uint64_t off,
 		uint64_t end, uint64_t *data, uint64_t *len);
 /* The bytes of entry fi's chunks stored with bytes (its data). */
 uint64_t pfsman_file_data(const struct pfsman *m, uint32_t fi);
+/*
+ * Drop m's chunk table, keeping only where it has no data (m->holes), so
+ * that a manifest kept for its files costs memory by files, not by bytes
+ * (24 bytes a chunk: 6 MB a TB with 4 MiB chunks).  pfsman_find(),
+ * pfsman_data() and pfsman_file_data() answer as before; nothing else may
+ * be asked of a stripped manifest (pfs_read() needs the table: it loads
+ * the manifest again).  0, or -ENOMEM with m unchanged.
+ */
+int pfsman_strip(struct pfsman *m);
 
 size_t pfsman_size(const struct pfsman *m);
-/* Length written, or -EMSGSIZE. */
+/* Length written, or -EMSGSIZE (-EINVAL: m is stripped). */
 long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
 /* Decode and validate everything: magic, format, CRC, counts against the
  * bytes present, names (names.h), each file's chunks (first/count inside
@@ -155,9 +177,10 @@ void pfsman_release(struct pfsman *m);
  * have one chunk size and shuffle; a part with PFS_F_INCREMENTAL must have
  * the same base as every other such part.  out gets their flags or'd, the
  * largest sealed_ns and drained_ns, and the seq of parts[0] (the caller
- * may set its own).  0, -EINVAL (n == 0), -CKPT_EPROTO (the parts do not
- * agree), -EEXIST (two parts name the same path), -EFBIG (too many files or
- * chunks) or -ENOMEM; out is zeroed on error.  Takes no ownership.
+ * may set its own).  0, -EINVAL (n == 0, or a part stripped),
+ * -CKPT_EPROTO (the parts do not agree), -EEXIST (two parts name the same
+ * path), -EFBIG (too many files or chunks) or -ENOMEM; out is zeroed on
+ * error.  Takes no ownership.
  */
 int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out);
 

@@ -678,6 +678,9 @@ static int version_set_remote(struct catalog *cat, struct version *v,
 		return -ENOMEM;
 	*v->pfs = *m;          /* ownership moves */
 	memset(m, 0, sizeof(*m));
+	/* Its chunk table is for reads, which load it (pfscache.h); without
+	 * memory to strip it, it stays whole. */
+	pfsman_strip(v->pfs);
 	v->state = CKPT_ST_SEALED;
 	version_set_copies(v, CKPT_COPY_PFS |
 			   (v->copies & CKPT_COPY_QUARANTINE));
@@ -755,6 +758,7 @@ static int version_evict(struct catalog *cat, struct version *v,
 	}
 	*v->pfs = *m;
 	memset(m, 0, sizeof(*m));
+	pfsman_strip(v->pfs);     /* as version_set_remote() */
 	version_set_copies(v, (v->copies & ~CKPT_COPY_LOCAL) | CKPT_COPY_PFS);
 	/* Reads go to the PFS from now on; the segments go back once no
 	 * local read holds the version. */

@@ -124,7 +124,10 @@ struct version {
 				   * parts from there) */
 	uint32_t publish_tries;
 	uint64_t publish_due_ms;  /* next check, ckptd_now_ms() */
-	struct pfsman *pfs;       /* remote: its PFS manifest, owned */
+	struct pfsman *pfs;       /* remote: its PFS manifest, owned,
+				   * stripped (pfsman_strip(): files and
+				   * holes; reads load the chunk table,
+				   * pfscache.h) */
 	char base[CKPT_VERSION_MAX + 1];  /* incremental base on the PFS */
 
 	/* recovery: a local copy that failed a check at start-up */

@@ -35,6 +35,7 @@
 #include "level.h"
 #include "log.h"
 #include "pfs.h"
+#include "pfscache.h"
 #include "pool.h"
 
 /* A drain task: the pool's task, the drain it is for, and the version it
@@ -60,6 +61,7 @@ struct drain {
 	unsigned nthr;            /* [drain] threads: copies at once, and
 				   * copy threads in all (pfs.h) */
 	int spare;                /* copy threads free (pfs_opts.spare) */
+	struct pfscache *manifests; /* for reads from the PFS (any thread) */
 	unsigned copying;         /* copy tasks handed out (loop) */
 	/* figures for status (loop) */
 	uint64_t bytes, rate, mark;
@@ -76,6 +78,11 @@ static struct drain *drain_of(const struct ckptd *d)
 int drain_enabled(const struct ckptd *d)
 {
 	return d->drain != NULL;
+}
+
+struct pfscache *drain_manifests(const struct ckptd *d)
+{
+	return d->drain ? d->drain->manifests : NULL;
 }
 
 /* ---- tasks ------------------------------------------------------------ */
@@ -914,6 +921,12 @@ int drain_open(struct ckptd *d)
 		.direct = dr->nthr > 1,
 		.pause = &dr->paused, .stop = &dr->cancel,
 	};
+	dr->manifests = pfscache_new(conf->drain_target,
+				     conf->drain_manifest_cache);
+	if (!dr->manifests) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	snprintf(dir, sizeof(dir), "%s/drain", conf->store);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		ret = -errno;
@@ -958,6 +971,7 @@ int drain_open(struct ckptd *d)
 	return 0;
 
 out_free:
+	pfscache_free(dr->manifests);
 	bwlimit_release(&dr->bw);
 	free(dr);
 	return ret;
@@ -978,6 +992,7 @@ void drain_close(struct ckptd *d)
 	if (!dr)
 		return;
 	bwlimit_release(&dr->bw);
+	pfscache_free(dr->manifests);
 	free(dr);
 	d->drain = NULL;
 }

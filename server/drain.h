@@ -32,6 +32,7 @@ struct ckptd;
 struct job;
 struct version;
 struct drain;
+struct pfscache;
 
 enum drain_state {
 	DR_NONE = 0,      /* not to be drained (no target, or open) */
@@ -66,6 +67,9 @@ void drain_cancel(struct ckptd *d);
 /* After the pool is closed: no task of the drain may be left. */
 void drain_close(struct ckptd *d);
 int drain_enabled(const struct ckptd *d);
+/* The manifests reads from the PFS take (pfscache.h), or NULL without a
+ * drain.  Any thread, from drain_open() to drain_close(). */
+struct pfscache *drain_manifests(const struct ckptd *d);
 /* Is name the incremental base of a drained version of j (or may it be, as
  * a copy of j is running)?  Then its PFS copy holds chunks another version
  * reads, and must stay. */

@@ -31,6 +31,7 @@
 #include "ckptd.h"
 #include "cluster.h"
 #include "drain.h"
+#include "pfscache.h"
 #include "log.h"
 #include "names.h"
 #include "metrics.h"
@@ -179,6 +180,14 @@ void metrics_tick(struct ckptd *d)
 		return;
 	fill_status(d, &d->ms.st);
 	d->ms.drain_lag_ms = drain_lag_ms(d);
+	if (drain_manifests(d)) {
+		struct pfsc_stats ps;
+
+		pfscache_stats(drain_manifests(d), &ps);
+		d->ms.manifest_loads = ps.loads;
+		d->ms.manifest_hits = ps.hits;
+		d->ms.manifest_bytes = ps.bytes;
+	}
 	pthread_mutex_lock(&m->mu);
 	m->snap = d->ms;
 	pthread_mutex_unlock(&m->mu);
@@ -350,6 +359,15 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_drain_lag_seconds",
 	      "Age of the oldest sealed version not yet drained.",
 	      (double)s->drain_lag_ms / 1e3);
+	counter(f, "ckpt_pfs_manifest_loads_total",
+		"PFS manifests read for reads from the PFS.",
+		s->manifest_loads);
+	counter(f, "ckpt_pfs_manifest_hits_total",
+		"Reads from the PFS that found their manifest kept.",
+		s->manifest_hits);
+	gauge(f, "ckpt_pfs_manifest_cache_bytes",
+	      "Bytes of PFS manifests kept for reads.",
+	      (double)s->manifest_bytes);
 	gauge(f, "ckpt_cluster_peers", "Other nodes of the cluster (0 alone).",
 	      st->peers);
 	gauge(f, "ckpt_cluster_peers_up",

@@ -71,6 +71,9 @@ struct mstats {
 	/* gauges, filled by metrics_tick() */
 	struct ckpt_status st;
 	uint64_t drain_lag_ms;          /* oldest sealed version not drained */
+	uint64_t manifest_loads;        /* PFS manifests loaded for reads */
+	uint64_t manifest_hits;         /* reads that found theirs kept */
+	uint64_t manifest_bytes;        /* kept now (pfscache.h) */
 	uint32_t ticks;
 };
 

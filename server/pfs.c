@@ -78,7 +78,7 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 /* ---- reading back --------------------------------------------------------- */
 
 int pfs_read_whole(const char *target, const char *rel, void **buf,
-		   size_t *len, uid_t *owner)
+		   size_t *len, uid_t *owner, struct stat *stp)
 {
 	struct stat st;
 	int tfd, fd, ret;
@@ -104,6 +104,8 @@ int pfs_read_whole(const char *target, const char *rel, void **buf,
 	if (ret == 0) {
 		*len = st.st_size;
 		*owner = st.st_uid;
+		if (stp)
+			*stp = st;
 	}
 	return ret;
 }
@@ -135,23 +137,38 @@ static int claim_ok(const struct pfsman *m)
 	return 0;
 }
 
+static void stamp_of(const struct stat *st, struct pfs_stamp *stamp)
+{
+	memset(stamp, 0, sizeof(*stamp));
+	stamp->dev = st->st_dev;
+	stamp->ino = st->st_ino;
+	stamp->size = st->st_size;
+	stamp->mtime = st->st_mtim;
+	stamp->ctime = st->st_ctim;
+}
+
 /* pfs_load_at(), and into *claim (when not NULL) the manifest's length if
- * it is another uid's (a claim), else 0. */
+ * it is another uid's (a claim), else 0, and into *stamp (when not NULL)
+ * the stamp of the file read. */
 static int load_at(const char *target, const char *rel, const char *job,
-		   const char *version, struct pfsman *out, uint64_t *claim)
+		   const char *version, struct pfsman *out, uint64_t *claim,
+		   struct pfs_stamp *stamp)
 {
 	void *buf = NULL;
 	uid_t owner = 0;
 	size_t len = 0;
+	struct stat st;
 	int ret;
 
-	ret = pfs_read_whole(target, rel, &buf, &len, &owner);
+	ret = pfs_read_whole(target, rel, &buf, &len, &owner, &st);
 	if (ret < 0) {
 		free(buf);
 		return ret;
 	}
 	if (claim)
 		*claim = owner == geteuid() ? 0 : len;
+	if (stamp)
+		stamp_of(&st, stamp);
 	ret = pfsman_decode(buf, len, out);
 	free(buf);
 	if (ret < 0)
@@ -180,7 +197,7 @@ out_release:
 int pfs_load_at(const char *target, const char *rel, const char *job,
 		const char *version, struct pfsman *out)
 {
-	return load_at(target, rel, job, version, out, NULL);
+	return load_at(target, rel, job, version, out, NULL, NULL);
 }
 
 int pfs_load(const char *target, const char *job, const char *version,
@@ -196,11 +213,53 @@ int pfs_load(const char *target, const char *job, const char *version,
 int pfs_load_part(const char *target, const char *job, const char *version,
 		  const char *node, struct pfsman *out)
 {
+	return pfs_load_stamped(target, job, version, node, out, NULL);
+}
+
+/* The relative path of the manifest pfs_load_stamped() reads. */
+static int manifest_rel(char *path, size_t cap, const char *job,
+			const char *version, const char *node)
+{
+	return node[0] ? pfs_path(path, cap, PFS_N_PART, job, version, node, 0)
+		       : pfs_path(path, cap, PFS_N_MANIFEST, job, version,
+				  NULL, 0);
+}
+
+int pfs_load_stamped(const char *target, const char *job,
+		     const char *version, const char *node,
+		     struct pfsman *out, struct pfs_stamp *stamp)
+{
 	char path[PFS_REL_MAX];
 	int ret;
 
-	ret = pfs_path(path, sizeof(path), PFS_N_PART, job, version, node, 0);
-	return ret < 0 ? ret : pfs_load_at(target, path, job, version, out);
+	ret = manifest_rel(path, sizeof(path), job, version, node);
+	if (ret == 0)
+		ret = load_at(target, path, job, version, out, NULL, stamp);
+	if (ret == 0)
+		snprintf(out->node, sizeof(out->node), "%s", node);
+	return ret;
+}
+
+int pfs_stamp(const char *target, const char *job, const char *version,
+	      const char *node, struct pfs_stamp *stamp)
+{
+	char path[PFS_REL_MAX];
+	struct stat st;
+	int tfd, fd, ret;
+
+	ret = manifest_rel(path, sizeof(path), job, version, node);
+	if (ret < 0)
+		return ret;
+	tfd = pfs_target_open(target);
+	if (tfd < 0)
+		return tfd;
+	fd = pfs_open_regular(tfd, path, &st);
+	close(tfd);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	stamp_of(&st, stamp);
+	return 0;
 }
 
 /* Each drain thread keeps one decompression context and frame buffer. */
@@ -309,6 +368,8 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	uint32_t idx;
 	long ret = 0;
 
+	if (m->stripped)
+		return -EINVAL;
 	if (off >= f->size)
 		return 0;
 	if (len > f->size - off)
@@ -470,7 +531,8 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 	ret = pfs_path(rel, sizeof(rel), PFS_N_MANIFEST, s->job, version, NULL,
 		       0);
 	if (ret == 0)
-		ret = load_at(s->target, rel, s->job, version, &m, &claim);
+		ret = load_at(s->target, rel, s->job, version, &m, &claim,
+			      NULL);
 	if (ret == -ENOENT)
 		return 0;       /* a copy that never finished */
 	if (ret < 0) {

@@ -30,6 +30,8 @@
 #define CKPTD_PFS_H
 
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "bwlimit.h"
 #include "manifest.h"
@@ -102,7 +104,8 @@ int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out);
 /* Read len bytes at off of file fi of drained version m into dst, every
  * chunk verified (and decompressed, and references followed).  Returns the
- * bytes read (short only at end of file) or -errno/-CKPT_ECORRUPT. */
+ * bytes read (short only at end of file) or -errno/-CKPT_ECORRUPT
+ * (-EINVAL: m is stripped, pfsman_strip()). */
 long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 	      uint64_t off, uint64_t len, void *dst);
 /*
@@ -123,9 +126,26 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
 int pfs_publish(const char *target, const char *job, const char *version,
 		uint32_t uid, uint32_t nparts, const char *self);
 /* Read and verify node's part manifest of a version in parts, as
- * pfs_load() does a manifest. */
+ * pfs_load() does a manifest; out->node is node. */
 int pfs_load_part(const char *target, const char *job, const char *version,
 		  const char *node, struct pfsman *out);
+/* What tells one manifest file from another at one path: a manifest
+ * replaced (renamed over) or rewritten in place has another stamp. */
+struct pfs_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+/* pfs_load() (node "") or pfs_load_part(), and the stamp of the file read
+ * into *stamp when not NULL. */
+int pfs_load_stamped(const char *target, const char *job,
+		     const char *version, const char *node,
+		     struct pfsman *out, struct pfs_stamp *stamp);
+/* The stamp of the manifest pfs_load_stamped() would read now: 0 or
+ * -errno (-ENOENT: none there). */
+int pfs_stamp(const char *target, const char *job, const char *version,
+	      const char *node, struct pfs_stamp *stamp);
 /* The PFS manifest a local copy is evicted for: the version's, or with
  * node (a version in parts) node's part manifest, but only once the
  * version is published (its manifest is there): until then a restart

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "attr.h"
@@ -57,10 +58,11 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 int pfs_load_at(const char *target, const char *rel, const char *job,
 		const char *version, struct pfsman *out);
 /* The regular file at rel, whole, in *buf (malloc'd, the caller frees it)
- * and *len, and the uid that owns it in *owner.  One another uid owns is
- * refused over PFS_CLAIM_MAX bytes (-EFBIG). */
+ * and *len, the uid that owns it in *owner, and its fstat in *st (when not
+ * NULL).  One another uid owns is refused over PFS_CLAIM_MAX bytes
+ * (-EFBIG). */
 int pfs_read_whole(const char *target, const char *rel, void **buf,
-		   size_t *len, uid_t *owner);
+		   size_t *len, uid_t *owner, struct stat *st);
 /* The version's directory open for reading (NULL and *err = -errno). */
 DIR *pfs_vdir_open(int tfd, const char *job, const char *version, int *err);
 /* rmdir rel's directory and those above it while they are empty, up to

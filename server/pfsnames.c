@@ -69,7 +69,7 @@ static int check_list(const char *target, const struct pfs_job *job,
 	ret = pfs_path(rel, sizeof(rel), PFS_N_NAMES, job->job, job->version,
 		       node, 0);
 	if (ret == 0)
-		ret = pfs_read_whole(target, rel, &buf, &len, &owner);
+		ret = pfs_read_whole(target, rel, &buf, &len, &owner, NULL);
 	if (ret == -ENOENT)
 		ret = 0;                /* removed meanwhile */
 	if (ret < 0 || !buf || owner != geteuid())
@@ -199,7 +199,7 @@ static int list_put(const char *target, int tfd, const void *buf,
 	uid_t owner = 0;
 	int same;
 
-	same = pfs_read_whole(target, rel, &old, &olen, &owner) == 0 &&
+	same = pfs_read_whole(target, rel, &old, &olen, &owner, NULL) == 0 &&
 	       owner == geteuid() && olen == len && !memcmp(old, buf, len);
 	free(old);
 	return same ? pfs_fsync_parent(tfd, rel)

@@ -239,6 +239,8 @@ int pfs_load_evictable(const char *target, const char *job,
 			return tfd;
 		ret = part_put_back(target, tfd, job, version, node, out);
 		close(tfd);
+		if (ret == 0)
+			snprintf(out->node, sizeof(out->node), "%s", node);
 	}
 	return ret;
 }

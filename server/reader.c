@@ -34,6 +34,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pfs.h"
+#include "pfscache.h"
 #include "pool.h"
 #include "reader.h"
 #include "rindex.h"
@@ -99,22 +100,21 @@ void reader_close(struct reader_bufs *rb)
 
 /* ---- reads from the PFS copy ------------------------------------------ */
 
-/* A read served from a PFS copy, on a worker (reader.h). */
+/* A read served from a PFS copy, on a worker (reader.h).  The worker
+ * takes the manifest from the drain's cache (pfscache.h): the version's
+ * (node "") or node's part manifest, of the incarnation read (seq alone,
+ * else sealed_ns and uid), and finds the file in it by name. */
 struct pfs_read {
 	struct pool_task pt;
-	struct ckptd *d;
 	struct rtry *t;           /* the client's READ */
-	struct version *v;        /* referenced while m is v's; or NULL */
 	const char *target;       /* [drain] target, fixed for the run */
-	const struct pfsman *m;   /* v's PFS manifest (remote), or NULL */
-	uint32_t fi;              /* the file's index in *m */
+	struct pfscache *cache;
+	uint32_t fi;              /* where the catalog has the name: a hint */
 	uint64_t off, len;
 	uint8_t *dst;             /* in the client's lease */
 	long got;
-	/* with no m: the worker loads the manifest of the version (node "")
-	 * or of node's part, checks it is the incarnation read (seq alone,
-	 * else sealed_ns and uid), and finds the file by name */
 	char node[CKPT_HOST_MAX + 1];
+	int by_seq;
 	uint64_t vseq, sealed_ns;
 	uint32_t uid;
 };
@@ -128,38 +128,28 @@ static int pfs_read_run(struct pool_task *pt)
 {
 	struct pfs_read *pr = pfs_read_of(pt);
 	const struct rtry *t = pr->t;   /* its names: the task owns t */
-	struct pfsman own;
-	uint32_t fi;
+	const struct pfsc_want w = {
+		.job = t->job, .version = t->version, .node = pr->node,
+		.by_seq = pr->by_seq, .seq = pr->vseq,
+		.sealed_ns = pr->sealed_ns, .uid = pr->uid,
+	};
+	const struct pfsman *m;
+	struct pfsc_entry *e;
 	int ret;
 
-	if (pr->m) {
-		/* The catalog's index is a hint: a version evicted where it
-		 * was written still lists the names it unlinked. */
-		ret = pfsman_find(pr->m, t->path, pr->fi);
-		if (ret < 0)
-			return ret;
-		pr->got = pfs_read(pr->target, pr->m, (uint32_t)ret, pr->off,
-				   pr->len, pr->dst);
-		return pr->got < 0 ? (int)pr->got : 0;
-	}
-	ret = pr->node[0] ? pfs_load_part(pr->target, t->job, t->version,
-					  pr->node, &own)
-			  : pfs_load(pr->target, t->job, t->version, &own);
+	ret = pfscache_get(pr->cache, &w, &m, &e);
 	if (ret < 0)
 		return ret;
-	for (fi = 0; fi < own.nfiles; fi++)
-		if (!strcmp(own.files[fi].path, t->path))
-			break;
-	if (pr->node[0] ? own.sealed_ns != pr->sealed_ns || own.uid != pr->uid
-			: own.seq != pr->vseq)
-		ret = -CKPT_ECORRUPT;   /* another incarnation of the name */
-	else if (fi == own.nfiles)
-		ret = -ENOENT;
-	else
-		pr->got = pfs_read(pr->target, &own, fi, pr->off, pr->len,
+	/* The catalog's index is a hint: a version evicted where it was
+	 * written still lists the names it unlinked. */
+	ret = pfsman_find(m, t->path, pr->fi);
+	if (ret >= 0) {
+		pr->got = pfs_read(pr->target, m, (uint32_t)ret, pr->off, pr->len,
 				   pr->dst);
-	pfsman_release(&own);
-	return ret < 0 ? ret : pr->got < 0 ? (int)pr->got : 0;
+		ret = pr->got < 0 ? (int)pr->got : 0;
+	}
+	pfscache_put(pr->cache, e);
+	return ret;
 }
 
 static void pfs_read_done(struct pool_task *pt)
@@ -167,13 +157,10 @@ static void pfs_read_done(struct pool_task *pt)
 	struct pfs_read *pr = pfs_read_of(pt);
 
 	read_answer(pr->t, pt->result, pt->result ? 0 : (uint64_t)pr->got);
-	if (pr->v)
-		version_put(&pr->d->cat, pr->v);
 	free(pr);
 }
 
-/* Shutting down: the client is gone with the daemon; the version's
- * reference goes with the catalog. */
+/* Shutting down: the client is gone with the daemon. */
 static void pfs_read_drop(struct pool_task *pt)
 {
 	struct pfs_read *pr = pfs_read_of(pt);
@@ -182,9 +169,9 @@ static void pfs_read_drop(struct pool_task *pt)
 	free(pr);
 }
 
-/* The PFS source of t: this node's version (remote: its PFS manifest; a
- * local one: the PFS copy of the same incarnation, its part's in a
- * cluster) or another node's part.  0 (started) or -errno. */
+/* The PFS source of t: this node's version (remote: the PFS manifest it
+ * was loaded from; a local one: the PFS copy of the same incarnation, its
+ * part's in a cluster) or another node's part.  0 (started) or -errno. */
 static int read_pfs(struct rtry *t)
 {
 	struct ckptd *d = t->d;
@@ -214,17 +201,19 @@ static int read_pfs(struct rtry *t)
 	if (!pr)
 		return -ENOMEM;
 	pool_task_init(&pr->pt, pfs_read_run, pfs_read_done, pfs_read_drop);
-	pr->d = d;
 	pr->t = t;
 	pr->target = d->conf->drain_target;
+	pr->cache = drain_manifests(d);
 	pr->off = t->req.off;
 	pr->len = t->req.len;
 	pr->dst = t->c->lease->map + t->req.ring_off;
-	if (fi >= 0) {
-		pr->v = v;
-		pr->m = v->pfs;
+	if (fi >= 0 && v->pfs) {
+		/* the manifest the catalog stripped, as it was loaded */
 		pr->fi = (uint32_t)fi;
-		version_get(v);
+		snprintf(pr->node, sizeof(pr->node), "%s", v->pfs->node);
+		pr->vseq = v->pfs->seq;
+		pr->sealed_ns = v->pfs->sealed_ns;
+		pr->uid = v->pfs->uid;
 	} else if (v) {
 		pr->vseq = v->seq;
 		if (v->nparts > 1 && cluster_nodes(d)) {
@@ -239,6 +228,7 @@ static int read_pfs(struct rtry *t)
 		pr->sealed_ns = cp.sealed_ns;
 		pr->uid = cp.uid;
 	}
+	pr->by_seq = !pr->node[0];
 	pool_submit(d->pool, &pr->pt, 0);
 	return 0;
 }

@@ -72,6 +72,7 @@ static inline int conf_equal(const struct conf *a, const struct conf *b)
 	       a->drain_chunk == b->drain_chunk &&
 	       a->drain_retry_max == b->drain_retry_max &&
 	       a->drain_deadline == b->drain_deadline &&
+	       a->drain_manifest_cache == b->drain_manifest_cache &&
 	       !memcmp(&a->cluster_nodes, &b->cluster_nodes,
 		       sizeof(a->cluster_nodes)) &&
 	       !strcmp(a->cluster_node, b->cluster_node) &&

@@ -107,6 +107,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.drain_threads, 2);
 	CU_ASSERT_EQUAL(c.drain_chunk, 4 * MiB);
 	CU_ASSERT_EQUAL(c.drain_retry_max, 60);
+	CU_ASSERT_EQUAL(c.drain_manifest_cache, 256 * MiB);
 	CU_ASSERT_EQUAL(c.cluster_heartbeat_timeout, 5000);
 }
 
