@@ -139,8 +139,8 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # The unit tests of server code: the PFS layout, rebuilding chunks from
-# records, writer stalls, the shard store, and the loop's registered
-# buffers.
+# records, the cache of PFS manifests, writer stalls, the shard store, and
+# the loop's registered buffers.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
 		$(BUILD)/obj/server/pfslayout.o $(CORE_A)
 	@mkdir -p $(dir $@)
@@ -150,6 +150,13 @@ $(BUILD)/tests/test_pfsbuild: $(BUILD)/obj/tests/unit/test_pfsbuild.o \
 		$(BUILD)/obj/server/pfsbuild.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_pfscache: $(BUILD)/obj/tests/unit/test_pfscache.o \
+		$(BUILD)/obj/server/pfscache.o $(BUILD)/obj/server/pfs.o \
+		$(BUILD)/obj/server/pfslayout.o $(BUILD)/obj/server/pfspart.o \
+		$(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
 
 $(BUILD)/tests/test_vstats: $(BUILD)/obj/tests/unit/test_vstats.o \
 		$(BUILD)/obj/server/vstats.o $(CORE_A)

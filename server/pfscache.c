@@ -25,6 +25,8 @@ struct pfsc_entry {
 	char node[CKPT_HOST_MAX + 1];
 	struct pfsman m;          /* valid once loading is 0 */
 	struct pfs_stamp stamp;   /* of the file m was read from */
+	uint32_t *byname;         /* m's entries sorted by path, or NULL
+				   * (no memory: pfsman_find()'s scan) */
 	uint64_t bytes;           /* pfsman_size(&m), counted in c->bytes */
 	unsigned refs;
 	int loading;
@@ -58,7 +60,54 @@ struct pfscache *pfscache_new(const char *target, uint64_t budget)
 static void entry_free(struct pfsc_entry *x)
 {
 	pfsman_release(&x->m);
+	free(x->byname);
 	free(x);
+}
+
+static int by_path(const void *a, const void *b, void *arg)
+{
+	const struct pfs_file *f = arg;
+
+	return strcmp(f[*(const uint32_t *)a].path, f[*(const uint32_t *)b].path);
+}
+
+/* x->byname for x->m, so that a read finds its file in log time, not by a
+ * scan of every path (a restore of n files would be n^2). */
+static void index_names(struct pfsc_entry *x)
+{
+	uint32_t i;
+
+	x->byname = malloc((x->m.nfiles ? x->m.nfiles : 1) *
+			   sizeof(*x->byname));
+	if (!x->byname)
+		return;
+	for (i = 0; i < x->m.nfiles; i++)
+		x->byname[i] = i;
+	qsort_r(x->byname, x->m.nfiles, sizeof(*x->byname), by_path,
+		x->m.files);
+}
+
+int pfscache_find(const struct pfsc_entry *x, const char *path, uint32_t hint)
+{
+	const struct pfsman *m = &x->m;
+	uint32_t lo = 0, hi = m->nfiles, mid;
+	int c;
+
+	if (!x->byname)
+		return pfsman_find(m, path, hint);
+	if (hint < m->nfiles && !strcmp(m->files[hint].path, path))
+		return (int)hint;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(m->files[x->byname[mid]].path, path);
+		if (!c)
+			return (int)x->byname[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
 }
 
 /* Take x out of the list (under mu); freed here if nobody holds it. */
@@ -172,6 +221,8 @@ static int hold(struct pfscache *c, const struct pfsc_want *w,
 		return -ENOMEM;
 	ret = pfs_load_stamped(c->target, w->job, w->version, w->node, &x->m,
 			       &x->stamp);
+	if (ret == 0)
+		index_names(x);
 	pthread_mutex_lock(&c->mu);
 	x->loading = 0;
 	pthread_cond_broadcast(&c->cv);
@@ -179,7 +230,8 @@ static int hold(struct pfscache *c, const struct pfsc_want *w,
 		x->refs--;
 		retire(c, x);
 	} else {
-		x->bytes = pfsman_size(&x->m);
+		x->bytes = pfsman_size(&x->m) +
+			   (uint64_t)x->m.nfiles * sizeof(*x->byname);
 		c->bytes += x->bytes;
 		c->loads++;
 		trim(c);

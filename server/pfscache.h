@@ -14,7 +14,8 @@
  * each read loaded its own.
  *
  * Budget: entries no read holds are dropped, least recently used first,
- * while the entries' bytes (pfsman_size()) pass the budget, but the most
+ * while the entries' bytes (pfsman_size() and the index by name) pass the
+ * budget, but the most
  * recently used one stays, so that one restore of a version larger than the
  * budget does not load its manifest at every read.  Entries held are never
  * dropped.  At most PFSC_MAX_ENTRIES are kept.
@@ -58,6 +59,11 @@ void pfscache_free(struct pfscache *c);
 int pfscache_get(struct pfscache *c, const struct pfsc_want *w,
 		 const struct pfsman **m, struct pfsc_entry **e);
 void pfscache_put(struct pfscache *c, struct pfsc_entry *e);
+/* The index of the entry named path in e's manifest (trying hint first),
+ * or -ENOENT: as pfsman_find(), in log time (an index by name built at the
+ * load). */
+int pfscache_find(const struct pfsc_entry *e, const char *path,
+		  uint32_t hint);
 
 struct pfsc_stats {
 	uint64_t loads;           /* manifests read from the PFS */

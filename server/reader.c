@@ -142,7 +142,7 @@ static int pfs_read_run(struct pool_task *pt)
 		return ret;
 	/* The catalog's index is a hint: a version evicted where it was
 	 * written still lists the names it unlinked. */
-	ret = pfsman_find(m, t->path, pr->fi);
+	ret = pfscache_find(e, t->path, pr->fi);
 	if (ret >= 0) {
 		pr->got = pfs_read(pr->target, m, (uint32_t)ret, pr->off, pr->len,
 				   pr->dst);
