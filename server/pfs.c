@@ -77,17 +77,27 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
 
 /* ---- reading back --------------------------------------------------------- */
 
-int pfs_read_whole(const char *target, const char *rel, void **buf,
-		   size_t *len, uid_t *owner, struct stat *stp)
+/* The regular file at rel of target, open for reading, and its fstat in
+ * *st.  The fd or -errno. */
+static int open_regular(const char *target, const char *rel, struct stat *st)
 {
-	struct stat st;
-	int tfd, fd, ret;
+	int tfd, fd;
 
 	tfd = pfs_target_open(target);
 	if (tfd < 0)
 		return tfd;
-	fd = pfs_open_regular(tfd, rel, &st);
+	fd = pfs_open_regular(tfd, rel, st);
 	close(tfd);
+	return fd;
+}
+
+int pfs_read_whole(const char *target, const char *rel, void **buf,
+		   size_t *len, uid_t *owner, struct stat *stp)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open_regular(target, rel, &st);
 	if (fd < 0)
 		return fd;
 	ret = 0;
@@ -245,16 +255,12 @@ int pfs_stamp(const char *target, const char *job, const char *version,
 {
 	char path[PFS_REL_MAX];
 	struct stat st;
-	int tfd, fd, ret;
+	int fd, ret;
 
 	ret = manifest_rel(path, sizeof(path), job, version, node);
 	if (ret < 0)
 		return ret;
-	tfd = pfs_target_open(target);
-	if (tfd < 0)
-		return tfd;
-	fd = pfs_open_regular(tfd, path, &st);
-	close(tfd);
+	fd = open_regular(target, path, &st);
 	if (fd < 0)
 		return fd;
 	close(fd);

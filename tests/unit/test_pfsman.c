@@ -806,6 +806,15 @@ static int no_data(const struct pfs_chunk *k)
 				       k->kind2 == PFS_ZERO);
 }
 
+/* The next random (file, [off, end)) of test_strip(): the file returned. */
+static uint32_t strip_range(uint64_t *seed, uint64_t *off, uint64_t *end)
+{
+	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+	*off = (*seed >> 20) % (18ull * CHUNK);
+	*end = *off + (*seed >> 38) % (18ull * CHUNK);
+	return (uint32_t)(*seed >> 60) % 4;
+}
+
 static void test_strip(void)
 {
 	static char p0[] = "a", p1[] = "b", p2[] = "c", p3[] = "d";
@@ -852,10 +861,7 @@ static void test_strip(void)
 		want[f] = pfsman_file_data(&m, f);
 	seed = 5;
 	for (i = 0; i < 400; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		f = (uint32_t)(seed >> 60) % 4;
-		off = (seed >> 20) % (18ull * CHUNK);
-		end = off + (seed >> 38) % (18ull * CHUNK);
+		f = strip_range(&seed, &off, &end);
 		r0[i] = pfsman_data(&m, f, off, end, &d0[i], &l0[i]);
 	}
 	CU_ASSERT_EQUAL_FATAL(pfsman_strip(&m), 0);
@@ -871,10 +877,7 @@ static void test_strip(void)
 		CU_ASSERT_EQUAL(pfsman_file_data(&m, f), want[f]);
 	seed = 5;
 	for (i = 0; i < 400; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		f = (uint32_t)(seed >> 60) % 4;
-		off = (seed >> 20) % (18ull * CHUNK);
-		end = off + (seed >> 38) % (18ull * CHUNK);
+		f = strip_range(&seed, &off, &end);
 		CU_ASSERT_EQUAL(pfsman_data(&m, f, off, end, &d, &l), r0[i]);
 		if (r0[i] == 0)
 			CU_ASSERT(d == d0[i] && l == l0[i]);
