@@ -182,10 +182,10 @@ static struct pfsc_entry *entry_new(struct pfscache *c,
 	return x;
 }
 
-/* The entry for w, held: found with its stamp still the file's, or loaded
- * now.  0 or -errno. */
+/* The entry for w, held: found with its stamp still the file's (*fresh
+ * 0), or loaded now (*fresh 1).  0 or -errno. */
 static int hold(struct pfscache *c, const struct pfsc_want *w,
-		struct pfsc_entry **out)
+		struct pfsc_entry **out, int *fresh)
 {
 	struct pfs_stamp now;
 	struct pfsc_entry *x;
@@ -210,6 +210,7 @@ static int hold(struct pfscache *c, const struct pfsc_want *w,
 			c->hits++;
 			pthread_mutex_unlock(&c->mu);
 			*out = x;
+			*fresh = 0;
 			return 0;
 		}
 		x->refs--;
@@ -236,6 +237,7 @@ static int hold(struct pfscache *c, const struct pfsc_want *w,
 		c->loads++;
 		trim(c);
 		*out = x;
+		*fresh = 1;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return ret;
@@ -245,19 +247,28 @@ int pfscache_get(struct pfscache *c, const struct pfsc_want *w,
 		 const struct pfsman **m, struct pfsc_entry **e)
 {
 	struct pfsc_entry *x;
-	int ret;
+	int ret, fresh;
 
-	ret = hold(c, w, &x);
-	if (ret < 0)
-		return ret;
-	if (w->by_seq ? x->m.seq != w->seq
-		      : x->m.sealed_ns != w->sealed_ns || x->m.uid != w->uid) {
-		pfscache_put(c, x);
-		return -CKPT_ECORRUPT;   /* another incarnation of the name */
-	}
-	*m = &x->m;
-	*e = x;
-	return 0;
+	do {
+		ret = hold(c, w, &x, &fresh);
+		if (ret < 0)
+			return ret;
+		if (w->by_seq ? x->m.seq == w->seq
+			      : x->m.sealed_ns == w->sealed_ns &&
+				x->m.uid == w->uid) {
+			*m = &x->m;
+			*e = x;
+			return 0;
+		}
+		/* Another incarnation of the name.  Kept, it might pass for
+		 * the file there now (a stamp is only as fine as the file
+		 * system's clock): load once more before saying so. */
+		pthread_mutex_lock(&c->mu);
+		x->refs--;
+		retire(c, x);
+		pthread_mutex_unlock(&c->mu);
+	} while (!fresh);
+	return -CKPT_ECORRUPT;
 }
 
 void pfscache_put(struct pfscache *c, struct pfsc_entry *x)

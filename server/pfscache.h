@@ -55,7 +55,8 @@ void pfscache_free(struct pfscache *c);
 /* The manifest w names, as pfs_load_stamped() reads and checks it, held
  * for the caller in *m until pfscache_put(*e).  -CKPT_ECORRUPT when the
  * manifest there is another incarnation than w's (as a read finding it
- * answers), or pfs_load_stamped()'s error. */
+ * answers: an entry kept is dropped and the manifest loaded once more
+ * before that answer, and not kept), or pfs_load_stamped()'s error. */
 int pfscache_get(struct pfscache *c, const struct pfsc_want *w,
 		 const struct pfsman **m, struct pfsc_entry **e);
 void pfscache_put(struct pfscache *c, struct pfsc_entry *e);
