@@ -213,11 +213,7 @@ int pfs_load_at(const char *target, const char *rel, const char *job,
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out)
 {
-	char path[PFS_REL_MAX];
-	int ret;
-
-	ret = pfs_path(path, sizeof(path), PFS_N_MANIFEST, job, version, NULL, 0);
-	return ret < 0 ? ret : pfs_load_at(target, path, job, version, out);
+	return pfs_load_stamped(target, job, version, "", out, NULL);
 }
 
 int pfs_load_part(const char *target, const char *job, const char *version,
