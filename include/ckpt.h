@@ -629,8 +629,8 @@ int ckpt_read_sink(struct ckpt_client *c, const char *job,
  * records before any data, one is answered as a run).  -ENXIO if the
  * range holds no data, or offset is at or past the end of the file;
  * otherwise ckpt_read()'s errors.  Where ckptd cannot tell from what it
- * holds in memory (another node's part, a version with writes in flight),
- * the whole range is one run: correct, only not sparse.  Takes no
+ * holds in memory (a version with writes in flight), the whole range is
+ * one run: correct, only not sparse.  Takes no
  * staging. */
 int ckpt_seek_data(struct ckpt_client *c, const char *job,
 		   const char *version, const char *path, uint64_t offset,

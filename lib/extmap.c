@@ -129,6 +129,24 @@ out_free:
 	return ret;
 }
 
+int extmap_by_file(const struct man_rec *recs, uint32_t first, uint32_t n,
+		   uint32_t *idx)
+{
+	uint64_t *keys = malloc(sizeof(*keys) * (n ? n : 1));
+	uint32_t i;
+
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		keys[i] = (uint64_t)recs[first + i].file << 32 | (first + i);
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_u64);
+	for (i = 0; i < n; i++)
+		idx[i] = (uint32_t)keys[i];
+	free(keys);
+	return 0;
+}
+
 void extmap_release(struct extmap *m)
 {
 	free(m->v);

@@ -60,6 +60,14 @@ int extmap_apply(struct extmap *m, const struct man_rec *recs, uint32_t rec);
  */
 int extmap_merge(struct extmap *m, const struct extmap *newer);
 void extmap_release(struct extmap *m);
+/*
+ * Records first .. first + n - 1 of recs grouped by file: idx (n entries,
+ * the caller's) gets their indices, files in ascending order, each file's
+ * records in write order, ready for extmap_build() one file at a time.
+ * 0 or -ENOMEM.
+ */
+int extmap_by_file(const struct man_rec *recs, uint32_t first, uint32_t n,
+		   uint32_t *idx);
 /* Index of the first extent that ends after off (m->n if none). */
 uint32_t extmap_find(const struct extmap *m, uint64_t off);
 /*

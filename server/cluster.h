@@ -173,6 +173,16 @@ struct cluster_part {
 int cluster_part_of(const struct ckptd *d, const char *job,
 		    const char *version, uint32_t caller, const char *path,
 		    struct cluster_part *out);
+/* SEEK_DATA (seek.c) in the file path of another node's part, as caller
+ * sees the job: the first run of data in [off, end) (end clipped to the
+ * file's size here), from the part's manifest, which every source of a
+ * READ of it serves (the owner's copy, its shards, its PFS copy).  0,
+ * -ENXIO (no data in the range), -ENOMEM, or -ENOENT: no other node's
+ * part shows path. */
+int cluster_seek_data(const struct ckptd *d, const char *job,
+		      const char *version, uint32_t caller, const char *path,
+		      uint64_t off, uint64_t end, uint64_t *data,
+		      uint64_t *len);
 /* Does every sealed part of job/version other nodes hold have a source
  * (plan_part())?  1 (also with no cluster) or 0. */
 int cluster_parts_readable(const struct ckptd *d, const char *job,

@@ -42,6 +42,7 @@
 static void rpart_free(struct rpart *p)
 {
 	list_del(&p->link);
+	rpart_maps_release(p);
 	manifest_release(&p->man);
 	free(p->fhash);
 	free(p);
@@ -437,6 +438,7 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		snprintf(p->version, sizeof(p->version), "%s", pp.version);
 		list_add_tail(&ps->list, &p->link);
 	}
+	rpart_maps_release(p);
 	manifest_release(&p->man);
 	memset(&p->man, 0, sizeof(p->man));
 	free(p->fhash);

@@ -9,9 +9,11 @@
 #define CKPT_PARTS_I_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cluster.h"
 #include "cluster_i.h"
+#include "extmap.h"
 #include "list.h"
 #include "manifest.h"
 
@@ -25,7 +27,28 @@ struct rpart {
 	struct manifest man;      /* SEALED with a manifest; else zeroed */
 	uint32_t *fhash;          /* man's files by path: index + 1, or 0 */
 	uint32_t hcap;            /* a power of two, > 2 * man.nfiles */
+	struct extmap *xmap;      /* per entry of man, the read index of its
+				   * records (extmap.h), built whole at the
+				   * first SEEK_DATA, STAT or listing
+				   * (partsview.c: rpart_maps()); NULL: not
+				   * yet.  man's records never change while
+				   * it is kept, so neither do these */
+	uint64_t *xdata;          /* per entry, its bytes of data (not holes,
+				   * not zero records), with xmap */
 };
+
+/* Drop p's read maps, before p's manifest goes or is replaced. */
+static inline void rpart_maps_release(struct rpart *p)
+{
+	uint32_t i;
+
+	for (i = 0; p->xmap && i < p->man.nfiles; i++)
+		extmap_release(&p->xmap[i]);
+	free(p->xmap);
+	free(p->xdata);
+	p->xmap = NULL;
+	p->xdata = NULL;
+}
 
 struct parts {
 	struct cluster *cl;

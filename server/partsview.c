@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "cluster.h"
 #include "cluster_i.h"
+#include "extmap.h"
 #include "manifest.h"
 #include "ops.h"
 #include "namehash.h"
@@ -346,10 +347,55 @@ static struct rpart *path_owner(const struct cluster *cl, const char *job,
 	return best;
 }
 
+/*
+ * Build p's read maps (parts_i.h: xmap, xdata) once: its records grouped
+ * by entry in write order (manifest order), each entry's laid into its map,
+ * and the bytes of data each map holds within the entry's size.  0, or
+ * -ENOMEM with nothing kept (the next ask tries again).
+ */
+static int rpart_maps(struct rpart *p)
+{
+	const struct manifest *m = &p->man;
+	uint32_t nf = m->nfiles, s, i, f, e, *idx = NULL;
+	int ret = -ENOMEM;
+
+	if (p->xmap)
+		return 0;
+	p->xmap = calloc(nf ? nf : 1, sizeof(*p->xmap));
+	p->xdata = calloc(nf ? nf : 1, sizeof(*p->xdata));
+	idx = malloc(sizeof(*idx) * (m->nrecs ? m->nrecs : 1));
+	if (!p->xmap || !p->xdata || !idx ||
+	    (ret = extmap_by_file(m->recs, 0, m->nrecs, idx)) < 0)
+		goto out_drop;
+	for (s = 0; s < m->nrecs; s = i) {
+		f = m->recs[idx[s]].file;     /* < nf: manifest_decode() */
+		for (i = s; i < m->nrecs && m->recs[idx[i]].file == f; i++)
+			;
+		ret = extmap_build(m->recs, idx + s, i - s, &p->xmap[f]);
+		if (ret < 0)
+			goto out_drop;
+		for (e = 0; e < p->xmap[f].n; e++) {
+			const struct ext *x = &p->xmap[f].v[e];
+
+			if (m->recs[x->rec].seg == MAN_SEG_ZERO ||
+			    x->off >= m->files[f].size)
+				continue;
+			p->xdata[f] += x->len < m->files[f].size - x->off
+				       ? x->len : m->files[f].size - x->off;
+		}
+	}
+	free(idx);
+	return 0;
+out_drop:
+	free(idx);
+	rpart_maps_release(p);
+	return ret;
+}
+
 /* The listing entry of file i of p.  Its ino is unique across the parts
  * of a version: the owner's number above the file's index (this node's
  * own files have none, vfile_info()). */
-static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
+static void file_entry(struct ckpt_file_info *fi, struct rpart *p,
 		       uint32_t i)
 {
 	uint32_t d = MAN_DATA(&p->man, i);
@@ -360,7 +406,8 @@ static void file_entry(struct ckpt_file_info *fi, const struct rpart *p,
 	fi->attr = p->man.files[d].attr;
 	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);
 	fi->nlink = p->man.files[d].nlink;
-	fi->data = fi->size;               /* not known here: all data */
+	/* without memory for the maps, all of it counts as data */
+	fi->data = rpart_maps(p) == 0 ? p->xdata[d] : fi->size;
 }
 
 /* Is file i of p shown (not shadowed by this node's part or another)? */
@@ -418,7 +465,7 @@ int cluster_list_files(struct conn *c, const struct proto_msg *req,
 
 /* The part holding the file req names (job, version, path) in another
  * node's part, and the name's index in it (*i), or NULL. */
-static const struct rpart *req_file(struct conn *c,
+static struct rpart *req_file(struct conn *c,
 				    const struct proto_msg *req, int *i)
 {
 	struct cluster *cl = cl_of(c->d);
@@ -432,7 +479,7 @@ static const struct rpart *req_file(struct conn *c,
 int cluster_stat_file(struct conn *c, const struct proto_msg *req)
 {
 	struct ckpt_file_info fi;
-	const struct rpart *p;
+	struct rpart *p;
 	struct enc e;
 	int i;
 
@@ -490,6 +537,31 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 	out->sealed_ns = p->sealed_ns;
 	out->man = &p->man;
 	return 0;
+}
+
+int cluster_seek_data(const struct ckptd *d, const char *job,
+		      const char *version, uint32_t caller, const char *path,
+		      uint64_t off, uint64_t end, uint64_t *data,
+		      uint64_t *len)
+{
+	struct cluster *cl = cl_of(d);
+	struct rpart *p;
+	uint32_t f;
+	int fi, ret;
+
+	if (!cl || !cl->parts)
+		return -ENOENT;
+	p = path_owner(cl, job, version, owner_of(d, job, NULL, caller), path,
+		       &fi);
+	if (!p)
+		return -ENOENT;
+	ret = rpart_maps(p);
+	if (ret < 0)
+		return ret;
+	f = MAN_DATA(&p->man, fi);        /* a hard link reads its file */
+	if (end > p->man.files[f].size)
+		end = p->man.files[f].size;
+	return extmap_data(&p->xmap[f], p->man.recs, off, end, data, len);
 }
 
 int cluster_part_of(const struct ckptd *d, const char *job,

@@ -10,13 +10,6 @@
 #include "extmap.h"
 #include "rindex.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Lay the records idx[0 .. n) (of one file, in write order, all newer than
  * what m holds) over m: one at a time (log time to find its place, then the
@@ -73,15 +66,14 @@ static int index_grow(struct version *v)
 /*
  * Bring the read index of v up to date with its records: those appended
  * since the last resolve (all of them the first time, a sealed copy's at
- * its first read), grouped by file in write order by a sort of (file,
- * index) keys, each file's laid over its map.  Records of a dead entry
+ * its first read), grouped by file in write order (extmap_by_file()),
+ * each file's laid over its map.  Records of a dead entry
  * (unlinked: never read again) are skipped.  On failure the index is
  * dropped, to be made anew by the next read.  0 or -ENOMEM.
  */
 static int index_update(struct version *v)
 {
 	uint32_t k, i, s, f, *idx = NULL;
-	uint64_t *keys = NULL;
 	int ret;
 
 	if (v->rapplied > v->nrecs)       /* records were dropped */
@@ -91,22 +83,12 @@ static int index_update(struct version *v)
 	if (ret < 0 || !k)
 		return ret;
 	ret = -ENOMEM;
-	keys = malloc(sizeof(*keys) * k);
 	idx = malloc(sizeof(*idx) * k);
-	if (!keys || !idx)
+	if (!idx || (ret = extmap_by_file(v->recs, v->rapplied, k, idx)) < 0)
 		goto out_drop;
-	for (i = 0; i < k; i++) {
-		uint32_t r = v->rapplied + i;
-
-		keys[i] = (uint64_t)v->recs[r].file << 32 | r;
-	}
-	if (k > 1)
-		qsort(keys, k, sizeof(*keys), cmp_u64);
-	for (i = 0; i < k; i++)
-		idx[i] = (uint32_t)keys[i];
 	for (s = 0; s < k; s = i) {
-		f = (uint32_t)(keys[s] >> 32);
-		for (i = s; i < k && (uint32_t)(keys[i] >> 32) == f; i++)
+		f = v->recs[idx[s]].file;
+		for (i = s; i < k && v->recs[idx[i]].file == f; i++)
 			;
 		if (f >= v->nfiles || v->files[f].dead) {
 			if (f < v->nfiles)
@@ -124,7 +106,6 @@ out_drop:
 	version_drop_index(v);
 out_free:
 	free(idx);
-	free(keys);
 	return ret;
 }
 

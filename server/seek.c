@@ -8,9 +8,13 @@
  *                     records (truncation) are not data;
  *   a PFS copy only   the version's PFS manifest (v->pfs): ZERO chunks,
  *                     and REFs to them, are not data;
- *   anything else     (another node's part, a version with writes in
- *                     flight) the whole range is data, as lseek(2) may
- *                     answer: correct, only not sparse.
+ *   another node's    the part's manifest, as it announced it (every
+ *   part              source of its bytes, the owner's copy, its shards
+ *                     or its PFS copy, serves those records):
+ *                     cluster_seek_data();
+ *   anything else     (a version with writes in flight, a part known only
+ *                     from the PFS) the whole range is data, as lseek(2)
+ *                     may answer: correct, only not sparse.
  *
  * So a hole is only ever reported where the file reads as zeros.  The
  * caller's rights are READ's (read_may()).
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "cluster.h"
 #include "pfsman.h"
 #include "plan.h"
 #include "reader.h"
@@ -46,6 +51,12 @@ static int data_run(struct ckptd *d, const struct proto_msg *req,
 	if (req->off >= p.size || !req->size)
 		return -ENXIO;
 	end = req->size < p.size - req->off ? req->off + req->size : p.size;
+	if (!p.own) {
+		ret = cluster_seek_data(d, req->job, req->version, caller,
+					req->path, req->off, end, data, len);
+		if (ret != -ENOENT)
+			return ret;
+	}
 	if (p.own && v && !version_dead(v)) {
 		fi = version_file(v, req->path, 0);
 		if (fi >= 0 && p.kind[0] == CKPT_SRC_LOCAL && !v->inflight)

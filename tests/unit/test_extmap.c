@@ -11,6 +11,7 @@
  * The maps grown as records arrive (extmap_apply one at a time,
  * extmap_merge of a batch's map) must equal, extent for extent, the map
  * built from the same records at once, and the byte model, at every step.
+ * extmap_by_file() groups a slice of records by file in write order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -375,6 +376,37 @@ static void test_sequential(void)
 	free(recs);
 }
 
+/* extmap_by_file(): a random slice of records of a few files comes back
+ * grouped by file in ascending order, each file's in write order, every
+ * record once. */
+static void test_by_file(void)
+{
+	uint32_t n = 5000, first = 123, k = n - first - 77, i, *idx, *seen;
+	struct man_rec *recs = calloc(n, sizeof(*recs));
+
+	idx = malloc(sizeof(*idx) * k);
+	seen = calloc(n, sizeof(*seen));
+	CU_ASSERT_FATAL(recs && idx && seen);
+	for (i = 0; i < n; i++)
+		recs[i].file = rnd(7) * 1000003u % 65537u;
+	CU_ASSERT_EQUAL_FATAL(extmap_by_file(recs, first, k, idx), 0);
+	for (i = 0; i < k; i++) {
+		CU_ASSERT_FATAL(idx[i] >= first && idx[i] < first + k);
+		CU_ASSERT_EQUAL(seen[idx[i]]++, 0);
+		if (!i)
+			continue;
+		if (recs[idx[i]].file == recs[idx[i - 1]].file) {
+			CU_ASSERT(idx[i] > idx[i - 1]);
+		} else {
+			CU_ASSERT(recs[idx[i]].file > recs[idx[i - 1]].file);
+		}
+	}
+	CU_ASSERT_EQUAL(extmap_by_file(recs, 0, 0, idx), 0);
+	free(seen);
+	free(idx);
+	free(recs);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -384,6 +416,7 @@ int main(void)
 		{ "sequential", test_sequential },
 		{ "apply", test_apply },
 		{ "apply_sequential", test_apply_sequential },
+		{ "by_file", test_by_file },
 		{ NULL, NULL }
 	};
 
