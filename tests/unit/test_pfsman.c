@@ -2,7 +2,8 @@
  * test_pfsman.c - the PFS manifest format: a round trip with every chunk
  * kind and a base, every truncation and every single-bit flip rejected, and
  * each validation rule hit with an image whose CRC is correct, so that only
- * the rule can catch it.
+ * the rule can catch it; merges of parts, links, long paths.  The queries
+ * (pfsman_data, pfsman_strip) are test_pfsman_data.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -737,157 +738,6 @@ static void test_links(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
 }
 
-/* pfsman_data() against the chunk kinds byte by byte: a file of six
- * chunks (the last short) with every kind, and a link that shares them. */
-static int data_at(const struct pfs_chunk *k, uint64_t size, uint64_t b)
-{
-	const struct pfs_chunk *c = &k[b / CHUNK];
-
-	return b < size && c->kind != PFS_ZERO &&
-	       !(c->kind == PFS_REF && c->kind2 == PFS_ZERO);
-}
-
-static void test_data(void)
-{
-	static char p0[] = "a", p1[] = "b";
-	struct pfs_chunk k[6] = {
-		{ .len = CHUNK, .kind = PFS_ZERO },
-		{ .len = CHUNK, .stored = CHUNK, .kind = PFS_RAW },
-		{ .len = CHUNK, .stored = CHUNK, .kind = PFS_REF,
-		  .kind2 = PFS_RAW },
-		{ .len = CHUNK, .kind = PFS_ZERO },
-		{ .len = CHUNK, .kind = PFS_REF, .kind2 = PFS_ZERO },
-		{ .len = 100, .stored = 50, .kind = PFS_ZSTD },
-	};
-	const uint64_t size = 5 * (uint64_t)CHUNK + 100;
-	struct pfs_file files[2] = {
-		{ .path = p0, .size = size, .first = 0, .count = 6 },
-		{ .path = p1, .size = size, .first = 6, .link = 1 },
-	};
-	struct pfsman m = { .chunk = CHUNK, .nfiles = 2, .files = files,
-			    .nchunks = 6, .chunks = k };
-	uint64_t seed = 7, off, end, b, d, len;
-	int i, ret;
-
-	CU_ASSERT_EQUAL(pfsman_data(&m, 0, 0, size, &d, &len), 0);
-	CU_ASSERT(d == CHUNK && len == 2 * (uint64_t)CHUNK);
-	CU_ASSERT_EQUAL(pfsman_data(&m, 1, 3 * (uint64_t)CHUNK, ~0ull, &d,
-				    &len), 0);
-	CU_ASSERT(d == 5 * (uint64_t)CHUNK && len == 100);
-	CU_ASSERT_EQUAL(pfsman_data(&m, 0, size, ~0ull, &d, &len), -ENXIO);
-	CU_ASSERT_EQUAL(pfsman_data(&m, 0, 3 * (uint64_t)CHUNK,
-				    5 * (uint64_t)CHUNK, &d, &len), -ENXIO);
-	for (i = 0; i < 300; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		off = (seed >> 20) % (size + CHUNK);
-		end = off + (seed >> 40) % (size + CHUNK);
-		for (b = off; b < end && b < size && !data_at(k, size, b); b++)
-			;
-		ret = pfsman_data(&m, (uint32_t)i & 1, off, end, &d, &len);
-		if (b >= end || b >= size) {
-			CU_ASSERT_EQUAL(ret, -ENXIO);
-			continue;
-		}
-		CU_ASSERT_EQUAL_FATAL(ret, 0);
-		CU_ASSERT_EQUAL(d, b);
-		for (; b < end && data_at(k, size, b); b++)
-			;
-		CU_ASSERT_EQUAL(d + len, b);
-	}
-}
-
-/* pfsman_strip(): a stripped manifest answers pfsman_data() and
- * pfsman_file_data() as the table did, over files of every kind of chunk
- * in random runs (holes crossing from one file into the next included), and
- * refuses what needs the table. */
-static int no_data(const struct pfs_chunk *k)
-{
-	return k->kind == PFS_ZERO || (k->kind == PFS_REF &&
-				       k->kind2 == PFS_ZERO);
-}
-
-/* The next random (file, [off, end)) of test_strip(): the file returned. */
-static uint32_t strip_range(uint64_t *seed, uint64_t *off, uint64_t *end)
-{
-	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-	*off = (*seed >> 20) % (18ull * CHUNK);
-	*end = *off + (*seed >> 38) % (18ull * CHUNK);
-	return (uint32_t)(*seed >> 60) % 4;
-}
-
-static void test_strip(void)
-{
-	static char p0[] = "a", p1[] = "b", p2[] = "c", p3[] = "d";
-	const uint32_t counts[4] = { 9, 0, 17, 5 };
-	struct pfs_file files[4] = {
-		{ .path = p0 }, { .path = p1 }, { .path = p2 }, { .path = p3 },
-	};
-	struct pfsman m = { .chunk = CHUNK, .nfiles = 4, .files = files };
-	uint64_t seed = 11, off, end, d, l, want[4];
-	static uint64_t d0[400], l0[400];
-	uint32_t i, f, at = 0, runs = 0;
-	uint8_t img[4096];
-	int r0[400];
-
-	for (f = 0; f < 4; f++) {
-		files[f].first = at;
-		files[f].count = counts[f];
-		files[f].size = counts[f] ? (uint64_t)(counts[f] - 1) * CHUNK +
-					    1 + f * 7 : 0;
-		at += counts[f];
-	}
-	m.nchunks = at;
-	m.chunks = calloc(at, sizeof(*m.chunks));
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m.chunks);
-	for (i = 0; i < at; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		switch ((seed >> 33) % 4) {
-		case 0: m.chunks[i].kind = PFS_ZERO; break;
-		case 1: m.chunks[i].kind = PFS_RAW; break;
-		case 2: m.chunks[i].kind = PFS_REF;
-			m.chunks[i].kind2 = PFS_ZERO; break;
-		default: m.chunks[i].kind = PFS_ZSTD; break;
-		}
-		if ((seed >> 40) % 3 == 0 && i)   /* longer runs */
-			m.chunks[i] = m.chunks[i - 1];
-	}
-	/* a hole from file a's last chunk into c's first */
-	m.chunks[8].kind = m.chunks[9].kind = PFS_ZERO;
-	m.chunks[0].kind = PFS_RAW;
-	for (i = 0; i < at; i++)
-		runs += no_data(&m.chunks[i]) &&
-			(i == 0 || !no_data(&m.chunks[i - 1]));
-	for (f = 0; f < 4; f++)
-		want[f] = pfsman_file_data(&m, f);
-	seed = 5;
-	for (i = 0; i < 400; i++) {
-		f = strip_range(&seed, &off, &end);
-		r0[i] = pfsman_data(&m, f, off, end, &d0[i], &l0[i]);
-	}
-	CU_ASSERT_EQUAL_FATAL(pfsman_strip(&m), 0);
-	CU_ASSERT_PTR_NULL(m.chunks);
-	CU_ASSERT_EQUAL(m.nholes, runs);
-	CU_ASSERT(m.nholes && m.holes[0].first > 0);
-	for (i = 0; i < m.nholes; i++)
-		if (m.holes[i].first <= 8 && m.holes[i].first +
-		    m.holes[i].count >= 10)
-			break;
-	CU_ASSERT(i < m.nholes);   /* the run across two files is one */
-	for (f = 0; f < 4; f++)
-		CU_ASSERT_EQUAL(pfsman_file_data(&m, f), want[f]);
-	seed = 5;
-	for (i = 0; i < 400; i++) {
-		f = strip_range(&seed, &off, &end);
-		CU_ASSERT_EQUAL(pfsman_data(&m, f, off, end, &d, &l), r0[i]);
-		if (r0[i] == 0)
-			CU_ASSERT(d == d0[i] && l == l0[i]);
-	}
-	CU_ASSERT_EQUAL(pfsman_strip(&m), 0);          /* again: no change */
-	CU_ASSERT_EQUAL(pfsman_encode(&m, img, sizeof(img)), -EINVAL);
-	CU_ASSERT_EQUAL(pfsman_find(&m, "c", 0), 2);
-	free(m.holes);
-}
-
 /* A directory both parts hold is merged into one entry (the first
  * part's); a link after a skipped one still names its file; a file
  * against a directory of the same path still clashes. */
@@ -1041,8 +891,6 @@ int main(void)
 		{ "merge", test_merge },
 		{ "merge dirs", test_merge_dirs },
 		{ "links", test_links },
-		{ "data", test_data },
-		{ "strip", test_strip },
 		{ "long_paths", test_long_paths },
 		{ NULL, NULL }
 	};
