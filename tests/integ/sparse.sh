@@ -1,6 +1,13 @@
 # sparse.sh - helpers of the tests of sparse files (t_sparse,
 # t_cluster_sparse); sourced after lib.sh, not run.
 
+# sparse_setup SIZE: skip without ckptctl; S=$T/src, made by sparse_source.
+sparse_setup() {
+	has_ctl || skip "ckptctl is not built"
+	S=$T/src
+	sparse_source "$S" "$1"
+}
+
 # sparse_source DIR SIZE: DIR/big, a file of SIZE bytes (> 1 GiB + 106)
 # holding three small pieces of data (at 0, at 1 GiB + 100, and its last 5
 # bytes), DIR/d/zeros (1 MiB of dense zeros) and DIR/d/empty.

@@ -20,9 +20,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sparse.sh"
 
-has_ctl || skip "ckptctl is not built"
-S=$T/src
-sparse_source "$S" $((2 * 1024 * 1024 * 1024))
+sparse_setup $((2 * 1024 * 1024 * 1024))
 mkdir -p "$T/other"
 head -c 300000 /dev/urandom >"$T/other/o"
 cluster_setup 3

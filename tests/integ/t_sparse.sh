@@ -18,12 +18,9 @@
 # TIMEOUT: 180
 set -u
 . "$(dirname "$0")/lib.sh"
-
 . "$(dirname "$0")/sparse.sh"
 
-has_ctl || skip "ckptctl is not built"
-S=$T/src
-sparse_source "$S" $((4 * 1024 * 1024 * 1024))
+sparse_setup $((4 * 1024 * 1024 * 1024))
 
 # restore_check DIR SRC MAX WHAT: v1 restored into DIR is the source's,
 # sparse, and took fewer than MAX bytes of READs from SRC
