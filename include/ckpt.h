@@ -264,11 +264,13 @@ struct ckpt_file_info {
 			    * own allocation (the one free() frees it);
 			    * ckpt_stat_file2() sets it to NULL (the path
 			    * is the one asked for) */
-	uint64_t data;     /* bytes of it that hold data, at most size: the
-			    * bytes written (rewrites counted again), or of
-			    * a PFS copy the chunks stored with bytes; the
-			    * rest reads as zeros (holes: ckpt_seek_data()).
-			    * size for another node's part */
+	uint64_t data;     /* bytes of it that hold data, at most size: on
+			    * the node holding it, the bytes written
+			    * (rewrites counted again: an upper bound), or
+			    * of a PFS copy the chunks stored with bytes;
+			    * from another node, the bytes its part's
+			    * manifest maps to data (exact); the rest reads
+			    * as zeros (holes: ckpt_seek_data()) */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */

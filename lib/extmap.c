@@ -119,6 +119,16 @@ int extmap_build(const struct man_rec *recs, const uint32_t *idx, uint32_t n,
 		else
 			out->v[out->n++] = (struct ext){ a, b - a, rec };
 	}
+	/* Room for 2n + 1 was the bound; keep what the map holds (a map
+	 * that grows later doubles its room: extmap_apply). */
+	if (out->n + 1 < out->cap) {
+		struct ext *v = realloc(out->v, sizeof(*v) * (out->n + 1));
+
+		if (v) {
+			out->v = v;
+			out->cap = out->n + 1;
+		}
+	}
 	ret = 0;
 out_free:
 	free(heap);
