@@ -178,7 +178,8 @@ int cluster_part_of(const struct ckptd *d, const char *job,
  * file's size here), from the part's manifest, which every source of a
  * READ of it serves (the owner's copy, its shards, its PFS copy).  0,
  * -ENXIO (no data in the range), -ENOMEM, or -ENOENT: no other node's
- * part shows path. */
+ * part shows path, or its manifest has no records (an evicted copy's:
+ * it cannot tell). */
 int cluster_seek_data(const struct ckptd *d, const char *job,
 		      const char *version, uint32_t caller, const char *path,
 		      uint64_t off, uint64_t end, uint64_t *data,

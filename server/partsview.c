@@ -350,8 +350,9 @@ static struct rpart *path_owner(const struct cluster *cl, const char *job,
 /*
  * Build p's read maps (parts_i.h: xmap, xdata) once: its records grouped
  * by entry in write order (manifest order), each entry's laid into its map,
- * and the bytes of data each map holds within the entry's size.  0, or
- * -ENOMEM with nothing kept (the next ask tries again).
+ * and the bytes of data each map holds within the entry's size.  0,
+ * -ENODATA (the manifest has no records: see below), or -ENOMEM with
+ * nothing kept (the next ask tries again).
  */
 static int rpart_maps(struct rpart *p)
 {
@@ -361,6 +362,10 @@ static int rpart_maps(struct rpart *p)
 
 	if (p->xmap)
 		return 0;
+	/* No records: an evicted copy's manifest (its records went with it,
+	 * as degraded.c knows), which says nothing of where the data is. */
+	if (!m->nrecs)
+		return -ENODATA;
 	p->xmap = calloc(nf ? nf : 1, sizeof(*p->xmap));
 	p->xdata = calloc(nf ? nf : 1, sizeof(*p->xdata));
 	idx = malloc(sizeof(*idx) * (m->nrecs ? m->nrecs : 1));
@@ -406,7 +411,7 @@ static void file_entry(struct ckpt_file_info *fi, struct rpart *p,
 	fi->attr = p->man.files[d].attr;
 	fi->ino = ((uint64_t)(p->owner + 1) << 32) | (d + 1);
 	fi->nlink = p->man.files[d].nlink;
-	/* without memory for the maps, all of it counts as data */
+	/* without the maps (no memory, no records), all of it is data */
 	fi->data = rpart_maps(p) == 0 ? p->xdata[d] : fi->size;
 }
 
@@ -556,6 +561,8 @@ int cluster_seek_data(const struct ckptd *d, const char *job,
 	if (!p)
 		return -ENOENT;
 	ret = rpart_maps(p);
+	if (ret == -ENODATA)
+		return -ENOENT;          /* the caller answers "all data" */
 	if (ret < 0)
 		return ret;
 	f = MAN_DATA(&p->man, fi);        /* a hard link reads its file */
