@@ -119,16 +119,6 @@ int extmap_build(const struct man_rec *recs, const uint32_t *idx, uint32_t n,
 		else
 			out->v[out->n++] = (struct ext){ a, b - a, rec };
 	}
-	/* Room for 2n + 1 was the bound; keep what the map holds (a map
-	 * that grows later doubles its room: extmap_apply). */
-	if (out->n + 1 < out->cap) {
-		struct ext *v = realloc(out->v, sizeof(*v) * (out->n + 1));
-
-		if (v) {
-			out->v = v;
-			out->cap = out->n + 1;
-		}
-	}
 	ret = 0;
 out_free:
 	free(heap);
@@ -155,6 +145,19 @@ int extmap_by_file(const struct man_rec *recs, uint32_t first, uint32_t n,
 		idx[i] = (uint32_t)keys[i];
 	free(keys);
 	return 0;
+}
+
+void extmap_trim(struct extmap *m)
+{
+	struct ext *v;
+
+	if (m->n + 1 >= m->cap)
+		return;
+	v = realloc(m->v, sizeof(*v) * (m->n + 1));
+	if (v) {
+		m->v = v;
+		m->cap = m->n + 1;
+	}
 }
 
 void extmap_release(struct extmap *m)

@@ -60,6 +60,10 @@ int extmap_apply(struct extmap *m, const struct man_rec *recs, uint32_t rec);
  */
 int extmap_merge(struct extmap *m, const struct extmap *newer);
 void extmap_release(struct extmap *m);
+/* Give back the room m holds beyond its extents (extmap_build() reserves
+ * 2n + 1 for n records), for a map that is kept and not grown; a map grown
+ * later makes room again (extmap_apply).  Failing, m stays as it was. */
+void extmap_trim(struct extmap *m);
 /*
  * Records first .. first + n - 1 of recs grouped by file: idx (n entries,
  * the caller's) gets their indices, files in ascending order, each file's

@@ -368,7 +368,7 @@ static int rpart_maps(struct rpart *p)
 		return -ENODATA;
 	p->xmap = calloc(nf ? nf : 1, sizeof(*p->xmap));
 	p->xdata = calloc(nf ? nf : 1, sizeof(*p->xdata));
-	idx = malloc(sizeof(*idx) * (m->nrecs ? m->nrecs : 1));
+	idx = malloc(sizeof(*idx) * m->nrecs);
 	if (!p->xmap || !p->xdata || !idx ||
 	    (ret = extmap_by_file(m->recs, 0, m->nrecs, idx)) < 0)
 		goto out_drop;
@@ -379,6 +379,7 @@ static int rpart_maps(struct rpart *p)
 		ret = extmap_build(m->recs, idx + s, i - s, &p->xmap[f]);
 		if (ret < 0)
 			goto out_drop;
+		extmap_trim(&p->xmap[f]);     /* kept as long as the part */
 		for (e = 0; e < p->xmap[f].n; e++) {
 			const struct ext *x = &p->xmap[f].v[e];
 
