@@ -31,6 +31,7 @@
 #include "codec.h"
 #include "crc32c.h"
 #include "extmap.h"
+#include "heap.h"
 #include "names.h"
 #include "pfsman.h"
 
@@ -170,6 +171,19 @@ size_t pfsman_size(const struct pfsman *m)
 		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN +
 		     4 + m->files[i].xlen + PFS_LINK_LEN;
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
+}
+
+size_t pfsman_held(const struct pfsman *m)
+{
+	size_t n = sizeof(*m) + heap_held((size_t)m->nfiles * sizeof(*m->files));
+	uint32_t i;
+
+	for (i = 0; i < m->nfiles; i++)
+		n += heap_held(strlen(m->files[i].path) + 1) +
+		     heap_held(m->files[i].xlen);
+	if (m->chunks)               /* stripped: NULL, nchunks kept */
+		n += heap_held((size_t)m->nchunks * sizeof(*m->chunks));
+	return n + heap_held((size_t)m->nholes * sizeof(*m->holes));
 }
 
 /* The format m is written in: 5 only if a path needs it (pfsman.h). */

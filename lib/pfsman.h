@@ -152,6 +152,12 @@ uint64_t pfsman_file_data(const struct pfsman *m, uint32_t fi);
 int pfsman_strip(struct pfsman *m);
 
 size_t pfsman_size(const struct pfsman *m);
+/* The memory m holds as decoded, or stripped (its tables, each path and
+ * xattr blob as the allocation it is: heap.h), where pfsman_size() is its
+ * encoded length: what budgets on kept manifests count (pfscache.c, the
+ * start-up scan's claims in pfs.c).  A file of short names holds about
+ * twice its encoded bytes. */
+size_t pfsman_held(const struct pfsman *m);
 /* Length written, or -EMSGSIZE (-EINVAL: m is stripped). */
 long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
 /* Decode and validate everything: magic, format, CRC, counts against the

@@ -461,7 +461,8 @@ out_close:
 
 /* ---- scanning ------------------------------------------------------------- */
 
-/* Bytes of claims (manifests another uid owns) the scan took from a uid. */
+/* Memory the claims (manifests another uid owns) the scan took from a uid
+ * hold. */
 struct claim_use {
 	uint32_t uid;
 	uint64_t bytes;
@@ -477,8 +478,8 @@ struct scan {
 	uint32_t nuse, capuse;
 };
 
-/* Count len bytes of claims against uid: -EDQUOT, leaving the count as it
- * was, once they would pass PFS_CLAIM_BUDGET; 0 or -ENOMEM. */
+/* Count len bytes of claims' memory against uid: -EDQUOT, leaving the
+ * count as it was, once they would pass PFS_CLAIM_BUDGET; 0 or -ENOMEM. */
 static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
 {
 	struct claim_use *u;
@@ -542,11 +543,17 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 			   s->job, version, ckpt_strerror(ret));
 		return 0;
 	}
-	/* ckptd keeps what it takes: a uid's own manifests are bounded, so
-	 * that no uid can make it hold its memory (see pfs_i.h). */
+	/* ckptd keeps what it takes: the memory a uid's own manifests hold
+	 * once kept is bounded, so that no uid can make it hold its memory
+	 * (see pfs_i.h).  Stripped here as the catalog would (without the
+	 * memory to strip, the chunk table counts too). */
+	if (claim) {
+		pfsman_strip(&m);
+		claim = pfsman_held(&m) + vfile_remote_held(&m);
+	}
 	ret = claim ? claim_take(s, m.uid, claim) : 0;
 	if (ret == -EDQUOT)
-		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) are over %lld MiB in all",
+		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) would hold over %lld MiB of memory in all",
 			   s->job, version, m.uid, PFS_CLAIM_BUDGET >> 20);
 	if (ret < 0) {
 		pfsman_release(&m);

@@ -195,8 +195,9 @@ int pfs_remove(const char *target, const struct pfsman *m);
 /* Call fn for every drained version found under target (laid out as
  * pfslayout.h says; anything else there is ignored, an invalid manifest
  * logged; a version in parts not yet published has no manifest and is
- * skipped; a uid's own manifests past PFS_CLAIM_BUDGET in all are skipped
- * and logged, pfs_i.h); fn owns the manifest it is given (keep it or
+ * skipped; a uid's own manifests that would hold more than
+ * PFS_CLAIM_BUDGET of memory in all are skipped and logged, pfs_i.h, and
+ * those taken come stripped); fn owns the manifest it is given (keep it or
  * pfsman_release it).  Stops at the first non-zero fn result, which it
  * returns. */
 int pfs_scan(const char *target, int (*fn)(void *arg, struct pfsman *m),

@@ -25,10 +25,14 @@ static inline int is_link(const struct ckpt_attr *a)
 
 /* The largest manifest taken from a uid other than ckptd's (a claim: one
  * a ckptd before stop 36 wrote, or a forgery): 256 MiB, about 12 million
- * chunk entries.  The start-up scan keeps the manifests it finds, and
- * takes at most PFS_CLAIM_BUDGET bytes of claims from one uid in all:
- * past that a uid's further claims are ignored (logged), so that no user
- * can make ckptd hold gigabytes by planting manifests in its own tree.
+ * chunk entries.  The start-up scan keeps the manifests it finds
+ * (stripped of their chunk tables, with the catalog's file table beside
+ * them), and takes claims from one uid only while all it keeps of them
+ * holds at most PFS_CLAIM_BUDGET bytes of memory (pfsman_held() and
+ * vfile_remote_held(): a manifest of short names holds about three times
+ * its bytes, one of zero chunks little): past that a uid's further claims
+ * are ignored (logged), so that no user can make ckptd hold gigabytes by
+ * planting manifests in its own tree.
  * ckptd's own manifests have no such bound; an administrator lifts it for
  * a legacy version by giving its manifest to ckptd's uid (chown). */
 #define PFS_CLAIM_MAX    (256ll << 20)

@@ -231,7 +231,7 @@ static int hold(struct pfscache *c, const struct pfsc_want *w,
 		x->refs--;
 		retire(c, x);
 	} else {
-		x->bytes = pfsman_size(&x->m) +
+		x->bytes = pfsman_held(&x->m) +
 			   (uint64_t)x->m.nfiles * sizeof(*x->byname);
 		c->bytes += x->bytes;
 		c->loads++;

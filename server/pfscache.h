@@ -14,10 +14,10 @@
  * each read loaded its own.
  *
  * Budget: entries no read holds are dropped, least recently used first,
- * while the entries' bytes (pfsman_size() and the index by name) pass the
- * budget, but the most
- * recently used one stays, so that one restore of a version larger than the
- * budget does not load its manifest at every read.  Entries held are never
+ * while the memory the entries hold (pfsman_held(), and the index by name)
+ * passes the budget, but the most recently used one stays, so that one
+ * restore of a version larger than the budget does not load its manifest
+ * at every read.  Entries held are never
  * dropped.  At most PFSC_MAX_ENTRIES are kept.
  *
  * Threads: any (worker threads; one mutex).  The cache owns its manifests;

@@ -21,6 +21,8 @@
  *   bloat:N  one more file, bloat.bin, of N zero chunks (N x 22 bytes of
  *            manifest to read, and N chunk entries to hold, for nothing
  *            stored on the PFS)
+ *   files:N  N more files, of no bytes and 15-character names (each about
+ *            90 bytes of manifest and one more entry for ckptd to hold)
  * Exit 0, or 1 with a message.
  */
 #include <stdio.h>
@@ -62,6 +64,30 @@ static int bloat(struct pfsman *m, uint32_t n)
 	for (i = 0; i < n; i++)
 		m->chunks[m->nchunks++] = (struct pfs_chunk){
 			.len = m->chunk, .kind = PFS_ZERO };
+	return 0;
+}
+
+/* Add n empty files f00000000000000 ... after m's files.  0 or -1. */
+static int files(struct pfsman *m, uint32_t n)
+{
+	struct pfs_file *f;
+	uint32_t i;
+
+	if (!n || n > PFSMAN_MAX_FILES - m->nfiles)
+		return -1;
+	f = realloc(m->files, (m->nfiles + n) * sizeof(*f));
+	if (!f)
+		return -1;
+	m->files = f;
+	for (i = 0; i < n; i++) {
+		f = &m->files[m->nfiles];
+		memset(f, 0, sizeof(*f));
+		if (asprintf(&f->path, "f%014u", i) < 0)
+			return -1;
+		f->first = m->nchunks;
+		f->nlink = 1;
+		m->nfiles++;
+	}
 	return 0;
 }
 
@@ -126,6 +152,13 @@ int main(int argc, char **argv)
 		m.seq = UINT64_MAX;
 	} else if (!strncmp(what, "bloat:", 6)) {
 		if (bloat(&m, (uint32_t)strtoul(what + 6, NULL, 10)) < 0) {
+			fprintf(stderr, "ckpt_forge: %s: out of memory or range\n",
+				what);
+			pfsman_release(&m);
+			return 1;
+		}
+	} else if (!strncmp(what, "files:", 6)) {
+		if (files(&m, (uint32_t)strtoul(what + 6, NULL, 10)) < 0) {
 			fprintf(stderr, "ckpt_forge: %s: out of memory or range\n",
 				what);
 			pfsman_release(&m);

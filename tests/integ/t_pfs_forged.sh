@@ -24,9 +24,14 @@
 #  - another uid's manifest under a job name this node already has (a
 #    node sharing the target) neither joins that job nor is readable by
 #    the job's owner;
-#  - three 180 MiB manifests of UA's own (8.5 million zero chunks): ckptd
-#    takes 512 MiB of a uid's own manifests in all, so one is ignored and
-#    logged; the small forgeries are still taken.
+#  - manifests of UA's own that would make ckptd hold its memory: a 180
+#    MiB one of 8.5 million zero chunks is taken (kept, it holds its
+#    files, not its chunk table), and of three with a million names each
+#    (85 MiB, about 300 MiB held) only one: ckptd keeps at most 512 MiB of
+#    a uid's own manifests in memory, so the others are ignored and
+#    logged, and its RSS grows by less than 640 MiB (counting the files'
+#    bytes let all three in, 850 MiB); the small forgeries are still
+#    taken.
 # The test's uids are made with useradd and removed when it ends.
 # TIMEOUT: 240
 set -u
@@ -170,27 +175,43 @@ stop_ckptd e
 info "another uid's manifest under a job name is ignored"
 
 # ---- a uid's own manifests are bounded in all -------------------------------
-# ckptd keeps every manifest its start-up scan takes.  Three forgeries of
-# about 180 MiB each (8.5 million zero chunks, nothing stored) would have
-# it hold over half a gigabyte for one user; it takes 512 MiB of a uid's
-# own manifests in all, so one of the three is ignored (and said so), and
-# the small ones are still taken.
-for b in b1 b2 b3; do
-	nd=$(dirname "$VD")/$b.ver
-	as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
-	as "$UA" "$FORGE" "$VD/manifest" "$nd/manifest" $b bloat:8500000 ||
-		fail "ckpt_forge bloat failed"
-done
+# ckptd keeps every manifest its start-up scan takes, stripped of its chunk
+# table.  A bloat of zero chunks holds little once kept; a manifest of many
+# names holds about three times its bytes (the names twice, the entries).
+# ckptd takes 512 MiB of memory of a uid's own manifests in all.
+nd=$(dirname "$VD")/b1.ver
+as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
+as "$UA" "$FORGE" "$VD/manifest" "$nd/manifest" b1 bloat:8500000 ||
+	fail "ckpt_forge bloat failed"
 [ "$(stat -c %s "$nd/manifest")" -gt $((170 << 20)) ] ||
 	fail "the bloated manifest is only $(stat -c %s "$nd/manifest") bytes"
+for c in c1 c2 c3; do
+	nd=$(dirname "$VD")/$c.ver
+	as "$UA" mkdir "$nd" || fail "$UA cannot make $nd"
+	as "$UA" "$FORGE" "$VD/manifest" "$nd/manifest" $c files:1000000 ||
+		fail "ckpt_forge files failed"
+done
+[ "$(stat -c %s "$nd/manifest")" -gt $((80 << 20)) ] ||
+	fail "the manifest of many names is only $(stat -c %s "$nd/manifest") bytes"
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$(ckptd_pid d)/status"; }
+# ckptd's RSS without the three, then with them.
+for c in c1 c2 c3; do mv "$(dirname "$VD")/$c.ver" "$T/$c.ver"; done
 start_ckptd d
-nb=0
-for b in b1 b2 b3; do listed fa/j $b && nb=$((nb + 1)); done
-[ $nb = 2 ] || fail "$nb of the three 180 MiB forgeries were taken, want 2: $(vlist fa/j)"
-grep -q "pfs: fa/j/b[123] on the PFS is ignored: uid $(id -u "$UA")'s own manifests there (not written by ckptd) are over 512 MiB in all" \
+r0=$(rss)
+stop_ckptd d
+for c in c1 c2 c3; do mv "$T/$c.ver" "$(dirname "$VD")/$c.ver"; done
+start_ckptd d
+r1=$(rss)
+listed fa/j b1 || fail "the bloat of zero chunks was not taken: $(vlist fa/j)"
+nc=0
+for c in c1 c2 c3; do listed fa/j $c && nc=$((nc + 1)); done
+[ $nc = 1 ] || fail "$nc of the three manifests of a million names were taken, want 1: $(vlist fa/j)"
+[ $((r1 - r0)) -lt $((640 << 10)) ] ||
+	fail "ckptd's RSS grew by $(((r1 - r0) >> 10)) MiB with the forgeries, want under 640"
+grep -q "pfs: fa/j/c[123] on the PFS is ignored: uid $(id -u "$UA")'s own manifests there (not written by ckptd) would hold over 512 MiB of memory in all" \
 	"$T/d/ckptd.log" || fail "d did not say why it ignored a forgery"
 for w in same ownsetid; do
-	listed fa/j $w || fail "the harmless $w was not taken beside the bloat: $(vlist fa/j)"
+	listed fa/j "$w" || fail "the harmless $w was not taken beside the bloat: $(vlist fa/j)"
 done
 as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
 	fail "the harmless same does not read back beside the bloat"
@@ -198,6 +219,6 @@ restart d
 "$TW" verify -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 ||
 	fail "root/j r4 (the one keep = 1 keeps) lost beside the bloat"
 stop_ckptd d
-info "a uid's own manifests are taken up to 512 MiB in all"
+info "ckptd's RSS grew by $(((r1 - r0) >> 10)) MiB for a uid's planted manifests (512 MiB held at most)"
 
 finish

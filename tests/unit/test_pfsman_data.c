@@ -1,14 +1,18 @@
 /*
  * test_pfsman_data.c - the queries of a PFS manifest: pfsman_data() against
  * the chunk kinds byte by byte, and pfsman_strip(): a stripped manifest
- * answers pfsman_data() and pfsman_file_data() as the whole table did.
+ * answers pfsman_data() and pfsman_file_data() as the whole table did;
+ * pfsman_held() against what glibc's malloc holds.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
 
+#include "heap.h"
 #include "pfsman.h"
 
 #define CHUNK   65536u
@@ -164,11 +168,94 @@ static void test_strip(void)
 	free(m.holes);
 }
 
+/*
+ * pfsman_held() is what the allocator holds for a decoded manifest: with
+ * glibc's malloc (not under a sanitizer or valgrind, whose allocators round
+ * otherwise), heap_held(n) is a malloc(n)'s chunk, and the arena's bytes in
+ * use grow by pfsman_held() less the struct (here on the stack) across a
+ * decode, and shrink by the chunk table less the holes across a strip,
+ * within 1 KiB: freed chunks in the allocator's per-thread cache count as
+ * in use, and a decode may take one of them.  The file table (1,000
+ * entries) stays under the mmap threshold, so that all of it is in the
+ * arena.
+ */
+static int near(size_t got, size_t want)
+{
+	if (got + 1024 >= want && got <= want + 1024)
+		return 1;
+	fprintf(stderr, "pfsman_data: the arena grew by %zu bytes, pfsman_held() says %zu\n",
+		got, want);
+	return 0;
+}
+
+static void test_held(void)
+{
+	enum { N = 1000 };
+	static struct pfs_file files[N];
+	static struct pfs_chunk chunks[N];
+	static char names[N][16];
+	struct pfsman m = { .chunk = CHUNK, .nfiles = N, .nchunks = N,
+			    .files = files, .chunks = chunks }, d;
+	struct mallinfo2 a, b;
+	size_t held, whole, n;
+	uint8_t *img;
+	void *p;
+	long len;
+	int glibc;
+	uint32_t i;
+
+	snprintf(m.job, sizeof(m.job), "j");
+	snprintf(m.version, sizeof(m.version), "v");
+	for (i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%014u", i);
+		files[i] = (struct pfs_file){ .path = names[i], .size = 1,
+					      .first = i, .count = 1 };
+		chunks[i] = (struct pfs_chunk){ .len = 1, .kind = i % 3 ?
+						PFS_ZERO : PFS_RAW,
+						.stored = i % 3 ? 0 : 1 };
+	}
+	p = malloc(1);
+	glibc = p && malloc_usable_size(p) == 24;
+	free(p);
+	for (n = 1; glibc && n <= 4096; n++) {
+		p = malloc(n);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		CU_ASSERT_EQUAL(heap_held(n), malloc_usable_size(p) + 8);
+		free(p);
+	}
+	CU_ASSERT_EQUAL(heap_held(0), 0);
+	len = (long)pfsman_size(&m);
+	img = malloc((size_t)len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
+	CU_ASSERT_EQUAL_FATAL(pfsman_encode(&m, img, (size_t)len), len);
+	a = mallinfo2();
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, (size_t)len, &d), 0);
+	b = mallinfo2();
+	whole = pfsman_held(&d);
+	/* 15-character names: the entries and their names hold more than
+	 * the manifest's bytes */
+	CU_ASSERT(whole > (size_t)len);
+	if (glibc)
+		CU_ASSERT(near(b.uordblks - a.uordblks, whole - sizeof(d)));
+	CU_ASSERT_EQUAL_FATAL(pfsman_strip(&d), 0);
+	held = pfsman_held(&d);
+	CU_ASSERT_EQUAL(whole - held, heap_held(N * sizeof(*chunks)) -
+		        heap_held(d.nholes * sizeof(*d.holes)));
+	if (glibc)
+		CU_ASSERT(near(mallinfo2().uordblks - a.uordblks,
+			       held - sizeof(d)));
+	if (!glibc)
+		fprintf(stderr, "pfsman_data: not glibc's malloc here: the allocator checks of held are skipped\n");
+	pfsman_release(&d);
+	free(img);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "data", test_data },
 		{ "strip", test_strip },
+		{ "held", test_held },
 		{ NULL, NULL }
 	};
 
