@@ -150,15 +150,10 @@ int main(int argc, char **argv)
 		f->xlen = (uint32_t)xl;
 	} else if (!strcmp(what, "seq")) {
 		m.seq = UINT64_MAX;
-	} else if (!strncmp(what, "bloat:", 6)) {
-		if (bloat(&m, (uint32_t)strtoul(what + 6, NULL, 10)) < 0) {
-			fprintf(stderr, "ckpt_forge: %s: out of memory or range\n",
-				what);
-			pfsman_release(&m);
-			return 1;
-		}
-	} else if (!strncmp(what, "files:", 6)) {
-		if (files(&m, (uint32_t)strtoul(what + 6, NULL, 10)) < 0) {
+	} else if (!strncmp(what, "bloat:", 6) || !strncmp(what, "files:", 6)) {
+		n = strtoul(what + 6, NULL, 10);
+		if ((what[0] == 'b' ? bloat(&m, (uint32_t)n) :
+				      files(&m, (uint32_t)n)) < 0) {
 			fprintf(stderr, "ckpt_forge: %s: out of memory or range\n",
 				what);
 			pfsman_release(&m);
