@@ -175,7 +175,8 @@ size_t pfsman_size(const struct pfsman *m)
 
 size_t pfsman_held(const struct pfsman *m)
 {
-	size_t n = sizeof(*m) + heap_held((size_t)m->nfiles * sizeof(*m->files));
+	size_t n = heap_held(sizeof(*m)) +
+		   heap_held((size_t)m->nfiles * sizeof(*m->files));
 	uint32_t i;
 
 	for (i = 0; i < m->nfiles; i++)

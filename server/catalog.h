@@ -54,32 +54,6 @@ struct vfile {
 	uint32_t xlen;
 };
 
-/*
- * The memory a remote version made from m holds beside m itself
- * (version_set_remote()): its file table and path hash as vfiles.c grows
- * them (doubling: the table from 8 entries, catalog_grow(); the hash from
- * 16 slots, kept at least twice the entries, vfile_add()), and its copies
- * of the paths and xattrs.  With pfsman_held() of m stripped, what keeping
- * m costs (the start-up scan's claim budget, pfs.c).  Inline, beside the
- * struct it counts, so that pfs.c needs no catalog code.
- */
-static inline size_t vfile_remote_held(const struct pfsman *m)
-{
-	size_t cap = 8, hcap = 16, n;
-	uint32_t i;
-
-	while (cap < m->nfiles)
-		cap *= 2;
-	while (hcap < (size_t)m->nfiles * 2)
-		hcap *= 2;
-	n = heap_held(cap * sizeof(struct vfile)) +
-	    heap_held(hcap * sizeof(uint32_t));
-	for (i = 0; i < m->nfiles; i++)
-		n += heap_held(strlen(m->files[i].path) + 1) +
-		     heap_held(m->files[i].link ? 0 : m->files[i].xlen);
-	return n;
-}
-
 struct version {
 	struct list link;         /* in job->versions, creation order */
 	struct job *job;
@@ -166,6 +140,33 @@ struct version {
 	struct vstats *vstats;    /* owned by vstats.c: seal time, writer
 				   * stalls; NULL until first needed */
 };
+
+/*
+ * The memory a remote version made from m holds beside m itself
+ * (catalog_add_remote()): the struct version, its file table and path
+ * hash as vfiles.c grows them (doubling: the table from 8 entries, catalog_grow(); the hash from
+ * 16 slots, kept at least twice the entries, vfile_add()), and its copies
+ * of the paths and xattrs.  With pfsman_held() of m stripped, what keeping
+ * m costs (the start-up scan's claim budget, pfs.c).  Inline, beside the
+ * struct it counts, so that pfs.c needs no catalog code.
+ */
+static inline size_t catalog_remote_held(const struct pfsman *m)
+{
+	size_t cap = 8, hcap = 16, n;
+	uint32_t i;
+
+	while (cap < m->nfiles)
+		cap *= 2;
+	while (hcap < (size_t)m->nfiles * 2)
+		hcap *= 2;
+	n = heap_held(sizeof(struct version)) +
+	    heap_held(cap * sizeof(struct vfile)) +
+	    heap_held(hcap * sizeof(uint32_t));
+	for (i = 0; i < m->nfiles; i++)
+		n += heap_held(strlen(m->files[i].path) + 1) +
+		     heap_held(m->files[i].link ? 0 : m->files[i].xlen);
+	return n;
+}
 
 struct job {
 	struct list link;         /* in catalog->jobs */

@@ -461,10 +461,11 @@ out_close:
 
 /* ---- scanning ------------------------------------------------------------- */
 
-/* Memory the claims (manifests another uid owns) the scan took from a uid
- * hold. */
+/* The claims (manifests another uid owns) the scan took from a uid: the
+ * memory they hold, and how many. */
 struct claim_use {
 	uint32_t uid;
+	uint32_t versions;
 	uint64_t bytes;
 };
 
@@ -478,8 +479,9 @@ struct scan {
 	uint32_t nuse, capuse;
 };
 
-/* Count len bytes of claims' memory against uid: -EDQUOT, leaving the
- * count as it was, once they would pass PFS_CLAIM_BUDGET; 0 or -ENOMEM. */
+/* Count a claim holding len bytes of memory against uid, leaving the
+ * counts as they were when it would pass PFS_CLAIM_BUDGET (-EDQUOT) or
+ * PFS_CLAIM_VERSIONS (-E2BIG); 0 or -ENOMEM. */
 static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
 {
 	struct claim_use *u;
@@ -497,9 +499,12 @@ static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
 		}
 		s->use[s->nuse++] = (struct claim_use){ .uid = uid };
 	}
+	if (s->use[i].versions >= PFS_CLAIM_VERSIONS)
+		return -E2BIG;
 	if (len > PFS_CLAIM_BUDGET - s->use[i].bytes)
 		return -EDQUOT;
 	s->use[i].bytes += len;
+	s->use[i].versions++;
 	return 0;
 }
 
@@ -549,15 +554,18 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 	 * memory to strip, the chunk table counts too). */
 	if (claim) {
 		pfsman_strip(&m);
-		claim = pfsman_held(&m) + vfile_remote_held(&m);
+		claim = pfsman_held(&m) + catalog_remote_held(&m);
 	}
 	ret = claim ? claim_take(s, m.uid, claim) : 0;
 	if (ret == -EDQUOT)
 		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) would hold over %lld MiB of memory in all",
 			   s->job, version, m.uid, PFS_CLAIM_BUDGET >> 20);
+	if (ret == -E2BIG)
+		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) are over %d versions in all",
+			   s->job, version, m.uid, PFS_CLAIM_VERSIONS);
 	if (ret < 0) {
 		pfsman_release(&m);
-		return ret == -EDQUOT ? 0 : ret;
+		return ret == -EDQUOT || ret == -E2BIG ? 0 : ret;
 	}
 	return s->fn(s->arg, &m);
 }

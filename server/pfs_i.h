@@ -26,17 +26,21 @@ static inline int is_link(const struct ckpt_attr *a)
 /* The largest manifest taken from a uid other than ckptd's (a claim: one
  * a ckptd before stop 36 wrote, or a forgery): 256 MiB, about 12 million
  * chunk entries.  The start-up scan keeps the manifests it finds
- * (stripped of their chunk tables, with the catalog's file table beside
- * them), and takes claims from one uid only while all it keeps of them
- * holds at most PFS_CLAIM_BUDGET bytes of memory (pfsman_held() and
- * vfile_remote_held(): a manifest of short names holds about three times
- * its bytes, one of zero chunks little): past that a uid's further claims
- * are ignored (logged), so that no user can make ckptd hold gigabytes by
- * planting manifests in its own tree.
+ * (stripped of their chunk tables, with the catalog's version and file
+ * table beside them), and takes claims from one uid only while all it
+ * keeps of them holds at most PFS_CLAIM_BUDGET bytes of memory
+ * (pfsman_held() and catalog_remote_held(): a manifest of short names
+ * holds about three times its bytes, one of zero chunks little): past
+ * that a uid's further claims are ignored (logged), so that no user can
+ * make ckptd hold gigabytes by planting manifests in its own tree.
  * ckptd's own manifests have no such bound; an administrator lifts it for
  * a legacy version by giving its manifest to ckptd's uid (chown). */
 #define PFS_CLAIM_MAX    (256ll << 20)
 #define PFS_CLAIM_BUDGET (512ll << 20)
+/* And at most this many of a uid's own manifests in all: each version the
+ * scan adds walks its job's list (catalog.h), so many tiny ones would make
+ * the start quadratic (80,000 took 65 s). */
+#define PFS_CLAIM_VERSIONS 4096
 
 /* Asked once tmp is durable and before it is renamed to dst: anything but
  * 0 and tmp is removed and dst left as it was (that answer is returned). */

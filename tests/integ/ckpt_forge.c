@@ -23,11 +23,16 @@
  *            stored on the PFS)
  *   files:N  N more files, of no bytes and 15-character names (each about
  *            90 bytes of manifest and one more entry for ckptd to hold)
+ *   copies:N N copies as they are, OUT then being a job's directory on the
+ *            PFS: versions VERSION0 .. VERSION<N-1>, each written to
+ *            OUT/VERSION<i>.ver/manifest (the directory made)
  * Exit 0, or 1 with a message.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pfsman.h"
@@ -94,14 +99,17 @@ static int files(struct pfsman *m, uint32_t n)
 int main(int argc, char **argv)
 {
 	static uint8_t in[CAP], x[64];
-	uint8_t *out;
+	static char dir[4096], file[4200];
+	uint32_t i, copies = 1;
+	uint8_t *out = NULL;
+	const char *path;
 	struct pfsman m;
 	struct pfs_file *f;
 	uint8_t *xattr;
 	uint32_t xlen;
 	const char *what;
 	size_t n, xl = 0;
-	long len;
+	long len = -1;
 	FILE *fp;
 	int ret;
 
@@ -159,14 +167,34 @@ int main(int argc, char **argv)
 			pfsman_release(&m);
 			return 1;
 		}
+	} else if (!strncmp(what, "copies:", 7)) {
+		copies = (uint32_t)strtoul(what + 7, NULL, 10);
 	} else if (strcmp(what, "same")) {
 		fprintf(stderr, "ckpt_forge: no such forgery: %s\n", what);
 		pfsman_release(&m);
 		return 1;
 	}
-	n = pfsman_size(&m);
-	out = malloc(n);
-	len = out ? pfsman_encode(&m, out, n) : -1;
+	for (i = 0; i < copies; i++) {
+		path = argv[2];
+		if (copies > 1) {
+			snprintf(m.version, sizeof(m.version), "%s%u", argv[3], i);
+			snprintf(dir, sizeof(dir), "%s/%s.ver", argv[2], m.version);
+			snprintf(file, sizeof(file), "%s/manifest", dir);
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				return perror(dir), 1;
+			path = file;
+		}
+		free(out);
+		n = pfsman_size(&m);
+		out = malloc(n);
+		len = out ? pfsman_encode(&m, out, n) : -1;
+		if (len < 0)
+			break;
+		fp = fopen(path, "wb");
+		if (!fp || fwrite(out, 1, (size_t)len, fp) != (size_t)len ||
+		    fclose(fp) != 0)
+			return perror(path), 1;
+	}
 	m.files[0].xattr = xattr;
 	m.files[0].xlen = xlen;
 	pfsman_release(&m);
@@ -175,10 +203,6 @@ int main(int argc, char **argv)
 		free(out);
 		return 1;
 	}
-	fp = fopen(argv[2], "wb");
-	if (!fp || fwrite(out, 1, (size_t)len, fp) != (size_t)len ||
-	    fclose(fp) != 0)
-		return perror(argv[2]), free(out), 1;
 	free(out);
 	return 0;
 }

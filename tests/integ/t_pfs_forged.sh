@@ -31,7 +31,8 @@
 #    a uid's own manifests in memory, so the others are ignored and
 #    logged, and its RSS grows by less than 640 MiB (counting the files'
 #    bytes let all three in, 850 MiB); the small forgeries are still
-#    taken.
+#    taken; of 4,200 small ones, under 4,096 in all (each version the
+#    start-up scan adds walks its job's list).
 # The test's uids are made with useradd and removed when it ends.
 # TIMEOUT: 240
 set -u
@@ -218,6 +219,18 @@ as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
 restart d
 "$TW" verify -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 ||
 	fail "root/j r4 (the one keep = 1 keeps) lost beside the bloat"
+# ... and at most 4096 of them: each version the scan adds walks its job's
+# list, so that 80,000 tiny ones took 65 s to start.
+as "$UA" "$FORGE" "$VD/manifest" "$(dirname "$VD")" t copies:4200 ||
+	fail "ckpt_forge copies failed"
+restart d
+nt=$(vlist fa/j | grep -c '^t[0-9]')
+[ "$nt" -gt 4000 ] && [ "$nt" -lt 4096 ] ||
+	fail "$nt of 4,200 small manifests of $UA's were taken, want under 4,096 in all"
+grep -q "pfs: fa/j/t[0-9]* on the PFS is ignored: uid $(id -u "$UA")'s own manifests there (not written by ckptd) are over 4096 versions in all" \
+	"$T/d/ckptd.log" || fail "d did not say why it ignored the small manifests"
+"$TW" verify -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 ||
+	fail "root/j r4 lost beside 4,200 small manifests"
 stop_ckptd d
 info "ckptd's RSS grew by $(((r1 - r0) >> 10)) MiB for a uid's planted manifests (512 MiB held at most)"
 
