@@ -173,15 +173,23 @@ size_t pfsman_size(const struct pfsman *m)
 	return n + (size_t)m->nchunks * PFS_CHUNK_LEN;
 }
 
-size_t pfsman_held(const struct pfsman *m)
+size_t pfsman_names_held(const struct pfsman *m)
 {
-	size_t n = heap_held(sizeof(*m)) +
-		   heap_held((size_t)m->nfiles * sizeof(*m->files));
+	size_t n = 0;
 	uint32_t i;
 
 	for (i = 0; i < m->nfiles; i++)
 		n += heap_held(strlen(m->files[i].path) + 1) +
 		     heap_held(m->files[i].xlen);
+	return n;
+}
+
+size_t pfsman_held(const struct pfsman *m)
+{
+	size_t n = heap_held(sizeof(*m)) +
+		   heap_held((size_t)m->nfiles * sizeof(*m->files)) +
+		   pfsman_names_held(m);
+
 	if (m->chunks)               /* stripped: NULL, nchunks kept */
 		n += heap_held((size_t)m->nchunks * sizeof(*m->chunks));
 	return n + heap_held((size_t)m->nholes * sizeof(*m->holes));

@@ -158,6 +158,9 @@ size_t pfsman_size(const struct pfsman *m);
  * start-up scan's claims in pfs.c).  A file of short names holds about
  * twice its encoded bytes. */
 size_t pfsman_held(const struct pfsman *m);
+/* The part of it that is m's paths and xattr blobs, each as the allocation
+ * it is (what a copy of m's names holds too). */
+size_t pfsman_names_held(const struct pfsman *m);
 /* Length written, or -EMSGSIZE (-EINVAL: m is stripped). */
 long pfsman_encode(const struct pfsman *m, void *buf, size_t cap);
 /* Decode and validate everything: magic, format, CRC, counts against the

@@ -22,7 +22,6 @@
 #define CKPTD_CATALOG_H
 
 #include <stdint.h>
-#include <string.h>
 #include <sys/types.h>
 
 #include "ckpt.h"
@@ -152,20 +151,15 @@ struct version {
  */
 static inline size_t catalog_remote_held(const struct pfsman *m)
 {
-	size_t cap = 8, hcap = 16, n;
-	uint32_t i;
+	size_t cap = 8, hcap = 16;
 
 	while (cap < m->nfiles)
 		cap *= 2;
 	while (hcap < (size_t)m->nfiles * 2)
 		hcap *= 2;
-	n = heap_held(sizeof(struct version)) +
-	    heap_held(cap * sizeof(struct vfile)) +
-	    heap_held(hcap * sizeof(uint32_t));
-	for (i = 0; i < m->nfiles; i++)
-		n += heap_held(strlen(m->files[i].path) + 1) +
-		     heap_held(m->files[i].link ? 0 : m->files[i].xlen);
-	return n;
+	return heap_held(sizeof(struct version)) +
+	       heap_held(cap * sizeof(struct vfile)) +
+	       heap_held(hcap * sizeof(uint32_t)) + pfsman_names_held(m);
 }
 
 struct job {
