@@ -64,7 +64,7 @@ LDLIBS   := $(PKG_LIBS) -lpthread
 
 LIB_SRC    := $(wildcard lib/*.c)
 # What only ckptd needs of lib/ (the cluster) stays out of libckpt.
-CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c lib/namelist.c lib/namehash.c,$(LIB_SRC))
+CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c lib/namelist.c lib/namehash.c lib/htab.c,$(LIB_SRC))
 SERVER_SRC := $(wildcard server/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)

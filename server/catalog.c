@@ -21,6 +21,7 @@
 #include "recover.h"
 #include "rmlog.h"
 #include "log.h"
+#include "namehash.h"
 #include "pool.h"
 #include "sys.h"
 #include "vstats.h"
@@ -46,10 +47,10 @@ int catalog_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 
 struct job *catalog_job(struct catalog *cat, const char *name)
 {
-	struct list *pos, *tmp;
+	struct hnode *n;
 
-	list_for_each_safe(pos, tmp, &cat->jobs) {
-		struct job *j = list_entry(pos, struct job, link);
+	for (n = htab_find(&cat->jobidx, name_hash(name)); n; n = htab_next(n)) {
+		struct job *j = list_entry(n, struct job, hnode);
 
 		if (!strcmp(j->name, name))
 			return j;
@@ -59,10 +60,10 @@ struct job *catalog_job(struct catalog *cat, const char *name)
 
 static struct version *job_version(struct job *j, const char *name)
 {
-	struct list *pos, *tmp;
+	struct hnode *n;
 
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *v = list_entry(pos, struct version, link);
+	for (n = htab_find(&j->vidx, name_hash(name)); n; n = htab_next(n)) {
+		struct version *v = list_entry(n, struct version, hnode);
 
 		if (!strcmp(v->name, name))
 			return v;
@@ -87,30 +88,61 @@ static int job_get(struct catalog *cat, const char *name, uid_t uid,
 		j = calloc(1, sizeof(*j));
 		if (!j)
 			return -ENOMEM;
+		if (htab_init(&j->vidx, 0) < 0) {
+			free(j);
+			return -ENOMEM;
+		}
 		snprintf(j->name, sizeof(j->name), "%s", name);
 		j->uid = uid;
 		list_init(&j->versions);
 		list_add_tail(&cat->jobs, &j->link);
+		htab_add(&cat->jobidx, &j->hnode, name_hash(j->name));
 	}
 	*out = j;
 	return 0;
 }
 
-/* Insert v into its job, keeping sealed versions ordered by seq. */
-static void job_insert(struct job *j, struct version *v)
+/* Drop j, which has no version left. */
+static void job_drop(struct catalog *cat, struct job *j)
 {
-	struct list *pos, *tmp;
+	list_del(&j->link);
+	htab_del(&cat->jobidx, &j->hnode);
+	htab_free(&j->vidx);
+	free(j);
+}
 
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *o = list_entry(pos, struct version, link);
+/*
+ * Put v in its job's list: sealed versions stay ordered by seq (open ones,
+ * seq 0, go last), v before the first sealed one with a greater seq.  From
+ * the tail back, so that a version sealed now, or versions found in seq
+ * order (recovery sorts them), cost a step or two.  While the catalog
+ * loads (catalog_load_begin()), at the tail: catalog_load_end() sorts.
+ */
+static void job_place(const struct catalog *cat, struct job *j,
+		      struct version *v)
+{
+	struct list *pos, *before = &j->versions;
 
-		if (v->seq && o->seq > v->seq) {
-			list_add_tail(pos, &v->link);
-			goto out;
+	if (v->seq && !cat->loading) {
+		for (pos = j->versions.prev; pos != &j->versions;
+		     pos = pos->prev) {
+			const struct version *o =
+				list_entry(pos, struct version, link);
+
+			if (o->seq && o->seq <= v->seq)
+				break;
+			if (o->seq)
+				before = pos;
 		}
 	}
-	list_add_tail(&j->versions, &v->link);
-out:
+	list_add_tail(before, &v->link);
+}
+
+/* Add v to job j: its list and its index. */
+static void job_insert(struct catalog *cat, struct job *j, struct version *v)
+{
+	job_place(cat, j, v);
+	htab_add(&j->vidx, &v->hnode, name_hash(v->name));
 	j->nversions++;
 	v->job = j;
 	snprintf(v->jobname, sizeof(v->jobname), "%s", j->name);
@@ -150,17 +182,15 @@ int catalog_create(struct catalog *cat, const char *job, const char *name,
 	}
 	v->state = CKPT_ST_OPEN;
 	v->open_id = cat->next_open_id++;
-	job_insert(j, v);
+	job_insert(cat, j, v);
 	cat->nversions++;
 	cat->nopen++;
 	*out = v;
 	return 0;
 
 out_drop_job:
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
+	if (!j->nversions)
+		job_drop(cat, j);
 	return ret;
 }
 
@@ -232,11 +262,10 @@ static void version_unlink(struct catalog *cat, struct version *v)
 	if (v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
 		cat->nopen--;
 	list_del(&v->link);
+	htab_del(&j->vidx, &v->hnode);
 	cat->nversions--;
-	if (--j->nversions == 0) {
-		list_del(&j->link);
-		free(j);
-	}
+	if (--j->nversions == 0)
+		job_drop(cat, j);
 	v->job = NULL;
 }
 
@@ -521,7 +550,7 @@ static int version_claim(struct catalog *cat, struct version *v, uint32_t seg)
 static void catalog_insert_found(struct catalog *cat, struct job *j,
 				 struct version *v)
 {
-	job_insert(j, v);
+	job_insert(cat, j, v);
 	cat->nversions++;
 	if (v->seq >= cat->next_seq)
 		cat->next_seq = v->seq + 1;
@@ -535,10 +564,8 @@ static void version_abandon(struct catalog *cat, struct job *j,
 		version_free_segs(cat, v);
 		version_destroy(v);
 	}
-	if (!j->nversions) {
-		list_del(&j->link);
-		free(j);
-	}
+	if (!j->nversions)
+		job_drop(cat, j);
 }
 
 /* A new version named name in job (made for uid if missing): *jp, *vp.
@@ -706,10 +733,9 @@ int catalog_adopt_remote(struct catalog *cat, struct version *v,
 	if (ret < 0)
 		return ret;
 	v->error = 0;
-	/* Re-insert in seq order. */
+	/* Move to its place by seq (its index entry stays). */
 	list_del(&v->link);
-	j->nversions--;
-	job_insert(j, v);
+	job_place(cat, j, v);
 	v->ordinal = ++j->nsealed;
 	return 0;
 }
@@ -729,7 +755,7 @@ int catalog_add_remote(struct catalog *cat, struct pfsman *m,
 		version_abandon(cat, j, v);
 		return ret;
 	}
-	job_insert(j, v);
+	job_insert(cat, j, v);
 	v->ordinal = ++j->nsealed;
 	cat->nversions++;
 	*out = v;
@@ -814,12 +840,79 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	vstats_info(v, out);
 }
 
+void catalog_load_begin(struct catalog *cat)
+{
+	cat->loading = 1;
+}
+
+struct placed {
+	uint64_t key;             /* seq; open versions (0) last */
+	uint32_t i;               /* position in the list: a stable sort */
+	struct version *v;
+};
+
+static int cmp_placed(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Order j's list as job_place() would have. */
+static void job_sort(struct catalog *cat, struct job *j)
+{
+	struct list *pos, *tmp;
+	struct placed *p;
+	uint32_t n = 0, i;
+
+	p = malloc((size_t)j->nversions * sizeof(*p));
+	if (!p) {
+		/* Place them one at a time (a walk each). */
+		struct list all;
+
+		list_init(&all);
+		list_for_each_safe(pos, tmp, &j->versions) {
+			list_del(pos);
+			list_add_tail(&all, pos);
+		}
+		list_for_each_safe(pos, tmp, &all) {
+			list_del(pos);
+			job_place(cat, j, list_entry(pos, struct version, link));
+		}
+		return;
+	}
+	list_for_each(pos, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		p[n] = (struct placed){ v->seq ? v->seq : UINT64_MAX, n, v };
+		n++;
+	}
+	qsort(p, n, sizeof(*p), cmp_placed);
+	list_init(&j->versions);
+	for (i = 0; i < n; i++)
+		list_add_tail(&j->versions, &p[i].v->link);
+	free(p);
+}
+
+void catalog_load_end(struct catalog *cat)
+{
+	struct list *pos;
+
+	cat->loading = 0;
+	list_for_each(pos, &cat->jobs)
+		job_sort(cat, list_entry(pos, struct job, link));
+}
+
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs)
 {
 	int n;
 
 	memset(cat, 0, sizeof(*cat));
 	list_init(&cat->jobs);
+	if (htab_init(&cat->jobidx, 0) < 0)
+		return -ENOMEM;
 	cat->segs = segs;
 	cat->next_seq = 1;
 	cat->next_open_id = (uint64_t)time(NULL) << 20;
@@ -856,7 +949,9 @@ void catalog_close(struct catalog *cat)
 				version_free_segs(cat, v);
 			version_destroy(v);
 		}
+		htab_free(&j->vidx);
 		free(j);
 	}
 	list_init(&cat->jobs);
+	htab_free(&cat->jobidx);
 }

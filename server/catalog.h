@@ -27,6 +27,7 @@
 #include "ckpt.h"
 #include "extmap.h"
 #include "heap.h"
+#include "htab.h"
 #include "list.h"
 #include "manifest.h"
 #include "pfsman.h"
@@ -54,7 +55,8 @@ struct vfile {
 };
 
 struct version {
-	struct list link;         /* in job->versions, creation order */
+	struct list link;         /* in job->versions: sealed ones by seq */
+	struct hnode hnode;       /* in job->vidx, by name */
 	struct job *job;
 	char name[CKPT_VERSION_MAX + 1];
 	char jobname[CKPT_JOB_MAX + 1];   /* job's name and uid, kept once */
@@ -157,16 +159,19 @@ static inline size_t catalog_remote_held(const struct pfsman *m)
 		cap *= 2;
 	while (hcap < (size_t)m->nfiles * 2)
 		hcap *= 2;
-	return heap_held(sizeof(struct version)) +
+	/* The job's index of names holds at most two buckets a version. */
+	return heap_held(sizeof(struct version)) + 2 * sizeof(struct hnode *) +
 	       heap_held(cap * sizeof(struct vfile)) +
 	       heap_held(hcap * sizeof(uint32_t)) + pfsman_names_held(m);
 }
 
 struct job {
 	struct list link;         /* in catalog->jobs */
+	struct hnode hnode;       /* in catalog->jobidx, by name */
 	char name[CKPT_JOB_MAX + 1];
 	uid_t uid;                /* owner */
 	struct list versions;
+	struct htab vidx;         /* its versions by name (name_hash) */
 	uint32_t nversions;
 	uint32_t nsealed;         /* versions sealed so far (ordinals) */
 };
@@ -175,6 +180,7 @@ struct pool;
 
 struct catalog {
 	struct list jobs;
+	struct htab jobidx;       /* jobs by name (name_hash) */
 	struct segs *segs;
 	char mandir[600];         /* <store>/man */
 	char qdir[600];           /* <store>/quarantine */
@@ -184,6 +190,7 @@ struct catalog {
 	uint64_t next_open_id;
 	uint32_t nversions;
 	uint32_t nopen;
+	int loading;              /* catalog_load_begin(): lists unordered */
 	/* Worker threads for manifest drops by retention and eviction (set
 	 * once the pool is up, cleared before it closes); NULL: on the loop. */
 	struct pool *pool;
@@ -198,6 +205,13 @@ void catalog_man_path(const struct catalog *cat, uint64_t seq,
  * over segs, through recover_store().  0 or -errno. */
 int catalog_open(struct catalog *cat, const char *store, struct segs *segs);
 void catalog_close(struct catalog *cat);
+/* Versions the PFS scan finds come in readdir()'s order: between these two
+ * the catalog adds them at the ends of their jobs' lists (placing each by
+ * seq is a walk of the list), and catalog_load_end() orders every job's
+ * list by seq once.  Nothing may walk a job's list for its order between
+ * them. */
+void catalog_load_begin(struct catalog *cat);
+void catalog_load_end(struct catalog *cat);
 
 struct job *catalog_job(struct catalog *cat, const char *name);
 struct version *catalog_version(struct catalog *cat, const char *job,

@@ -628,21 +628,64 @@ static void local_retain(struct ckptd *d, struct job *j)
 	}
 }
 
-int drain_is_base(const struct job *j, const char *name)
-{
-	struct list *pos;
+/* The incremental bases of a job's drained versions, sorted, for one pass
+ * of decisions (a pass of pfs_retain() asks of every drained version). */
+struct bases {
+	const char **name;
+	uint32_t n;
+	int any;                  /* a copy is running: any may be a base */
+};
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 0, or -ENOMEM.  bases_release() after. */
+static int bases_of(const struct job *j, struct bases *b)
+{
+	const struct list *pos;
+
+	*b = (struct bases){ 0 };
+	b->name = malloc(((size_t)j->nversions + 1) * sizeof(*b->name));
+	if (!b->name)
+		return -ENOMEM;
 	for (pos = j->versions.next; pos != &j->versions; pos = pos->next) {
 		const struct version *o = list_entry(pos, struct version, link);
 
-		if (o->level >= CKPT_DRAINED && !strcmp(o->base, name))
-			return 1;
+		if (o->level >= CKPT_DRAINED && o->base[0])
+			b->name[b->n++] = o->base;
 		/* A copy running now may have taken any drained version of
 		 * the job as its base; its own base is known when it ends. */
 		if (o->drain == DR_RUNNING)
-			return 1;
+			b->any = 1;
 	}
+	qsort(b->name, b->n, sizeof(*b->name), cmp_name);
 	return 0;
+}
+
+static int bases_has(const struct bases *b, const char *name)
+{
+	return b->any || bsearch(&name, b->name, b->n, sizeof(*b->name),
+				 cmp_name) != NULL;
+}
+
+static void bases_release(struct bases *b)
+{
+	free(b->name);
+	b->name = NULL;
+}
+
+int drain_is_base(const struct job *j, const char *name)
+{
+	struct bases b;
+	int ret;
+
+	if (bases_of(j, &b) < 0)
+		return 1;           /* unknown: keep it */
+	ret = bases_has(&b, name);
+	bases_release(&b);
+	return ret;
 }
 
 /* Worker: remove the version from the PFS (its manifest first).  A part
@@ -705,11 +748,14 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 {
 	uint32_t keep = d->conf->drain_keep, drained = 0;
 	struct list *pos, *tmp;
+	struct bases b;
 
 	/* Until a scan of the PFS succeeded, the bases of versions drained
 	 * before this start are unknown: remove nothing. */
 	if (!keep || !drain_of(d)->scanned)
 		return;
+	if (bases_of(j, &b) < 0)
+		return;             /* the next pass */
 	/* Versions already leaving (rm, retention) do not count. */
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
@@ -722,14 +768,15 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 		struct version *v = list_entry(pos, struct version, link);
 
 		if (drained <= keep || drained <= 1)
-			return;
+			break;
 		if (v->level < CKPT_DRAINED || v->removing)
 			continue;
 		drained--;      /* v is past the newest `keep` from here on */
-		if (drain_is_base(j, v->name))
+		if (bases_has(&b, v->name))
 			continue;
 		retain_start(d, v, unpublish_run, unpublish_done);
 	}
+	bases_release(&b);
 }
 
 void drain_sealed(struct ckptd *d, struct version *v)
@@ -933,7 +980,9 @@ int drain_open(struct ckptd *d)
 		goto out_free;
 	}
 	d->drain = dr;
+	catalog_load_begin(&d->cat);
 	ret = pfs_scan(conf->drain_target, found, d);
+	catalog_load_end(&d->cat);
 	dr->scanned = ret == 0;
 	if (ret == -ENOENT)
 		log_printf(LOG_WARNING, "drain: target %s does not exist (is the PFS mounted?); drains wait for it, PFS retention is off until the next start",

@@ -37,9 +37,9 @@ static inline int is_link(const struct ckpt_attr *a)
  * a legacy version by giving its manifest to ckptd's uid (chown). */
 #define PFS_CLAIM_MAX    (256ll << 20)
 #define PFS_CLAIM_BUDGET (512ll << 20)
-/* And at most this many of a uid's own manifests in all: each version the
- * scan adds walks its job's list (catalog.h), so many tiny ones would make
- * the start quadratic (80,000 took 65 s). */
+/* And at most this many of a uid's own manifests in all: each is one more
+ * version the drain's periodic passes, the listings and retention walk,
+ * however little it holds. */
 #define PFS_CLAIM_VERSIONS 4096
 
 /* Asked once tmp is durable and before it is renamed to dst: anything but

@@ -25,7 +25,8 @@
  *            90 bytes of manifest and one more entry for ckptd to hold)
  *   copies:N N copies as they are, OUT then being a job's directory on the
  *            PFS: versions VERSION0 .. VERSION<N-1>, each written to
- *            OUT/VERSION<i>.ver/manifest (the directory made)
+ *            OUT/VERSION<i>.ver/manifest (the directory made), copy i
+ *            sealed as IN's seq + 1 + i (after IN, in their order)
  * Exit 0, or 1 with a message.
  */
 #include <errno.h>
@@ -178,6 +179,7 @@ int main(int argc, char **argv)
 		path = argv[2];
 		if (copies > 1) {
 			snprintf(m.version, sizeof(m.version), "%s%u", argv[3], i);
+			m.seq++;
 			snprintf(dir, sizeof(dir), "%s/%s.ver", argv[2], m.version);
 			snprintf(file, sizeof(file), "%s/manifest", dir);
 			if (mkdir(dir, 0755) < 0 && errno != EEXIST)

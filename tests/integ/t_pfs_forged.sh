@@ -31,8 +31,8 @@
 #    a uid's own manifests in memory, so the others are ignored and
 #    logged, and its RSS grows by less than 640 MiB (counting the files'
 #    bytes let all three in, 850 MiB); the small forgeries are still
-#    taken; of 4,200 small ones, under 4,096 in all (each version the
-#    start-up scan adds walks its job's list).
+#    taken; of 4,200 small ones, under 4,096 in all (each is one more
+#    version the drain's passes and the listings walk).
 # The test's uids are made with useradd and removed when it ends.
 # TIMEOUT: 240
 set -u
@@ -219,8 +219,8 @@ as "$UA" "$TW" verify -s "$(sock d)" fa/j same "${ARGS[@]}" ||
 restart d
 "$TW" verify -s "$(sock d)" root/j r4 -n 1 -z 100000 -S 94 ||
 	fail "root/j r4 (the one keep = 1 keeps) lost beside the bloat"
-# ... and at most 4096 of them: each version the scan adds walks its job's
-# list, so that 80,000 tiny ones took 65 s to start.
+# ... and at most 4096 of them: each is one more version the drain's passes
+# and the listings walk, however little it holds.
 as "$UA" "$FORGE" "$VD/manifest" "$(dirname "$VD")" t copies:4200 ||
 	fail "ckpt_forge copies failed"
 restart d
