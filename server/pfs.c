@@ -477,16 +477,32 @@ struct scan {
 	size_t jlen;
 	struct claim_use *use;        /* one per uid with claims taken */
 	uint32_t nuse, capuse;
+	struct claim_use all;         /* every uid's together */
 };
 
-/* Count a claim holding len bytes of memory against uid, leaving the
- * counts as they were when it would pass PFS_CLAIM_BUDGET (-EDQUOT) or
- * PFS_CLAIM_VERSIONS (-E2BIG); 0 or -ENOMEM. */
-static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
+/* Whether u can take a claim holding len bytes of memory within budget
+ * and versions: 0, -EDQUOT (the memory) or -E2BIG (the count). */
+static int claim_fits(const struct claim_use *u, uint64_t len,
+		      uint64_t budget, uint32_t versions)
+{
+	if (u->versions >= versions)
+		return -E2BIG;
+	if (len > budget - u->bytes)
+		return -EDQUOT;
+	return 0;
+}
+
+/* Count a claim holding len bytes of memory against uid and against every
+ * uid's together, leaving the counts as they were when it would pass
+ * uid's bounds (PFS_CLAIM_BUDGET: -EDQUOT, PFS_CLAIM_VERSIONS: -E2BIG) or
+ * all uids' (the same errors, *all set); 0 or -ENOMEM. */
+static int claim_take(struct scan *s, uint32_t uid, uint64_t len, int *all)
 {
 	struct claim_use *u;
 	uint32_t i;
+	int ret;
 
+	*all = 0;
 	for (i = 0; i < s->nuse && s->use[i].uid != uid; i++)
 		;
 	if (i == s->nuse) {
@@ -499,12 +515,18 @@ static int claim_take(struct scan *s, uint32_t uid, uint64_t len)
 		}
 		s->use[s->nuse++] = (struct claim_use){ .uid = uid };
 	}
-	if (s->use[i].versions >= PFS_CLAIM_VERSIONS)
-		return -E2BIG;
-	if (len > PFS_CLAIM_BUDGET - s->use[i].bytes)
-		return -EDQUOT;
+	ret = claim_fits(&s->use[i], len, PFS_CLAIM_BUDGET, PFS_CLAIM_VERSIONS);
+	if (ret < 0)
+		return ret;
+	*all = 1;
+	ret = claim_fits(&s->all, len, PFS_CLAIM_ALL_BUDGET,
+			 PFS_CLAIM_ALL_VERSIONS);
+	if (ret < 0)
+		return ret;
 	s->use[i].bytes += len;
 	s->use[i].versions++;
+	s->all.bytes += len;
+	s->all.versions++;
 	return 0;
 }
 
@@ -528,7 +550,7 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 	char version[CKPT_VERSION_MAX + 1], rel[PFS_REL_MAX];
 	uint64_t claim = 0;
 	struct pfsman m;
-	int ret;
+	int ret, all;
 
 	if (stem > CKPT_VERSION_MAX)
 		return 0;
@@ -556,13 +578,19 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 		pfsman_strip(&m);
 		claim = pfsman_held(&m) + catalog_remote_held(&m);
 	}
-	ret = claim ? claim_take(s, m.uid, claim) : 0;
-	if (ret == -EDQUOT)
+	ret = claim ? claim_take(s, m.uid, claim, &all) : 0;
+	if (ret == -EDQUOT && !all)
 		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) would hold over %lld MiB of memory in all",
 			   s->job, version, m.uid, PFS_CLAIM_BUDGET >> 20);
-	if (ret == -E2BIG)
+	if (ret == -E2BIG && !all)
 		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) are over %d versions in all",
 			   s->job, version, m.uid, PFS_CLAIM_VERSIONS);
+	if (ret == -EDQUOT && all)
+		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: the manifests there not written by ckptd (this one uid %u's) would hold over %lld MiB of memory in all, every uid's together",
+			   s->job, version, m.uid, PFS_CLAIM_ALL_BUDGET >> 20);
+	if (ret == -E2BIG && all)
+		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: the manifests there not written by ckptd (this one uid %u's) are over %d versions in all, every uid's together",
+			   s->job, version, m.uid, PFS_CLAIM_ALL_VERSIONS);
 	if (ret < 0) {
 		pfsman_release(&m);
 		return ret == -EDQUOT || ret == -E2BIG ? 0 : ret;

@@ -32,7 +32,9 @@ static inline int is_link(const struct ckpt_attr *a)
  * (pfsman_held() and catalog_remote_held(): a manifest of short names
  * holds about three times its bytes, one of zero chunks little): past
  * that a uid's further claims are ignored (logged), so that no user can
- * make ckptd hold gigabytes by planting manifests in its own tree.
+ * make ckptd hold gigabytes by planting manifests in its own tree; and
+ * every uid's together while they hold at most PFS_CLAIM_ALL_BUDGET, so
+ * that no number of users can.
  * ckptd's own manifests have no such bound; an administrator lifts it for
  * a legacy version by giving its manifest to ckptd's uid (chown). */
 #define PFS_CLAIM_MAX    (256ll << 20)
@@ -41,6 +43,11 @@ static inline int is_link(const struct ckpt_attr *a)
  * version the drain's periodic passes, the listings and retention walk,
  * however little it holds. */
 #define PFS_CLAIM_VERSIONS 4096
+/* And every uid's together at most these: twice one uid's, so that a
+ * second uid's claims still fit beside one that takes all it may, and no
+ * number of users can make ckptd hold more. */
+#define PFS_CLAIM_ALL_BUDGET   (2 * PFS_CLAIM_BUDGET)
+#define PFS_CLAIM_ALL_VERSIONS (2 * PFS_CLAIM_VERSIONS)
 
 /* Asked once tmp is durable and before it is renamed to dst: anything but
  * 0 and tmp is removed and dst left as it was (that answer is returned). */
