@@ -860,7 +860,7 @@ static int cmp_placed(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Order j's list as job_place() would have. */
+/* Order j's list by seq, open versions (seq 0) last, ties as they were. */
 static void job_sort(struct catalog *cat, struct job *j)
 {
 	struct list *pos, *tmp;
