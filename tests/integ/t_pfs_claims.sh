@@ -93,7 +93,9 @@ r1=$(rss)
 n=0
 for i in 0 1 2 3; do vlist "${J[$i]}" | grep -q '^ *m\b' && n=$((n + 1)); done
 [ $n = 3 ] || fail "$n of the four uids' manifests of a million names were taken, want 3"
-[ $((r1 - r0)) -lt $((1100 << 10)) ] ||
+# (not under valgrind, whose allocator adds its own to every block: in
+# t_pfs_forged 751 MiB where 305 without it)
+[ "${CKPT_VALGRIND:-0}" = 1 ] || [ $((r1 - r0)) -lt $((1100 << 10)) ] ||
 	fail "ckptd's RSS grew by $(((r1 - r0) >> 10)) MiB with them, want under 1100"
 grep -q "pfs: c[abcd]/j/m on the PFS is ignored: the manifests there not written by ckptd (this one uid [0-9]*'s) would hold over 1024 MiB of memory in all, every uid's together" \
 	"$T/d/ckptd.log" || fail "d did not say why it stopped at 1 GiB of all uids'"

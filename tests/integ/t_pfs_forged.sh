@@ -207,7 +207,9 @@ listed fa/j b1 || fail "the bloat of zero chunks was not taken: $(vlist fa/j)"
 nc=0
 for c in c1 c2 c3; do listed fa/j $c && nc=$((nc + 1)); done
 [ $nc = 1 ] || fail "$nc of the three manifests of a million names were taken, want 1: $(vlist fa/j)"
-[ $((r1 - r0)) -lt $((640 << 10)) ] ||
+# (not under valgrind, whose allocator adds its own to every block: 751
+# MiB where 305 without it)
+[ "${CKPT_VALGRIND:-0}" = 1 ] || [ $((r1 - r0)) -lt $((640 << 10)) ] ||
 	fail "ckptd's RSS grew by $(((r1 - r0) >> 10)) MiB with the forgeries, want under 640"
 grep -q "pfs: fa/j/c[123] on the PFS is ignored: uid $(id -u "$UA")'s own manifests there (not written by ckptd) would hold over 512 MiB of memory in all" \
 	"$T/d/ckptd.log" || fail "d did not say why it ignored a forgery"
