@@ -748,14 +748,12 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 {
 	uint32_t keep = d->conf->drain_keep, drained = 0;
 	struct list *pos, *tmp;
-	struct bases b;
+	struct bases b = { 0 };  /* sorted once a version may go */
 
 	/* Until a scan of the PFS succeeded, the bases of versions drained
 	 * before this start are unknown: remove nothing. */
 	if (!keep || !drain_of(d)->scanned)
 		return;
-	if (bases_of(j, &b) < 0)
-		return;             /* the next pass */
 	/* Versions already leaving (rm, retention) do not count. */
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
@@ -772,6 +770,8 @@ static void pfs_retain(struct ckptd *d, struct job *j)
 		if (v->level < CKPT_DRAINED || v->removing)
 			continue;
 		drained--;      /* v is past the newest `keep` from here on */
+		if (!b.name && bases_of(j, &b) < 0)
+			return;     /* the next pass */
 		if (bases_has(&b, v->name))
 			continue;
 		retain_start(d, v, unpublish_run, unpublish_done);
