@@ -530,6 +530,26 @@ static int claim_take(struct scan *s, uint32_t uid, uint64_t len, int *all)
 	return 0;
 }
 
+/* Log why claim_take() refused a claim of uid's (ret, all). */
+static void claim_refused(const struct scan *s, const char *version,
+			  uint32_t uid, int ret, int all)
+{
+	char whose[96], what[64];
+
+	if (all)
+		snprintf(whose, sizeof(whose), "the manifests there not written by ckptd (this one uid %u's)", uid);
+	else
+		snprintf(whose, sizeof(whose), "uid %u's own manifests there (not written by ckptd)", uid);
+	if (ret == -EDQUOT)
+		snprintf(what, sizeof(what), "would hold over %lld MiB of memory",
+			 (all ? PFS_CLAIM_ALL_BUDGET : PFS_CLAIM_BUDGET) >> 20);
+	else
+		snprintf(what, sizeof(what), "are over %d versions",
+			 all ? PFS_CLAIM_ALL_VERSIONS : PFS_CLAIM_VERSIONS);
+	log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: %s %s in all%s",
+		   s->job, version, whose, what, all ? ", every uid's together" : "");
+}
+
 /* An open directory of the level name of dfd. */
 static DIR *scan_open(int dfd, const char *name)
 {
@@ -579,18 +599,8 @@ static int scan_version(struct scan *s, const char *name, size_t stem)
 		claim = pfsman_held(&m) + catalog_remote_held(&m);
 	}
 	ret = claim ? claim_take(s, m.uid, claim, &all) : 0;
-	if (ret == -EDQUOT && !all)
-		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) would hold over %lld MiB of memory in all",
-			   s->job, version, m.uid, PFS_CLAIM_BUDGET >> 20);
-	if (ret == -E2BIG && !all)
-		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: uid %u's own manifests there (not written by ckptd) are over %d versions in all",
-			   s->job, version, m.uid, PFS_CLAIM_VERSIONS);
-	if (ret == -EDQUOT && all)
-		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: the manifests there not written by ckptd (this one uid %u's) would hold over %lld MiB of memory in all, every uid's together",
-			   s->job, version, m.uid, PFS_CLAIM_ALL_BUDGET >> 20);
-	if (ret == -E2BIG && all)
-		log_printf(LOG_WARNING, "pfs: %s/%s on the PFS is ignored: the manifests there not written by ckptd (this one uid %u's) are over %d versions in all, every uid's together",
-			   s->job, version, m.uid, PFS_CLAIM_ALL_VERSIONS);
+	if (ret == -EDQUOT || ret == -E2BIG)
+		claim_refused(s, version, m.uid, ret, all);
 	if (ret < 0) {
 		pfsman_release(&m);
 		return ret == -EDQUOT || ret == -E2BIG ? 0 : ret;
