@@ -120,7 +120,11 @@ enum {
 	CKPT_EUNPUBLISHED = 30611, /* rm of a part whose version is not
 				 * published on the PFS yet: its local copy
 				 * stays (rm again removes the part there too) */
-	CKPT_ELAST     = 30611,
+	CKPT_ESKIPPED  = 30612, /* a wait for a level only the drain gives, on
+				 * a version that will never be drained: a
+				 * newer one superseded it ([drain] every),
+				 * or [drain] keep retired its PFS copy */
+	CKPT_ELAST     = 30612,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -581,7 +585,10 @@ int ckpt_abort(struct ckpt_version *v);
 /* Wait until the version reaches level.  timeout_ms < 0 waits forever.
  * -ETIMEDOUT on timeout, -CKPT_EFAILED (or the cause) if it cannot,
  * -ENOTSUP at once for a level this node cannot give it (PROTECTED or
- * DRAINED on a node without a [drain] target). */
+ * DRAINED on a node without a [drain] target), -CKPT_ESKIPPED once only
+ * its drain could give it the level and it will never be drained (a newer
+ * version superseded it, `[drain] every`; or `[drain] keep` removed its
+ * PFS copy). */
 int ckpt_wait(struct ckpt_version *v, enum ckpt_level level, int timeout_ms);
 /* The same, by name, for a version begun elsewhere. */
 int ckpt_wait_name(struct ckpt_client *c, const char *job, const char *version,

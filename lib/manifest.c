@@ -70,7 +70,7 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	enc_init(&e, buf, cap);
 	enc_u64(&e, MANIFEST_MAGIC);
 	enc_u32(&e, man_format(m));
-	enc_u32(&e, 0);                         /* flags */
+	enc_u32(&e, m->flags);
 	enc_u64(&e, m->seq);
 	enc_u64(&e, m->sealed_ns);
 	enc_u64(&e, m->open_id);
@@ -125,8 +125,9 @@ static int man_dec_head(struct dec *d, struct manifest *m, uint32_t format)
 	m->nrecs = dec_u32(d);
 	if (d->err)
 		return d->err;
-	if (flags != 0)
+	if (flags & ~MAN_F_KNOWN)
 		return -CKPT_EVERSION;
+	m->flags = flags;
 	if (m->nparts < 1 || m->nparts > MANIFEST_MAX_PARTS)
 		return -CKPT_EPROTO;
 	if (m->level < CKPT_LOCAL || m->level > CKPT_DRAINED)

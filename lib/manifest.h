@@ -15,7 +15,9 @@
  *
  *   u64 magic        MANIFEST_MAGIC, "CKPTMAN1"
  *   u32 format       MANIFEST_FORMAT
- *   u32 flags        reserved, 0
+ *   u32 flags        MAN_F_*; a bit this ckptd does not know is refused
+ *                    (-CKPT_EVERSION), so a ckptd from before a flag
+ *                    refuses the manifests that carry it
  *   u64 seq          commit order on this node (unique, increasing)
  *   u64 sealed_ns    CLOCK_REALTIME of the seal
  *   u64 open_id      the id in the header of every segment it uses: a
@@ -69,6 +71,10 @@
 #define MANIFEST_FORMAT_V2 2     /* no nparts; still read */
 #define MANIFEST_FORMAT_V1 1     /* no file attributes either; still read */
 #define MANIFEST_MAX_PARTS 4096  /* PLACE_MAX_NODES */
+/* flags: [drain] keep removed the version's PFS copy, which its level no
+ * longer claims; the next start does not drain it again (retain.c). */
+#define MAN_F_RETIRED 0x1u
+#define MAN_F_KNOWN   MAN_F_RETIRED
 #define MANIFEST_MAX_FILES   (1u << 20)
 #define MANIFEST_MAX_RECORDS (1u << 26)
 
@@ -115,6 +121,7 @@ struct manifest {
 	uint64_t open_id;        /* segment headers of this version carry it */
 	uint32_t uid;
 	uint32_t level;
+	uint32_t flags;          /* MAN_F_* */
 	uint32_t nparts;         /* format 3; older ones decode as 1; 0 is
 				  * encoded as 1 */
 	char job[CKPT_JOB_MAX + 1];

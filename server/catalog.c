@@ -485,6 +485,11 @@ int catalog_remove(struct catalog *cat, struct version *v)
 	return version_remove(cat, v, DROP_HERE);
 }
 
+int catalog_remove_bg(struct catalog *cat, struct version *v)
+{
+	return version_remove(cat, v, DROP_POOL);
+}
+
 int catalog_remove_dropped(struct catalog *cat, struct version *v)
 {
 	return version_remove(cat, v, DROP_DONE);
@@ -515,7 +520,7 @@ void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 		log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u)",
 			   j->name, v->name, keep);
 		sealed--;
-		ret = version_remove(cat, v, DROP_POOL);
+		ret = catalog_remove_bg(cat, v);
 		if (ret < 0)
 			log_printf(LOG_WARNING, "retention: %s: %s", v->name,
 				   strerror(-ret));
@@ -608,6 +613,7 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	/* Carried so that a later rewrite (a level change) still names the
 	 * segment headers: a manifest with another open_id is stale. */
 	v->open_id = m->open_id;
+	v->pfs_retired = m->level < CKPT_DRAINED && (m->flags & MAN_F_RETIRED);
 	for (i = 0; i < m->nfiles; i++) {
 		ret = m->files[i].link ?
 		      version_link(v, m->files[i].link - 1, m->files[i].path) :

@@ -114,6 +114,9 @@ struct version {
 	uint32_t ordinal;         /* 1.. in its job's seal order ([drain] every) */
 	uint8_t drain;            /* enum drain_state (drain.h) */
 	uint8_t drain_now;        /* ckptctl drain --now: first, never skipped */
+	uint8_t pfs_retired;      /* [drain] keep removed its PFS copy: never
+				   * drained again (its manifest carries
+				   * MAN_F_RETIRED while below DRAINED) */
 	uint32_t drain_tries;
 	uint64_t drain_due_ms;    /* next attempt, ckptd_now_ms() */
 	int32_t drain_err;
@@ -352,6 +355,9 @@ void catalog_settle(struct catalog *cat, struct version *v);
  * 0, -EBUSY (a level change or an rm in flight) or -errno (the manifest
  * could not be removed). */
 int catalog_remove(struct catalog *cat, struct version *v);
+/* catalog_remove() with the manifest dropped on the pool (as retention
+ * does; on the loop while the catalog has no pool). */
+int catalog_remove_bg(struct catalog *cat, struct version *v);
 /* The blocking half of dropping the manifest of the version sealed as seq on
  * purpose: log open_id in the removal log (fsync'd) first, then unlink the
  * manifest and fsync the directory.  Safe on any thread (appends to the log

@@ -34,6 +34,8 @@ int version_manifest(const struct version *v, uint32_t level,
 	m->open_id = v->open_id;
 	m->uid = v->job->uid;
 	m->level = level >= CKPT_LOCAL ? level : CKPT_LOCAL;
+	if (v->pfs_retired && m->level < CKPT_DRAINED)
+		m->flags = MAN_F_RETIRED;
 	m->nparts = v->nparts;
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);

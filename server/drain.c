@@ -19,6 +19,9 @@
  * with the copies' backoff while parts are missing and this node may be
  * the publisher, and again at start-up for a part drained before a crash
  * whose version the PFS scan did not find published.
+ *
+ * Retention with a drain (which local copies and which PFS copies go) is
+ * retain.c's; the state both share is in drain_i.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,53 +31,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bases.h"
 #include "ckptd.h"
 #include "cluster.h"
 #include "drain.h"
+#include "drain_i.h"
 #include "journal.h"
 #include "level.h"
 #include "log.h"
 #include "pfs.h"
 #include "pfscache.h"
 #include "pool.h"
-
-/* A drain task: the pool's task, the drain it is for, and the version it
- * holds a reference on. */
-struct task {
-	struct pool_task pt;
-	struct drain *dr;
-	struct version *v;        /* holds a reference */
-};
-
-struct copy_task {
-	struct task t;
-	struct pfs_job *job;
-};
-
-struct drain {
-	struct ckptd *d;
-	struct pfs_opts opts;
-	struct bwlimit bw;
-	volatile int paused;
-	int scanned;              /* the start-up scan of the PFS succeeded */
-	volatile int cancel;      /* shutting down: copies give up */
-	unsigned nthr;            /* [drain] threads: copies at once, and
-				   * copy threads in all (pfs.h) */
-	int spare;                /* copy threads free (pfs_opts.spare) */
-	struct pfscache *manifests; /* for reads from the PFS (any thread) */
-	unsigned copying;         /* copy tasks handed out (loop) */
-	/* figures for status (loop) */
-	uint64_t bytes, rate, mark;
-	uint32_t errors;
-	int32_t last_err;
-	char last_path[256];
-};
-
-static struct drain *drain_of(const struct ckptd *d)
-{
-	return d->drain;
-}
 
 int drain_enabled(const struct ckptd *d)
 {
@@ -86,20 +52,13 @@ struct pfscache *drain_manifests(const struct ckptd *d)
 	return d->drain ? d->drain->manifests : NULL;
 }
 
-/* ---- tasks ------------------------------------------------------------ */
-
-static struct task *task_of(struct pool_task *pt)
-{
-	return (struct task *)((char *)pt - offsetof(struct task, pt));
-}
-
-static void submit(struct drain *dr, struct task *t)
-{
-	t->dr = dr;
-	pool_submit(dr->d->pool, &t->pt, 0);
-}
-
 /* ---- copying ------------------------------------------------------------ */
+
+struct copy_task {
+	struct task t;
+	struct pfs_job *job;
+};
+
 
 static int copy_run(struct pool_task *pt)
 {
@@ -199,9 +158,6 @@ static int late(const struct ckptd *d, const struct version *v)
 	return now_ns > v->sealed_ns &&
 	       (now_ns - v->sealed_ns) / 1000000000ull >= d->conf->drain_deadline;
 }
-
-static void local_retain(struct ckptd *d, struct job *j);
-static void pfs_retain(struct ckptd *d, struct job *j);
 
 /* The DRAINED level is recorded (or could not be: the PFS copy is complete
  * all the same, and the next start finds it there). */
@@ -427,8 +383,7 @@ static int start_copy(struct ckptd *d, struct version *v)
 	return 0;
 }
 
-/* The newest sealed version of v's job? */
-static int newest(const struct version *v)
+int drain_newest(const struct version *v)
 {
 	struct list *pos;
 
@@ -466,10 +421,11 @@ static struct version *next_copy(struct ckptd *d, uint64_t now)
 			    v->removing)
 				continue;
 			if (!v->drain_now && every > 1 && v->ordinal % every &&
-			    !newest(v)) {
+			    !drain_newest(v)) {
 				v->drain = DR_SKIPPED;
 				log_printf(LOG_INFO, "drain: %s/%s skipped (every=%u, superseded)",
 					   j->name, v->name, every);
+				ckptd_version_changed(d, v); /* its waiters */
 				continue;
 			}
 			if (!best || rank(d, v, now) > rank(d, best, now) ||
@@ -501,223 +457,6 @@ void drain_tick(struct ckptd *d)
 	}
 	if (!d->stopping && !dr->paused)
 		publish_tick(d, now);
-}
-
-/* ---- retention ---------------------------------------------------------- */
-
-/* A retention step whose PFS work runs on the pool: the version is marked
- * removing (no rm, no other retention, no level change) until ->done. */
-struct retain_task {
-	struct task t;
-	const char *target;
-	char job[CKPT_JOB_MAX + 1];
-	char version[CKPT_VERSION_MAX + 1];
-	char node[64];            /* a part of a version in parts: this
-				   * node, else "" */
-	struct pfsman m;          /* loaded on the worker */
-	int loaded;
-};
-
-/* The local copy goes once the PFS has it: the version's manifest, or for
- * a part, its part manifest (DRAINED as soon as that is durable, maybe
- * before the version is published).  The version then holds just the
- * files of its part, as it did locally. */
-static int evict_run(struct pool_task *pt)
-{
-	struct retain_task *rt = (struct retain_task *)task_of(pt);
-	int ret;
-
-	ret = pfs_load_evictable(rt->target, rt->job, rt->version, rt->node,
-				 &rt->m);
-	rt->loaded = ret == 0;
-	return ret;
-}
-
-static void retain_free(struct retain_task *rt)
-{
-	struct version *v = rt->t.v;
-
-	v->removing = 0;
-	if (rt->loaded)
-		pfsman_release(&rt->m);
-	version_put(&rt->t.dr->d->cat, v);
-	free(rt);
-}
-
-/* The PFS manifest is loaded: drop the local copy (its manifest on the pool,
- * catalog_evict_bg), if the version is still a local one. */
-static void evict_done(struct pool_task *pt)
-{
-	struct retain_task *rt = (struct retain_task *)task_of(pt);
-	struct ckptd *d = rt->t.dr->d;
-	struct version *v = rt->t.v;
-
-	v->removing = 0;
-	if (pt->result < 0 || v->removed || version_remote(v) ||
-	    v->state != CKPT_ST_SEALED || v->level < CKPT_DRAINED)
-		goto out_free;
-	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)
-		goto out_free;
-	rt->loaded = 0;           /* v owns it now */
-	log_printf(LOG_INFO, "retention: %s/%s evicted from the local store (drained; keep=%u)",
-		   rt->job, rt->version, d->conf->keep);
-out_free:
-	retain_free(rt);
-}
-
-static void retain_drop(struct pool_task *pt)
-{
-	retain_free((struct retain_task *)task_of(pt));
-}
-
-/* Start a retention task on v: run on a worker, done on the loop.  0 or
- * -ENOMEM. */
-static int retain_start(struct ckptd *d, struct version *v,
-			int (*run)(struct pool_task *),
-			void (*done)(struct pool_task *))
-{
-	struct retain_task *rt = calloc(1, sizeof(*rt));
-
-	if (!rt)
-		return -ENOMEM;
-	pool_task_init(&rt->t.pt, run, done, retain_drop);
-	rt->t.v = v;
-	rt->target = d->conf->drain_target;
-	snprintf(rt->job, sizeof(rt->job), "%s", v->job->name);
-	snprintf(rt->version, sizeof(rt->version), "%s", v->name);
-	if (v->nparts > 1 && cluster_self_name(d))
-		snprintf(rt->node, sizeof(rt->node), "%s", cluster_self_name(d));
-	version_get(v);
-	v->removing = 1;
-	submit(drain_of(d), &rt->t);
-	return 0;
-}
-
-/* With a drain: keep the newest `keep` local copies; older ones leave the
- * local store only once DRAINED, becoming remote.  Their PFS manifests are
- * loaded on the pool (evict_done goes on). */
-static void local_retain(struct ckptd *d, struct job *j)
-{
-	struct list *pos, *tmp;
-	uint32_t local = 0;
-
-	/* Versions already leaving (rm, retention) do not count. */
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *v = list_entry(pos, struct version, link);
-
-		local += v->state == CKPT_ST_SEALED && !version_remote(v) &&
-			 !v->removing;
-	}
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *v = list_entry(pos, struct version, link);
-
-		if (local <= d->conf->keep)
-			return;
-		if (v->state != CKPT_ST_SEALED || version_remote(v) ||
-		    v->removing || version_level_busy(v))
-			continue;
-		if (v->level < CKPT_DRAINED)
-			continue;   /* never evict what the PFS lacks */
-		/* A part: not before its version is published (this node is
-		 * its publisher, still waiting; else evict_run() asks). */
-		if (v->nparts > 1 && cluster_self_name(d) &&
-		    v->publish != PUB_DONE)
-			continue;
-		if (retain_start(d, v, evict_run, evict_done) < 0)
-			continue;
-		local--;
-	}
-}
-
-/* Worker: remove the version from the PFS (its manifest first).  A part
- * of a version not published (or no longer: another node removed it)
- * removes its own files and part manifest. */
-static int unpublish_run(struct pool_task *pt)
-{
-	struct retain_task *rt = (struct retain_task *)task_of(pt);
-	int ret;
-
-	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
-	if (ret == -ENOENT && rt->node[0]) {
-		ret = pfs_remove_part(rt->target, rt->job, rt->version,
-				      rt->node, PFS_PART_UNPUBLISHED);
-		if (ret != -EEXIST)
-			return ret;
-		/* Published meanwhile: the version goes whole. */
-		ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
-		if (ret == -ENOENT)
-			ret = -EAGAIN;  /* and gone again: the next pass */
-	}
-	rt->loaded = ret == 0;
-	return ret < 0 ? ret : pfs_remove(rt->target, &rt->m);
-}
-
-/* The PFS copy is gone (or was not there): a remote version leaves the
- * catalog, a local one is LOCAL again. */
-static void unpublish_done(struct pool_task *pt)
-{
-	struct retain_task *rt = (struct retain_task *)task_of(pt);
-	struct ckptd *d = rt->t.dr->d;
-	struct version *v = rt->t.v;
-
-	v->removing = 0;
-	/* Not removed (or not known to be): it stays as it is, and the next
-	 * pass of retention tries again. */
-	if (pt->result < 0 && pt->result != -ENOENT) {
-		log_printf(LOG_WARNING, "retention: removing %s/%s from the PFS: %s; tried again later",
-			   rt->job, rt->version, ckpt_strerror(pt->result));
-		goto out_free;
-	}
-	log_printf(LOG_INFO, "retention: %s/%s removed from the PFS (drain keep=%u)",
-		   rt->job, rt->version, d->conf->drain_keep);
-	if (v->removed)
-		goto out_free;
-	if (version_remote(v)) {
-		catalog_remove(&d->cat, v);
-		ckptd_version_changed(d, v);
-	} else {
-		v->drain = DR_DONE;
-		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
-	}
-out_free:
-	retain_free(rt);
-}
-
-/* [drain] keep: the newest `keep` drained versions stay on the PFS.  The
- * removals run on the pool (unpublish_run). */
-static void pfs_retain(struct ckptd *d, struct job *j)
-{
-	uint32_t keep = d->conf->drain_keep, drained = 0;
-	struct list *pos, *tmp;
-	struct bases b = { 0 };  /* sorted once a version may go */
-
-	/* Until a scan of the PFS succeeded, the bases of versions drained
-	 * before this start are unknown: remove nothing. */
-	if (!keep || !drain_of(d)->scanned)
-		return;
-	/* Versions already leaving (rm, retention) do not count. */
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *v = list_entry(pos, struct version, link);
-
-		drained += v->level >= CKPT_DRAINED && !v->removing;
-	}
-	/* Only the drained versions older than the newest `keep` ones may go
-	 * (oldest first; bases stay): never a newer one in place of a base. */
-	list_for_each_safe(pos, tmp, &j->versions) {
-		struct version *v = list_entry(pos, struct version, link);
-
-		if (drained <= keep || drained <= 1)
-			break;
-		if (v->level < CKPT_DRAINED || v->removing)
-			continue;
-		drained--;      /* v is past the newest `keep` from here on */
-		if (!b.name && bases_of(j, &b) < 0)
-			return;     /* the next pass */
-		if (bases_has(&b, v->name))
-			continue;
-		retain_start(d, v, unpublish_run, unpublish_done);
-	}
-	bases_release(&b);
 }
 
 void drain_sealed(struct ckptd *d, struct version *v)
@@ -825,6 +564,7 @@ static int found(void *arg, struct pfsman *m)
 		if (v->state == CKPT_ST_SEALED && !version_remote(v) &&
 		    v->level < CKPT_DRAINED) {
 			v->drain = DR_DONE;
+			v->pfs_retired = 0;
 			version_reach(d, v, CKPT_COPY_PFS, 0, 0, NULL);
 		}
 		pfsman_release(m);
@@ -946,7 +686,7 @@ int drain_open(struct ckptd *d)
 			/* found() recorded it DRAINED (the level follows
 			 * once its manifest is written) */
 			if (v->level < CKPT_DRAINED && v->drain != DR_DONE)
-				v->drain = DR_QUEUED;
+				v->drain = v->pfs_retired ? DR_DONE : DR_QUEUED;
 			/* A part drained before a crash, its version not
 			 * found published: this node may be its publisher. */
 			if (v->nparts > 1 && v->level >= CKPT_DRAINED &&

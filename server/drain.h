@@ -13,10 +13,13 @@
  * log.  `[drain] bandwidth` caps the bytes written per second, across all
  * threads.
  *
- * With a drain target set, local retention (`[ckptd] keep`) evicts the local
- * copy of older versions only once they are DRAINED (they stay listed, and
- * reads go to the PFS); `[drain] keep` bounds the versions kept on the PFS,
- * never removing the newest drained one or one a kept version refers to.
+ * With a drain target set, local retention (`[ckptd] keep`, retain.c)
+ * evicts the local copy of older versions once they are DRAINED (they stay
+ * listed, and reads go to the PFS) and removes those that will never be
+ * drained (skipped, or retired from the PFS); `[drain] keep` bounds the
+ * versions kept on the PFS, never removing the newest drained one or one a
+ * kept version refers to, and a local version whose PFS copy it retires is
+ * never drained again (MAN_F_RETIRED, manifest.h).
  *
  * In a cluster, a version written in parts drains part by part, each node
  * its own, and is published on the PFS by one node (enum drain_publish).
@@ -74,6 +77,12 @@ struct pfscache *drain_manifests(const struct ckptd *d);
  * a copy of j is running)?  Then its PFS copy holds chunks another version
  * reads, and must stay. */
 int drain_is_base(const struct job *j, const char *name);
+/* Can v, below level, still reach it?  -CKPT_ESKIPPED where only its drain
+ * could take it there and it will never be drained: [drain] every skipped
+ * it, or [drain] keep retired its PFS copy.  Else 0 (also without a
+ * drain: op_wait() answers that itself).  For the waiters (session.h). */
+int drain_wait_check(const struct ckptd *d, const struct version *v,
+		     uint32_t level);
 /* v was just sealed: queue it, and apply local retention to its job. */
 void drain_sealed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */

@@ -263,6 +263,8 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 		 * target (or, for PROTECTED, peers) the wait would never
 		 * end. */
 		conn_reply_status(c, req, -ENOTSUP);
+	} else if (drain_wait_check(c->d, v, req->level) < 0) {
+		conn_reply_status(c, req, -CKPT_ESKIPPED);
 	} else if (session_wait(c, v, req) < 0) {
 		conn_reply_status(c, req, -ENOMEM);
 	}

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "drain.h"
 #include "ingest.h"
 #include "lease.h"
 #include "log.h"
@@ -306,6 +307,8 @@ void session_notify(struct ckptd *d, struct version *v)
 			st = v->error ? v->error : -CKPT_EFAILED;
 		else if (v->removed)
 			st = -CKPT_ENOVERSION;
+		else if (drain_wait_check(d, v, wl->w.level) < 0)
+			st = -CKPT_ESKIPPED;
 		else
 			continue;
 		memset(&r, 0, sizeof(r));

@@ -11,12 +11,13 @@
 #    whether it is a base by walking the job); ckptd is killed with
 #    SIGKILL in the middle of that, restarted, the rest goes once v2 and
 #    v3 drain, and exactly v1, v2, v3 are left on the PFS, and they and
-#    v0 (whose local copy stays) are listed: retention goes down the job's
+#    v0 (whose local copy stays, local keep = 4) are listed: retention goes down the job's
 #    list oldest first, so this needs the list in seq order after a scan
 #    that found the versions in readdir()'s order (without the sort at its
 #    end, c6356 was kept);
 #  - every committed byte of v0, v1, v2, v3 reads back after that, and
-#    after a SIGKILL and two clean restarts.
+#    after a SIGKILL and two clean restarts, once the drain is idle: v0,
+#    whose PFS copy retention retired, is not drained again.
 # TIMEOUT: 300
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +44,7 @@ verify_all() {
 	done
 }
 
-drain_conf d keep=3
+drain_conf d keep=3 -- keep=4
 start_ckptd d
 "$TW" write -s "$(sock d)" "$JOB" v0 -n 1 -z 4096 -S 9 -w drained ||
 	fail "v0 did not drain"
@@ -91,6 +92,8 @@ start_ckptd d
 stop_ckptd d
 start_ckptd d
 verify_all "after two clean restarts"
+drain_idle() { status_is d drain_queued 0 && status_is d drain_running 0; }
+poll_until 20 drain_idle || fail "the drain is not idle after the restarts"
 [ "$(manifests)" = 3 ] || fail "$(manifests) manifests on the PFS after the restarts, want 3"
 stop_ckptd d
 finish

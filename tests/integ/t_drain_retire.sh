@@ -1,0 +1,190 @@
+#!/bin/bash
+# t_drain_retire: local retention with a drain, for versions that will never
+# be drained.
+#  - retired: [drain] keep=1 with local keep=3.  Each drain retires the PFS
+#    copy of the version before it, which stays local (LOCAL).  Exactly the
+#    newest three stay local, the older ones go entirely, the PFS holds only
+#    the newest; a wait for DRAINED on a retired version gets
+#    CKPT_ESKIPPED.  After a SIGKILL and two clean restarts nothing is
+#    drained again (the retirement is in the local manifest), the PFS
+#    still holds only the newest, and every kept byte reads back.
+#  - skipped: [drain] every=2 with local keep=2, the drain paused while
+#    eight versions are written.  Once it resumes, the odd ones are
+#    superseded: a waiter for DRAINED on one is answered CKPT_ESKIPPED, and
+#    they leave the local store (before this they stayed forever); the even
+#    ones drain and leave it as remote versions.  Checked again after a
+#    SIGKILL and two clean restarts, every kept byte read back.
+#  - lost: a drained version whose PFS copy is removed by hand while ckptd
+#    is down (the state a [drain] keep removal killed before it recorded
+#    the loss leaves, or a target moved) is not evicted on the word of its
+#    local record: it drains again first, then goes, and reads back.
+# TIMEOUT: 240
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PFS=$T/pfs
+JOB=rt/job
+SZ=(-n 2 -z 300000)
+
+has_ctl || skip "ckptctl not built"
+
+# sealed_set NAME N: "vI:LEVEL" for every listed version v1..vN, one line.
+sealed_set() {
+	local i out= l
+	for i in $(seq 1 "$2"); do
+		l=$(vlevel "$1" "$JOB" "v$i")
+		[ "$l" = absent ] || out="$out v$i:$l"
+	done
+	echo "${out# }"
+}
+
+pfs_set() { (cd "$PFS/rt.dir/job.job" 2>/dev/null && ls -d -- *.ver | tr '\n' ' '); }
+
+man_count() { find "$T/$1/store/man" -name '*.man' | wc -l; }
+
+# drains NAME VERSION: how many times the log says VERSION drained.
+drains() { grep -c "drain: $JOB/$2 drained" "$T/$1/ckptd.log"; }
+
+# expect_state NAME N WANT_SET WANT_PFS WANT_MANS
+expect_state() {
+	local got
+	got=$(sealed_set "$1" "$2")
+	[ "$got" = "$3" ] || fail "listed: '$got', want '$3'"
+	got=$(pfs_set)
+	[ "$got" = "$4" ] || fail "on the PFS: '$got', want '$4'"
+	got=$(man_count "$1")
+	[ "$got" = "$5" ] || fail "$got manifests on the local store, want $5"
+}
+
+# drain_idle NAME: nothing queued or copying (for poll_until).
+drain_idle() { status_is "$1" drain_queued 0 && status_is "$1" drain_running 0; }
+
+# each_restart NAME CHECK...: run CHECK after a SIGKILL and two clean
+# restarts, each once the drain has nothing left to do (a version queued
+# again at the start would be drained by then).
+each_restart() {
+	local name=$1 how
+	shift
+	for how in kill clean clean; do
+		if [ $how = kill ]; then
+			kill9 "$name"
+		else
+			stop_ckptd "$name"
+		fi
+		start_ckptd "$name"
+		poll_until 20 drain_idle "$name" ||
+			fail "after a restart ($how): the drain is not idle: $(sjson "$name" drain_queued) queued"
+		"$@" || fail "after a restart ($how): check failed"
+	done
+}
+
+retired() {
+	local i
+	drain_conf r keep=1 -- keep=3
+	start_ckptd r
+	for i in $(seq 1 6); do
+		tw r write "$JOB" "v$i" "${SZ[@]}" -S "$i" -w drained ||
+			fail "v$i not drained"
+	done
+	# v6's drain retired v5's PFS copy; the removal and the evictions
+	# run on the pool.
+	poll_until 20 test "$(man_count r)" = 3 ||
+		fail "$(man_count r) manifests on the local store, want 3"
+	poll_until 20 test "$(pfs_set)" = "v6.ver " ||
+		fail "on the PFS: '$(pfs_set)', want only v6"
+	retired_check
+	local out
+	out=$(ctl r wait "$JOB" v4 drained --timeout 20 2>&1) &&
+		fail "a wait for DRAINED on retired v4 succeeded: $out"
+	[[ $out == *"will not be drained"* ]] ||
+		fail "a wait for DRAINED on retired v4: '$out', want CKPT_ESKIPPED"
+	each_restart r retired_check
+	stop_ckptd r
+	info "[retired] keep=3 locally and keep=1 on the PFS: v4 v5 local, v6 drained; nothing drained again after restarts"
+}
+
+retired_check() {
+	local i
+	expect_state r 6 "v4:local v5:local v6:drained" "v6.ver " 3
+	for i in 4 5 6; do
+		tw r verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
+		[ "$(drains r "v$i")" = 1 ] || fail "v$i drained $(drains r "v$i") times, want once"
+	done
+}
+
+skipped() {
+	local i wpid out
+	PFS=$T/pfs2
+	drain_conf s every=2 -- keep=2
+	start_ckptd s
+	ctl s drain --pause >/dev/null || fail "drain --pause failed"
+	for i in $(seq 1 8); do
+		tw s write "$JOB" "v$i" "${SZ[@]}" -S "$i" -w local ||
+			fail "v$i not local"
+	done
+	[ "$(man_count s)" = 8 ] || fail "$(man_count s) local manifests while the drain is paused, want 8"
+	ctl s wait "$JOB" v3 drained --timeout 60 >"$T/wait.out" 2>&1 &
+	wpid=$!
+	ctl s drain --resume >/dev/null || fail "drain --resume failed"
+	tw s write "$JOB" v9 "${SZ[@]}" -S 9 -w drained || fail "v9 not drained"
+	wait "$wpid" && fail "the wait for DRAINED on superseded v3 succeeded: $(cat "$T/wait.out")"
+	out=$(cat "$T/wait.out")
+	[[ $out == *"will not be drained"* ]] ||
+		fail "the wait for DRAINED on superseded v3: '$out', want CKPT_ESKIPPED"
+	poll_until 20 test "$(man_count s)" = 2 ||
+		fail "$(man_count s) manifests on the local store, want 2 (v8 v9): superseded versions stayed"
+	skipped_check
+	each_restart s skipped_check
+	stop_ckptd s
+	info "[skipped] every=2, keep=2: superseded v1 v3 v5 v7 left the store; v2 v4 v6 remote; a waiter got CKPT_ESKIPPED"
+}
+
+skipped_check() {
+	local i
+	expect_state s 9 "v2:drained v4:drained v6:drained v8:drained v9:drained" \
+		"v2.ver v4.ver v6.ver v8.ver v9.ver " 2
+	for i in 2 4 6 8 9; do
+		tw s verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
+	done
+	for i in 1 3 5 7; do
+		[ "$(drains s "v$i")" = 0 ] || fail "superseded v$i was drained"
+	done
+	for i in 2 4 6 8 9; do
+		[ "$(drains s "v$i")" = 1 ] || fail "v$i drained $(drains s "v$i") times, want once"
+	done
+}
+
+lost() {
+	PFS=$T/pfs3
+	drain_conf l -- keep=1
+	start_ckptd l
+	tw l write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
+	stop_ckptd l
+	rm -rf "$(pfs_vdir "$JOB" v1)"
+	start_ckptd l
+	[ "$(vlevel l "$JOB" v1)" = drained ] || fail "v1 is '$(vlevel l "$JOB" v1)' after the start, want drained (its record)"
+	tw l write "$JOB" v2 "${SZ[@]}" -S 2 -w drained || fail "v2 not drained"
+	poll_until 20 grep -q "$JOB/v1 is recorded drained but" "$T/l/ckptd.log" ||
+		fail "no warning that v1's PFS copy is gone"
+	poll_until 20 test "$(man_count l)" = 1 ||
+		fail "$(man_count l) manifests on the local store, want 1 (v1 drained again and evicted)"
+	lost_check
+	each_restart l lost_check
+	stop_ckptd l
+	info "[lost] a drained version whose PFS copy vanished drained again before its eviction"
+}
+
+lost_check() {
+	local i
+	expect_state l 2 "v1:drained v2:drained" "v1.ver v2.ver " 1
+	for i in 1 2; do
+		tw l verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
+	done
+	[ "$(drains l v1)" = 2 ] || fail "v1 drained $(drains l v1) times, want twice"
+	[ "$(drains l v2)" = 1 ] || fail "v2 drained $(drains l v2) times, want once"
+}
+
+subtest retired retired
+subtest skipped skipped
+subtest lost lost
+finish
