@@ -55,20 +55,52 @@
 /* ---- the journal of files already published ------------------------------ */
 
 struct journal_ctx {
-	struct pfsman *m;         /* files[].first/count already laid out */
+	struct copy *c;           /* c->m: files[].first/count laid out, and
+				   * the base (if any) loaded */
 	uint8_t *done;            /* done[fi] set for each file journaled */
 };
 
+/* Does every PFS_REF chunk of file fi (as journaled) name exactly the
+ * chunk the copy's base holds there now?  The base is chosen again at each
+ * start (the newest drained version before this one), so a copy resumed
+ * after a newer base drained, or with its base gone, would otherwise keep
+ * references into a version its manifest does not name. */
+static int journal_refs_hold(const struct copy *c, uint32_t fi)
+{
+	const struct pfs_file *f = &c->m.files[fi];
+	const struct pfs_chunk *k, *bk;
+	uint32_t i;
+
+	for (i = 0; i < f->count; i++) {
+		k = &c->m.chunks[f->first + i];
+		if (k->kind != PFS_REF)
+			continue;
+		bk = copy_base_chunk(c, f->path, i);
+		if (!bk || bk->len != k->len || bk->crc != k->crc ||
+		    bk->kind != k->kind2 || bk->file_off != k->file_off ||
+		    bk->stored != k->stored)
+			return 0;
+	}
+	return 1;
+}
+
 /* A record that does not fit the version stops the load: the files from
- * there on are copied again. */
+ * there on are copied again.  A file whose references no longer hold is
+ * copied again too. */
 static int journal_take(void *arg, const struct journal_rec *r)
 {
 	struct journal_ctx *jc = arg;
+	struct pfsman *m = &jc->c->m;
+	struct pfs_file *f;
 
-	if (r->file >= jc->m->nfiles || r->n != jc->m->files[r->file].count)
+	if (r->file >= m->nfiles || r->n != m->files[r->file].count)
 		return 1;
-	journal_rec_chunks(r, &jc->m->chunks[jc->m->files[r->file].first]);
-	jc->done[r->file] = 1;
+	f = &m->files[r->file];
+	journal_rec_chunks(r, &m->chunks[f->first]);
+	jc->done[r->file] = journal_refs_hold(jc->c, r->file);
+	/* Copied again: chunk_put() fills entries that start zeroed. */
+	if (!jc->done[r->file])
+		memset(&m->chunks[f->first], 0, f->count * sizeof(*m->chunks));
 	return 0;
 }
 
@@ -413,7 +445,7 @@ int pfs_copy(const struct pfs_opts *opts, struct pfs_job *job)
 	}
 	/* No journal, or an unreadable one: every file is copied. */
 	(void)journal_load(job->journal, journal_take,
-			   &(struct journal_ctx){ .m = &c.m, .done = done });
+			   &(struct journal_ctx){ .c = &c, .done = done });
 	ret = copy_plan(&c, done);
 	if (ret < 0)
 		goto out;

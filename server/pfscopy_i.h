@@ -82,6 +82,10 @@ void copy_fail(struct copy *c, int ret, uint32_t fi);
 int copy_attr(int fd, const struct ckpt_attr *a);
 /* Journal files fis[0 .. n), published, in one append and fsync. */
 int copy_journal(struct copy *c, const uint32_t *fis, uint32_t n);
+/* The chunk idx of path in the copy's base, if the base stores it (not a
+ * PFS_REF itself) and a chunk of this copy may refer to it; else NULL. */
+const struct pfs_chunk *copy_base_chunk(const struct copy *c,
+					const char *path, uint32_t idx);
 /* Cut every file still to copy (done[fi] unset) into c->pieces. */
 int copy_plan(struct copy *c, const uint8_t *done);
 /* The ready bytes that make a batch for the finisher (c->batch). */

@@ -116,10 +116,8 @@ static int all_zero(const uint8_t *p, size_t n)
 	return !memcmp(p, zero, n);
 }
 
-/* The chunk of base matching path and index, if it is stored in base. */
-
-static const struct pfs_chunk *base_chunk(struct copy *c, const char *path,
-					  uint32_t idx)
+const struct pfs_chunk *copy_base_chunk(const struct copy *c,
+					const char *path, uint32_t idx)
 {
 	uint32_t i;
 
@@ -215,7 +213,8 @@ static int chunk_put(struct worker *w, uint32_t fi, int fd, uint32_t idx,
 	k->len = len;
 	k->crc = sp->zero ? zero_crc(w, len) :
 		 sp->have_crc ? sp->crc : crc32c(sp->p, len);
-	bk = c->o->incremental ? base_chunk(c, c->m.files[fi].path, idx) : NULL;
+	bk = c->o->incremental ? copy_base_chunk(c, c->m.files[fi].path, idx)
+				  : NULL;
 	if (bk && bk->len == len && bk->crc == k->crc) {
 		k->kind = PFS_REF;
 		k->kind2 = bk->kind;

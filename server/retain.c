@@ -100,8 +100,11 @@ static void evict_done(struct pool_task *pt)
 		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
 		goto out_free;
 	}
-	if (pt->result < 0)
+	if (pt->result < 0) {
+		log_printf(LOG_WARNING, "retention: %s/%s stays in the local store: its PFS copy: %s; tried again at the next pass",
+			   rt->job, rt->version, ckpt_strerror(pt->result));
 		goto out_free;
+	}
 	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)
 		goto out_free;
 	rt->loaded = 0;           /* v owns it now */
