@@ -437,6 +437,32 @@ static struct version *next_copy(struct ckptd *d, uint64_t now)
 	return best;
 }
 
+void drain_newest_due(struct ckptd *d, struct job *j)
+{
+	struct version *v = NULL;
+	struct list *pos;
+
+	if (!drain_of(d) || !j)
+		return;
+	list_for_each(pos, &j->versions) {
+		struct version *o = list_entry(pos, struct version, link);
+
+		if (o->state == CKPT_ST_SEALED && (!v || o->seq > v->seq))
+			v = o;
+	}
+	if (!v || version_remote(v) || v->level >= CKPT_DRAINED ||
+	    v->removing ||
+	    !(v->drain == DR_SKIPPED || (v->drain == DR_DONE && v->pfs_retired)))
+		return;
+	log_printf(LOG_NOTICE, "drain: %s/%s is the newest version of its job now (%s): drained after all",
+		   j->name, v->name,
+		   v->pfs_retired ? "its PFS copy had been retired" : "it had been skipped");
+	v->pfs_retired = 0;
+	v->drain = DR_QUEUED;
+	v->drain_now = 1;
+	v->drain_due_ms = 0;
+}
+
 void drain_tick(struct ckptd *d)
 {
 	struct drain *dr = drain_of(d);
@@ -486,8 +512,12 @@ int drain_now(struct ckptd *d, struct version *v)
 		return -ENOTSUP;
 	if (v->state != CKPT_ST_SEALED)
 		return -CKPT_ENOVERSION;
-	if (v->drain == DR_DONE || v->drain == DR_RUNNING)
+	if (v->drain == DR_RUNNING || v->level >= CKPT_DRAINED ||
+	    (v->drain == DR_DONE && !v->pfs_retired))
 		return 0;
+	/* Asked for: also one whose PFS copy [drain] keep retired (which may
+	 * retire it again once drained, if newer ones are kept). */
+	v->pfs_retired = 0;
 	v->drain = DR_QUEUED;
 	v->drain_now = 1;
 	v->drain_due_ms = 0;
@@ -694,6 +724,10 @@ int drain_open(struct ckptd *d)
 				v->publish = PUB_WAIT;
 		}
 	}
+	/* The newest version is always drained, also one retired before an
+	 * rm of the newer ones. */
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next)
+		drain_newest_due(d, list_entry(jp, struct job, link));
 	journals_sweep(&d->cat, dir);
 	log_printf(LOG_NOTICE, "drain: to %s, %u threads, cap %llu B/s",
 		   conf->drain_target, dr->nthr,

@@ -83,6 +83,11 @@ int drain_is_base(const struct job *j, const char *name);
  * drain: op_wait() answers that itself).  For the waiters (session.h). */
 int drain_wait_check(const struct ckptd *d, const struct version *v,
 		     uint32_t level);
+/* j's newest sealed version, if it is local and was skipped ([drain]
+ * every) or retired ([drain] keep), is drained after all: the newest is
+ * always drained.  After an rm (remove.c), and at start; it is queued, for
+ * the next drain_tick().  j may be NULL. */
+void drain_newest_due(struct ckptd *d, struct job *j);
 /* v was just sealed: queue it, and apply local retention to its job. */
 void drain_sealed(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */

@@ -176,6 +176,9 @@ static int rm_apply(struct rm_task *rt)
 		ret = catalog_remove_dropped(&rt->d->cat, v);
 		/* After the unlisting, so that a WAIT hears it is gone. */
 		ckptd_version_changed(rt->d, v);
+		/* A version left below DRAINED may be the newest now. */
+		drain_newest_due(rt->d, catalog_job(&rt->d->cat, rt->job));
+		drain_tick(rt->d);
 		return ret;
 	}
 	return -EINVAL;

@@ -96,6 +96,7 @@ static void evict_done(struct pool_task *pt)
 			   rt->job, rt->version, rt->target);
 		v->pfs_retired = 0;
 		v->drain = DR_QUEUED;
+		v->drain_now = 1;   /* drained before: never skipped now */
 		v->drain_due_ms = 0;
 		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
 		goto out_free;
@@ -162,52 +163,62 @@ int drain_wait_check(const struct ckptd *d, const struct version *v,
 	return -CKPT_ESKIPPED;
 }
 
-/* With a drain: keep the newest `keep` local copies.  An older one leaves
- * the local store once DRAINED, becoming remote (its PFS manifest is loaded
- * on the pool, evict_done goes on); one that will never be drained is
- * removed, as retention without a drain would; one still waiting for its
- * drain stays.  The newest sealed version is never removed. */
-void local_retain(struct ckptd *d, struct job *j)
+/* Remove v, which will never be drained and is not its job's last
+ * version, from the catalog and the store.  0 or -errno (logged). */
+static int remove_undrained(struct ckptd *d, struct version *v)
 {
-	struct list *pos, *tmp;
-	uint32_t local = 0;
 	int ret;
 
-	/* Versions already leaving (rm, retention) do not count. */
-	list_for_each_safe(pos, tmp, &j->versions) {
+	log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u; %s)",
+		   v->job->name, v->name, d->conf->keep,
+		   v->pfs_retired ? "its PFS copy was retired by [drain] keep"
+				  : "superseded by a newer drained version ([drain] every)");
+	version_get(v);             /* across the event */
+	ret = catalog_remove_bg(&d->cat, v);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "retention: %s/%s: %s", v->job->name,
+			   v->name, strerror(-ret));
+	else
+		ckptd_version_changed(d, v);    /* its waiters */
+	version_put(&d->cat, v);
+	return ret;
+}
+
+/* With a drain: the newest `keep` sealed versions of j keep their local
+ * copies, as retention without a drain keeps them (never the newest one).
+ * An older one leaves the local store once DRAINED, becoming remote (its
+ * PFS manifest is loaded on the pool, evict_done goes on); one that will
+ * never be drained is removed once a newer version is DRAINED; one still
+ * waiting for its drain stays. */
+void local_retain(struct ckptd *d, struct job *j)
+{
+	uint32_t keep = d->conf->keep, newer = 0;
+	uint64_t drained_seq = 0;   /* the newest DRAINED version's */
+	struct list *pos, *tmp;
+
+	list_for_each(pos, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		local += v->state == CKPT_ST_SEALED && !version_remote(v) &&
-			 !v->removing;
+		if (v->state != CKPT_ST_SEALED)
+			continue;
+		newer++;
+		if (v->level >= CKPT_DRAINED && v->seq > drained_seq)
+			drained_seq = v->seq;
 	}
+	/* Sealed versions are in seq order, oldest first. */
 	list_for_each_safe(pos, tmp, &j->versions) {
 		struct version *v = list_entry(pos, struct version, link);
 
-		if (local <= d->conf->keep)
-			return;
-		if (v->state != CKPT_ST_SEALED || version_remote(v) ||
-		    v->removing || version_level_busy(v))
+		if (v->state != CKPT_ST_SEALED)
+			continue;
+		newer--;                    /* sealed versions after v */
+		if (newer < keep || newer == 0)
+			return;             /* v is one of the newest keep */
+		if (version_remote(v) || v->removing || version_level_busy(v))
 			continue;
 		if (never_drained(v)) {
-			if (drain_newest(v))
-				continue;
-			log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u; %s)",
-				   j->name, v->name, d->conf->keep,
-				   v->pfs_retired ? "its PFS copy was retired by [drain] keep"
-						  : "superseded, never drained ([drain] every)");
-			version_get(v);     /* across the event */
-			ret = catalog_remove_bg(&d->cat, v);
-			if (ret < 0)
-				log_printf(LOG_WARNING, "retention: %s/%s: %s",
-					   j->name, v->name, strerror(-ret));
-			else
-				ckptd_version_changed(d, v);
-			version_put(&d->cat, v);
-			if (ret < 0)
-				continue;
-			local--;
-			if (j->nversions == 0)
-				return; /* the job went with its last version */
+			if (v->seq < drained_seq)  /* superseded */
+				remove_undrained(d, v);
 			continue;
 		}
 		if (v->level < CKPT_DRAINED)
@@ -217,9 +228,7 @@ void local_retain(struct ckptd *d, struct job *j)
 		if (v->nparts > 1 && cluster_self_name(d) &&
 		    v->publish != PUB_DONE)
 			continue;
-		if (retain_start(d, v, evict_run, evict_done) < 0)
-			continue;
-		local--;
+		retain_start(d, v, evict_run, evict_done);
 	}
 }
 

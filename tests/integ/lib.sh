@@ -127,6 +127,12 @@ poll_until() {
 	done
 }
 
+# out_is WANT CMD...: CMD prints WANT; out_gt WANT CMD...: a number above
+# WANT.  For poll_until, which runs them at each check (a "$(...)" in its
+# arguments would be expanded once, before the first).
+out_is() { local want=$1; shift; [ "$("$@")" = "$want" ]; }
+out_gt() { local n; n=$1; shift; local got; got=$("$@"); [ "${got:-0}" -gt "$n" ] 2>/dev/null; }
+
 # alive PID: the process exists and is not a zombie.
 alive() {
 	local st

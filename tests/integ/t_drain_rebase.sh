@@ -46,7 +46,8 @@ base=$(grep -ao 'v[12]' "$(pfs_vdir "$JOB" v3)/manifest" | head -1)
 info "v3's PFS copy is based on '$base'"
 # v4 makes v3 leave the local store: reads go to its PFS copy.
 tw a write "$JOB" v4 -n 1 -z 4096 -S 4 -w drained || fail "v4 not drained"
-poll_until 30 test "$(find "$T/a/store/man" -name '*.man' | wc -l)" = 1 ||
+mans() { find "$T/a/store/man" -name '*.man' | wc -l; }
+poll_until 30 out_is 1 mans ||
 	fail "v2 and v3 were not evicted"
 v3_ok "from the PFS"
 kill9 a

@@ -17,8 +17,21 @@
 #  - lost: a drained version whose PFS copy is removed by hand while ckptd
 #    is down (the state a [drain] keep removal killed before it recorded
 #    the loss leaves, or a target moved) is not evicted on the word of its
-#    local record: it drains again first, then goes, and reads back.
-# TIMEOUT: 240
+#    local record: it drains again first, then goes, and reads back; also
+#    with every=2, where it is not the newest any more (it was skipped,
+#    then removed, with no copy left: helper-48).
+#  - outage: every=2, keep=2 and every drain failing.  Superseded versions
+#    stay until a newer one is DRAINED: none leaves while the PFS refuses
+#    every copy, also across a clean restart and a SIGKILL (ordinals are
+#    given again at each start, which used to turn versions waiting for
+#    their drain into superseded ones and remove them).  Once the PFS is
+#    back, all that is listed reads back.
+#  - window: a version among the newest `keep` stays while an older one
+#    waits for its drain (v3 was removed in its place).
+#  - newest: a version retired by [drain] keep that becomes the newest (the
+#    newer ones removed) is drained again at once; `drain --now` drains a
+#    retired one too.
+# TIMEOUT: 420
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -88,9 +101,9 @@ retired() {
 	done
 	# v6's drain retired v5's PFS copy; the removal and the evictions
 	# run on the pool.
-	poll_until 20 test "$(man_count r)" = 3 ||
+	poll_until 20 out_is 3 man_count r ||
 		fail "$(man_count r) manifests on the local store, want 3"
-	poll_until 20 test "$(pfs_set)" = "v6.ver " ||
+	poll_until 20 out_is "v6.ver " pfs_set ||
 		fail "on the PFS: '$(pfs_set)', want only v6"
 	retired_check
 	local out
@@ -131,7 +144,7 @@ skipped() {
 	out=$(cat "$T/wait.out")
 	[[ $out == *"will not be drained"* ]] ||
 		fail "the wait for DRAINED on superseded v3: '$out', want CKPT_ESKIPPED"
-	poll_until 20 test "$(man_count s)" = 2 ||
+	poll_until 20 out_is 2 man_count s ||
 		fail "$(man_count s) manifests on the local store, want 2 (v8 v9): superseded versions stayed"
 	skipped_check
 	each_restart s skipped_check
@@ -166,7 +179,7 @@ lost() {
 	tw l write "$JOB" v2 "${SZ[@]}" -S 2 -w drained || fail "v2 not drained"
 	poll_until 20 grep -q "$JOB/v1 is recorded drained but" "$T/l/ckptd.log" ||
 		fail "no warning that v1's PFS copy is gone"
-	poll_until 20 test "$(man_count l)" = 1 ||
+	poll_until 20 out_is 1 man_count l ||
 		fail "$(man_count l) manifests on the local store, want 1 (v1 drained again and evicted)"
 	lost_check
 	each_restart l lost_check
@@ -184,7 +197,146 @@ lost_check() {
 	[ "$(drains l v2)" = 1 ] || fail "v2 drained $(drains l v2) times, want once"
 }
 
+lost_every() {
+	PFS=$T/pfs5
+	drain_conf le every=2 -- keep=2
+	start_ckptd le
+	tw le write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
+	stop_ckptd le
+	rm -rf "$(pfs_vdir "$JOB" v1)"
+	start_ckptd le
+	for i in 2 3 4 5; do
+		tw le write "$JOB" "v$i" "${SZ[@]}" -S "$i" -w drained ||
+			fail "v$i not drained"
+	done
+	poll_until 20 drain_idle le || fail "the drain is not idle"
+	[ "$(drains le v1)" = 2 ] || fail "v1 drained $(drains le v1) times, want twice (its PFS copy was lost)"
+	[ "$(vlevel le "$JOB" v1)" = drained ] || fail "v1 is '$(vlevel le "$JOB" v1)', want drained"
+	[ -e "$(pfs_vdir "$JOB" v1)/manifest" ] || fail "v1 is not on the PFS again"
+	tw le verify "$JOB" v1 "${SZ[@]}" -S 1 || fail "v1 does not read back"
+	stop_ckptd le
+	info "[lost, every=2] a lost PFS copy of a version no longer the newest is drained again"
+}
+
+# outage_check NAME N: v1..vN all listed and local (none removed).
+outage_check() {
+	local i want=
+	for i in $(seq 1 "$2"); do want="$want v$i:local"; done
+	[ "$(sealed_set "$1" "$2")" = "${want# }" ] ||
+		fail "listed during the outage: '$(sealed_set "$1" "$2")', want '${want# }'"
+}
+
+outage() {
+	local i
+	PFS=$T/pfs4
+	drain_conf o every=2 retry_max=1 -- keep=2
+	: >"$PFS/rt.dir"        # every drain of the job fails (ENOTDIR)
+	start_ckptd o
+	for i in $(seq 1 6); do
+		tw o write "$JOB" "v$i" "${SZ[@]}" -S "$i" -w local || fail "v$i not local"
+	done
+	poll_until 20 grep -q "$JOB/v5 skipped" "$T/o/ckptd.log" || fail "v5 was not skipped"
+	poll_until 20 out_gt 0 sjson o drain_errors || fail "no drain failed"
+	# A seal runs local retention: v1 v3 v5 are superseded, but nothing
+	# newer is on the PFS.
+	tw o write "$JOB" v7 "${SZ[@]}" -S 7 -w local || fail "v7 not local"
+	outage_check o 7
+	stop_ckptd o
+	start_ckptd o
+	tw o write "$JOB" v8 "${SZ[@]}" -S 8 -w local || fail "v8 not local"
+	poll_until 20 grep -q "$JOB/v7 skipped" "$T/o/ckptd.log" || fail "v7 was not skipped"
+	tw o write "$JOB" v9 "${SZ[@]}" -S 9 -w local || fail "v9 not local"
+	outage_check o 9
+	kill9 o
+	start_ckptd o
+	tw o write "$JOB" v10 "${SZ[@]}" -S 10 -w local || fail "v10 not local"
+	outage_check o 10
+	[ "$(man_count o)" = 10 ] || fail "$(man_count o) manifests during the outage, want 10"
+	rm -f "$PFS/rt.dir"     # the PFS is back
+	tw o write "$JOB" v11 "${SZ[@]}" -S 11 -w drained || fail "v11 not drained"
+	poll_until 30 drain_idle o || fail "the drain is not idle after the outage"
+	for i in $(seq 1 11); do
+		[ "$(vlevel o "$JOB" "v$i")" = absent ] && continue
+		tw o verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
+	done
+	for i in 10 11; do
+		[ "$(vstate o "$JOB" "v$i")" = sealed ] || fail "v$i (one of the newest two) is gone"
+	done
+	stop_ckptd o
+	info "[outage] every=2: nothing left the store while no drain succeeded (restart, SIGKILL); all listed reads back after"
+}
+
+window() {
+	PFS=$T/pfs6
+	drain_conf w every=2 retry_max=1 -- keep=2
+	mkdir -p "$PFS/rt.dir/job.job"
+	: >"$PFS/rt.dir/job.job/v2.ver"   # v2's drain fails
+	start_ckptd w
+	tw w write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
+	tw w write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	poll_until 20 out_gt 0 sjson w drain_errors || fail "v2's drain did not fail"
+	ctl w drain --pause >/dev/null || fail "drain --pause failed"
+	tw w write "$JOB" v3 "${SZ[@]}" -S 3 -w local || fail "v3 not local"
+	tw w write "$JOB" v4 "${SZ[@]}" -S 4 -w local || fail "v4 not local"
+	ctl w drain --resume >/dev/null || fail "drain --resume failed"
+	poll_until 30 level_is w "$JOB" v4 drained || fail "v4 not drained"
+	poll_until 20 grep -q "$JOB/v3 skipped" "$T/w/ckptd.log" || fail "v3 was not skipped"
+	[ "$(vstate w "$JOB" v3)" = sealed ] || fail "v3, one of the newest two, was removed while v2 waits for its drain"
+	[ "$(vstate w "$JOB" v2)" = sealed ] || fail "v2, waiting for its drain, was removed"
+	for i in 2 3 4; do
+		tw w verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
+	done
+	stop_ckptd w
+	info "[window] v3 (one of the newest two) stays while v2 waits for its drain"
+}
+
+# rm_all NAME VERSION: rm until it is gone (an rm of a drained local
+# version removes its local copy first).
+rm_all() {
+	local n
+	for n in 1 2 3; do
+		[ "$(vstate "$1" "$JOB" "$2")" = absent ] && return 0
+		ctl "$1" rm "$JOB" "$2" >/dev/null 2>&1
+	done
+	[ "$(vstate "$1" "$JOB" "$2")" = absent ] || fail "$2 is still listed after three rm"
+}
+
+newest() {
+	local i out
+	PFS=$T/pfs7
+	drain_conf n keep=1 -- keep=3
+	start_ckptd n
+	for i in 1 2 3; do
+		tw n write "$JOB" "v$i" "${SZ[@]}" -S "$i" -w drained || fail "v$i not drained"
+	done
+	poll_until 20 level_is n "$JOB" v2 local || fail "v2's PFS copy was not retired"
+	rm_all n v3
+	# v2 is the newest now: drained again at once, and a waiter hears it.
+	out=$(ctl n wait "$JOB" v2 drained --timeout 30 2>&1) ||
+		fail "waiting for the newest v2 to drain again: $out"
+	[ -e "$(pfs_vdir "$JOB" v2)/manifest" ] || fail "v2 is not on the PFS again"
+	[ "$(drains n v2)" = 2 ] || fail "v2 drained $(drains n v2) times, want twice"
+	# drain --now on retired v1: drained, then retired again (keep=1).
+	ctl n drain --now "$JOB" v1 >/dev/null || fail "drain --now v1 failed"
+	poll_until 20 out_is 2 drains n v1 || fail "drain --now did not drain retired v1"
+	poll_until 20 level_is n "$JOB" v1 local || fail "v1 was not retired again"
+	each_restart n newest_check
+	stop_ckptd n
+	info "[newest] a retired version that became the newest drained again; drain --now drains a retired one"
+}
+
+newest_check() {
+	expect_state n 3 "v1:local v2:drained" "v2.ver " 2
+	tw n verify "$JOB" v1 "${SZ[@]}" -S 1 || fail "v1 does not read back"
+	tw n verify "$JOB" v2 "${SZ[@]}" -S 2 || fail "v2 does not read back"
+	[ "$(drains n v2)" = 2 ] || fail "v2 drained $(drains n v2) times, want twice"
+}
+
 subtest retired retired
 subtest skipped skipped
 subtest lost lost
+subtest lost_every lost_every
+subtest outage outage
+subtest window window
+subtest newest newest
 finish

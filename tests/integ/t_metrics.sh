@@ -153,7 +153,7 @@ assert time.monotonic() - t0 < 2, "ckptctl status took %.1f s" % (time.monotonic
 for s in conns:
     s.close()
 PYEOF
-poll_until 15 test "$(code "$URL")" = 200 || fail "not serving after the hung connections closed"
+poll_until 15 out_is 200 code "$URL" || fail "not serving after the hung connections closed"
 assert_up d
 
 # ---- names are any bytes; the exposition is UTF-8 --------------------------------
