@@ -61,7 +61,7 @@ static int evict_run(struct pool_task *pt)
 	/* A target with nothing in it is rather a PFS not mounted than one
 	 * that lost every version: not an answer that the copy is gone. */
 	if (ret == -ENOENT && !dir_has_entries(rt->target))
-		ret = -EAGAIN;
+		ret = -ENODEV;
 	return ret;
 }
 
@@ -103,7 +103,9 @@ static void evict_done(struct pool_task *pt)
 	}
 	if (pt->result < 0) {
 		log_printf(LOG_WARNING, "retention: %s/%s stays in the local store: its PFS copy: %s; tried again at the next pass",
-			   rt->job, rt->version, ckpt_strerror(pt->result));
+			   rt->job, rt->version,
+			   pt->result == -ENODEV ? "the target is empty (is the PFS mounted?)"
+						 : ckpt_strerror(pt->result));
 		goto out_free;
 	}
 	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)

@@ -20,6 +20,8 @@
 #    local record: it drains again first, then goes, and reads back; also
 #    with every=2, where it is not the newest any more (it was skipped,
 #    then removed, with no copy left: helper-48).
+#  - unmounted: the same with the target left empty (a PFS not mounted):
+#    nothing is drained again and nothing evicted; the warning says so.
 #  - outage: every=2, keep=2 and every drain failing.  Superseded versions
 #    stay until a newer one is DRAINED: none leaves while the PFS refuses
 #    every copy, also across a clean restart and a SIGKILL (ordinals are
@@ -218,6 +220,25 @@ lost_every() {
 	info "[lost, every=2] a lost PFS copy of a version no longer the newest is drained again"
 }
 
+unmounted() {
+	PFS=$T/pfs8
+	drain_conf um -- keep=1
+	start_ckptd um
+	tw um write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
+	stop_ckptd um
+	rm -rf "${PFS:?}"/*
+	start_ckptd um
+	ctl um drain --pause >/dev/null || fail "drain --pause failed"   # v2 stays out of it
+	tw um write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	poll_until 20 grep -q "$JOB/v1 stays in the local store: its PFS copy: the target is empty" "$T/um/ckptd.log" ||
+		fail "no warning that the target is empty"
+	[ "$(drains um v1)" = 1 ] || fail "v1 drained again into an empty target"
+	[ "$(man_count um)" = 2 ] || fail "$(man_count um) local manifests, want 2 (v1 kept)"
+	tw um verify "$JOB" v1 "${SZ[@]}" -S 1 || fail "v1 does not read back"
+	stop_ckptd um
+	info "[unmounted] an empty target: v1 kept, not drained again"
+}
+
 # outage_check NAME N: v1..vN all listed and local (none removed).
 outage_check() {
 	local i want=
@@ -336,6 +357,7 @@ subtest retired retired
 subtest skipped skipped
 subtest lost lost
 subtest lost_every lost_every
+subtest unmounted unmounted
 subtest outage outage
 subtest window window
 subtest newest newest
