@@ -457,6 +457,11 @@ void drain_newest_due(struct ckptd *d, struct job *j)
 	log_printf(LOG_NOTICE, "drain: %s/%s is the newest version of its job now (%s): drained after all",
 		   j->name, v->name,
 		   v->pfs_retired ? "its PFS copy had been retired" : "it had been skipped");
+	drain_requeue(v);
+}
+
+void drain_requeue(struct version *v)
+{
 	v->pfs_retired = 0;
 	v->drain = DR_QUEUED;
 	v->drain_now = 1;
@@ -517,10 +522,7 @@ int drain_now(struct ckptd *d, struct version *v)
 		return 0;
 	/* Asked for: also one whose PFS copy [drain] keep retired (which may
 	 * retire it again once drained, if newer ones are kept). */
-	v->pfs_retired = 0;
-	v->drain = DR_QUEUED;
-	v->drain_now = 1;
-	v->drain_due_ms = 0;
+	drain_requeue(v);
 	drain_tick(d);
 	return 0;
 }

@@ -61,6 +61,10 @@ static inline void submit(struct drain *dr, struct task *t)
 
 /* The newest sealed version of v's job?  A walk of the job. */
 int drain_newest(const struct version *v);
+/* Queue v (sealed, below DRAINED) to drain first and never be skipped,
+ * retired or not: asked for (--now), the newest again, or a PFS copy lost.
+ * For the next drain_tick(). */
+void drain_requeue(struct version *v);
 
 /* With a drain, after a seal or a drain of one of j's versions (retain.c):
  * local_retain() keeps j's newest `[ckptd] keep` local copies, evicting

@@ -94,10 +94,7 @@ static void evict_done(struct pool_task *pt)
 		 * the local copy stays, and the version drains again. */
 		log_printf(LOG_WARNING, "retention: %s/%s is recorded drained but %s has no copy of it: drained again before its local copy may go",
 			   rt->job, rt->version, rt->target);
-		v->pfs_retired = 0;
-		v->drain = DR_QUEUED;
-		v->drain_now = 1;   /* drained before: never skipped now */
-		v->drain_due_ms = 0;
+		drain_requeue(v);   /* drained before: never skipped now */
 		version_reach(d, v, 0, CKPT_COPY_PFS, 0, NULL);
 		goto out_free;
 	}
@@ -166,8 +163,8 @@ int drain_wait_check(const struct ckptd *d, const struct version *v,
 }
 
 /* Remove v, which will never be drained and is not its job's last
- * version, from the catalog and the store.  0 or -errno (logged). */
-static int remove_undrained(struct ckptd *d, struct version *v)
+ * version, from the catalog and the store (a failure is logged). */
+static void remove_undrained(struct ckptd *d, struct version *v)
 {
 	int ret;
 
@@ -183,7 +180,6 @@ static int remove_undrained(struct ckptd *d, struct version *v)
 	else
 		ckptd_version_changed(d, v);    /* its waiters */
 	version_put(&d->cat, v);
-	return ret;
 }
 
 /* With a drain: the newest `keep` sealed versions of j keep their local

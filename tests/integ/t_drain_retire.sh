@@ -169,12 +169,20 @@ skipped_check() {
 	done
 }
 
+# v1_drained NAME DRAIN_CONF_ARGS...: a ckptd NAME (drain_conf's arguments)
+# that drained v1 and stopped.
+v1_drained() {
+	local name=$1
+	shift
+	drain_conf "$name" "$@"
+	start_ckptd "$name"
+	tw "$name" write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
+	stop_ckptd "$name"
+}
+
 lost() {
 	PFS=$T/pfs3
-	drain_conf l -- keep=1
-	start_ckptd l
-	tw l write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
-	stop_ckptd l
+	v1_drained l -- keep=1
 	rm -rf "$(pfs_vdir "$JOB" v1)"
 	start_ckptd l
 	[ "$(vlevel l "$JOB" v1)" = drained ] || fail "v1 is '$(vlevel l "$JOB" v1)' after the start, want drained (its record)"
@@ -201,10 +209,7 @@ lost_check() {
 
 lost_every() {
 	PFS=$T/pfs5
-	drain_conf le every=2 -- keep=2
-	start_ckptd le
-	tw le write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
-	stop_ckptd le
+	v1_drained le every=2 -- keep=2
 	rm -rf "$(pfs_vdir "$JOB" v1)"
 	start_ckptd le
 	for i in 2 3 4 5; do
@@ -222,10 +227,7 @@ lost_every() {
 
 unmounted() {
 	PFS=$T/pfs8
-	drain_conf um -- keep=1
-	start_ckptd um
-	tw um write "$JOB" v1 "${SZ[@]}" -S 1 -w drained || fail "v1 not drained"
-	stop_ckptd um
+	v1_drained um -- keep=1
 	rm -rf "${PFS:?}"/*
 	start_ckptd um
 	ctl um drain --pause >/dev/null || fail "drain --pause failed"   # v2 stays out of it
