@@ -139,7 +139,7 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # The unit tests of server code: the PFS layout, rebuilding chunks from
-# records, the cache of PFS manifests, writer stalls, the shard store, and
+# records, the cache of PFS manifests, the target's mark, writer stalls, the shard store, and
 # the loop's registered buffers.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
 		$(BUILD)/obj/server/pfslayout.o $(CORE_A)
@@ -155,6 +155,11 @@ $(BUILD)/tests/test_pfscache: $(BUILD)/obj/tests/unit/test_pfscache.o \
 		$(BUILD)/obj/server/pfscache.o $(BUILD)/obj/server/pfs.o \
 		$(BUILD)/obj/server/pfslayout.o $(BUILD)/obj/server/pfspart.o \
 		$(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
+
+$(BUILD)/tests/test_pfsmark: $(BUILD)/obj/tests/unit/test_pfsmark.o \
+		$(BUILD)/obj/server/pfsmark.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
 

@@ -805,7 +805,8 @@ int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 	memset(&req, 0, sizeof(req));
 	if (cmd == CKPT_DRAIN_NOW) {
 		return named_call(c, PROTO_DRAIN_NOW, job, version);
-	} else if (cmd == CKPT_DRAIN_PAUSE || cmd == CKPT_DRAIN_RESUME) {
+	} else if (cmd == CKPT_DRAIN_PAUSE || cmd == CKPT_DRAIN_RESUME ||
+		   cmd == CKPT_DRAIN_ADOPT) {
 		req.type = PROTO_DRAIN;
 		req.level = cmd;
 	} else {

@@ -124,7 +124,11 @@ enum {
 				 * a version that will never be drained: a
 				 * newer one superseded it ([drain] every),
 				 * or [drain] keep retired its PFS copy */
-	CKPT_ELAST     = 30612,
+	CKPT_ETARGET   = 30613, /* the [drain] target is not the one this
+				 * node drains to: it lacks its mark (a PFS
+				 * not mounted?); see ckptctl drain
+				 * --adopt-target */
+	CKPT_ELAST     = 30613,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -745,8 +749,11 @@ int ckpt_status2(struct ckpt_client *c, struct ckpt_status *out, size_t size);
 
 /* Drain control (root, or the daemon's uid): pause or resume every copy to
  * the PFS, or drain job/version next, before anything older and even if
- * [drain] every would skip it. */
-enum ckpt_drain_cmd { CKPT_DRAIN_PAUSE = 1, CKPT_DRAIN_RESUME, CKPT_DRAIN_NOW };
+ * [drain] every would skip it.  CKPT_DRAIN_ADOPT takes the target as it is
+ * now (its mark, or a new one) after CKPT_ETARGET: a target moved on
+ * purpose, not a PFS that failed to mount. */
+enum ckpt_drain_cmd { CKPT_DRAIN_PAUSE = 1, CKPT_DRAIN_RESUME, CKPT_DRAIN_NOW,
+		       CKPT_DRAIN_ADOPT };
 int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
 	       const char *job, const char *version);
 

@@ -52,6 +52,11 @@ struct pfscache *drain_manifests(const struct ckptd *d)
 	return d->drain ? d->drain->manifests : NULL;
 }
 
+struct pfsmark *drain_mark(struct ckptd *d)
+{
+	return d->drain ? &d->drain->tmark : NULL;
+}
+
 /* ---- copying ------------------------------------------------------------ */
 
 struct copy_task {
@@ -63,8 +68,9 @@ struct copy_task {
 static int copy_run(struct pool_task *pt)
 {
 	struct task *t = task_of(pt);
+	int ret = pfsmark_check(&t->dr->tmark);
 
-	return pfs_copy(&t->dr->opts, ((struct copy_task *)t)->job);
+	return ret < 0 ? ret : pfs_copy(&t->dr->opts, ((struct copy_task *)t)->job);
 }
 
 /* Shutting down: the copy resumes from its journal at the next start. */
@@ -173,7 +179,7 @@ static void drained(struct ckptd *d, struct version *v, int err)
 /* ---- publishing a version in parts ---------------------------------------- */
 
 /* The copies' backoff: 1 s doubling up to [drain] retry_max. */
-static uint64_t backoff_ms(const struct ckptd *d, uint32_t tries)
+uint64_t drain_backoff_ms(const struct ckptd *d, uint32_t tries)
 {
 	uint64_t wait = 1000ull << (tries < 16 ? tries : 16);
 
@@ -194,7 +200,7 @@ static void published(struct ckptd *d, struct version *v, int res)
 			   v->job->name, v->name, v->nparts);
 		return;
 	}
-	wait = backoff_ms(d, v->publish_tries);
+	wait = drain_backoff_ms(d, v->publish_tries);
 	if (res == -EAGAIN && !v->publish_tries)
 		log_printf(LOG_INFO, "drain: %s/%s: part drained; the version is published once its %u parts are on the PFS",
 			   v->job->name, v->name, v->nparts);
@@ -227,9 +233,10 @@ struct publish_task {
 static int publish_run(struct pool_task *pt)
 {
 	struct publish_task *p = (struct publish_task *)task_of(pt);
+	int ret = pfsmark_check(&p->t.dr->tmark);
 
-	return pfs_publish(p->target, p->job, p->version, p->uid, p->nparts,
-			   p->node);
+	return ret < 0 ? ret : pfs_publish(p->target, p->job, p->version,
+					   p->uid, p->nparts, p->node);
 }
 
 static void publish_done(struct pool_task *pt)
@@ -318,7 +325,7 @@ static void copy_done(struct pool_task *pt)
 		snprintf(dr->last_path, sizeof(dr->last_path), "%.255s",
 			 ct->job->failed_path);
 		v->drain_err = pt->result;
-		wait = backoff_ms(d, v->drain_tries);
+		wait = drain_backoff_ms(d, v->drain_tries);
 		v->drain_tries++;
 		v->drain = DR_QUEUED;
 		v->drain_due_ms = ckptd_now_ms() + wait;
@@ -488,6 +495,8 @@ void drain_tick(struct ckptd *d)
 	}
 	if (!d->stopping && !dr->paused)
 		publish_tick(d, now);
+	if (!d->stopping && !dr->scanned)
+		drain_rescan_tick(d, now);
 }
 
 void drain_sealed(struct ckptd *d, struct version *v)
@@ -527,6 +536,28 @@ int drain_now(struct ckptd *d, struct version *v)
 	return 0;
 }
 
+int drain_adopt(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+	struct list *jp, *vp;
+
+	if (!dr)
+		return -ENOTSUP;
+	pfsmark_adopt(&dr->tmark);
+	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->drain == DR_QUEUED && v->drain_err == -CKPT_ETARGET)
+				v->drain_due_ms = 0;
+		}
+	}
+	drain_tick(d);
+	return 0;
+}
+
 void drain_status(const struct ckptd *d, struct ckpt_status *s)
 {
 	const struct drain *dr = drain_of(d);
@@ -555,60 +586,6 @@ void drain_status(const struct ckptd *d, struct ckpt_status *s)
 }
 
 /* ---- start-up ----------------------------------------------------------- */
-
-/* A drained version found on the PFS at start-up. */
-static int found(void *arg, struct pfsman *m)
-{
-	struct ckptd *d = arg;
-	struct job *j = catalog_job(&d->cat, m->job);
-	struct version *v = catalog_version(&d->cat, m->job, m->version);
-
-	/* A job is one uid's.  Another uid's manifest under its name (a node
-	 * sharing the target, or a forgery) must neither be served to this
-	 * job's owner nor mark its versions drained. */
-	if (j && j->uid != m->uid) {
-		log_printf(LOG_WARNING, "recovery: %s/%s on the PFS is uid %u's, but job %s is uid %u's here: ignored",
-			   m->job, m->version, m->uid, m->job, (unsigned)j->uid);
-		pfsman_release(m);
-		return 0;
-	}
-	if (v && (v->state == CKPT_ST_INCOMPLETE || v->state == CKPT_ST_DAMAGED)) {
-		/* Recovery could not load its local copy (evicted before a
-		 * crash, or damaged): the PFS copy is whole, serve it. */
-		log_printf(LOG_NOTICE, "recovery: %s/%s (%s locally) is served from its PFS copy",
-			   m->job, m->version, ckpt_state_name(v->state));
-		if (catalog_adopt_remote(&d->cat, v, m) < 0)
-			pfsman_release(m);
-		else
-			v->drain = DR_DONE;
-		return 0;
-	}
-	if (v && v->nparts > 1) {
-		v->publish = PUB_DONE;  /* no check at start (drain_open) */
-		v->pfs_whole = 1;
-	}
-	if (v) {
-		/* The incremental base lives only in the PFS manifest: without
-		 * it, [drain] keep and rm could remove a base still needed. */
-		if (v->state == CKPT_ST_SEALED && !version_remote(v))
-			snprintf(v->base, sizeof(v->base), "%s", m->base);
-		/* Drained before a crash that lost the local record of it. */
-		if (v->state == CKPT_ST_SEALED && !version_remote(v) &&
-		    v->level < CKPT_DRAINED) {
-			v->drain = DR_DONE;
-			v->pfs_retired = 0;
-			version_reach(d, v, CKPT_COPY_PFS, 0, 0, NULL);
-		}
-		pfsman_release(m);
-		return 0;
-	}
-	if (catalog_add_remote(&d->cat, m, &v) < 0) {
-		pfsman_release(m);
-		return 0;
-	}
-	v->drain = DR_DONE;
-	return 0;
-}
 
 /* Whether the catalog has a version sealed as seq. */
 static int catalog_has_seq(const struct catalog *cat, uint64_t seq)
@@ -692,17 +669,12 @@ int drain_open(struct ckptd *d)
 		ret = -errno;
 		goto out_free;
 	}
+	ret = pfsmark_open(&dr->tmark, conf->drain_target, dir,
+			   drain_store_drained(&d->cat));
+	if (ret < 0)
+		goto out_free;
 	d->drain = dr;
-	catalog_load_begin(&d->cat);
-	ret = pfs_scan(conf->drain_target, found, d);
-	catalog_load_end(&d->cat);
-	dr->scanned = ret == 0;
-	if (ret == -ENOENT)
-		log_printf(LOG_WARNING, "drain: target %s does not exist (is the PFS mounted?); drains wait for it, PFS retention is off until the next start",
-			   conf->drain_target);
-	else if (ret < 0)
-		log_printf(LOG_WARNING, "drain: scanning %s: %s (PFS versions not listed, PFS retention off until the next start)",
-			   conf->drain_target, strerror(-ret));
+	drain_scan(d);
 	/* Resume: every sealed local version not yet drained.  Ordinals
 	 * ([drain] every) follow the commit order, which the list keeps. */
 	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
@@ -759,6 +731,7 @@ void drain_close(struct ckptd *d)
 		return;
 	bwlimit_release(&dr->bw);
 	pfscache_free(dr->manifests);
+	pfsmark_close(&dr->tmark);
 	free(dr);
 	d->drain = NULL;
 }

@@ -73,6 +73,9 @@ int drain_enabled(const struct ckptd *d);
 /* The manifests reads from the PFS take (pfscache.h), or NULL without a
  * drain.  Any thread, from drain_open() to drain_close(). */
 struct pfscache *drain_manifests(const struct ckptd *d);
+/* The target's mark (pfsmark.h), or NULL without a drain.  Any thread, from
+ * drain_open() to drain_close(). */
+struct pfsmark *drain_mark(struct ckptd *d);
 /* Is name the incremental base of a drained version of j (or may it be, as
  * a copy of j is running)?  Then its PFS copy holds chunks another version
  * reads, and must stay. */
@@ -99,6 +102,9 @@ int drain_pause(struct ckptd *d, int paused);
  * it is drained or draining already), -ENOTSUP without a target, or
  * -CKPT_ENOVERSION if v is not sealed. */
 int drain_now(struct ckptd *d, struct version *v);
+/* Take the target as it is (pfsmark_adopt()), and drain at once what waited
+ * for its mark.  0, or -ENOTSUP without a target. */
+int drain_adopt(struct ckptd *d);
 /* Figures for STATUS. */
 void drain_status(const struct ckptd *d, struct ckpt_status *s);
 

@@ -12,6 +12,7 @@
 #include "bwlimit.h"
 #include "ckptd.h"
 #include "pfs.h"
+#include "pfsmark.h"
 #include "pool.h"
 
 /* A drain task: the pool's task, the drain it is for, and the version it
@@ -27,12 +28,17 @@ struct drain {
 	struct pfs_opts opts;
 	struct bwlimit bw;
 	volatile int paused;
-	int scanned;              /* the start-up scan of the PFS succeeded */
+	int scanned;              /* a scan of the PFS succeeded (at the
+				   * start, or later: drainscan.c) */
+	int rescanning;           /* a scan runs on the pool */
+	uint32_t rescan_tries;
+	uint64_t rescan_due_ms;
 	volatile int cancel;      /* shutting down: copies give up */
 	unsigned nthr;            /* [drain] threads: copies at once, and
 				   * copy threads in all (pfs.h) */
 	int spare;                /* copy threads free (pfs_opts.spare) */
 	struct pfscache *manifests; /* for reads from the PFS (any thread) */
+	struct pfsmark tmark;     /* the target's mark (any thread) */
 	unsigned copying;         /* copy tasks handed out (loop) */
 	/* figures for status (loop) */
 	uint64_t bytes, rate, mark;
@@ -58,6 +64,18 @@ static inline void submit(struct drain *dr, struct task *t)
 	t->dr = dr;
 	pool_submit(dr->d->pool, &t->pt, 0);
 }
+
+/* The PFS scan (drainscan.c).  drain_scan(): at the start, on the loop,
+ * lists the versions only on the PFS and completes what the local records
+ * lost, if the target carries its mark; else drain_rescan_tick() scans it
+ * on the pool once it does (the catalog changed on the loop), and until
+ * then [drain] keep removes nothing from the PFS. */
+int drain_store_drained(const struct catalog *cat);
+void drain_scan(struct ckptd *d);
+void drain_rescan_tick(struct ckptd *d, uint64_t now);
+/* The copies' back-off after tries failures: 1 s doubling up to [drain]
+ * retry_max. */
+uint64_t drain_backoff_ms(const struct ckptd *d, uint32_t tries);
 
 /* The newest sealed version of v's job?  A walk of the job. */
 int drain_newest(const struct version *v);

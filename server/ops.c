@@ -723,12 +723,16 @@ void op_drain(struct conn *c, const struct proto_msg *req)
 	if (c->uid != 0 && c->uid != getuid())
 		goto out_reply;
 	ret = -EINVAL;
-	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME)
+	if (req->level != CKPT_DRAIN_PAUSE && req->level != CKPT_DRAIN_RESUME &&
+	    req->level != CKPT_DRAIN_ADOPT)
 		goto out_reply;
 	log_printf(LOG_NOTICE, "drain: %s by uid %u",
-		   req->level == CKPT_DRAIN_PAUSE ? "paused" : "resumed",
+		   req->level == CKPT_DRAIN_PAUSE ? "paused" :
+		   req->level == CKPT_DRAIN_RESUME ? "resumed" :
+						     "the target taken as it is",
 		   c->uid);
-	ret = drain_pause(c->d, req->level == CKPT_DRAIN_PAUSE);
+	ret = req->level == CKPT_DRAIN_ADOPT ?
+		drain_adopt(c->d) : drain_pause(c->d, req->level == CKPT_DRAIN_PAUSE);
 out_reply:
 	conn_reply_status(c, req, ret);
 }

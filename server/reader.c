@@ -35,6 +35,7 @@
 #include "metrics.h"
 #include "pfs.h"
 #include "pfscache.h"
+#include "pfsmark.h"
 #include "pool.h"
 #include "reader.h"
 #include "rindex.h"
@@ -109,6 +110,7 @@ struct pfs_read {
 	struct rtry *t;           /* the client's READ */
 	const char *target;       /* [drain] target, fixed for the run */
 	struct pfscache *cache;
+	struct pfsmark *mark;     /* the target's */
 	uint32_t fi;              /* where the catalog has the name: a hint */
 	uint64_t off, len;
 	uint8_t *dst;             /* in the client's lease */
@@ -139,7 +141,7 @@ static int pfs_read_run(struct pool_task *pt)
 
 	ret = pfscache_get(pr->cache, &w, &m, &e);
 	if (ret < 0)
-		return ret;
+		goto out_mark;
 	/* The catalog's index is a hint: a version evicted where it was
 	 * written still lists the names it unlinked. */
 	ret = pfscache_find(e, t->path, pr->fi);
@@ -149,6 +151,12 @@ static int pfs_read_run(struct pool_task *pt)
 		ret = pr->got < 0 ? (int)pr->got : 0;
 	}
 	pfscache_put(pr->cache, e);
+out_mark:
+	/* A copy missing on a target without its mark: not mounted, rather
+	 * than lost. */
+	if ((ret == -ENOENT || ret == -CKPT_ENOVERSION) &&
+	    pfsmark_check(pr->mark) == -CKPT_ETARGET)
+		ret = -CKPT_ETARGET;
 	return ret;
 }
 
@@ -204,6 +212,7 @@ static int read_pfs(struct rtry *t)
 	pr->t = t;
 	pr->target = d->conf->drain_target;
 	pr->cache = drain_manifests(d);
+	pr->mark = drain_mark(d);
 	pr->off = t->req.off;
 	pr->len = t->req.len;
 	pr->dst = t->c->lease->map + t->req.ring_off;

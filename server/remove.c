@@ -29,6 +29,7 @@
 #include "journal.h"
 #include "log.h"
 #include "pfs.h"
+#include "pfsmark.h"
 #include "pfsnames.h"
 #include "pool.h"
 #include "recover.h"
@@ -46,6 +47,7 @@ struct rm_task {
 	/* for the worker: copies, or what the references keep still */
 	struct catalog *cat;      /* its paths only, fixed at open */
 	const char *target;       /* [drain] target */
+	struct pfsmark *mark;     /* its mark, or NULL without a drain */
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	const struct pfsman *pfs; /* RM_PFS: v->pfs, unchanged while v is
@@ -96,6 +98,14 @@ static int rm_run(struct pool_task *t)
 	struct rm_task *rt = (struct rm_task *)t;
 	int ret;
 
+	/* Nothing is removed from, or taken as gone from, a target without
+	 * its mark (pfsmark.h). */
+	if (rt->mark && (rt->kind == RM_EVICT || rt->kind == RM_PART ||
+			 rt->kind == RM_PFS)) {
+		ret = pfsmark_check(rt->mark);
+		if (ret < 0)
+			return ret;
+	}
 	switch (rt->kind) {
 	case RM_EVICT:
 	case RM_PART:
@@ -224,6 +234,7 @@ static int rm_prepare(struct rm_task *rt, struct version *v)
 	snprintf(rt->job, sizeof(rt->job), "%s", v->job->name);
 	snprintf(rt->version, sizeof(rt->version), "%s", v->name);
 	rt->target = d->conf->drain_target;
+	rt->mark = drain_mark(rt->d);
 	rt->open_id = v->open_id;
 	rt->vseq = v->seq;
 	rt->pfs = v->pfs;

@@ -4,7 +4,6 @@
  * PFS copies go ([drain] keep).  The PFS work runs on the daemon's worker
  * pool; the loop decides and records.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,22 +15,6 @@
 #include "drain_i.h"
 #include "level.h"
 #include "log.h"
-
-/* Has directory path an entry (besides . and ..)?  0 if it cannot be
- * read either. */
-static int dir_has_entries(const char *path)
-{
-	struct dirent *e;
-	DIR *dp = opendir(path);
-	int found = 0;
-
-	if (!dp)
-		return 0;
-	while (!found && (e = readdir(dp)))
-		found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(dp);
-	return found;
-}
 
 /* A retention step whose PFS work runs on the pool: the version is marked
  * removing (no rm, no other retention, no level change) until ->done. */
@@ -55,13 +38,14 @@ static int evict_run(struct pool_task *pt)
 	struct retain_task *rt = (struct retain_task *)task_of(pt);
 	int ret;
 
+	/* A target without its mark is rather a PFS not mounted than one that
+	 * lost the copy. */
+	ret = pfsmark_check(&rt->t.dr->tmark);
+	if (ret < 0)
+		return ret;
 	ret = pfs_load_evictable(rt->target, rt->job, rt->version, rt->node,
 				 &rt->m);
 	rt->loaded = ret == 0;
-	/* A target with nothing in it is rather a PFS not mounted than one
-	 * that lost every version: not an answer that the copy is gone. */
-	if (ret == -ENOENT && !dir_has_entries(rt->target))
-		ret = -ENODEV;
 	return ret;
 }
 
@@ -101,8 +85,7 @@ static void evict_done(struct pool_task *pt)
 	if (pt->result < 0) {
 		log_printf(LOG_WARNING, "retention: %s/%s stays in the local store: its PFS copy: %s; tried again at the next pass",
 			   rt->job, rt->version,
-			   pt->result == -ENODEV ? "the target is empty (is the PFS mounted?)"
-						 : ckpt_strerror(pt->result));
+			   ckpt_strerror(pt->result));
 		goto out_free;
 	}
 	if (catalog_evict_bg(&d->cat, v, &rt->m) < 0)
@@ -236,8 +219,10 @@ void local_retain(struct ckptd *d, struct job *j)
 static int unpublish_run(struct pool_task *pt)
 {
 	struct retain_task *rt = (struct retain_task *)task_of(pt);
-	int ret;
+	int ret = pfsmark_check(&rt->t.dr->tmark);
 
+	if (ret < 0)
+		return ret;
 	ret = pfs_load(rt->target, rt->job, rt->version, &rt->m);
 	if (ret == -ENOENT && rt->node[0]) {
 		ret = pfs_remove_part(rt->target, rt->job, rt->version,

@@ -832,25 +832,35 @@ static int drain_now(struct ckpt_client *c, const char *job,
 	return ckpt_drain(c, CKPT_DRAIN_NOW, job, version);
 }
 
-/* drain --pause | --resume | --now JOB VERSION */
+/* drain --pause | --resume | --adopt-target | --now JOB VERSION */
 int cmd_drain(struct ctl *ctl, int argc, char **argv)
 {
-	enum ckpt_drain_cmd cmd;
+	static const struct {
+		const char *opt, *done;
+		enum ckpt_drain_cmd cmd;
+	} cmds[] = {
+		{ "--pause", "drain paused", CKPT_DRAIN_PAUSE },
+		{ "--resume", "drain resumed", CKPT_DRAIN_RESUME },
+		{ "--adopt-target", "drain target taken as it is",
+		  CKPT_DRAIN_ADOPT },
+	};
+	size_t i;
 	int err;
 
 	if (argc >= 2 && !strcmp(argv[1], "--now"))
 		return version_cmd(ctl, argc - 1, argv + 1, "drain --now",
 				   "draining", drain_now);
-	if (argc != 2 || (strcmp(argv[1], "--pause") &&
-			  strcmp(argv[1], "--resume")))
-		return ctl_usage("drain: expected --pause, --resume or --now JOB VERSION");
-	cmd = strcmp(argv[1], "--pause") ? CKPT_DRAIN_RESUME : CKPT_DRAIN_PAUSE;
+	for (i = 0; argc == 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].opt))
+			break;
+	if (argc != 2 || i == sizeof(cmds) / sizeof(cmds[0]))
+		return ctl_usage("drain: expected --pause, --resume, --adopt-target or --now JOB VERSION");
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	err = ckpt_drain(ctl->c, cmd, NULL, NULL);
+	err = ckpt_drain(ctl->c, cmds[i].cmd, NULL, NULL);
 	if (err)
 		return ctl_fail(err, "drain %s", argv[1]);
-	printf("drain %s\n", cmd == CKPT_DRAIN_PAUSE ? "paused" : "resumed");
+	printf("%s\n", cmds[i].done);
 	return CTL_EXIT_OK;
 }
 

@@ -599,7 +599,7 @@ _umount_all() {
 
 # subtest NAME FUNC [ARGS...]: run FUNC in a subshell, so that a fail in it
 # ends only this sub-test (and a skip, exit 77, skips only it); the daemons,
-# helpers and mounts it started are cleaned up when it ends (it cannot use
+# helpers, mounts and users it started or made are cleaned up when it ends (it cannot use
 # the daemons of the test around it).  The test goes on; finish reports the
 # failed sub-tests.
 subtest() {
@@ -614,7 +614,8 @@ subtest() {
 		FUSE_PID=()
 		FUSE_LOG=()
 		FUSE_LOGOFF=()
-		trap '_unmount_ckptfs_all; _stop_daemons; _kill_jobs; _umount_all' EXIT
+		TEST_USERS=()     # its own: the test's stay for the test
+		trap '_unmount_ckptfs_all; _stop_daemons; _kill_jobs; _umount_all; _del_users' EXIT
 		"$@"
 	)
 	rc=$?

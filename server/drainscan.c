@@ -1,0 +1,213 @@
+/*
+ * drainscan.c - the drain's scan of the PFS (drain_i.h): the versions only
+ * the PFS has, listed, and what a local record lost (the DRAINED level, the
+ * incremental base, a whole copy of a version damaged here) taken from the
+ * PFS manifests.
+ *
+ * The scan runs at the start, on the loop, before anything is queued.  A
+ * target that is not there then, or does not carry its mark (pfsmark.h: a
+ * PFS not mounted), is not scanned: what it holds is not this store's,
+ * nor is the absence of a copy there an answer.  It is scanned later, on
+ * the pool, once it carries its mark; the manifests found are applied on
+ * the loop, skipping the versions a task holds meanwhile.  Until a scan
+ * succeeds [drain] keep removes nothing from the PFS (retain.c), since the
+ * bases of incremental copies are known only from their manifests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "drain.h"
+#include "drain_i.h"
+#include "level.h"
+#include "log.h"
+
+int drain_store_drained(const struct catalog *cat)
+{
+	struct list *jp, *vp;
+
+	for (jp = cat->jobs.next; jp != &cat->jobs; jp = jp->next) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		for (vp = j->versions.next; vp != &j->versions; vp = vp->next)
+			if (list_entry(vp, struct version, link)->level >=
+			    CKPT_DRAINED)
+				return 1;
+	}
+	return 0;
+}
+
+/* A drained version found on the PFS (its manifest m, taken), at the start
+ * or, late, while ckptd runs. */
+static void found(struct ckptd *d, struct pfsman *m, int late)
+{
+	struct job *j = catalog_job(&d->cat, m->job);
+	struct version *v = catalog_version(&d->cat, m->job, m->version);
+
+	/* A job is one uid's.  Another uid's manifest under its name (a node
+	 * sharing the target, or a forgery) must neither be served to this
+	 * job's owner nor mark its versions drained. */
+	if (j && j->uid != m->uid) {
+		log_printf(LOG_WARNING, "recovery: %s/%s on the PFS is uid %u's, but job %s is uid %u's here: ignored",
+			   m->job, m->version, m->uid, m->job, (unsigned)j->uid);
+		goto out_release;
+	}
+	/* Late: a version a task holds (a copy, a removal, a publish check)
+	 * is that task's to settle. */
+	if (v && late && (v->removing || v->removed || v->drain == DR_RUNNING ||
+			  v->publish == PUB_RUNNING))
+		goto out_release;
+	if (v && (v->state == CKPT_ST_INCOMPLETE || v->state == CKPT_ST_DAMAGED)) {
+		/* Recovery could not load its local copy (evicted before a
+		 * crash, or damaged): the PFS copy is whole, serve it. */
+		log_printf(LOG_NOTICE, "recovery: %s/%s (%s locally) is served from its PFS copy",
+			   m->job, m->version, ckpt_state_name(v->state));
+		if (catalog_adopt_remote(&d->cat, v, m) < 0)
+			goto out_release;
+		v->drain = DR_DONE;
+		return;
+	}
+	if (v && v->nparts > 1) {
+		v->publish = PUB_DONE;  /* no check at start (drain_open) */
+		v->pfs_whole = 1;
+	}
+	if (v) {
+		/* The incremental base lives only in the PFS manifest: without
+		 * it, [drain] keep and rm could remove a base still needed. */
+		if (v->state == CKPT_ST_SEALED && !version_remote(v))
+			snprintf(v->base, sizeof(v->base), "%s", m->base);
+		/* Drained before a crash that lost the local record of it. */
+		if (v->state == CKPT_ST_SEALED && !version_remote(v) &&
+		    v->level < CKPT_DRAINED) {
+			v->drain = DR_DONE;
+			v->pfs_retired = 0;
+			version_reach(d, v, CKPT_COPY_PFS, 0, 0, NULL);
+		}
+		goto out_release;
+	}
+	if (catalog_add_remote(&d->cat, m, &v) < 0)
+		goto out_release;
+	v->drain = DR_DONE;
+	return;
+out_release:
+	pfsman_release(m);
+}
+
+static int found_at_start(void *arg, struct pfsman *m)
+{
+	found(arg, m, 0);
+	return 0;
+}
+
+void drain_scan(struct ckptd *d)
+{
+	struct drain *dr = drain_of(d);
+	const char *target = d->conf->drain_target;
+	int ret;
+
+	ret = pfsmark_check(&dr->tmark);
+	if (ret == 0) {
+		catalog_load_begin(&d->cat);
+		ret = pfs_scan(target, found_at_start, d);
+		catalog_load_end(&d->cat);
+	}
+	dr->scanned = ret == 0;
+	if (ret == -ENOENT || ret == -CKPT_ETARGET)
+		log_printf(LOG_WARNING, "drain: the target %s %s: not scanned, so the versions only there are not listed, and [drain] keep removes nothing until it is",
+			   target, ret == -ENOENT ? "does not exist (is the PFS mounted?)"
+						  : "lacks its mark");
+	else if (ret < 0)
+		log_printf(LOG_WARNING, "drain: scanning %s: %s (PFS versions not listed, PFS retention off until a scan succeeds)",
+			   target, strerror(-ret));
+}
+
+/* ---- later, on the pool ---------------------------------------------------- */
+
+struct rescan_task {
+	struct task t;            /* t.v: NULL */
+	struct pfsman *found;     /* owned, each until applied */
+	size_t n, cap;
+};
+
+static int collect(void *arg, struct pfsman *m)
+{
+	struct rescan_task *rt = arg;
+	struct pfsman *grown;
+
+	if (rt->n == rt->cap) {
+		rt->cap = rt->cap ? 2 * rt->cap : 64;
+		grown = realloc(rt->found, rt->cap * sizeof(*grown));
+		if (!grown) {
+			pfsman_release(m);
+			return -ENOMEM;
+		}
+		rt->found = grown;
+	}
+	rt->found[rt->n++] = *m;
+	return 0;
+}
+
+static int rescan_run(struct pool_task *pt)
+{
+	struct rescan_task *rt = (struct rescan_task *)task_of(pt);
+	struct drain *dr = rt->t.dr;
+	int ret = pfsmark_check(&dr->tmark);
+
+	return ret < 0 ? ret : pfs_scan(dr->opts.target, collect, rt);
+}
+
+static void rescan_free(struct rescan_task *rt, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < rt->n; i++)
+		pfsman_release(&rt->found[i]);
+	free(rt->found);
+	free(rt);
+}
+
+static void rescan_done(struct pool_task *pt)
+{
+	struct rescan_task *rt = (struct rescan_task *)task_of(pt);
+	struct drain *dr = rt->t.dr;
+	struct ckptd *d = dr->d;
+	size_t i;
+
+	dr->rescanning = 0;
+	if (pt->result < 0) {
+		dr->rescan_due_ms = ckptd_now_ms() +
+				    drain_backoff_ms(d, dr->rescan_tries++);
+		rescan_free(rt, 0);
+		return;
+	}
+	catalog_load_begin(&d->cat);
+	for (i = 0; i < rt->n; i++)
+		found(d, &rt->found[i], 1);
+	catalog_load_end(&d->cat);
+	dr->scanned = 1;
+	log_printf(LOG_NOTICE, "drain: the target %s is scanned (%zu versions' manifests there): PFS retention is on",
+		   dr->opts.target, rt->n);
+	rescan_free(rt, rt->n);
+	drain_tick(d);
+}
+
+static void rescan_drop(struct pool_task *pt)
+{
+	rescan_free((struct rescan_task *)task_of(pt), 0);
+}
+
+void drain_rescan_tick(struct ckptd *d, uint64_t now)
+{
+	struct drain *dr = drain_of(d);
+	struct rescan_task *rt;
+
+	if (dr->rescanning || now < dr->rescan_due_ms)
+		return;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return;
+	pool_task_init(&rt->t.pt, rescan_run, rescan_done, rescan_drop);
+	dr->rescanning = 1;
+	submit(dr, &rt->t);
+}

@@ -1,0 +1,270 @@
+#!/bin/bash
+# t_drain_target: the drain target's mark (server/pfsmark.h).  A PFS that
+# failed to mount leaves its mount point an empty directory on the node's
+# own disk; before, drains went into it (filling the local disk, and the
+# copies vanished under the PFS once mounted), and a version whose PFS
+# copy was not found there was drained again into it.
+#  - first: the first drain marks the target (.ckpt-target) and the store
+#    records the mark (drain/target).
+#  - unmounted: the PFS "unmounted" under a running ckptd (moved away, an
+#    empty directory in its place), then across a SIGKILL and a clean
+#    restart: nothing at all is written into the empty directory, nothing
+#    is drained or evicted, an rm of a drained version is refused with the
+#    mark's error and the version stays, a read of an evicted version
+#    answers the mark's error, and the log says "is the PFS mounted?".
+#    "Mounted" again: the waiting version drains, and every byte of every
+#    version reads back, after a SIGKILL and two clean restarts too.
+#  - other: a target carrying another mark is refused until `ckptctl drain
+#    --adopt-target`, which takes it and records its mark.
+#  - upgrade: a store from before the mark (no record) with drained
+#    versions: an empty target is refused (a PFS not mounted at the first
+#    start after the upgrade) until --adopt-target; a target that has
+#    content gets its mark at once.
+#  - moved: [drain] target changed to a new directory: its mark is made
+#    anew, and drains go there.
+#  - hostile: a mark that is a symbolic link, or a file owned by a user, is
+#    not taken (drains wait), and the mark a user cannot plant in a target
+#    root it cannot write.
+# TIMEOUT: 300
+set -u
+. "$(dirname "$0")/lib.sh"
+
+JOB=mk/job
+SZ=(-n 2 -z 300000)
+
+has_ctl || skip "ckptctl not built"
+
+mark_ok() { grep -qE '^ckpt-target 1 [0-9a-f]{32}$' "$1/.ckpt-target"; }
+mark_id() { sed -n 's/^ckpt-target 1 //p' "$1/.ckpt-target"; }
+record_id() { sed -n 1p "$T/$1/store/drain/target"; }
+empty_dir() { [ -z "$(ls -A "$1")" ]; }
+drains() { grep -c "drain: $JOB/$2 drained" "$T/$1/ckptd.log"; }
+logged() { poll_until 20 grep -q -- "$2" "$T/$1/ckptd.log"; }
+
+# write_drained NAME VERSION SEED
+write_drained() {
+	tw "$1" write "$JOB" "$2" "${SZ[@]}" -S "$3" -w drained ||
+		fail "$2 not drained"
+}
+
+first() {
+	PFS=$T/pfs1
+	drain_conf f retry_max=1
+	start_ckptd f
+	write_drained f v1 1
+	mark_ok "$PFS" || fail "no mark in the target: '$(cat "$PFS/.ckpt-target" 2>&1)'"
+	[ "$(record_id f)" = "$(mark_id "$PFS")" ] ||
+		fail "the store records '$(record_id f)', the mark is '$(mark_id "$PFS")'"
+	[ "$(sed -n 2p "$T/f/store/drain/target")" = "$PFS" ] ||
+		fail "the record names '$(sed -n 2p "$T/f/store/drain/target")'"
+	grep -q "the target $PFS is marked $(mark_id "$PFS") (first use)" "$T/f/ckptd.log" ||
+		fail "the first use is not logged"
+	stop_ckptd f
+	info "[first] the target is marked, the store records it"
+}
+
+# um_check: every version's bytes (v1 and v2 from the PFS, evicted).
+um_check() {
+	local i
+	for i in 1 2 3; do
+		tw um verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || return 1
+	done
+}
+
+unmounted() {
+	local out
+	PFS=$T/pfs2
+	drain_conf um retry_max=1 -- keep=1
+	start_ckptd um
+	write_drained um v1 1
+	write_drained um v2 2
+	poll_until 20 level_is um "$JOB" v1 drained || fail "v1 not drained"
+	# keep=1: v1 is evicted (only on the PFS).
+	poll_until 20 out_is 1 eval 'find "$T/um/store/man" -name "*.man" | wc -l' ||
+		fail "v1 not evicted"
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	tw um write "$JOB" v3 "${SZ[@]}" -S 3 -w local || fail "v3 not local"
+	logged um "the target $PFS has no mark .ckpt-target (is the PFS mounted?)" ||
+		fail "no error that the target lacks its mark"
+	out=$(ctl um status 2>&1)
+	grep -q "lacks this node's mark" <<<"$out" || fail "status does not say it: $out"
+	out=$(ctl um rm "$JOB" v2 2>&1) && fail "rm of v2 succeeded with the PFS unmounted"
+	grep -q "lacks this node's mark" <<<"$out" || fail "rm v2: '$out'"
+	level_is um "$JOB" v2 drained || fail "v2 is $(vlevel um "$JOB" v2) after the refused rm"
+	out=$(tw um verify "$JOB" v1 "${SZ[@]}" -S 1 2>&1) && fail "v1 read back from an empty target"
+	grep -q "lacks this node's mark" <<<"$out" || fail "read of v1: '$out'"
+	empty_dir "$PFS" || fail "written into the unmounted target: $(ls -A "$PFS")"
+	level_is um "$JOB" v3 local || fail "v3 is $(vlevel um "$JOB" v3)"
+
+	kill9 um
+	start_ckptd um
+	tw um write "$JOB" v4 "${SZ[@]}" -S 4 -w local || fail "v4 not local"
+	out=$(ctl um rm "$JOB" v4 2>&1) || fail "rm of the local v4: $out"
+	stop_ckptd um
+	start_ckptd um
+	[ "$(grep -c 'lacks its mark: not scanned' "$T/um/ckptd.log")" = 2 ] ||
+		fail "the starts do not say the target is not scanned"
+	poll_until 20 out_gt 2 eval 'grep -c "has no mark .ckpt-target" "$T/um/ckptd.log"' ||
+		fail "the restarts do not say the target lacks its mark"
+	empty_dir "$PFS" || fail "written into the unmounted target: $(ls -A "$PFS")"
+	[ "$(drains um v3)" = 0 ] || fail "v3 drained into the unmounted target"
+	tw um verify "$JOB" v3 "${SZ[@]}" -S 3 || fail "v3 does not read back"
+
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+	poll_until 30 level_is um "$JOB" v3 drained ||
+		fail "v3 is $(vlevel um "$JOB" v3) once the target is back"
+	grep -q "the target $PFS carries its mark again" "$T/um/ckptd.log" ||
+		fail "the mark's return is not logged"
+	um_check || fail "a version does not read back once the target is back"
+	each_restart um um_check
+	stop_ckptd um
+	info "[unmounted] nothing written to the empty mount point; drained once back"
+}
+
+# drain_idle NAME: nothing queued or copying (for poll_until).
+drain_idle() { status_is "$1" drain_queued 0 && status_is "$1" drain_running 0; }
+
+# each_restart NAME CHECK...: CHECK after a SIGKILL and two clean restarts.
+each_restart() {
+	local name=$1 how
+	shift
+	for how in kill clean clean; do
+		if [ $how = kill ]; then
+			kill9 "$name"
+		else
+			stop_ckptd "$name"
+		fi
+		start_ckptd "$name"
+		poll_until 20 drain_idle "$name" ||
+			fail "after a restart ($how): the drain is not idle"
+		"$@" || fail "after a restart ($how): check failed"
+	done
+}
+
+other() {
+	local out
+	PFS=$T/pfs3
+	drain_conf o retry_max=1
+	start_ckptd o
+	write_drained o v1 1
+	echo "ckpt-target 1 0123456789abcdef0123456789abcdef" >"$PFS/.ckpt-target"
+	tw o write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged o "the target $PFS carries another store's mark 0123456789abcdef0123456789abcdef" ||
+		fail "no error that the target carries another mark"
+	[ "$(drains o v2)" = 0 ] || fail "v2 drained into a target with another mark"
+	[ -d "$(pfs_vdir "$JOB" v2)" ] && fail "v2 written into a target with another mark"
+	out=$(ctl o drain --adopt-target 2>&1) || fail "drain --adopt-target: $out"
+	# at once, not after the copy's back-off
+	poll_until 10 level_is o "$JOB" v2 drained || fail "v2 not drained after --adopt-target"
+	[ "$(record_id o)" = 0123456789abcdef0123456789abcdef ] ||
+		fail "the store records '$(record_id o)' after --adopt-target"
+	grep -q "is marked 0123456789abcdef0123456789abcdef (taken as it is)" "$T/o/ckptd.log" ||
+		fail "the adoption is not logged"
+	each_restart o eval 'tw o verify "$JOB" v1 "${SZ[@]}" -S 1 && tw o verify "$JOB" v2 "${SZ[@]}" -S 2'
+	stop_ckptd o
+	info "[other] another mark refused until --adopt-target"
+}
+
+upgrade() {
+	local out
+	PFS=$T/pfs4
+	drain_conf u retry_max=1
+	start_ckptd u
+	write_drained u v1 1
+	stop_ckptd u
+	# A store from before the mark, the PFS not mounted at its first start.
+	rm -f "$T/u/store/drain/target"
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	start_ckptd u
+	tw u write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged u "the target $PFS is empty, but versions were drained from this store (is the PFS mounted?)" ||
+		fail "no error that the empty target is not taken"
+	empty_dir "$PFS" || fail "written into the empty target: $(ls -A "$PFS")"
+	[ -e "$T/u/store/drain/target" ] && fail "an empty target recorded"
+	# Mounted, still without a mark (made before the mark existed).
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+	rm -f "$PFS/.ckpt-target"
+	poll_until 30 level_is u "$JOB" v2 drained || fail "v2 not drained once the PFS is back"
+	mark_ok "$PFS" || fail "no mark made in a target with content"
+	[ "$(record_id u)" = "$(mark_id "$PFS")" ] || fail "the mark is not recorded"
+	stop_ckptd u
+	# An empty target on purpose: --adopt-target.
+	rm -f "$T/u/store/drain/target"
+	PFS=$T/pfs4b
+	mkdir -p "$PFS"
+	sed -i "s|^target = .*|target = $PFS|" "$T/u/ckptd.conf"
+	start_ckptd u
+	tw u write "$JOB" v3 "${SZ[@]}" -S 3 -w local || fail "v3 not local"
+	logged u "the target $PFS is empty, but versions were drained" ||
+		fail "the new empty target is taken without a record"
+	out=$(ctl u drain --adopt-target 2>&1) || fail "drain --adopt-target: $out"
+	poll_until 10 level_is u "$JOB" v3 drained || fail "v3 not drained after --adopt-target"
+	mark_ok "$PFS" || fail "no mark after --adopt-target"
+	stop_ckptd u
+	info "[upgrade] an empty target refused without a record, one with content marked"
+}
+
+moved() {
+	PFS=$T/pfs5
+	drain_conf mv retry_max=1
+	start_ckptd mv
+	write_drained mv v1 1
+	stop_ckptd mv
+	local old=$PFS
+	PFS=$T/pfs5b
+	mkdir -p "$PFS"
+	sed -i "s|^target = .*|target = $PFS|" "$T/mv/ckptd.conf"
+	start_ckptd mv
+	write_drained mv v2 2
+	grep -q "the target was $old, now $PFS: its mark is taken anew" "$T/mv/ckptd.log" ||
+		fail "the change of target is not logged"
+	mark_ok "$PFS" || fail "no mark in the new target"
+	[ "$(mark_id "$PFS")" != "$(mark_id "$old")" ] || fail "the new target has the old mark"
+	[ "$(record_id mv)" = "$(mark_id "$PFS")" ] || fail "the new mark is not recorded"
+	stop_ckptd mv
+	info "[moved] a new target path gets a mark of its own"
+}
+
+hostile() {
+	local id errs
+	PFS=$T/pfs6
+	test_users ckmk1
+	drain_conf h retry_max=1
+	start_ckptd h
+	write_drained h v1 1
+	id=$(mark_id "$PFS")
+	# The right id, as a link to a file elsewhere.
+	echo "ckpt-target 1 $id" >"$T/fake-mark"
+	rm "$PFS/.ckpt-target"
+	ln -s "$T/fake-mark" "$PFS/.ckpt-target"
+	tw h write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged h "the target $PFS has a .ckpt-target that ckptd did not write" ||
+		fail "a linked mark is taken"
+	[ "$(drains h v2)" = 0 ] || fail "v2 drained with a linked mark"
+	# The right id, in a file a user owns.
+	rm "$PFS/.ckpt-target"
+	echo "ckpt-target 1 $id" >"$PFS/.ckpt-target"
+	chown ckmk1 "$PFS/.ckpt-target"
+	errs=$(sjson h drain_errors)
+	poll_until 20 out_gt "$errs" sjson h drain_errors ||
+		fail "no copy tried with a mark a user owns"
+	[ "$(drains h v2)" = 0 ] || fail "v2 drained with a mark a user owns"
+	as ckmk1 sh -c "echo x >'$PFS/.ckpt-target.x'" 2>/dev/null &&
+		fail "a user wrote into the target's root"
+	chown root "$PFS/.ckpt-target"
+	poll_until 30 level_is h "$JOB" v2 drained || fail "v2 not drained once the mark is ckptd's"
+	stop_ckptd h
+	info "[hostile] linked and user-owned marks refused"
+}
+
+subtest first first
+subtest unmounted unmounted
+subtest other other
+subtest upgrade upgrade
+subtest moved moved
+subtest hostile hostile
+finish

@@ -1,0 +1,320 @@
+/*
+ * test_pfsmark.c - the drain target's mark (server/pfsmark.h): made on
+ * first use and recorded, adopted by a second store, refused when missing,
+ * another's, malformed, linked or of the wrong kind; an empty target
+ * refused to a store with drained versions and no record; a record that
+ * is malformed or names another path starts afresh; adoption; many stores
+ * racing to mark one target all end with one mark.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#include "ckpt.h"
+#include "log.h"
+#include "../../server/pfsmark.h"
+
+static char root[64];
+
+static void path_of(char *buf, size_t cap, const char *rel)
+{
+	snprintf(buf, cap, "%s/%s", root, rel);
+}
+
+static void put(const char *rel, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	path_of(p, sizeof(p), rel);
+	f = fopen(p, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The id in the target's mark, or "" */
+static void mark_of(const char *target, char *id)
+{
+	char p[256], buf[128] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s/" PFSMARK_NAME, root, target);
+	id[0] = 0;
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, "ckpt-target 1 ", 14) &&
+	    strlen(buf) >= 14 + PFSMARK_ID_LEN) {
+		memcpy(id, buf + 14, PFSMARK_ID_LEN);
+		id[PFSMARK_ID_LEN] = 0;
+	}
+	fclose(f);
+}
+
+static void mk(const char *rel)
+{
+	char p[256];
+
+	path_of(p, sizeof(p), rel);
+	CU_ASSERT_FATAL(mkdir(p, 0755) == 0 || errno == EEXIST);
+}
+
+static void setup(void)
+{
+	char cmd[128];
+
+	snprintf(root, sizeof(root), "/tmp/test_pfsmark.XXXXXX");
+	CU_ASSERT_FATAL(mkdtemp(root) != NULL);
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir t s1 s2", root);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CU_ASSERT(system(cmd) == 0);
+}
+
+/* Open a pfsmark for target (under root) with its record in store. */
+static void open_at(struct pfsmark *pm, char *tbuf, const char *target,
+		    const char *store, int drained)
+{
+	char sbuf[256];
+
+	path_of(tbuf, 256, target);
+	path_of(sbuf, sizeof(sbuf), store);
+	CU_ASSERT_FATAL(pfsmark_open(pm, tbuf, sbuf, drained) == 0);
+}
+
+static void test_first_use(void)
+{
+	char t1[256], t2[256], id[64], rec[128] = "";
+	struct pfsmark a, b;
+	FILE *f;
+
+	setup();
+	open_at(&a, t1, "t", "s1", 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), 0);
+	mark_of("t", id);
+	CU_ASSERT_EQUAL(strlen(id), PFSMARK_ID_LEN);
+	CU_ASSERT_STRING_EQUAL(a.id, id);
+	f = fopen(a.record, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fgets(rec, sizeof(rec), f) != NULL);
+	fclose(f);
+	CU_ASSERT_EQUAL(strncmp(rec, id, PFSMARK_ID_LEN), 0);
+	/* A second store adopts it; a reopened first one keeps it. */
+	open_at(&b, t2, "t", "s2", 1);
+	CU_ASSERT_EQUAL(pfsmark_check(&b), 0);
+	CU_ASSERT_STRING_EQUAL(b.id, id);
+	pfsmark_close(&b);
+	open_at(&b, t2, "t", "s1", 1);
+	CU_ASSERT_STRING_EQUAL(b.id, id);
+	CU_ASSERT_EQUAL(pfsmark_check(&b), 0);
+	pfsmark_close(&b);
+	/* Gone, then back. */
+	path_of(rec, sizeof(rec), "t/" PFSMARK_NAME);
+	path_of(t2, sizeof(t2), "aside");
+	CU_ASSERT_EQUAL(rename(rec, t2), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), -CKPT_ETARGET);
+	CU_ASSERT_EQUAL(rename(t2, rec), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), 0);
+	/* A target that is not there. */
+	CU_ASSERT_EQUAL(rename(t1, t2), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), -ENOENT);
+	CU_ASSERT_EQUAL(rename(t2, t1), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), 0);
+	pfsmark_close(&a);
+	teardown();
+}
+
+/* Marks that are not ckptd's: refused with a record and without. */
+static void test_malformed(void)
+{
+	static const char *const bad[] = {
+		"ckpt-target 1 0123456789ABCDEF0123456789abcdef\n",
+		"ckpt-target 1 0123456789abcdef0123456789abcde\n",
+		"ckpt-target 1 0123456789abcdef0123456789abcdef",
+		"ckpt-target 1 0123456789abcdef0123456789abcdef\nx",
+		"ckpt-target 2 0123456789abcdef0123456789abcdef\n",
+		"",
+	};
+	char t[256], p[256], big[8192];
+	struct pfsmark pm, fresh;
+	size_t i;
+
+	setup();
+	open_at(&pm, t, "t", "s1", 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put("t/" PFSMARK_NAME, bad[i]);
+		CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+		open_at(&fresh, p, "t", "s2", 0);
+		CU_ASSERT_EQUAL(pfsmark_check(&fresh), -CKPT_ETARGET);
+		pfsmark_close(&fresh);
+	}
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	put("t/" PFSMARK_NAME, big);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	/* The right text through a link, and a directory of that name. */
+	snprintf(big, sizeof(big), "ckpt-target 1 %s\n", pm.id);
+	put("elsewhere", big);
+	path_of(p, sizeof(p), "t/" PFSMARK_NAME);
+	CU_ASSERT_EQUAL(unlink(p), 0);
+	CU_ASSERT_EQUAL(symlink("../elsewhere", p), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	CU_ASSERT_EQUAL(unlink(p), 0);
+	CU_ASSERT_EQUAL(mkdir(p, 0755), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	CU_ASSERT_EQUAL(rmdir(p), 0);
+	/* The right text, owned by another uid than ckptd's and the
+	 * target's. */
+	put("t/" PFSMARK_NAME, big);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	if (geteuid() == 0) {
+		CU_ASSERT_EQUAL(chown(p, 12345, 12345), 0);
+		CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+		/* The target's owner may have made it. */
+		CU_ASSERT_EQUAL(chown(t, 12345, 12345), 0);
+		CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	}
+	pfsmark_close(&pm);
+	teardown();
+}
+
+static void test_records(void)
+{
+	char t[256], t2[256], id[64];
+	struct pfsmark pm;
+
+	setup();
+	/* Drained versions, no record, an empty target: refused; with
+	 * content: marked. */
+	open_at(&pm, t, "t", "s1", 1);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	mark_of("t", id);
+	CU_ASSERT_STRING_EQUAL(id, "");
+	put("t/x.job", "");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	pfsmark_close(&pm);
+	/* A malformed record is ignored: the mark there is adopted. */
+	put("s1/target", "not a record\n");
+	open_at(&pm, t, "t", "s1", 1);
+	CU_ASSERT_STRING_EQUAL(pm.id, "");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	mark_of("t", id);
+	CU_ASSERT_STRING_EQUAL(pm.id, id);
+	pfsmark_close(&pm);
+	/* A record for another path: the new empty target is a first use,
+	 * drained versions or not. */
+	mk("u");
+	open_at(&pm, t2, "u", "s1", 1);
+	CU_ASSERT_STRING_EQUAL(pm.id, "");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	mark_of("u", id);
+	CU_ASSERT_STRING_EQUAL(pm.id, id);
+	mark_of("t", t);
+	CU_ASSERT_STRING_NOT_EQUAL(t, id);
+	pfsmark_close(&pm);
+	teardown();
+}
+
+static void test_adopt(void)
+{
+	char t[256], p[256], id[64];
+	struct pfsmark pm;
+
+	setup();
+	open_at(&pm, t, "t", "s1", 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	put("t/" PFSMARK_NAME, "ckpt-target 1 00000000000000000000000000000001\n");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	pfsmark_adopt(&pm);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	CU_ASSERT_STRING_EQUAL(pm.id, "00000000000000000000000000000001");
+	pfsmark_close(&pm);
+	open_at(&pm, t, "t", "s1", 1);
+	CU_ASSERT_STRING_EQUAL(pm.id, "00000000000000000000000000000001");
+	/* An empty target taken as it is: a new mark. */
+	path_of(p, sizeof(p), "t/" PFSMARK_NAME);
+	CU_ASSERT_EQUAL(unlink(p), 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	pfsmark_adopt(&pm);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	mark_of("t", id);
+	CU_ASSERT_STRING_EQUAL(pm.id, id);
+	CU_ASSERT_STRING_NOT_EQUAL(id, "00000000000000000000000000000001");
+	pfsmark_close(&pm);
+	teardown();
+}
+
+#define RACERS 8
+
+struct racer {
+	struct pfsmark pm;
+	char t[256];
+	int ret;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	r->ret = pfsmark_check(&r->pm);
+	return NULL;
+}
+
+static void test_race(void)
+{
+	struct racer r[RACERS];
+	pthread_t th[RACERS];
+	char store[32], id[64];
+	int i, round;
+
+	for (round = 0; round < 20; round++) {
+		setup();
+		for (i = 0; i < RACERS; i++) {
+			snprintf(store, sizeof(store), "r%d", i);
+			mk(store);
+			open_at(&r[i].pm, r[i].t, "t", store, 0);
+		}
+		for (i = 0; i < RACERS; i++)
+			CU_ASSERT_FATAL(pthread_create(&th[i], NULL, race, &r[i]) == 0);
+		for (i = 0; i < RACERS; i++)
+			pthread_join(th[i], NULL);
+		mark_of("t", id);
+		CU_ASSERT_EQUAL(strlen(id), PFSMARK_ID_LEN);
+		for (i = 0; i < RACERS; i++) {
+			CU_ASSERT_EQUAL(r[i].ret, 0);
+			CU_ASSERT_STRING_EQUAL(r[i].pm.id, id);
+			pfsmark_close(&r[i].pm);
+		}
+		teardown();
+	}
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "first_use", test_first_use },
+		{ "malformed", test_malformed },
+		{ "records", test_records },
+		{ "adopt", test_adopt },
+		{ "race", test_race },
+		{ NULL, NULL }
+	};
+
+	log_set_level(LOG_CRIT);
+	return unit_run("pfsmark", tests);
+}
