@@ -94,6 +94,15 @@ out_release:
 	pfsman_release(m);
 }
 
+/* Scan the target after pfsmark_check()'s answer ret?  Not one without its
+ * mark or not there; but one that carries no mark and cannot be given one
+ * (read-only to this ckptd: a node that only restores) is read all the
+ * same, as writes fail there anyway. */
+static int scannable(int ret)
+{
+	return ret != -CKPT_ETARGET && ret != -ENOENT;
+}
+
 static int found_at_start(void *arg, struct pfsman *m)
 {
 	found(arg, m, 0);
@@ -107,7 +116,7 @@ void drain_scan(struct ckptd *d)
 	int ret;
 
 	ret = pfsmark_check(&dr->tmark);
-	if (ret == 0) {
+	if (scannable(ret)) {
 		catalog_load_begin(&d->cat);
 		ret = pfs_scan(target, found_at_start, d);
 		catalog_load_end(&d->cat);
@@ -154,7 +163,7 @@ static int rescan_run(struct pool_task *pt)
 	struct drain *dr = rt->t.dr;
 	int ret = pfsmark_check(&dr->tmark);
 
-	return ret < 0 ? ret : pfs_scan(dr->opts.target, collect, rt);
+	return scannable(ret) ? pfs_scan(dr->opts.target, collect, rt) : ret;
 }
 
 static void rescan_free(struct rescan_task *rt, size_t from)

@@ -25,6 +25,9 @@
 #  - hostile: a mark that is a symbolic link, or a file owned by a user, is
 #    not taken (drains wait), and the mark a user cannot plant in a target
 #    root it cannot write.
+#  - readonly: a target without a mark that this ckptd cannot mark (mounted
+#    read-only on a node that only restores) is scanned all the same: its
+#    versions are listed and read back.
 # TIMEOUT: 300
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -261,10 +264,37 @@ hostile() {
 	info "[hostile] linked and user-owned marks refused"
 }
 
+readonly_target() {
+	local ro
+	PFS=$T/pfs7
+	drain_conf w retry_max=1
+	start_ckptd w
+	write_drained w v1 1
+	stop_ckptd w
+	rm "$PFS/.ckpt-target"        # drained before the mark existed
+	ro=$T/pfs7ro
+	mkdir -p "$ro"
+	mount --bind "$PFS" "$ro" 2>/dev/null || skip "cannot bind-mount"
+	MOUNTS+=("$ro")
+	mount -o remount,bind,ro "$ro" || skip "cannot remount read-only"
+	# A node that only restores, with an empty store: the target cannot
+	# be marked, but it is read all the same.
+	PFS=$ro
+	drain_conf r retry_max=1
+	start_ckptd r
+	poll_until 20 level_is r "$JOB" v1 drained ||
+		fail "v1 not listed from a read-only target: $(vlevel r "$JOB" v1)"
+	tw r verify "$JOB" v1 "${SZ[@]}" -S 1 || fail "v1 does not read back from a read-only target"
+	[ -e "$ro/.ckpt-target" ] && fail "a mark appeared in a read-only target"
+	stop_ckptd r
+	info "[readonly] a read-only target without a mark is read"
+}
+
 subtest first first
 subtest unmounted unmounted
 subtest other other
 subtest upgrade upgrade
 subtest moved moved
 subtest hostile hostile
+subtest readonly readonly_target
 finish
