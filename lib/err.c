@@ -30,7 +30,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_ELOST - CKPT_EFIRST] = "lost: no copy left can be read",
 	[CKPT_EUNPUBLISHED - CKPT_EFIRST] = "the version is not published on the PFS yet, so this part's local copy stays; rm again to remove the part from the PFS too",
 	[CKPT_ESKIPPED - CKPT_EFIRST] = "the version will not be drained: a newer one superseded it ([drain] every), or [drain] keep removed its PFS copy",
-	[CKPT_ETARGET - CKPT_EFIRST] = "the drain target lacks this node's mark (is the PFS mounted?)",
+	[CKPT_ETARGET - CKPT_EFIRST] = "the drain target is not there or lacks this node's mark (is the PFS mounted?)",
 };
 
 static const char *const level_names[] = {

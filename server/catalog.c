@@ -259,6 +259,7 @@ static void version_unlink(struct catalog *cat, struct version *v)
 	if (v->removed)
 		return;
 	v->removed = 1;
+	cat->removals++;
 	if (v->state == CKPT_ST_OPEN || v->state == CKPT_ST_SEALING)
 		cat->nopen--;
 	list_del(&v->link);

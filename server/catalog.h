@@ -194,6 +194,9 @@ struct catalog {
 	uint32_t nversions;
 	uint32_t nopen;
 	int loading;              /* catalog_load_begin(): lists unordered */
+	uint64_t removals;        /* versions taken out so far (a scan of the
+				   * PFS on the pool knows whether one went
+				   * while it ran) */
 	/* Worker threads for manifest drops by retention and eviction (set
 	 * once the pool is up, cleared before it closes); NULL: on the loop. */
 	struct pool *pool;

@@ -544,6 +544,7 @@ int drain_adopt(struct ckptd *d)
 	if (!dr)
 		return -ENOTSUP;
 	pfsmark_adopt(&dr->tmark);
+	dr->rescan_due_ms = 0;
 	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
 		struct job *j = list_entry(jp, struct job, link);
 
@@ -636,7 +637,7 @@ int drain_open(struct ckptd *d)
 	struct list *jp, *vp;
 	struct drain *dr;
 	char dir[CONF_PATH_MAX + 16];
-	int ret;
+	int ret, drained;
 
 	if (!conf->drain_target[0])
 		return 0;
@@ -665,12 +666,14 @@ int drain_open(struct ckptd *d)
 		goto out_free;
 	}
 	snprintf(dir, sizeof(dir), "%s/drain", conf->store);
+	/* Drained before: a drain ran on this store (its versions may all be
+	 * evicted since), or a version is recorded DRAINED. */
+	drained = access(dir, F_OK) == 0 || drain_store_drained(&d->cat);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		ret = -errno;
 		goto out_free;
 	}
-	ret = pfsmark_open(&dr->tmark, conf->drain_target, dir,
-			   drain_store_drained(&d->cat));
+	ret = pfsmark_open(&dr->tmark, conf->drain_target, dir, drained);
 	if (ret < 0)
 		goto out_free;
 	d->drain = dr;

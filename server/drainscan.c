@@ -14,6 +14,7 @@
  * bases of incremental copies are known only from their manifests.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,20 @@ int drain_store_drained(const struct catalog *cat)
 	return 0;
 }
 
+/* Is m the PFS copy of local version v, not of an older version of that
+ * name (drained, then removed here while only on the PFS, and the name
+ * used again)?  A whole version's manifest carries this node's seq; a
+ * version in parts', the latest seal of its parts, so not earlier than
+ * this node's part's. */
+static int same_incarnation(const struct version *v, const struct pfsman *m)
+{
+	if (version_remote(v) || v->state != CKPT_ST_SEALED)
+		return 1;
+	if (v->nparts > 1)
+		return m->sealed_ns >= v->sealed_ns;
+	return m->seq == v->seq;
+}
+
 /* A drained version found on the PFS (its manifest m, taken), at the start
  * or, late, while ckptd runs. */
 static void found(struct ckptd *d, struct pfsman *m, int late)
@@ -58,6 +73,13 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 	if (v && late && (v->removing || v->removed || v->drain == DR_RUNNING ||
 			  v->publish == PUB_RUNNING))
 		goto out_release;
+	if (v && !same_incarnation(v, m)) {
+		/* An older version of that name, removed here while it was
+		 * only on the PFS: the local one drains and replaces it. */
+		log_printf(LOG_INFO, "drain: %s/%s on the PFS is an older version of that name than the local one: not its copy",
+			   m->job, m->version);
+		goto out_release;
+	}
 	if (v && (v->state == CKPT_ST_INCOMPLETE || v->state == CKPT_ST_DAMAGED)) {
 		/* Recovery could not load its local copy (evicted before a
 		 * crash, or damaged): the PFS copy is whole, serve it. */
@@ -125,7 +147,7 @@ void drain_scan(struct ckptd *d)
 	if (ret == -ENOENT || ret == -CKPT_ETARGET)
 		log_printf(LOG_WARNING, "drain: the target %s %s: not scanned, so the versions only there are not listed, and [drain] keep removes nothing until it is",
 			   target, ret == -ENOENT ? "does not exist (is the PFS mounted?)"
-						  : "lacks its mark");
+						  : "is not there or lacks its mark");
 	else if (ret < 0)
 		log_printf(LOG_WARNING, "drain: scanning %s: %s (PFS versions not listed, PFS retention off until a scan succeeds)",
 			   target, strerror(-ret));
@@ -135,8 +157,10 @@ void drain_scan(struct ckptd *d)
 
 struct rescan_task {
 	struct task t;            /* t.v: NULL */
-	struct pfsman *found;     /* owned, each until applied */
+	struct pfsman *found;     /* owned, each until applied; stripped, as
+				   * the catalog keeps them */
 	size_t n, cap;
+	uint64_t removals;        /* the catalog's count at the start */
 };
 
 static int collect(void *arg, struct pfsman *m)
@@ -153,6 +177,7 @@ static int collect(void *arg, struct pfsman *m)
 		}
 		rt->found = grown;
 	}
+	pfsman_strip(m);
 	rt->found[rt->n++] = *m;
 	return 0;
 }
@@ -163,7 +188,14 @@ static int rescan_run(struct pool_task *pt)
 	struct drain *dr = rt->t.dr;
 	int ret = pfsmark_check(&dr->tmark);
 
-	return scannable(ret) ? pfs_scan(dr->opts.target, collect, rt) : ret;
+	if (!scannable(ret))
+		return ret;
+	ret = pfs_scan(dr->opts.target, collect, rt);
+	if (ret < 0)
+		return ret;
+	/* Gone during the scan (which takes a missing target as empty)? */
+	ret = pfsmark_check(&dr->tmark);
+	return scannable(ret) ? 0 : ret;
 }
 
 static void rescan_free(struct rescan_task *rt, size_t from)
@@ -184,6 +216,13 @@ static void rescan_done(struct pool_task *pt)
 	size_t i;
 
 	dr->rescanning = 0;
+	/* A version removed meanwhile may be among those found: its copy
+	 * there may be gone too, or going.  Scanned again at once. */
+	if (pt->result == 0 && d->cat.removals != rt->removals) {
+		dr->rescan_due_ms = 0;
+		rescan_free(rt, 0);
+		return;
+	}
 	if (pt->result < 0) {
 		dr->rescan_due_ms = ckptd_now_ms() +
 				    drain_backoff_ms(d, dr->rescan_tries++);
@@ -217,6 +256,7 @@ void drain_rescan_tick(struct ckptd *d, uint64_t now)
 	if (!rt)
 		return;
 	pool_task_init(&rt->t.pt, rescan_run, rescan_done, rescan_drop);
+	rt->removals = d->cat.removals;
 	dr->rescanning = 1;
 	submit(dr, &rt->t);
 }

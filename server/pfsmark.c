@@ -25,7 +25,18 @@ enum why {
 	WHY_OTHER,          /* another mark than the recorded one */
 	WHY_FOREIGN,        /* a mark ckptd did not write */
 	WHY_EMPTY,          /* no record, no mark, empty, versions drained */
+	WHY_MISSING,        /* no target at all */
 };
+
+/* The length of path without its trailing slashes (but "/" itself). */
+static size_t path_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
 
 /* s of PFSMARK_ID_LEN lowercase hex digits? */
 static int id_valid(const char *s, size_t len)
@@ -201,11 +212,13 @@ int pfsmark_open(struct pfsmark *pm, const char *target,
 		return 0;
 	}
 	nl[strlen(nl) - 1] = 0;
-	if (strcmp(nl + 1, target)) {
-		/* Configured anew: even an empty target is a first use. */
+	if (path_len(nl + 1) != path_len(target) ||
+	    memcmp(nl + 1, target, path_len(target))) {
+		/* Configured anew: a first use (an empty target still refused
+		 * if this store drained before: the new path may be a mount
+		 * point too). */
 		log_printf(LOG_NOTICE, "drain: the target was %s, now %s: its mark is taken anew",
 			   nl + 1, target);
-		pm->drained = 0;
 		return 0;
 	}
 	memcpy(pm->id, buf, PFSMARK_ID_LEN);
@@ -234,6 +247,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		[WHY_OTHER] = "carries another store's mark",
 		[WHY_FOREIGN] = "has a " PFSMARK_NAME " that ckptd did not write",
 		[WHY_EMPTY] = "is empty, but versions were drained from this store (is the PFS mounted?)",
+		[WHY_MISSING] = "does not exist (is the PFS mounted?)",
 	};
 
 	if (ret == pm->verdict)
@@ -259,6 +273,12 @@ static int check_locked(struct pfsmark *pm, enum why *why,
 	int tfd, ret;
 
 	tfd = open(pm->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		/* Rather a PFS not mounted under the target's path than one
+		 * that lost everything: no copy there is gone. */
+		*why = WHY_MISSING;
+		return -CKPT_ETARGET;
+	}
 	if (tfd < 0)
 		return -errno;
 	ret = mark_read(tfd, found);
@@ -271,7 +291,10 @@ static int check_locked(struct pfsmark *pm, enum why *why,
 		}
 		goto out_close;
 	}
-	/* First use, or taken as it is. */
+	/* First use, or taken as it is: a mark ckptd did not write is
+	 * replaced then. */
+	if (ret == -EINVAL && pm->adopt && unlinkat(tfd, PFSMARK_NAME, 0) == 0)
+		ret = -ENOENT;
 	if (ret == -EINVAL) {
 		*why = WHY_FOREIGN;
 		ret = -CKPT_ETARGET;

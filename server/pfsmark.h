@@ -15,10 +15,11 @@
  *
  * First use (no record, or one naming another path: the configuration
  * changed): a mark found is adopted; a target without one gets one, unless
- * the store has no record and holds drained versions, and the target is
- * empty (a PFS not mounted at the first start after an upgrade).  pfsmark_adopt() (ckptctl drain
- * --adopt-target) takes the target as it is, for a target moved on
- * purpose.
+ * it is empty and this store drained before (a PFS not mounted at the
+ * first start after an upgrade, or under a new path).  A target that does
+ * not exist is not the target either.  pfsmark_adopt() (ckptctl drain
+ * --adopt-target) takes the target as it is, replacing a mark ckptd did
+ * not write, for a target moved on purpose.
  *
  * Each change of the verdict is logged once.  Thread-safe: the mark is
  * checked on the pool's workers.
@@ -45,15 +46,15 @@ struct pfsmark {
 };
 
 /* Read the record in drain_dir (STORE/drain) for target; drained: whether
- * the store holds versions drained before.  0 or -errno (-ENOMEM); a
+ * this store drained before (trailing slashes do not change a path).  0 or -errno (-ENOMEM); a
  * record unreadable or for another path is logged and ignored. */
 int pfsmark_open(struct pfsmark *pm, const char *target,
 		 const char *drain_dir, int drained);
 void pfsmark_close(struct pfsmark *pm);
 
 /* 0 if the target carries the store's mark (making and recording it on
- * first use); -CKPT_ETARGET if it does not; -errno if the target cannot be
- * read (-ENOENT: it does not exist).  Not cached: an open and a read of
+ * first use); -CKPT_ETARGET if it does not or does not exist; -errno if
+ * it cannot be read, or marked on first use (-EROFS: read-only).  Not cached: an open and a read of
  * the mark, as many metadata operations as a version's manifest, at every
  * task.  Any thread. */
 int pfsmark_check(struct pfsmark *pm);

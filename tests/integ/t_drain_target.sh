@@ -20,15 +20,21 @@
 #    versions: an empty target is refused (a PFS not mounted at the first
 #    start after the upgrade) until --adopt-target; a target that has
 #    content gets its mark at once.
-#  - moved: [drain] target changed to a new directory: its mark is made
-#    anew, and drains go there.
 #  - hostile: a mark that is a symbolic link, or a file owned by a user, is
 #    not taken (drains wait), and the mark a user cannot plant in a target
 #    root it cannot write.
 #  - readonly: a target without a mark that this ckptd cannot mark (mounted
 #    read-only on a node that only restores) is scanned all the same: its
 #    versions are listed and read back.
-# TIMEOUT: 300
+#  - moved: target/ is the same target; a new empty path is refused to a
+#    store that drained before, until --adopt-target.
+#  - reused: an old PFS copy of a name reused locally (the old version
+#    only on the PFS, unlisted while it was not mounted) is not taken for
+#    the new version's copy, by the late scan or the start-up one.
+#  - missing: a target below the mount point, not there at all: no copy
+#    taken as gone, nothing written under the mount point.
+#  - evicted: an upgraded store with every drained version evicted.
+# TIMEOUT: 420
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -106,7 +112,7 @@ unmounted() {
 	out=$(ctl um rm "$JOB" v4 2>&1) || fail "rm of the local v4: $out"
 	stop_ckptd um
 	start_ckptd um
-	[ "$(grep -c 'lacks its mark: not scanned' "$T/um/ckptd.log")" = 2 ] ||
+	[ "$(grep -c 'is not there or lacks its mark: not scanned' "$T/um/ckptd.log")" = 2 ] ||
 		fail "the starts do not say the target is not scanned"
 	poll_until 20 out_gt 2 eval 'grep -c "has no mark .ckpt-target" "$T/um/ckptd.log"' ||
 		fail "the restarts do not say the target lacks its mark"
@@ -187,6 +193,7 @@ upgrade() {
 		fail "no error that the empty target is not taken"
 	empty_dir "$PFS" || fail "written into the empty target: $(ls -A "$PFS")"
 	[ -e "$T/u/store/drain/target" ] && fail "an empty target recorded"
+	empty_dir "$PFS" || fail "written into the empty target: $(ls -A "$PFS")"
 	# Mounted, still without a mark (made before the mark existed).
 	rmdir "$PFS"
 	mv "$PFS.real" "$PFS"
@@ -212,24 +219,114 @@ upgrade() {
 }
 
 moved() {
+	local out
 	PFS=$T/pfs5
 	drain_conf mv retry_max=1
 	start_ckptd mv
 	write_drained mv v1 1
 	stop_ckptd mv
 	local old=$PFS
+	# The same path with a trailing slash, the PFS not mounted: the same
+	# target, refused.
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	sed -i "s|^target = .*|target = $PFS/|" "$T/mv/ckptd.conf"
+	start_ckptd mv
+	tw mv write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged mv "has no mark .ckpt-target (is the PFS mounted?)" ||
+		fail "target/ is not taken for the target"
+	empty_dir "$PFS" || fail "written into the unmounted target/: $(ls -A "$PFS")"
+	stop_ckptd mv
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+	# A new, empty path: this store drained before, so it is refused
+	# (it may be a mount point too) until --adopt-target.
 	PFS=$T/pfs5b
 	mkdir -p "$PFS"
 	sed -i "s|^target = .*|target = $PFS|" "$T/mv/ckptd.conf"
 	start_ckptd mv
-	write_drained mv v2 2
 	grep -q "the target was $old, now $PFS: its mark is taken anew" "$T/mv/ckptd.log" ||
 		fail "the change of target is not logged"
+	logged mv "the target $PFS is empty, but versions were drained from this store" ||
+		fail "a new empty target is taken by a store that drained before"
+	empty_dir "$PFS" || fail "written into the new empty target: $(ls -A "$PFS")"
+	out=$(ctl mv drain --adopt-target 2>&1) || fail "drain --adopt-target: $out"
+	poll_until 10 level_is mv "$JOB" v2 drained || fail "v2 not drained after --adopt-target"
 	mark_ok "$PFS" || fail "no mark in the new target"
 	[ "$(mark_id "$PFS")" != "$(mark_id "$old")" ] || fail "the new target has the old mark"
 	[ "$(record_id mv)" = "$(mark_id "$PFS")" ] || fail "the new mark is not recorded"
 	stop_ckptd mv
-	info "[moved] a new target path gets a mark of its own"
+	info "[moved] target/ is the target; a new empty path waits for --adopt-target"
+}
+
+# A version only on the PFS, unlisted while the PFS is not mounted, and a
+# new local version of the same name: the PFS copy is the old one's, not
+# the new one's drained copy (before, the new one was taken as DRAINED
+# uncopied, and once evicted read back the old bytes).  late: found by the
+# scan after the PFS is back, else by the start-up scan.
+reused() {
+	local late=$1 name=re$1 out
+	PFS=$T/pfs8$1
+	drain_conf "$name" retry_max=1
+	start_ckptd "$name"
+	write_drained "$name" v1 1
+	out=$(ctl "$name" rm "$JOB" v1 2>&1) || fail "rm (evict) v1: $out"
+	stop_ckptd "$name"
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	start_ckptd "$name"
+	ctl "$name" drain --pause >/dev/null || fail "drain --pause"
+	tw "$name" write "$JOB" v1 "${SZ[@]}" -S 2 -w local || fail "the new v1 not local"
+	[ "$late" = 1 ] || stop_ckptd "$name"
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+	if [ "$late" = 1 ]; then
+		logged "$name" "the target $PFS is scanned" || fail "no scan once the target is back"
+	else
+		start_ckptd "$name"
+		ctl "$name" drain --pause >/dev/null || fail "drain --pause"
+	fi
+	grep -q "$JOB/v1 on the PFS is an older version of that name" "$T/$name/ckptd.log" ||
+		fail "the old PFS copy is not told from the new version"
+	level_is "$name" "$JOB" v1 local || fail "the new v1 is $(vlevel "$name" "$JOB" v1), uncopied"
+	ctl "$name" drain --resume >/dev/null || fail "drain --resume"
+	poll_until 20 level_is "$name" "$JOB" v1 drained || fail "the new v1 not drained"
+	out=$(ctl "$name" rm "$JOB" v1 2>&1) || fail "rm (evict) the new v1: $out"
+	tw "$name" verify "$JOB" v1 "${SZ[@]}" -S 2 || fail "the new v1 does not read back from the PFS"
+	each_restart "$name" tw "$name" verify "$JOB" v1 "${SZ[@]}" -S 2
+	stop_ckptd "$name"
+	info "[reused $late] an old PFS copy of a reused name is not the new version's"
+}
+
+# The target a directory below the mount point: not there at all while the
+# PFS is not mounted.  No copy is taken as gone: v1 stays DRAINED (before,
+# it went back to LOCAL and was copied again), and the versions only on
+# the PFS stay listed.
+missing() {
+	local mnt=$T/mnt9
+	PFS=$mnt/ckpt
+	mkdir -p "$PFS"
+	drain_conf ms retry_max=1 -- keep=1
+	start_ckptd ms
+	write_drained ms v1 1
+	write_drained ms v2 2
+	mv "$mnt" "$mnt.real"
+	mkdir "$mnt"
+	tw ms write "$JOB" v3 "${SZ[@]}" -S 3 -w local || fail "v3 not local"
+	logged ms "the target $PFS does not exist (is the PFS mounted?)" ||
+		fail "no error that the target is not there"
+	poll_until 20 grep -q "$JOB/v2 stays in the local store" "$T/ms/ckptd.log" ||
+		fail "no eviction of v2 tried"
+	grep -q "has no copy of it" "$T/ms/ckptd.log" && fail "a copy taken as gone from a missing target"
+	level_is ms "$JOB" v2 drained || fail "v2 is $(vlevel ms "$JOB" v2)"
+	empty_dir "$mnt" || fail "written under the unmounted mount point: $(ls -A "$mnt")"
+	rmdir "$mnt"
+	mv "$mnt.real" "$mnt"
+	poll_until 30 level_is ms "$JOB" v3 drained || fail "v3 not drained once back"
+	[ "$(drains ms v2)" = 1 ] || fail "v2 drained $(drains ms v2) times"
+	each_restart ms eval 'tw ms verify "$JOB" v1 "${SZ[@]}" -S 1 && tw ms verify "$JOB" v2 "${SZ[@]}" -S 2 && tw ms verify "$JOB" v3 "${SZ[@]}" -S 3'
+	stop_ckptd ms
+	info "[missing] a target not there: nothing taken as gone"
 }
 
 hostile() {
@@ -290,6 +387,36 @@ readonly_target() {
 	info "[readonly] a read-only target without a mark is read"
 }
 
+# A store from before the mark whose drained versions are all evicted (so
+# none is recorded DRAINED locally), the PFS not mounted at its first start
+# after the upgrade: the empty mount point is not marked (before, it was
+# taken as a first use and drained into).
+evicted() {
+	local out
+	PFS=$T/pfs10
+	drain_conf ev retry_max=1
+	start_ckptd ev
+	write_drained ev v1 1
+	out=$(ctl ev rm "$JOB" v1 2>&1) || fail "rm (evict) v1: $out"
+	stop_ckptd ev
+	rm -f "$T/ev/store/drain/target" "$PFS/.ckpt-target"
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	start_ckptd ev
+	tw ev write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged ev "the target $PFS is empty, but versions were drained from this store" ||
+		fail "the empty mount point is taken"
+	empty_dir "$PFS" || fail "written into the empty mount point: $(ls -A "$PFS")"
+	stop_ckptd ev
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+	start_ckptd ev
+	poll_until 20 level_is ev "$JOB" v2 drained || fail "v2 not drained once back"
+	each_restart ev eval 'tw ev verify "$JOB" v1 "${SZ[@]}" -S 1 && tw ev verify "$JOB" v2 "${SZ[@]}" -S 2'
+	stop_ckptd ev
+	info "[evicted] a store with every drained version evicted does not mark an empty target"
+}
+
 subtest first first
 subtest unmounted unmounted
 subtest other other
@@ -297,4 +424,8 @@ subtest upgrade upgrade
 subtest moved moved
 subtest hostile hostile
 subtest readonly readonly_target
+subtest reused_late reused 1
+subtest reused_start reused 0
+subtest missing missing
+subtest evicted evicted
 finish
