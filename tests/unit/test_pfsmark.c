@@ -2,8 +2,9 @@
  * test_pfsmark.c - the drain target's mark (server/pfsmark.h): made on
  * first use and recorded, adopted by a second store, refused when missing,
  * another's, malformed, linked or of the wrong kind; an empty target
- * refused to a store with drained versions and no record; a record that
- * is malformed or names another path starts afresh; adoption; many stores
+ * refused to a store that drained before; a record that is malformed or
+ * names another path (not one with a trailing slash) starts afresh;
+ * adoption, also over a mark ckptd did not write; many stores
  * racing to mark one target all end with one mark.
  */
 #include <errno.h>
@@ -131,7 +132,7 @@ static void test_first_use(void)
 	CU_ASSERT_EQUAL(pfsmark_check(&a), 0);
 	/* A target that is not there. */
 	CU_ASSERT_EQUAL(rename(t1, t2), 0);
-	CU_ASSERT_EQUAL(pfsmark_check(&a), -ENOENT);
+	CU_ASSERT_EQUAL(pfsmark_check(&a), -CKPT_ETARGET);
 	CU_ASSERT_EQUAL(rename(t2, t1), 0);
 	CU_ASSERT_EQUAL(pfsmark_check(&a), 0);
 	pfsmark_close(&a);
@@ -193,6 +194,14 @@ static void test_malformed(void)
 	teardown();
 }
 
+static const char *root_s1(void)
+{
+	static char p[256];
+
+	path_of(p, sizeof(p), "s1");
+	return p;
+}
+
 static void test_records(void)
 {
 	char t[256], t2[256], id[64];
@@ -216,11 +225,19 @@ static void test_records(void)
 	mark_of("t", id);
 	CU_ASSERT_STRING_EQUAL(pm.id, id);
 	pfsmark_close(&pm);
-	/* A record for another path: the new empty target is a first use,
-	 * drained versions or not. */
+	/* The same path with trailing slashes: the record holds. */
+	path_of(t2, sizeof(t2), "t//");
+	CU_ASSERT_FATAL(pfsmark_open(&pm, t2, root_s1(), 1) == 0);
+	CU_ASSERT_STRING_EQUAL(pm.id, id);
+	pfsmark_close(&pm);
+	/* A record for another path: a first use, but an empty target is
+	 * refused to a store that drained before, not to a new one. */
 	mk("u");
 	open_at(&pm, t2, "u", "s1", 1);
 	CU_ASSERT_STRING_EQUAL(pm.id, "");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	pfsmark_close(&pm);
+	open_at(&pm, t2, "u", "s1", 0);
 	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
 	mark_of("u", id);
 	CU_ASSERT_STRING_EQUAL(pm.id, id);
@@ -255,6 +272,14 @@ static void test_adopt(void)
 	mark_of("t", id);
 	CU_ASSERT_STRING_EQUAL(pm.id, id);
 	CU_ASSERT_STRING_NOT_EQUAL(id, "00000000000000000000000000000001");
+	/* A mark ckptd did not write is replaced when adopting. */
+	put("t/" PFSMARK_NAME, "garbage\n");
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+	pfsmark_adopt(&pm);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	mark_of("t", id);
+	CU_ASSERT_EQUAL(strlen(id), PFSMARK_ID_LEN);
+	CU_ASSERT_STRING_EQUAL(pm.id, id);
 	pfsmark_close(&pm);
 	teardown();
 }
