@@ -873,6 +873,28 @@ part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
 # status_is NAME KEY VALUE: for poll_until.
 status_is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
 
+# drain_idle NAME: nothing queued or copying (for poll_until).
+drain_idle() { status_is "$1" drain_queued 0 && status_is "$1" drain_running 0; }
+
+# each_restart NAME CHECK...: run CHECK after a SIGKILL and two clean
+# restarts, each once the drain has nothing left to do (a version queued
+# again at the start would be drained by then).
+each_restart() {
+	local name=$1 how
+	shift
+	for how in kill clean clean; do
+		if [ $how = kill ]; then
+			kill9 "$name"
+		else
+			stop_ckptd "$name"
+		fi
+		start_ckptd "$name"
+		poll_until 20 drain_idle "$name" ||
+			fail "after a restart ($how): the drain is not idle: $(sjson "$name" drain_queued) queued"
+		"$@" || fail "after a restart ($how): check failed"
+	done
+}
+
 # cluster_up PEERS: every node of $ALL has PEERS peers up (30 s deadline).
 cluster_up() {
 	local n

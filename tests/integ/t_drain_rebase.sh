@@ -19,7 +19,6 @@ JOB=rb/job
 has_ctl || skip "ckptctl not built"
 
 journaled() { [ -n "$(find "$T/a/store/drain" -name '*.journal' -size +0 2>/dev/null)" ]; }
-drain_idle() { status_is a drain_queued 0 && status_is a drain_running 0; }
 v3_ok() {
 	tw a verify "$JOB" v3 -n 8 -z 3000000 -S 1 || fail "v3 does not read back $1"
 	tw a verify "$JOB" v2 -n 8 -z 1000000 -S 1 || fail "v2 does not read back $1"
@@ -40,7 +39,7 @@ poll_until 60 level_is a "$JOB" v2 drained || fail "v2 did not drain"
 [ "$(vlevel a "$JOB" v3)" = local ] || skip "v3 drained before the kill (machine too fast for this timing)"
 kill9 a
 start_ckptd a
-poll_until 120 drain_idle || fail "the drain did not finish after the restart"
+poll_until 120 drain_idle a || fail "the drain did not finish after the restart"
 # The level follows the copy once its manifest is written, on the pool.
 poll_until 20 level_is a "$JOB" v3 drained ||
 	fail "v3 is '$(vlevel a "$JOB" v3)' after the restart, want drained"

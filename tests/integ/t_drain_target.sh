@@ -132,26 +132,6 @@ unmounted() {
 	info "[unmounted] nothing written to the empty mount point; drained once back"
 }
 
-# drain_idle NAME: nothing queued or copying (for poll_until).
-drain_idle() { status_is "$1" drain_queued 0 && status_is "$1" drain_running 0; }
-
-# each_restart NAME CHECK...: CHECK after a SIGKILL and two clean restarts.
-each_restart() {
-	local name=$1 how
-	shift
-	for how in kill clean clean; do
-		if [ $how = kill ]; then
-			kill9 "$name"
-		else
-			stop_ckptd "$name"
-		fi
-		start_ckptd "$name"
-		poll_until 20 drain_idle "$name" ||
-			fail "after a restart ($how): the drain is not idle"
-		"$@" || fail "after a restart ($how): check failed"
-	done
-}
-
 other() {
 	local out
 	PFS=$T/pfs3

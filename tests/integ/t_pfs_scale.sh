@@ -90,8 +90,7 @@ start_ckptd d
 stop_ckptd d
 start_ckptd d
 verify_all "after two clean restarts"
-drain_idle() { status_is d drain_queued 0 && status_is d drain_running 0; }
-poll_until 20 drain_idle || fail "the drain is not idle after the restarts"
+poll_until 20 drain_idle d || fail "the drain is not idle after the restarts"
 [ "$(manifests)" = 3 ] || fail "$(manifests) manifests on the PFS after the restarts, want 3"
 [ "$(listed)" = "v1 v2 v3 " ] || fail "listed after the restarts: '$(listed)', want 'v1 v2 v3'"
 stop_ckptd d
