@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "crc32c.h"
 #include "log.h"
 #include "pfsmark.h"
 #include "sys.h"
@@ -105,10 +106,26 @@ static int id_new(char id[PFSMARK_ID_LEN + 1])
 	return 0;
 }
 
+/* The name of this store's mark while it is written, into tmp: the same
+ * at every try, so that the next try removes what a SIGKILL between the
+ * write and the link left behind.  The host and the store's path make it
+ * this store's own in a target the nodes of a cluster share (one ckptd
+ * per store, and pm->lock, make the tries of one store one at a time). */
+static void tmp_name(const struct pfsmark *pm, char tmp[64])
+{
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(tmp, 64, PFSMARK_NAME ".%08x%08x.tmp",
+		 crc32c(host, strlen(host)),
+		 crc32c(pm->record, strlen(pm->record)));
+}
+
 /* Mark the target open as tfd with a new id, or, if another ckptd marked
  * it first, read its mark: the mark appears whole or not at all (written
  * aside, then linked into place). */
-static int mark_make(int tfd, char id[PFSMARK_ID_LEN + 1])
+static int mark_make(const struct pfsmark *pm, int tfd,
+		     char id[PFSMARK_ID_LEN + 1])
 {
 	char tmp[64], buf[64];
 	int fd, n, ret;
@@ -116,8 +133,9 @@ static int mark_make(int tfd, char id[PFSMARK_ID_LEN + 1])
 	ret = id_new(id);
 	if (ret < 0)
 		return ret;
-	snprintf(tmp, sizeof(tmp), PFSMARK_NAME ".%d.%.8s", (int)getpid(), id);
+	tmp_name(pm, tmp);
 	n = snprintf(buf, sizeof(buf), MARK_PREFIX "%s\n", id);
+	unlinkat(tfd, tmp, 0);
 	fd = openat(tfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			      O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -126,6 +144,8 @@ static int mark_make(int tfd, char id[PFSMARK_ID_LEN + 1])
 	if (ret == 0)
 		ret = sys_fsync(fd);
 	close(fd);
+	if (ret == 0)
+		ret = sys_inject_wait(SYS_LINK);
 	if (ret == 0 && linkat(tfd, tmp, tfd, PFSMARK_NAME, 0) < 0)
 		ret = -errno;
 	unlinkat(tfd, tmp, 0);
@@ -250,7 +270,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		[WHY_MISSING] = "does not exist (is the PFS mounted?)",
 	};
 
-	if (ret == pm->verdict)
+	if (ret == pm->verdict && why == (enum why)pm->why)
 		return;
 	if (ret == 0 && pm->verdict != 1)
 		log_printf(LOG_NOTICE, "drain: the target %s carries its mark again: drains resume",
@@ -264,6 +284,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		log_printf(LOG_WARNING, "drain: the target %s: %s; drains wait for it",
 			   pm->target, strerror(-ret));
 	pm->verdict = ret;
+	pm->why = why;
 }
 
 /* The check, under pm->lock. */
@@ -306,7 +327,14 @@ static int check_locked(struct pfsmark *pm, enum why *why,
 			ret = -CKPT_ETARGET;
 			goto out_close;
 		}
-		ret = mark_make(tfd, found);
+		ret = mark_make(pm, tfd, found);
+	} else if (ret == 0) {
+		/* Adopted: a mark this store made before a SIGKILL cut its
+		 * try short after the link leaves its temporary name. */
+		char tmp[64];
+
+		tmp_name(pm, tmp);
+		unlinkat(tfd, tmp, 0);
 	}
 	if (ret == 0)
 		ret = record_write(pm, found);

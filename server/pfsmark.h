@@ -21,7 +21,7 @@
  * --adopt-target) takes the target as it is, replacing a mark ckptd did
  * not write, for a target moved on purpose.
  *
- * Each change of the verdict is logged once.  Thread-safe: the mark is
+ * Each change of the verdict, or of its reason, is logged once.  Thread-safe: the mark is
  * checked on the pool's workers.
  */
 #ifndef CKPTD_PFSMARK_H
@@ -43,6 +43,7 @@ struct pfsmark {
 	int drained;        /* the store holds drained versions */
 	int adopt;          /* take the target as it is (pfsmark_adopt) */
 	int verdict;        /* the last check's answer; 1 before any */
+	int why;            /* and why (pfsmark.c), for the log */
 };
 
 /* Read the record in drain_dir (STORE/drain) for target; drained: whether

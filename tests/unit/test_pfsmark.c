@@ -5,7 +5,8 @@
  * refused to a store that drained before; a record that is malformed or
  * names another path (not one with a trailing slash) starts afresh;
  * adoption, also over a mark ckptd did not write; many stores
- * racing to mark one target all end with one mark.
+ * racing to mark one target all end with one mark; a store killed while
+ * it marks leaves nothing behind once it checks again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,13 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unit.h"
 
 #include "ckpt.h"
 #include "log.h"
+#include "sys.h"
 #include "../../server/pfsmark.h"
 
 static char root[64];
@@ -329,6 +335,109 @@ static void test_race(void)
 	}
 }
 
+/* The entries of rel (under root) but . and .., one each per line, sorted
+ * by readdir's order; into out. */
+static int entries(const char *rel, char *out, size_t cap, char *tmp,
+		   size_t tcap)
+{
+	char p[256];
+	struct dirent *e;
+	DIR *dp;
+	int n = 0;
+
+	path_of(p, sizeof(p), rel);
+	out[0] = 0;
+	if (tmp)
+		tmp[0] = 0;
+	dp = opendir(p);
+	if (!dp)
+		return -1;
+	while ((e = readdir(dp))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		snprintf(out + strlen(out), cap - strlen(out), "%s\n", e->d_name);
+		if (tmp && strcmp(e->d_name, PFSMARK_NAME))
+			snprintf(tmp, tcap, "%s", e->d_name);
+	}
+	closedir(dp);
+	return n;
+}
+
+/* A child that marks target for store and is SIGKILLed while its
+ * temporary mark waits to be linked; the temporary's name into tmp. */
+static void killed_marking(const char *target, const char *store, char *tmp,
+			   size_t tcap)
+{
+	struct timespec t0, t;
+	char list[512], p[768];
+	struct stat st;
+	pid_t pid;
+	int status, n = 0;
+
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct pfsmark pm;
+		char tb[256];
+
+		sys_fault_set("link:1+:delay=30000");
+		open_at(&pm, tb, target, store, 0);
+		pfsmark_check(&pm);
+		_exit(0);
+	}
+	/* Until it is written and waits for its link (a deadline of 20 s). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		n = entries(target, list, sizeof(list), tmp, tcap);
+		if (n == 1 && tmp[0]) {
+			snprintf(p, sizeof(p), "%s/%s/%s", root, target, tmp);
+			if (stat(p, &st) == 0 && st.st_size > 0)
+				break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20 ||
+		    waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(2000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CU_ASSERT_FATAL(n == 1 && tmp[0]);
+	CU_ASSERT(strstr(tmp, PFSMARK_NAME ".") == tmp);
+}
+
+static void test_killed(void)
+{
+	char tb[256], tmp[256], tmp2[256], list[512], a[768], b[256];
+	struct pfsmark pm;
+
+	setup();
+	/* Killed before the link: the next try makes the mark, and no
+	 * temporary file is left. */
+	killed_marking("t", "s1", tmp, sizeof(tmp));
+	open_at(&pm, tb, "t", "s1", 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	CU_ASSERT_EQUAL(entries("t", list, sizeof(list), NULL, 0), 1);
+	CU_ASSERT_STRING_EQUAL(list, PFSMARK_NAME "\n");
+	pfsmark_close(&pm);
+	/* Killed again, by another store: its name is its own. */
+	mk("t2");
+	killed_marking("t2", "s2", tmp2, sizeof(tmp2));
+	CU_ASSERT(strcmp(tmp, tmp2) != 0);
+	/* Killed after the link (made here by hand), before the record: the
+	 * mark is adopted and the temporary removed. */
+	snprintf(a, sizeof(a), "%s/t2/%s", root, tmp2);
+	snprintf(b, sizeof(b), "%s/t2/" PFSMARK_NAME, root);
+	CU_ASSERT_FATAL(link(a, b) == 0);
+	open_at(&pm, tb, "t2", "s2", 0);
+	CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
+	CU_ASSERT_EQUAL(entries("t2", list, sizeof(list), NULL, 0), 1);
+	CU_ASSERT_STRING_EQUAL(list, PFSMARK_NAME "\n");
+	pfsmark_close(&pm);
+	teardown();
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -337,6 +446,7 @@ int main(void)
 		{ "records", test_records },
 		{ "adopt", test_adopt },
 		{ "race", test_race },
+		{ "killed", test_killed },
 		{ NULL, NULL }
 	};
 
