@@ -151,6 +151,26 @@ enum ckpt_state {
 			     * was moved to quarantine (see reason) */
 };
 
+/* Where this node's part of a version stands with its drain to the PFS
+ * (ckpt_version_info.drain), on a node with a [drain] target: why a sealed
+ * version is not DRAINED yet, or will not be. */
+enum ckpt_drain_state {
+	CKPT_DS_NONE = 0,   /* not to be drained: no [drain] target, not
+			     * sealed, or another node's part */
+	CKPT_DS_QUEUED,     /* waits for a copy thread (or for the
+			     * drain to be resumed: ckptctl status) */
+	CKPT_DS_RETRY,      /* an attempt failed (drain_error): tried
+			     * again in drain_retry_ms */
+	CKPT_DS_RUNNING,    /* being copied */
+	CKPT_DS_PUBLISH,    /* this part is on the PFS; the version is
+			     * published once all its parts are (a
+			     * drain_error is the last publish's) */
+	CKPT_DS_DONE,       /* on the PFS */
+	CKPT_DS_SKIPPED,    /* superseded by a newer version before its
+			     * turn ([drain] every): never drained */
+	CKPT_DS_RETIRED,    /* was on the PFS; [drain] keep removed it */
+};
+
 /* Where a version's copies are (ckpt_version_info.copies). */
 #define CKPT_COPY_LOCAL       0x1u /* readable from this node's store */
 #define CKPT_COPY_PFS         0x2u /* drained: readable from the PFS */
@@ -199,6 +219,14 @@ struct ckpt_version_info {
 	uint32_t nparts;
 	uint32_t parts_sealed;
 	char node[CKPT_HOST_MAX + 1];
+	/* The drain of this node's part (enum ckpt_drain_state; none in
+	 * the entries of other nodes' parts): while it waits to be tried
+	 * again, the last attempt's error, the attempts that failed in a
+	 * row, and the milliseconds until the next. */
+	uint32_t drain;
+	int32_t drain_error;     /* 0, or a negative errno / CKPT_E* code */
+	uint32_t drain_tries;
+	uint32_t drain_retry_ms;
 };
 
 /*
@@ -769,6 +797,9 @@ int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);
 
 const char *ckpt_level_name(enum ckpt_level level);
 const char *ckpt_state_name(enum ckpt_state state);
+/* "none", "queued", "retry", "running", "publish", "done", "skipped",
+ * "retired"; "unknown" for any other value.  Never NULL. */
+const char *ckpt_drain_state_name(enum ckpt_drain_state ds);
 /* Parse "staged", "local", ... (case-insensitive); -EINVAL if unknown. */
 int ckpt_level_parse(const char *s, enum ckpt_level *out);
 /* Message for a negative (or positive) errno or CKPT_E* code.  Never NULL. */

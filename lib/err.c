@@ -82,6 +82,20 @@ const char *ckpt_state_name(enum ckpt_state state)
 	return state_names[state];
 }
 
+static const char *const drain_names[] = {
+	[CKPT_DS_NONE] = "none", [CKPT_DS_QUEUED] = "queued",
+	[CKPT_DS_RETRY] = "retry", [CKPT_DS_RUNNING] = "running",
+	[CKPT_DS_PUBLISH] = "publish", [CKPT_DS_DONE] = "done",
+	[CKPT_DS_SKIPPED] = "skipped", [CKPT_DS_RETIRED] = "retired",
+};
+
+const char *ckpt_drain_state_name(enum ckpt_drain_state ds)
+{
+	if ((unsigned int)ds >= ARRAY_SIZE(drain_names))
+		return "unknown";
+	return drain_names[ds];
+}
+
 static const char *const source_names[] = {
 	[CKPT_SRC_NONE] = "none", [CKPT_SRC_LOCAL] = "local",
 	[CKPT_SRC_OWNER] = "owner", [CKPT_SRC_SHARDS] = "shards",

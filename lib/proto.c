@@ -174,7 +174,7 @@ _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
-			   4 * 2 + 2)
+			   4 * 2 + 2 + 4 * 4)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4 + 8)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 #define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
@@ -494,6 +494,10 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u32(e, v->nparts);
 	enc_u32(e, v->parts_sealed);
 	enc_strn(e, v->node, CKPT_HOST_MAX);
+	enc_u32(e, v->drain);
+	enc_u32(e, (uint32_t)v->drain_error);
+	enc_u32(e, v->drain_tries);
+	enc_u32(e, v->drain_retry_ms);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -523,8 +527,13 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->nparts = dec_u32(d);
 	v->parts_sealed = dec_u32(d);
 	dec_str(d, v->node, CKPT_HOST_MAX);
+	v->drain = dec_u32(d);
+	v->drain_error = (int32_t)dec_u32(d);
+	v->drain_tries = dec_u32(d);
+	v->drain_retry_ms = dec_u32(d);
 	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
-	    v->level > CKPT_DRAINED)
+	    v->level > CKPT_DRAINED || v->drain > CKPT_DS_RETIRED ||
+	    v->drain_error > 0)
 		dec_fail(d, -CKPT_EPROTO);
 }
 

@@ -130,6 +130,8 @@ struct version {
 				   * parts from there) */
 	uint32_t publish_tries;
 	uint64_t publish_due_ms;  /* next check, ckptd_now_ms() */
+	int32_t publish_err;      /* the last check's error, 0 if none (or
+				   * only parts missing) */
 	struct pfsman *pfs;       /* remote: its PFS manifest, owned,
 				   * stripped (pfsman_strip(): files and
 				   * holes; reads load the chunk table,

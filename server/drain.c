@@ -188,11 +188,67 @@ uint64_t drain_backoff_ms(const struct ckptd *d, uint32_t tries)
 	return wait;
 }
 
+/* The milliseconds from now to due_ms (0 if past), at most UINT32_MAX. */
+static uint32_t ms_until(uint64_t due_ms, uint64_t now)
+{
+	if (due_ms <= now)
+		return 0;
+	return due_ms - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(due_ms - now);
+}
+
+void drain_info(const struct ckptd *d, const struct version *v,
+		struct ckpt_version_info *out)
+{
+	uint64_t now = ckptd_now_ms();
+
+	out->drain = CKPT_DS_NONE;
+	out->drain_error = 0;
+	out->drain_tries = 0;
+	out->drain_retry_ms = 0;
+	if (!drain_of(d))
+		return;
+	switch (v->drain) {
+	case DR_QUEUED:
+		out->drain = v->drain_err ? CKPT_DS_RETRY : CKPT_DS_QUEUED;
+		out->drain_error = v->drain_err;
+		out->drain_tries = v->drain_tries;
+		out->drain_retry_ms = ms_until(v->drain_due_ms, now);
+		break;
+	case DR_RUNNING:
+		out->drain = CKPT_DS_RUNNING;
+		out->drain_error = v->drain_err;
+		out->drain_tries = v->drain_tries;
+		break;
+	case DR_SKIPPED:
+		out->drain = CKPT_DS_SKIPPED;
+		break;
+	case DR_DONE:
+		if (v->pfs_retired) {
+			out->drain = CKPT_DS_RETIRED;
+		} else if (v->publish == PUB_WAIT || v->publish == PUB_RUNNING) {
+			out->drain = CKPT_DS_PUBLISH;
+			out->drain_error = v->publish_err;
+			out->drain_tries = v->publish_tries;
+			if (v->publish == PUB_WAIT)
+				out->drain_retry_ms = ms_until(v->publish_due_ms,
+							       now);
+		} else {
+			out->drain = CKPT_DS_DONE;
+		}
+		break;
+	default:
+		if (v->level >= CKPT_DRAINED)
+			out->drain = CKPT_DS_DONE;
+		break;
+	}
+}
+
 /* What pfs_publish() said for v (this node's part is drained). */
 static void published(struct ckptd *d, struct version *v, int res)
 {
 	uint64_t wait;
 
+	v->publish_err = res == -EAGAIN || res == 1 ? 0 : res;
 	if (res == 0 || res == 1) {
 		v->publish = PUB_DONE;
 		log_printf(LOG_INFO, res == 0 ? "drain: %s/%s published on the PFS (%u parts)"
@@ -350,6 +406,7 @@ static void copy_done(struct pool_task *pt)
 			   v->job->name, v->name, d->conf->drain_deadline);
 	v->drain = DR_DONE;
 	v->drain_err = 0;
+	v->drain_tries = 0;
 	snprintf(v->base, sizeof(v->base), "%s", ct->job->base);
 	log_printf(LOG_INFO, "drain: %s/%s drained (%llu bytes, %llu written, %llu of them direct, %llu referenced)",
 		   v->job->name, v->name,

@@ -105,6 +105,11 @@ int drain_now(struct ckptd *d, struct version *v);
 /* Take the target as it is (pfsmark_adopt()), and drain at once what waited
  * for its mark.  0, or -ENOTSUP without a target. */
 int drain_adopt(struct ckptd *d);
+/* v's drain in out's drain fields (ckpt.h: enum ckpt_drain_state): where
+ * it stands and, while it waits to be tried again, why.  All 0 without a
+ * target. */
+void drain_info(const struct ckptd *d, const struct version *v,
+		struct ckpt_version_info *out);
 /* Figures for STATUS. */
 void drain_status(const struct ckptd *d, struct ckpt_status *s);
 

@@ -454,6 +454,7 @@ static void version_view(const struct conn *c, const struct version *v,
 			 struct ckpt_version_info *info)
 {
 	version_info(v, info);
+	drain_info(c->d, v, info);
 	info->nparts = 1;
 	info->parts_sealed = v->state == CKPT_ST_SEALED;
 	if (v->job)

@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "cluster.h"
 #include "cluster_i.h"
+#include "drain.h"
 #include "extmap.h"
 #include "manifest.h"
 #include "ops.h"
@@ -279,6 +280,7 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		return 0;
 	if (v && page_take(&pg)) {
 		version_info(v, &info);
+		drain_info(c->d, v, &info);
 		info.nparts = v->nparts;
 		info.parts_sealed = v->state == CKPT_ST_SEALED;
 		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));

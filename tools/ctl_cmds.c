@@ -88,12 +88,33 @@ static void fmt_where(char *out, size_t cap, const struct ckpt_version_info *v)
 		snprintf(out, cap, "-");
 }
 
-/* One table row for a version; with_job adds the JOB column first. */
+/* Why v's drain waits, after its state: "", or "attempt 3 failed: ...;
+ * next in 8s" (the drain fields of struct ckpt_version_info). */
+static void fmt_drain_wait(char *out, size_t cap,
+			   const struct ckpt_version_info *v)
+{
+	char next[FMT_LEN];
+	int n;
+
+	out[0] = 0;
+	if (!v->drain_error)
+		return;
+	n = snprintf(out, cap, "%s %u failed: %s",
+		     v->drain == CKPT_DS_PUBLISH ? "publish check" : "attempt",
+		     v->drain_tries, ckpt_strerror(v->drain_error));
+	if (n > 0 && (size_t)n < cap && v->drain != CKPT_DS_RUNNING)
+		snprintf(out + n, cap - (size_t)n, "; next in %s",
+			 v->drain_retry_ms ?
+			 fmt_dur(next, v->drain_retry_ms * 1000000ull) : "0s");
+}
+
+/* One table row for a version; with_job adds the JOB column first, drain
+ * the DRAIN column last. */
 static int version_row(struct tbl *t, const struct ckpt_version_info *v,
-		       uint64_t now, int with_job)
+		       uint64_t now, int with_job, int drain)
 {
 	char files[FMT_LEN], bytes[FMT_LEN], where[FMT_LEN], age[FMT_LEN];
-	const char *cells[8];
+	const char *cells[9];
 	int n = 0;
 
 	snprintf(files, sizeof(files), "%" PRIu32, v->nfiles);
@@ -113,6 +134,8 @@ static int version_row(struct tbl *t, const struct ckpt_version_info *v,
 	cells[n++] = bytes;
 	cells[n++] = where;
 	cells[n++] = age;
+	if (drain)
+		cells[n++] = v->drain ? ckpt_drain_state_name(v->drain) : "-";
 	return tbl_add(t, cells);
 }
 
@@ -120,18 +143,27 @@ static int print_versions(const struct ckpt_version_info *v, int n,
 			  int with_job)
 {
 	static const char *const heads[] = { "JOB", "VERSION", "STATE", "LEVEL",
-					     "FILES", "BYTES", "COPIES", "AGE" };
+					     "FILES", "BYTES", "COPIES", "AGE",
+					     "DRAIN" };
 	uint64_t now = ctl_wall_ns();
+	char why[512];
 	struct tbl t;
-	int i, err;
+	int i, err, drain = 0;
 
-	tbl_init(&t, with_job ? 8 : 7, heads + !with_job,
-		 with_job ? "lllllrlr" : "llllrlr");
+	/* The DRAIN column on a node with a drain target. */
 	for (i = 0; i < n; i++)
-		version_row(&t, &v[i], now, with_job);
+		drain |= v[i].drain != CKPT_DS_NONE;
+	tbl_init(&t, (with_job ? 8 : 7) + drain, heads + !with_job,
+		 with_job ? "lllllrlrl" : "llllrlrl");
+	for (i = 0; i < n; i++)
+		version_row(&t, &v[i], now, with_job, drain);
 	err = tbl_print(&t, stdout);
 	tbl_release(&t);
 	for (i = 0; i < n; i++) {
+		fmt_drain_wait(why, sizeof(why), &v[i]);
+		if (why[0])
+			printf("%s/%s: drain %s: %s\n", v[i].job, v[i].version,
+			       ckpt_drain_state_name(v[i].drain), why);
 		if (v[i].state == CKPT_ST_FAILED && v[i].error)
 			printf("%s/%s failed: %s\n", v[i].job, v[i].version,
 			       ckpt_strerror(v[i].error));
@@ -170,6 +202,18 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 	if (v->copies & CKPT_COPY_PEERS)
 		jw_str(w, "peers");
 	jw_arr_end(w);
+	if (v->drain) {
+		jw_key(w, "drain");
+		jw_obj(w);
+		jw_kstr(w, "state", ckpt_drain_state_name(v->drain));
+		if (v->drain_error) {
+			jw_ki64(w, "error_code", v->drain_error);
+			jw_kstr(w, "error", ckpt_strerror(v->drain_error));
+			jw_ku64(w, "tries", v->drain_tries);
+			jw_ku64(w, "retry_ms", v->drain_retry_ms);
+		}
+		jw_obj_end(w);
+	}
 	jw_ku64(w, "nparts", v->nparts ? v->nparts : 1);
 	jw_ku64(w, "parts_sealed", v->parts_sealed);
 	if (v->node[0])
@@ -669,6 +713,13 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 	       fmt_size(size, vi.bytes));
 	if (vi.nparts > 1)
 		printf(", %u of %u parts sealed", vi.parts_sealed, vi.nparts);
+	if (vi.drain) {
+		char why[512];
+
+		fmt_drain_wait(why, sizeof(why), &vi);
+		printf(", drain %s%s%s%s", ckpt_drain_state_name(vi.drain),
+		       why[0] ? " (" : "", why, why[0] ? ")" : "");
+	}
 	putchar('\n');
 	print_stall(&vi);
 	ls_parts(ctl, job, version);

@@ -97,8 +97,14 @@ retired() {
 }
 
 retired_check() {
-	local i
+	local i out
 	expect_state r 6 "v4:local v5:local v6:drained" "v6.ver " 3
+	# ckptctl ls says why v4 and v5 are not on the PFS.
+	out=$(ctl r ls "$JOB") || fail "ckptctl ls: $out"
+	for i in 4 5; do
+		grep -Eq "^v$i .* retired$" <<<"$out" || fail "ckptctl ls does not show v$i retired: $out"
+	done
+	grep -Eq "^v6 .* done$" <<<"$out" || fail "ckptctl ls does not show v6 drained: $out"
 	for i in 4 5 6; do
 		tw r verify "$JOB" "v$i" "${SZ[@]}" -S "$i" || fail "v$i does not read back"
 		[ "$(drains r "v$i")" = 1 ] || fail "v$i drained $(drains r "v$i") times, want once"
@@ -228,7 +234,7 @@ outage_check() {
 }
 
 outage() {
-	local i
+	local i out
 	PFS=$T/pfs4
 	drain_conf o every=2 retry_max=1 -- keep=2
 	: >"$PFS/rt.dir"        # every drain of the job fails (ENOTDIR)
@@ -238,6 +244,19 @@ outage() {
 	done
 	poll_until 20 grep -q "$JOB/v5 skipped" "$T/o/ckptd.log" || fail "v5 was not skipped"
 	poll_until 20 out_gt 0 sjson o drain_errors || fail "no drain failed"
+	# ckptctl ls says why: v5 skipped, v6 (to drain) retried after ENOTDIR.
+	poll_until 20 eval 'ctl o ls "$JOB" | grep -Eq "^v6 .* retry$"' ||
+		fail "ckptctl ls does not show v6 retrying: $(ctl o ls "$JOB")"
+	out=$(ctl o ls "$JOB")
+	grep -Eq "^v5 .* skipped$" <<<"$out" || fail "ckptctl ls does not show v5 skipped: $out"
+	grep -Eq "^$JOB/v6: drain retry: attempt [0-9]+ failed: Not a directory; next in " <<<"$out" ||
+		fail "ckptctl ls does not say why v6 waits: $out"
+	out=$(ctl o --json ls "$JOB" v6)
+	/usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)["info"]["drain"]
+assert d["state"] == "retry" and d["error_code"] == -20 and d["tries"] >= 1, d
+' <<<"$out" || fail "ckptctl --json ls $JOB v6: $out"
 	# A seal runs local retention: v1 v3 v5 are superseded, but nothing
 	# newer is on the PFS.
 	tw o write "$JOB" v7 "${SZ[@]}" -S 7 -w local || fail "v7 not local"

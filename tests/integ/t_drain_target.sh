@@ -98,6 +98,11 @@ unmounted() {
 		fail "no error that the target lacks its mark"
 	out=$(ctl um status 2>&1)
 	grep -q "lacks this node's mark" <<<"$out" || fail "status does not say it: $out"
+	poll_until 20 eval 'ctl um ls "$JOB" | grep -Eq "^v3 .* retry$"' ||
+		fail "ckptctl ls does not show v3 retrying: $(ctl um ls "$JOB")"
+	out=$(ctl um ls "$JOB" v3 | head -1)
+	grep -q "drain retry (attempt [0-9]* failed: the drain target is not there or lacks this node's mark (is the PFS mounted?); next in " <<<"$out" ||
+		fail "ckptctl ls $JOB v3 does not say why it waits: $out"
 	out=$(ctl um rm "$JOB" v2 2>&1) && fail "rm of v2 succeeded with the PFS unmounted"
 	grep -q "lacks this node's mark" <<<"$out" || fail "rm v2: '$out'"
 	level_is um "$JOB" v2 drained || fail "v2 is $(vlevel um "$JOB" v2) after the refused rm"
@@ -126,6 +131,9 @@ unmounted() {
 		fail "v3 is $(vlevel um "$JOB" v3) once the target is back"
 	grep -q "the target $PFS carries its mark again" "$T/um/ckptd.log" ||
 		fail "the mark's return is not logged"
+	out=$(ctl um ls "$JOB")
+	grep -Eq "^v3 .* done$" <<<"$out" || fail "ckptctl ls does not show v3 drained: $out"
+	grep -q "v3: drain" <<<"$out" && fail "ckptctl ls still says why v3 waits: $out"
 	um_check || fail "a version does not read back once the target is back"
 	each_restart um um_check
 	stop_ckptd um

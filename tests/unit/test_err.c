@@ -95,6 +95,12 @@ static void test_names(void)
 	CU_ASSERT_PTR_NOT_NULL(ckpt_level_name((enum ckpt_level)99));
 	CU_ASSERT_PTR_NOT_NULL(ckpt_level_name((enum ckpt_level)-1));
 
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name(CKPT_DS_NONE), "none");
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name(CKPT_DS_RETRY), "retry");
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name(CKPT_DS_PUBLISH), "publish");
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name(CKPT_DS_RETIRED), "retired");
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name((enum ckpt_drain_state)8), "unknown");
+	CU_ASSERT_STRING_EQUAL(ckpt_drain_state_name((enum ckpt_drain_state)-1), "unknown");
 	CU_ASSERT_STRING_EQUAL(ckpt_state_name(CKPT_ST_OPEN), "open");
 	CU_ASSERT_STRING_EQUAL(ckpt_state_name(CKPT_ST_SEALING), "sealing");
 	CU_ASSERT_STRING_EQUAL(ckpt_state_name(CKPT_ST_SEALED), "sealed");

@@ -32,6 +32,10 @@ static void sample_version(struct ckpt_version_info *v, unsigned i)
 	v->seq = 99 + i;
 	v->sealed_ns = 0x1700000000000000ull + i;
 	v->error = -ENOSPC;
+	v->drain = CKPT_DS_RETRY;
+	v->drain_error = -CKPT_ETARGET;
+	v->drain_tries = 3 + i;
+	v->drain_retry_ms = 4000 + i;
 }
 
 static void sample_status(struct ckpt_status *s)
@@ -86,7 +90,7 @@ static void test_list_nodes(void)
 	int len;
 
 	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
-	CU_ASSERT_EQUAL(PROTO_VERSION, 11);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 12);
 	CU_ASSERT_EQUAL(PROTO_LINK, 31);
 	CU_ASSERT_EQUAL(PROTO_SEEK_DATA, 32);
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_SEEK_DATA), "SEEK_DATA");
@@ -368,6 +372,29 @@ static void test_bad_entries(void)
 
 	sample_version(&v, 1);
 	v.state = 0;
+	enc_init(&e, buf, sizeof(buf));
+	proto_enc_version_entry(&e, &v);
+	dec_init(&d, buf, e.len);
+	proto_dec_version_entry(&d, &v);
+	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+
+	/* A drain state past the last, and a positive drain error. */
+	sample_version(&v, 1);
+	v.drain = CKPT_DS_RETIRED + 1;
+	enc_init(&e, buf, sizeof(buf));
+	proto_enc_version_entry(&e, &v);
+	dec_init(&d, buf, e.len);
+	proto_dec_version_entry(&d, &v);
+	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+	sample_version(&v, 1);
+	v.drain = CKPT_DS_RETIRED;
+	enc_init(&e, buf, sizeof(buf));
+	proto_enc_version_entry(&e, &v);
+	dec_init(&d, buf, e.len);
+	proto_dec_version_entry(&d, &v);
+	CU_ASSERT_EQUAL(d.err, 0);
+	sample_version(&v, 1);
+	v.drain_error = 5;
 	enc_init(&e, buf, sizeof(buf));
 	proto_enc_version_entry(&e, &v);
 	dec_init(&d, buf, e.len);
