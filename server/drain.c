@@ -484,8 +484,13 @@ static struct version *next_copy(struct ckptd *d, uint64_t now)
 			if (v->drain != DR_QUEUED || v->drain_due_ms > now ||
 			    v->removing)
 				continue;
-			if (!v->drain_now && every > 1 && v->ordinal % every &&
-			    !drain_newest(v)) {
+			/* Never a version in parts: its nodes would not skip
+			 * it alike (their ordinals and their view of the
+			 * newest differ), and a version some parts of which
+			 * are skipped is never published, while the skipping
+			 * nodes remove their parts. */
+			if (!v->drain_now && every > 1 && v->nparts <= 1 &&
+			    v->ordinal % every && !drain_newest(v)) {
 				v->drain = DR_SKIPPED;
 				log_printf(LOG_INFO, "drain: %s/%s skipped (every=%u, superseded)",
 					   j->name, v->name, every);
