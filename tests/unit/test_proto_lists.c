@@ -353,6 +353,20 @@ static void test_lists(void)
 	CU_ASSERT_EQUAL(dec_left(&rest), 0);
 }
 
+/* The decoder's answer to the version entry v, encoded. */
+static int version_entry_err(struct ckpt_version_info *v)
+{
+	uint8_t buf[512];
+	struct enc e;
+	struct dec d;
+
+	enc_init(&e, buf, sizeof(buf));
+	proto_enc_version_entry(&e, v);
+	dec_init(&d, buf, e.len);
+	proto_dec_version_entry(&d, v);
+	return d.err;
+}
+
 /* Entries with bad contents, and counts that promise more than is there. */
 static void test_bad_entries(void)
 {
@@ -364,42 +378,20 @@ static void test_bad_entries(void)
 
 	sample_version(&v, 1);
 	strcpy(v.job, "../etc");
-	enc_init(&e, buf, sizeof(buf));
-	proto_enc_version_entry(&e, &v);
-	dec_init(&d, buf, e.len);
-	proto_dec_version_entry(&d, &v);
-	CU_ASSERT_EQUAL(d.err, -CKPT_EBADNAME);
-
+	CU_ASSERT_EQUAL(version_entry_err(&v), -CKPT_EBADNAME);
 	sample_version(&v, 1);
 	v.state = 0;
-	enc_init(&e, buf, sizeof(buf));
-	proto_enc_version_entry(&e, &v);
-	dec_init(&d, buf, e.len);
-	proto_dec_version_entry(&d, &v);
-	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
-
+	CU_ASSERT_EQUAL(version_entry_err(&v), -CKPT_EPROTO);
 	/* A drain state past the last, and a positive drain error. */
 	sample_version(&v, 1);
 	v.drain = CKPT_DS_RETIRED + 1;
-	enc_init(&e, buf, sizeof(buf));
-	proto_enc_version_entry(&e, &v);
-	dec_init(&d, buf, e.len);
-	proto_dec_version_entry(&d, &v);
-	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+	CU_ASSERT_EQUAL(version_entry_err(&v), -CKPT_EPROTO);
 	sample_version(&v, 1);
 	v.drain = CKPT_DS_RETIRED;
-	enc_init(&e, buf, sizeof(buf));
-	proto_enc_version_entry(&e, &v);
-	dec_init(&d, buf, e.len);
-	proto_dec_version_entry(&d, &v);
-	CU_ASSERT_EQUAL(d.err, 0);
+	CU_ASSERT_EQUAL(version_entry_err(&v), 0);
 	sample_version(&v, 1);
 	v.drain_error = 5;
-	enc_init(&e, buf, sizeof(buf));
-	proto_enc_version_entry(&e, &v);
-	dec_init(&d, buf, e.len);
-	proto_dec_version_entry(&d, &v);
-	CU_ASSERT_EQUAL(d.err, -CKPT_EPROTO);
+	CU_ASSERT_EQUAL(version_entry_err(&v), -CKPT_EPROTO);
 
 	memset(&f, 0, sizeof(f));
 	strcpy(f.path, "/abs");
