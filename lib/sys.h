@@ -17,8 +17,7 @@
  *                                          proceeds (and succeeds as normal)
  *
  * Operations: open, pwrite, pread, fsync, rename, fallocate, unlink, link
- * (the drain's hard links on the PFS and the target's mark; a delay sleeps
- * before the link).  Errno
+ * (the drain's hard links on the PFS; a delay sleeps before the link).  Errno
  * names accepted: EIO, ENOSPC, EROFS, EDQUOT, ENOMEM, EACCES, EPERM.  In
  * place of the errno, "delay=MS" (1 <= MS <= 600000, decimal) delays the call
  * by MS milliseconds.  When several rules match a call, the first one listed

@@ -144,8 +144,6 @@ static int mark_make(const struct pfsmark *pm, int tfd,
 	if (ret == 0)
 		ret = sys_fsync(fd);
 	close(fd);
-	if (ret == 0)
-		ret = sys_inject_wait(SYS_LINK);
 	if (ret == 0 && linkat(tfd, tmp, tfd, PFSMARK_NAME, 0) < 0)
 		ret = -errno;
 	unlinkat(tfd, tmp, 0);

@@ -381,7 +381,8 @@ static void killed_marking(const char *target, const char *store, char *tmp,
 		struct pfsmark pm;
 		char tb[256];
 
-		sys_fault_set("link:1+:delay=30000");
+		/* Held in the fsync of its temporary, before the link. */
+		sys_fault_set("fsync:1+:delay=30000");
 		open_at(&pm, tb, target, store, 0);
 		pfsmark_check(&pm);
 		_exit(0);
