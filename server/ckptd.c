@@ -280,6 +280,7 @@ static void on_version_changed(struct ckptd *d, struct version *v)
 {
 	session_notify(d, v);
 	cluster_version_changed(d, v);
+	drain_level_settled(d, v);
 }
 
 /* Whether pinning memory cannot run into RLIMIT_MEMLOCK: the limit is

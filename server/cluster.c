@@ -187,6 +187,21 @@ static void describe(const struct cluster *cl)
 			   i, name_of(cl, place_peer(p, cl->self, i)));
 }
 
+void cluster_conf_self(const struct conf *conf, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (!conf->cluster_nodes.n)
+		return;
+	if (conf->cluster_node[0]) {
+		snprintf(buf, cap, "%s", conf->cluster_node);
+		return;
+	}
+	if (gethostname(buf, cap) < 0)
+		buf[0] = 0;
+	buf[cap - 1] = 0;
+	buf[strcspn(buf, ".")] = 0;
+}
+
 int cluster_open(struct ckptd *d)
 {
 	const struct conf *conf = d->conf;
@@ -226,14 +241,8 @@ int cluster_open(struct ckptd *d)
 			   conf->cluster_k + conf->cluster_m);
 		goto out_free;
 	}
-	self = conf->cluster_node;
-	if (!self[0]) {
-		if (gethostname(host, sizeof(host)) < 0)
-			host[0] = 0;
-		host[sizeof(host) - 1] = 0;
-		host[strcspn(host, ".")] = 0;
-		self = host;
-	}
+	cluster_conf_self(conf, host, sizeof(host));
+	self = host;
 	id = place_find(&cl->place, self);
 	if (id < 0) {
 		log_printf(LOG_ERR, "cluster: this node, '%s', is not in the node list (set [cluster] node)",

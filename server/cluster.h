@@ -31,6 +31,7 @@
 #ifndef CKPTD_CLUSTER_H
 #define CKPTD_CLUSTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ckptd;
@@ -58,6 +59,7 @@ struct conn;
 struct proto_msg;
 struct version;
 struct ckpt_version_info;
+struct conf;
 
 /* 0 (also with no cluster: d->cluster stays NULL), or -errno, logged.
  * A failure after d->cluster is set leaves it set, with tasks it started
@@ -81,6 +83,10 @@ uint32_t cluster_nodes(const struct ckptd *d);
 /* This node's name in the cluster (valid until cluster_close()), or NULL
  * with no cluster. */
 const char *cluster_self_name(const struct ckptd *d);
+/* The name this node has in the cluster conf describes ([cluster] node,
+ * else the host name up to its first dot), in buf (cap bytes; "" with no
+ * cluster), before cluster_open() has checked it is in the node list. */
+void cluster_conf_self(const struct conf *conf, char *buf, size_t cap);
 /* ckptctl rebuild: rebuild this node's parts from its peers' shards
  * (rebuild.c).  0, or -ENOTSUP with no cluster, -errno. */
 int cluster_rebuild(struct ckptd *d);
@@ -169,6 +175,10 @@ void cluster_reach(const struct ckptd *d, uint32_t owner,
 struct cluster_part {
 	uint32_t node, copies, uid;
 	uint64_t size, sealed_ns;
+	uint32_t nparts;          /* 1: node's version alone, whose PFS copy
+				   * is the version's manifest (seq); else
+				   * node's part (part.<node>, sealed_ns) */
+	uint64_t seq;
 };
 int cluster_part_of(const struct ckptd *d, const char *job,
 		    const char *version, uint32_t caller, const char *path,

@@ -296,6 +296,8 @@ struct part_loc {
 	uint32_t copies;
 	uint32_t uid;             /* the part's owner uid */
 	uint64_t sealed_ns;
+	uint32_t nparts;          /* the version's parts, as the owner said */
+	uint64_t seq;
 	const struct manifest *man;
 };
 /* The part that shows path (not this node's; as caller, whose uid picks

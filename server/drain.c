@@ -176,6 +176,16 @@ static void drained(struct ckptd *d, struct version *v, int err)
 		local_retain(d, v->job);
 }
 
+void drain_level_settled(struct ckptd *d, struct version *v)
+{
+	if (!drain_of(d) || d->stopping || !v->job || v->removed ||
+	    v->removing || v->state != CKPT_ST_SEALED ||
+	    version_remote(v) || version_level_busy(v) ||
+	    v->level < CKPT_DRAINED)
+		return;
+	local_retain(d, v->job);
+}
+
 /* ---- publishing a version in parts ---------------------------------------- */
 
 /* The copies' backoff: 1 s doubling up to [drain] retry_max. */
@@ -707,6 +717,7 @@ int drain_open(struct ckptd *d)
 	if (!dr)
 		return -ENOMEM;
 	dr->d = d;
+	cluster_conf_self(conf, dr->self, sizeof(dr->self));
 	dr->nthr = conf->drain_threads ? conf->drain_threads : 1;
 	dr->spare = (int)dr->nthr;
 	bwlimit_init(&dr->bw, conf->drain_bandwidth, 0);

@@ -93,6 +93,11 @@ int drain_wait_check(const struct ckptd *d, const struct version *v,
 void drain_newest_due(struct ckptd *d, struct job *j);
 /* v was just sealed: queue it, and apply local retention to its job. */
 void drain_sealed(struct ckptd *d, struct version *v);
+/* The version_changed event (ckptd.h): a change of v's level is recorded.
+ * Local retention passes over a version while a change of its level is
+ * queued (version_level_busy()); the last one recorded applies it again,
+ * so that a drained copy kept for a PROTECTED record, say, is evicted. */
+void drain_level_settled(struct ckptd *d, struct version *v);
 /* From the daemon's tick: start due work. */
 void drain_tick(struct ckptd *d);
 /* Pause (1) or resume (0) the drain: copies running wait between chunks,

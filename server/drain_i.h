@@ -31,6 +31,8 @@ struct drain {
 	int scanned;              /* a scan of the PFS succeeded (at the
 				   * start, or later: drainscan.c) */
 	int rescanning;           /* a scan runs on the pool */
+	char self[CKPT_HOST_MAX + 1]; /* this node's name in the cluster, or
+				   * "" (fixed: the scans read it) */
 	uint32_t rescan_tries;
 	uint64_t rescan_due_ms;
 	volatile int cancel;      /* shutting down: copies give up */

@@ -53,12 +53,25 @@ static int same_incarnation(const struct version *v, const struct pfsman *m)
 	return m->seq == v->seq;
 }
 
+/* v, remote now, is this node's part of a version in nparts parts
+ * (pfs_scan_own_part()), as a runtime eviction leaves it; or, with
+ * nparts 0, the whole version. */
+static void remote_part(struct version *v, uint32_t nparts)
+{
+	if (nparts <= 1)
+		return;
+	v->nparts = nparts;
+	v->publish = PUB_DONE;
+	v->pfs_whole = 1;
+}
+
 /* A drained version found on the PFS (its manifest m, taken), at the start
  * or, late, while ckptd runs. */
 static void found(struct ckptd *d, struct pfsman *m, int late)
 {
 	struct job *j = catalog_job(&d->cat, m->job);
 	struct version *v = catalog_version(&d->cat, m->job, m->version);
+	uint32_t nparts;
 
 	/* A job is one uid's.  Another uid's manifest under its name (a node
 	 * sharing the target, or a forgery) must neither be served to this
@@ -85,9 +98,11 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 		 * crash, or damaged): the PFS copy is whole, serve it. */
 		log_printf(LOG_NOTICE, "recovery: %s/%s (%s locally) is served from its PFS copy",
 			   m->job, m->version, ckpt_state_name(v->state));
+		nparts = m->nparts;
 		if (catalog_adopt_remote(&d->cat, v, m) < 0)
 			goto out_release;
 		v->drain = DR_DONE;
+		remote_part(v, nparts);
 		return;
 	}
 	if (v && v->nparts > 1) {
@@ -108,9 +123,11 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 		}
 		goto out_release;
 	}
+	nparts = m->nparts;
 	if (catalog_add_remote(&d->cat, m, &v) < 0)
 		goto out_release;
 	v->drain = DR_DONE;
+	remote_part(v, nparts);
 	return;
 out_release:
 	pfsman_release(m);
@@ -125,10 +142,43 @@ static int scannable(int ret)
 	return ret != -CKPT_ETARGET && ret != -ENOENT;
 }
 
+/* An error a later scan may not meet (the scan stops, and is retried). */
+static int transient(int err)
+{
+	return err == -ENOMEM || err == -EIO || err == -EMFILE ||
+	       err == -ENFILE || err == -EINTR || err == -EAGAIN;
+}
+
+/* In a cluster, a version in parts is this node's part of it
+ * (pfs_scan_own_part()): announced as this node's (parts.c), the whole
+ * version would say the other nodes' files and seal are this node's, and
+ * their reads through it would ask for this node's part manifest with the
+ * whole version's seal.  Not when the version is this node's alone, or
+ * another node's (no part of this one's): those stay whole. */
+static int own_part(struct drain *dr, struct pfsman *m)
+{
+	int ret = pfs_scan_own_part(dr->opts.target, dr->self, m);
+
+	if (ret >= 0 || ret == -ENOENT)
+		return 0;      /* -ENOENT: removed meanwhile */
+	log_printf(LOG_WARNING, "drain: %s/%s on the PFS: reading this node's part: %s%s",
+		   m->job, m->version, strerror(-ret),
+		   transient(ret) ? " (scanned again later)"
+				  : " (the whole version is listed)");
+	if (!transient(ret))
+		return 0;
+	pfsman_release(m);
+	return ret;
+}
+
 static int found_at_start(void *arg, struct pfsman *m)
 {
-	found(arg, m, 0);
-	return 0;
+	struct ckptd *d = arg;
+	int ret = own_part(drain_of(d), m);
+
+	if (ret == 0)
+		found(d, m, 0);
+	return ret;
 }
 
 void drain_scan(struct ckptd *d)
@@ -167,7 +217,10 @@ static int collect(void *arg, struct pfsman *m)
 {
 	struct rescan_task *rt = arg;
 	struct pfsman *grown;
+	int ret = own_part(rt->t.dr, m);
 
+	if (ret < 0)
+		return ret;
 	if (rt->n == rt->cap) {
 		rt->cap = rt->cap ? 2 * rt->cap : 64;
 		grown = realloc(rt->found, rt->cap * sizeof(*grown));

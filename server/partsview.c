@@ -543,6 +543,8 @@ int parts_locate(struct cluster *cl, const char *job, const char *version,
 	out->copies = p->copies;
 	out->uid = p->uid;
 	out->sealed_ns = p->sealed_ns;
+	out->nparts = p->nparts;
+	out->seq = p->seq;
 	out->man = &p->man;
 	return 0;
 }
@@ -584,7 +586,7 @@ int cluster_part_of(const struct ckptd *d, const char *job,
 	    parts_locate(cl_of(d), job, version, caller, path, &loc) < 0)
 		return -ENOENT;
 	*out = (struct cluster_part){ loc.node, loc.copies, loc.uid, loc.size,
-				      loc.sealed_ns };
+				      loc.sealed_ns, loc.nparts, loc.seq };
 	return 0;
 }
 

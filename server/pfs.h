@@ -158,6 +158,19 @@ int pfs_load_evictable(const char *target, const char *job,
 		       const char *version, const char *node,
 		       struct pfsman *out);
 /*
+ * m, a version's manifest pfs_scan() found, as a node of a cluster (self,
+ * its name) keeps it after a restart: if the version is in parts and one is
+ * self's, self's part manifest (stripped, as pfs_scan() gives them)
+ * replaces m, with m->node self and m->nparts the parts there, as a
+ * runtime eviction keeps it (pfs_load_evictable()): this node then says
+ * its own part is on the PFS, not the whole version (whose files and seal
+ * are the other nodes' too).  0 (replaced), 1 (m kept: not in parts, no
+ * part of self's, or one of another incarnation), or -errno (m kept).
+ * Worker threads, or the loop before it runs; blocking.
+ */
+int pfs_scan_own_part(const char *target, const char *self,
+		      struct pfsman *m);
+/*
  * Remove node's part of a version in parts from the PFS: its files,
  * part.<node> and name list, then the directories left empty.
  *

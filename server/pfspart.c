@@ -245,6 +245,48 @@ int pfs_load_evictable(const char *target, const char *job,
 	return ret;
 }
 
+int pfs_scan_own_part(const char *target, const char *self,
+		      struct pfsman *m)
+{
+	struct pfsman part;
+	char **names = NULL;
+	uint32_t n = 0, i;
+	int tfd, ret;
+
+	if (!self || !self[0] || m->node[0])
+		return 1;
+	tfd = pfs_target_open(target);
+	if (tfd < 0)
+		return tfd;
+	ret = parts_list(tfd, m->job, m->version, &names, &n);
+	close(tfd);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < n && strcmp(names[i], self); i++)
+		;
+	if (i == n) {
+		ret = 1;
+		goto out_names;
+	}
+	ret = pfs_load_part(target, m->job, m->version, self, &part);
+	if (ret < 0)
+		goto out_names;
+	/* The manifest was merged from the parts there (its seal the latest
+	 * of theirs): a part that does not fit it is not this one's. */
+	if (part.uid != m->uid || part.sealed_ns > m->sealed_ns) {
+		pfsman_release(&part);
+		ret = 1;
+		goto out_names;
+	}
+	pfsman_strip(&part);      /* -ENOMEM: kept whole, as the catalog does */
+	part.nparts = n;
+	pfsman_release(m);
+	*m = part;
+out_names:
+	names_free(names, n);
+	return ret;
+}
+
 /* Is name node's temporary: ptmp.<node>, ntmp.<node>, or
  * tmp.<node>.<digits>? */
 static int temp_of(const char *name, const char *node)

@@ -231,10 +231,14 @@ static int read_pfs(struct rtry *t)
 			pr->sealed_ns = v->sealed_ns;
 			pr->uid = v->job->uid;
 		}
-	} else {
+	} else if (cp.nparts > 1) {
 		snprintf(pr->node, sizeof(pr->node), "%s",
 			 cluster_node_name(d, cp.node));
 		pr->sealed_ns = cp.sealed_ns;
+		pr->uid = cp.uid;
+	} else {
+		/* Another node's version alone: the version's manifest. */
+		pr->vseq = cp.seq;
 		pr->uid = cp.uid;
 	}
 	pr->by_seq = !pr->node[0];

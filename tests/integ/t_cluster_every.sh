@@ -11,15 +11,18 @@
 #    one ahead), then v1..v4 in parts with every drain paused;
 #  - restarted: v1..v3 in parts, n2 killed (SIGKILL) and started again
 #    (it counts afresh), then v4..v6;
-# every version in parts is published, no node logs a skip of one, every
-# part reads back from every node before any restart, and on its own node
-# after a SIGKILL of n2, then of every node, and two clean restarts of
-# all; at the end a node outside the cluster reads every byte from the
-# PFS.  A job written on n2 alone still skips as before (its s1,
-# superseded, is skipped and removed).  Not checked: a node reading another
-# node's part after that node evicted it and restarted; that node then
-# announces the whole PFS manifest as its part, and the read fails with
-# CKPT_ECORRUPT (another incarnation), a known defect (stop 49's note).
+# every version in parts is published, no node logs a skip of one, and
+# every part reads back from every node, before any restart, after a
+# SIGKILL of n2, then of every node, and two clean restarts of all; at the
+# end a node outside the cluster reads every byte from the PFS.  A job
+# written on n2 alone still skips as before (its s1, superseded, is
+# skipped and removed), and its versions read from every node.
+# With keep=1 a node's older parts are evicted (PFS only); after a
+# restart the node lists its part of such a version from the PFS scan.
+# It used to list the whole manifest there and announce it as its part,
+# so another node reading a part through it asked for the restarted
+# node's part manifest with the whole version's seal: "checksum mismatch"
+# (CKPT_ECORRUPT) with the PFS copy intact (stop 49's note).
 # TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -57,15 +60,14 @@ all_published() {
 		published "$job" "$ver" || return 1
 	done
 }
-# all_read all|own: every part of every version in parts reads back from
-# each node (all), or from the node that wrote it (own).
+# all_read: every part of every version in parts reads back from every
+# node in $ALL.
 all_read() {
 	local w job ver seed n i
 	for w in "${WRITTEN[@]}"; do
 		IFS=: read -r job ver seed <<<"$w"
 		for n in $ALL; do
 			for i in 1 2 3; do
-				[ "$1" = own ] && [ "$n" != "n$i" ] && continue
 				tw $n verify "$job" "$ver" -r $i -P part$i -n 1 -z $SIZE \
 					-S $((seed + i)) >/dev/null 2>"$T/verify.err" || {
 					echo "$n: part$i of $job/$ver: $(tail -1 "$T/verify.err")" >&2
@@ -75,7 +77,7 @@ all_read() {
 		done
 	done
 }
-# check all|own: every version in parts published, none skipped, and read.
+# check: every version in parts published, none skipped, and read.
 check() {
 	local w job ver n
 	poll_until 60 all_published || {
@@ -89,7 +91,7 @@ check() {
 	for n in $ALL; do
 		grep -E "drain: (ev/[a-z]+)/v[0-9]+ skipped" "$T/$n/ckptd.log" >&2 && return 1
 	done
-	all_read "$1"
+	all_read
 }
 
 for n in $ALL; do node $n; done
@@ -104,7 +106,7 @@ for n in n1 n3; do
 done
 parts ev/late v2 20
 resume n2
-check all || fail "[late] a version in parts was skipped or lost"
+check || fail "[late] a version in parts was skipped or lost"
 info "[late] v1 and v2 published, n2 behind the others"
 
 # shifted: n2's ordinals of the job one ahead of the others'.
@@ -112,21 +114,21 @@ tw n2 write ev/shift s0 -n 1 -z $SIZE -S 5 -w drained || fail "s0 not drained"
 pause $ALL
 parts ev/shift v1 110; parts ev/shift v2 120; parts ev/shift v3 130; parts ev/shift v4 140
 resume $ALL
-check all || fail "[shifted] a version in parts was skipped or lost"
+check || fail "[shifted] a version in parts was skipped or lost"
 info "[shifted] v1..v4 published with n2 counting one ahead"
 
 # restarted: n2 counts afresh after a SIGKILL.
 pause $ALL
 parts ev/rs v1 210; parts ev/rs v2 220; parts ev/rs v3 230
 resume $ALL
-check all || fail "[restarted] before the restart"
+check || fail "[restarted] before the restart"
 kill9 n2
 node n2
 cluster_up 2
 pause $ALL
 parts ev/rs v4 240; parts ev/rs v5 250; parts ev/rs v6 260
 resume $ALL
-check own || fail "[restarted] a version in parts was skipped or lost"
+check || fail "[restarted] a version in parts was skipped or lost"
 info "[restarted] v1..v6 published across a SIGKILL of n2"
 
 # A job on n2 alone still skips: s1 superseded by s2 before its turn.
@@ -134,23 +136,48 @@ pause n2
 for i in 1 2 3; do
 	tw n2 write ev/solo "s$i" -n 1 -z $SIZE -S $((300 + i)) -w local || fail "solo s$i"
 done
+# solo_read: n2's versions of ev/solo read back from every node.
+solo_read() {
+	local n i
+	for n in $ALL; do
+		for i in 2 3; do
+			tw $n verify ev/solo "s$i" -n 1 -z $SIZE -S $((300 + i)) >/dev/null 2>"$T/verify.err" || {
+				echo "$n: ev/solo/s$i: $(tail -1 "$T/verify.err")" >&2
+				return 1
+			}
+		done
+	done
+}
 resume n2
 poll_until 30 grep -q "drain: ev/solo/s1 skipped" "$T/n2/ckptd.log" ||
 	fail "[solo] s1 (one node, superseded) was not skipped"
 for i in 2 3; do
 	poll_until 30 published ev/solo "s$i" || fail "[solo] s$i not drained"
 done
-info "[solo] a version on one node is still skipped"
+# s2 evicted on n2 (keep=1): the others, which never scanned it, read it
+# through n2's listing, from the version's PFS manifest (one node's: no
+# part manifest).
+pfs_only() {   # NAME JOB VERSION: no local copy there
+	ctl "$1" --json ls "$2" "$3" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+sys.exit("local" in json.load(sys.stdin)["info"]["copies"])'
+}
+poll_until 30 pfs_only n2 ev/solo s2 || fail "[solo] s2 on n2 is not evicted: $(ctl n2 ls ev/solo s2 | head -1)"
+solo_read || fail "[solo] n2's versions do not read back from every node"
+# With n2 and n3 down (no owner, 1 shard of 3), n1 reads them from the
+# PFS: the version's manifest, as no part manifest is there.
+stop_ckptd n2; stop_ckptd n3
+ALL=n1 solo_read || fail "[solo] n1 does not read n2's versions from the PFS with n2 and n3 down"
+node n2; node n3
+cluster_up 2
+info "[solo] a version on one node is still skipped, and reads from every node once evicted"
 
 idle_all
 for how in kill clean clean; do
 	cluster_bounce $how node 2
 	idle_all
-	check own || fail "after a restart of every node ($how)"
-	for i in 2 3; do
-		tw n2 verify ev/solo "s$i" -n 1 -z $SIZE -S $((300 + i)) ||
-			fail "[solo] s$i does not read back ($how)"
-	done
+	check || fail "after a restart of every node ($how)"
+	solo_read || fail "[solo] n2's versions do not read back ($how)"
 done
 for n in $ALL; do stop_ckptd $n; done
 # And every byte from the PFS alone: a node outside the cluster on the
@@ -158,11 +185,11 @@ for n in $ALL; do stop_ckptd $n; done
 drain_conf solo
 start_ckptd solo
 ALL=solo
-all_read all_parts || fail "a version in parts does not read back from the PFS"
+all_read || fail "a version in parts does not read back from the PFS"
 for i in 2 3; do
 	tw solo verify ev/solo "s$i" -n 1 -z $SIZE -S $((300 + i)) ||
 		fail "[solo] s$i does not read back from the PFS"
 done
 stop_ckptd solo
-info "every part reads back on its node after a SIGKILL and two clean restarts of all, and from the PFS alone"
+info "every part reads back from every node after a SIGKILL and two clean restarts of all, and from the PFS alone"
 finish
