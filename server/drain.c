@@ -176,6 +176,27 @@ static void drained(struct ckptd *d, struct version *v, int err)
 		local_retain(d, v->job);
 }
 
+uint32_t drain_wait_level(const struct ckptd *d, const struct version *v)
+{
+	if (v->level < CKPT_DRAINED || v->nparts <= 1 || !drain_of(d) ||
+	    !cluster_self_name(d) || version_remote(v) ||
+	    v->publish == PUB_DONE)
+		return v->level;
+	return copies_level(v->copies & ~CKPT_COPY_PFS);
+}
+
+void drain_part_news(struct ckptd *d, const char *job, const char *version,
+		     uint32_t uid)
+{
+	struct version *v;
+
+	if (!drain_of(d))
+		return;
+	v = catalog_version(&d->cat, job, version);
+	if (v && v->job && v->job->uid == uid && v->publish == PUB_WAIT)
+		v->publish_due_ms = 0;
+}
+
 void drain_level_settled(struct ckptd *d, struct version *v)
 {
 	if (!drain_of(d) || d->stopping || !v->job || v->removed ||
@@ -253,21 +274,28 @@ void drain_info(const struct ckptd *d, const struct version *v,
 	}
 }
 
-/* What pfs_publish() said for v (this node's part is drained). */
+/* What pfs_publish() said for v (this node's part is drained): 0 or 2,
+ * the version is published (by this node now, or found so); 1, it is
+ * another node's to publish, and this one looks for its manifest until it
+ * is there. */
 static void published(struct ckptd *d, struct version *v, int res)
 {
 	uint64_t wait;
 
-	v->publish_err = res == -EAGAIN || res == 1 ? 0 : res;
-	if (res == 0 || res == 1) {
+	v->publish_err = res < 0 && res != -EAGAIN ? res : 0;
+	if (res == 0 || res == 2) {
 		v->publish = PUB_DONE;
 		log_printf(LOG_INFO, res == 0 ? "drain: %s/%s published on the PFS (%u parts)"
-					      : "drain: %s/%s: its %u parts are published by another node",
+					      : "drain: %s/%s: the version of its %u parts is on the PFS",
 			   v->job->name, v->name, v->nparts);
+		ckptd_version_changed(d, v);   /* waiters, retention */
 		return;
 	}
 	wait = drain_backoff_ms(d, v->publish_tries);
-	if (res == -EAGAIN && !v->publish_tries)
+	if (res == 1 && !v->publish_tries)
+		log_printf(LOG_INFO, "drain: %s/%s: part drained; another node publishes the version once its %u parts are on the PFS",
+			   v->job->name, v->name, v->nparts);
+	else if (res == -EAGAIN && !v->publish_tries)
 		log_printf(LOG_INFO, "drain: %s/%s: part drained; the version is published once its %u parts are on the PFS",
 			   v->job->name, v->name, v->nparts);
 	else if (res == -EEXIST)
@@ -278,7 +306,7 @@ static void published(struct ckptd *d, struct version *v, int res)
 		log_printf(LOG_WARNING, "drain: %s/%s: a part was removed from the PFS while the version was being published: not published (retry %u in %llu s)",
 			   v->job->name, v->name, v->publish_tries + 1,
 			   (unsigned long long)(wait / 1000));
-	else if (res != -EAGAIN)
+	else if (res != -EAGAIN && res != 1)
 		log_printf(LOG_ERR, "drain: %s/%s: publishing: %s (retry %u in %llu s)",
 			   v->job->name, v->name, ckpt_strerror(res),
 			   v->publish_tries + 1, (unsigned long long)(wait / 1000));

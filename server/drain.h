@@ -52,13 +52,17 @@ enum drain_state {
  * then published (its PFS manifest written, readers see it) by the node
  * whose name sorts first among the parts' nodes, which checks after its
  * own part is written and again on the retry schedule while parts are
- * missing, also after a restart.  Other nodes never write the manifest.
+ * missing, also after a restart.  Other nodes never write the manifest, but
+ * look for it on the same schedule until it is there, and at once when a
+ * peer says its part changed (drain_part_news()): a waiter for DRAINED on
+ * a part is answered once the version is published (drain_wait_level()),
+ * as only then can it be restored from the PFS.
  */
 enum drain_publish {
 	PUB_NONE = 0,     /* one part, or not drained yet */
 	PUB_WAIT,         /* to check (again) at publish_due_ms */
 	PUB_RUNNING,      /* a check runs on the pool */
-	PUB_DONE,         /* published, or another node's to publish */
+	PUB_DONE,         /* published: its manifest is on the PFS */
 };
 
 /* Start the threads and find what is left to drain or only on the PFS.
@@ -98,6 +102,14 @@ void drain_sealed(struct ckptd *d, struct version *v);
  * queued (version_level_busy()); the last one recorded applies it again,
  * so that a drained copy kept for a PROTECTED record, say, is evicted. */
 void drain_level_settled(struct ckptd *d, struct version *v);
+/* The level v has reached for a waiter (ops.c, session.c): v->level, but
+ * a part of a version in parts is DRAINED only once the version is
+ * published; until then it is at the level its other copies give. */
+uint32_t drain_wait_level(const struct ckptd *d, const struct version *v);
+/* A peer said its part of job/version (of uid) changed: this node's part,
+ * waiting for the version's publication, checks at the next tick. */
+void drain_part_news(struct ckptd *d, const char *job, const char *version,
+		     uint32_t uid);
 /* From the daemon's tick: start due work. */
 void drain_tick(struct ckptd *d);
 /* Pause (1) or resume (0) the drain: copies running wait between chunks,

@@ -251,8 +251,8 @@ void op_wait(struct conn *c, const struct proto_msg *req)
 		conn_reply_status(c, req, -EINVAL);
 		return;
 	}
-	r.level = v->level;
-	if (v->level >= req->level) {
+	r.level = drain_wait_level(c->d, v);
+	if (r.level >= req->level) {
 		conn_reply(c, &r);
 	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);

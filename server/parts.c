@@ -32,6 +32,7 @@
 #include "catalog.h"
 #include "cluster.h"
 #include "cluster_i.h"
+#include "drain.h"
 #include "manifest.h"
 #include "ops.h"
 #include "namehash.h"
@@ -472,6 +473,10 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	p->open_id = pp.open_id;
 	p->sealed_ns = pp.sealed_ns;
 	p->bytes = pp.bytes;
+	/* Its part is on the PFS (or the version published by it, which
+	 * says so again): this node's, waiting, looks at once. */
+	if (pp.state == CKPT_ST_SEALED && pp.level >= CKPT_DRAINED)
+		drain_part_news(cl->d, pp.job, pp.version, pp.uid);
 	link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret < 0 ? ret : 0);
 }
 

@@ -116,8 +116,9 @@ static int summarize(const struct ckptd *d, const char *job,
 		struct ckpt_version_info vi;
 
 		version_info(v, &vi);
-		sum_part(s, v->state, v->level, v->nparts, vi.nfiles, vi.bytes,
-			 v->sealed_ns);
+		/* DRAINED once the version is published (drain.h). */
+		sum_part(s, v->state, drain_wait_level(d, v), v->nparts,
+			 vi.nfiles, vi.bytes, v->sealed_ns);
 	}
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
@@ -188,7 +189,8 @@ int cluster_version_ready(const struct ckptd *d, const char *job,
 	struct vsum s;
 
 	if (summarize(d, job, version, v, caller, &s) < 0)
-		return v && v->state == CKPT_ST_SEALED && v->level >= level;
+		return v && v->state == CKPT_ST_SEALED &&
+		       drain_wait_level(d, v) >= level;
 	return !s.failed && s.sealed >= s.nparts && s.level >= level;
 }
 

@@ -115,8 +115,9 @@ long pfs_read(const char *target, const struct pfsman *m, uint32_t fi,
  * on the PFS; it merges the nparts part manifests (each must decode and be
  * of job, version and uid; no path may be in two parts, pfsman_merge())
  * into the version's manifest, written atomically (tmp, fsync, rename,
- * fsync of the directory).  Returns 0 (published now or before), 1 (a node
- * sorting before self has its part there: publishing is that node's),
+ * fsync of the directory).  Returns 0 (published now), 2 (found published:
+ * by another node, or before a retry or restart), 1 (a node sorting
+ * before self has its part there: publishing is that node's),
  * -EAGAIN (parts missing: ask again later), -CKPT_EPROTO (more parts than
  * nparts, or parts that do not agree), -EEXIST (two parts name one path),
  * -ESTALE (a part merged was set aside for removal while the manifest was

@@ -196,7 +196,8 @@ int pfs_publish(const char *target, const char *job, const char *version,
 
 	if (pfs_load(target, job, version, &m) == 0) {
 		pfsman_release(&m);
-		return 0;            /* published before (a retry, a restart) */
+		return 2;            /* published before (by another node, a
+				      * retry, before a restart) */
 	}
 	tfd = pfs_target_open(target);
 	if (tfd < 0)

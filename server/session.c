@@ -301,7 +301,7 @@ void session_notify(struct ckptd *d, struct version *v)
 			list_entry(pos, struct waiter, link);
 		int st;
 
-		if (v->level >= wl->w.level)
+		if (drain_wait_level(d, v) >= wl->w.level)
 			st = 0;
 		else if (version_dead(v))
 			st = v->error ? v->error : -CKPT_EFAILED;
@@ -315,7 +315,7 @@ void session_notify(struct ckptd *d, struct version *v)
 		r.type = PROTO_WAIT;
 		r.seq = wl->w.seq;
 		r.status = st;
-		r.level = v->level;
+		r.level = drain_wait_level(d, v);
 		conn_reply(wl->w.conn, &r);
 		waiter_drop(wl);
 	}

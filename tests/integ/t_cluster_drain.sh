@@ -5,6 +5,7 @@
 #    n2's parts reach DRAINED (part.n1, part.n2 on the PFS) and there is no
 #    manifest while n3's part is missing; once n3 resumes its part is
 #    DRAINED and the manifest appears, written by n1 (the first name) only;
+#    n2 and n3 then find it published (their waits for DRAINED end then);
 #    no temporaries are left, the PFS files are the writers' bytes, and
 #    `ckptctl restore` on a node alone on the same PFS gives back all 3
 #    parts' files byte for byte;
@@ -81,6 +82,10 @@ poll_until 20 has "$V1/manifest" ||
 logged n1 "train/cd/v1 published on the PFS (3 parts)" || fail "n1 did not publish v1"
 for n in n2 n3; do
 	! logged $n "train/cd/v1 published on the PFS" || fail "$n published v1 too"
+	# Not the publisher: it looks until the manifest is there.
+	ctl $n wait $JOB v1 drained --timeout 30 >/dev/null || fail "$n: wait for v1 drained"
+	logged $n "train/cd/v1: the version of its 3 parts is on the PFS" ||
+		fail "$n: wait drained returned before it saw v1 published"
 done
 [ -z "$(pfs_temps)" ] || fail "temporary files left: $(pfs_temps)"
 expect_parts v1 10 "$T/exp1"

@@ -6,7 +6,9 @@
 # that skipped their parts removed them, so committed versions read from
 # nowhere (helper-50, stop 49).  Now a version in parts is never skipped:
 #  - late: n2's drain paused while v1 and v2 are written in 3 parts (n1 and
-#    n3 drain v1 while it is the newest; n2 sees it superseded);
+#    n3 drain v1 while it is the newest; n2 sees it superseded); a wait for
+#    DRAINED on n1 or n3 does not end, nor does ls say drained, before the
+#    version is published, and on every node it ends with it published;
 #  - shifted: n2 wrote a version of the job alone first (its ordinals run
 #    one ahead), then v1..v4 in parts with every drain paused;
 #  - restarted: v1..v3 in parts, n2 killed (SIGKILL) and started again
@@ -104,8 +106,23 @@ JOB=ev/late
 for n in n1 n3; do
 	poll_until 30 part_is $n v1 drained || fail "[late] $n: its part of v1 is $(part_level $n v1)"
 done
+# A part on the PFS is not the version there: a wait for DRAINED ends once
+# the version is published (before, it ended with this node's part).
+for n in n1 n3; do
+	! ctl $n wait ev/late v1 drained --timeout 1 >/dev/null 2>&1 ||
+		fail "[late] $n: wait drained returned with v1 not published"
+	[ "$(ctl $n ls ev/late | awk '$1 == "v1" {print $3}')" != drained ] ||
+		fail "[late] $n lists v1 as $(ctl $n ls ev/late | awk '$1 == "v1" {print $3}') before it is published"
+done
 parts ev/late v2 20
 resume n2
+for n in $ALL; do
+	for v in v1 v2; do
+		ctl $n wait ev/late $v drained --timeout 60 >/dev/null ||
+			fail "[late] $n: wait for $v drained"
+		published ev/late $v || fail "[late] $n: wait drained returned with $v not published"
+	done
+done
 check || fail "[late] a version in parts was skipped or lost"
 info "[late] v1 and v2 published, n2 behind the others"
 
