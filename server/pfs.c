@@ -210,6 +210,16 @@ int pfs_load_at(const char *target, const char *rel, const char *job,
 	return load_at(target, rel, job, version, out, NULL, NULL);
 }
 
+int pfs_load_at_own(const char *target, const char *rel, const char *job,
+		    const char *version, struct pfsman *out, int *own)
+{
+	uint64_t claim = 0;
+	int ret = load_at(target, rel, job, version, out, &claim, NULL);
+
+	*own = claim == 0;
+	return ret;
+}
+
 int pfs_load(const char *target, const char *job, const char *version,
 	     struct pfsman *out)
 {

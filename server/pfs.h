@@ -165,9 +165,12 @@ int pfs_load_evictable(const char *target, const char *job,
  * replaces m, with m->node self and m->nparts the parts there, as a
  * runtime eviction keeps it (pfs_load_evictable()): this node then says
  * its own part is on the PFS, not the whole version (whose files and seal
- * are the other nodes' too).  0 (replaced), 1 (m kept: not in parts, no
- * part of self's, or one of another incarnation), or -errno (m kept).
- * Worker threads, or the loop before it runs; blocking.
+ * are the other nodes' too).  The part keeps the version's base (the
+ * parts' references share it; bases.h).  A part.<self> a removal killed
+ * midway left set aside is put back first (as pfs_load_evictable() does).
+ * 0 (replaced), 1 (m kept: not in parts, or one part alone there, no part
+ * of self's, one not written by ckptd, or one of another incarnation), or
+ * -errno (m kept).  Worker threads, or the loop before it runs; blocking.
  */
 int pfs_scan_own_part(const char *target, const char *self,
 		      struct pfsman *m);

@@ -72,6 +72,11 @@ int pfs_manifest_put(int tfd, const struct pfsman *m, const char *tmp,
  * and checked as pfs_load() says. */
 int pfs_load_at(const char *target, const char *rel, const char *job,
 		const char *version, struct pfsman *out);
+/* The same, and whether ckptd wrote it: *own is 1 when ckptd's uid owns
+ * the file, else 0 (another uid's, which counts only within its claims:
+ * pfs_i.h's budgets). */
+int pfs_load_at_own(const char *target, const char *rel, const char *job,
+		    const char *version, struct pfsman *out, int *own);
 /* The regular file at rel, whole, in *buf (malloc'd, the caller frees it)
  * and *len, the uid that owns it in *owner, and its fstat in *st (when not
  * NULL).  One another uid owns is refused over PFS_CLAIM_MAX bytes

@@ -253,9 +253,9 @@ int pfscache_get(struct pfscache *c, const struct pfsc_want *w,
 		ret = hold(c, w, &x, &fresh);
 		if (ret < 0)
 			return ret;
-		if (w->by_seq ? x->m.seq == w->seq
-			      : x->m.sealed_ns == w->sealed_ns &&
-				x->m.uid == w->uid) {
+		if ((w->by_seq ? x->m.seq == w->seq
+			       : x->m.sealed_ns == w->sealed_ns) &&
+		    x->m.uid == w->uid) {
 			*m = &x->m;
 			*e = x;
 			return 0;

@@ -41,7 +41,7 @@ struct pfsc_want {
 	const char *job, *version;
 	const char *node;         /* "": the version's manifest; else that
 				   * node's part manifest */
-	int by_seq;               /* compare seq; else sealed_ns and uid */
+	int by_seq;               /* compare seq, else sealed_ns; and uid */
 	uint64_t seq, sealed_ns;
 	uint32_t uid;
 };

@@ -249,10 +249,11 @@ int pfs_load_evictable(const char *target, const char *job,
 int pfs_scan_own_part(const char *target, const char *self,
 		      struct pfsman *m)
 {
+	char rel[PFS_REL_MAX];
 	struct pfsman part;
 	char **names = NULL;
-	uint32_t n = 0, i;
-	int tfd, ret;
+	uint32_t n = 0, have, i;
+	int tfd, ret, own;
 
 	if (!self || !self[0] || m->node[0])
 		return 1;
@@ -260,31 +261,56 @@ int pfs_scan_own_part(const char *target, const char *self,
 	if (tfd < 0)
 		return tfd;
 	ret = parts_list(tfd, m->job, m->version, &names, &n);
-	close(tfd);
 	if (ret < 0)
-		return ret;
+		goto out_close;
 	for (i = 0; i < n && strcmp(names[i], self); i++)
 		;
+	have = n;
 	if (i == n) {
-		ret = 1;
+		/* A removal killed between setting it aside and putting it
+		 * back (the version is published): back, as
+		 * pfs_load_evictable() puts it. */
+		if (part_put_back(target, tfd, m->job, m->version, self,
+				  &part) < 0) {
+			ret = 1;
+			goto out_names;
+		}
+		pfsman_release(&part);
+		have++;
+	}
+	/* One part alone is no version in parts (a peer's part set aside by
+	 * a removal killed midway): the whole manifest says it. */
+	ret = pfs_path(rel, sizeof(rel), PFS_N_PART, m->job, m->version, self,
+		       0);
+	if (ret < 0 || have < 2) {
+		ret = ret < 0 ? ret : 1;
 		goto out_names;
 	}
-	ret = pfs_load_part(target, m->job, m->version, self, &part);
+	ret = pfs_load_at_own(target, rel, m->job, m->version, &part, &own);
 	if (ret < 0)
 		goto out_names;
 	/* The manifest was merged from the parts there (its seal the latest
-	 * of theirs): a part that does not fit it is not this one's. */
-	if (part.uid != m->uid || part.sealed_ns > m->sealed_ns) {
+	 * of theirs): a part that does not fit it is not this one's.  Nor is
+	 * one ckptd did not write: a uid's own files count only within its
+	 * claims (pfs_i.h), which pfs_scan() charged the manifest with. */
+	if (!own || part.uid != m->uid || part.sealed_ns > m->sealed_ns) {
 		pfsman_release(&part);
 		ret = 1;
 		goto out_names;
 	}
+	/* The version's base, which the nodes' parts share: a part without
+	 * references has none, and [drain] keep would remove the base the
+	 * other parts refer to (bases.h). */
+	snprintf(part.base, sizeof(part.base), "%s", m->base);
+	snprintf(part.node, sizeof(part.node), "%s", self);
 	pfsman_strip(&part);      /* -ENOMEM: kept whole, as the catalog does */
-	part.nparts = n;
+	part.nparts = have;
 	pfsman_release(m);
 	*m = part;
 out_names:
 	names_free(names, n);
+out_close:
+	close(tfd);
 	return ret;
 }
 

@@ -225,11 +225,11 @@ static int read_pfs(struct rtry *t)
 		pr->uid = v->pfs->uid;
 	} else if (v) {
 		pr->vseq = v->seq;
+		pr->uid = v->job->uid;
 		if (v->nparts > 1 && cluster_nodes(d)) {
 			snprintf(pr->node, sizeof(pr->node), "%s",
 				 cluster_node_name(d, cluster_self(d)));
 			pr->sealed_ns = v->sealed_ns;
-			pr->uid = v->job->uid;
 		}
 	} else if (cp.nparts > 1) {
 		snprintf(pr->node, sizeof(pr->node), "%s",
