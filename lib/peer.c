@@ -240,7 +240,8 @@ static int seal_ok(const struct peer_seal *s)
 static int part_ok(const struct peer_part *p)
 {
 	if (p->state > CKPT_ST_DAMAGED || p->level > CKPT_DRAINED ||
-	    (p->copies & ~COPIES_KNOWN) || !p->nparts ||
+	    (p->copies & ~COPIES_KNOWN) || (p->flags & ~PEER_PART_FLAGS) ||
+	    !p->nparts ||
 	    p->nparts > PLACE_MAX_NODES || p->manlen > PEER_MAX_MAN)
 		return 0;
 	return p->state == CKPT_ST_SEALED || !p->manlen;
@@ -323,6 +324,7 @@ int peer_encode_part(void *buf, size_t cap, uint32_t seq,
 	enc_u64(&e, p->sealed_ns);
 	enc_u32(&e, p->nfiles);
 	enc_u64(&e, p->bytes);
+	enc_u32(&e, p->flags);
 	enc_u32(&e, p->manlen);
 	enc_bytes(&e, p->man, p->manlen);
 	return peer_end(&e);
@@ -560,6 +562,7 @@ int peer_decode_part(const void *frame, size_t len, struct peer_part *p)
 	p->sealed_ns = dec_u64(&d);
 	p->nfiles = dec_u32(&d);
 	p->bytes = dec_u64(&d);
+	p->flags = dec_u32(&d);
 	p->manlen = dec_u32(&d);
 	if (d.err || dec_left(&d) != p->manlen || !part_ok(p))
 		return -CKPT_EPROTO;

@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      5      /* 5: HELD, PING; 4: SHARD_GET */
+#define PEER_VERSION      6      /* 6: PART flags; 5: HELD, PING; 4: SHARD_GET */
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */
@@ -151,12 +151,15 @@ struct peer_seal {
  * PART: what the sender (owner) holds of job/version: state (enum
  * ckpt_state; 0: the part is gone, removed), level and copies as the
  * owner's catalog has them (copies: CKPT_COPY_* bits only), the number of
- * parts the writers said the version has (nparts, 1..PLACE_MAX_NODES), and
- * for a SEALED part its encoded manifest (man, manlen bytes; 0 when the
- * owner could not encode it, and for any other state).  Sent by the owner
- * when a link comes up and whenever the part changes; the receiver keeps
- * the latest.
+ * parts the writers said the version has (nparts, 1..PLACE_MAX_NODES),
+ * flags (PEER_PART_*), and for a SEALED part its encoded manifest (man,
+ * manlen bytes; 0 when the owner could not encode it, and for any other
+ * state).  Sent by the owner when a link comes up and whenever the part
+ * changes; the receiver keeps the latest.
  */
+#define PEER_PART_PUBLISHED 0x1u  /* the owner knows the whole version is
+				   * on the PFS (its manifest published) */
+#define PEER_PART_FLAGS     PEER_PART_PUBLISHED   /* every flag known */
 struct peer_part {
 	char owner[PLACE_NAME_MAX + 1];
 	char job[CKPT_JOB_MAX + 1];
@@ -166,6 +169,7 @@ struct peer_part {
 	uint64_t seq, open_id, sealed_ns;
 	uint32_t nfiles;
 	uint64_t bytes;           /* logical bytes (sum of file sizes) */
+	uint32_t flags;           /* PEER_PART_* */
 	uint32_t manlen;          /* 0..PEER_MAX_MAN */
 	const uint8_t *man;       /* decoded: in the frame */
 };

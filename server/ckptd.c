@@ -313,6 +313,7 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	list_init(&d->conns);
 	list_init(&d->hello_wait);
 	list_init(&d->uids);
+	list_init(&d->cwaiters);
 	raise_nofile();
 	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->st.start_ms = ckptd_now_ms();

@@ -50,6 +50,8 @@ struct ckptd {
 	struct list conns;         /* struct conn */
 	struct list hello_wait;    /* conns waiting for staging */
 	struct list uids;          /* struct uid_conns: connections per uid */
+	struct list cwaiters;      /* session.c: WAITs on versions only other
+				    * nodes hold (session_wait_cluster()) */
 	uint32_t nconns;
 	struct stats st;
 	struct mstats ms;          /* counted here, published by metrics.c */

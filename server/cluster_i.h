@@ -163,6 +163,9 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
 void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		   size_t n, const struct peer_hdr *h);
+/* SYNC: hold_on_sync(), then the waits on versions other nodes hold. */
+void parts_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h);
 void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 		      size_t n, const struct peer_hdr *h);
 

@@ -176,11 +176,16 @@ static void drained(struct ckptd *d, struct version *v, int err)
 		local_retain(d, v->job);
 }
 
+int drain_published(const struct ckptd *d, const struct version *v)
+{
+	return v->level >= CKPT_DRAINED &&
+	       (v->nparts <= 1 || !drain_of(d) || !cluster_self_name(d) ||
+		version_remote(v) || v->publish == PUB_DONE);
+}
+
 uint32_t drain_wait_level(const struct ckptd *d, const struct version *v)
 {
-	if (v->level < CKPT_DRAINED || v->nparts <= 1 || !drain_of(d) ||
-	    !cluster_self_name(d) || version_remote(v) ||
-	    v->publish == PUB_DONE)
+	if (v->level < CKPT_DRAINED || drain_published(d, v))
 		return v->level;
 	return copies_level(v->copies & ~CKPT_COPY_PFS);
 }

@@ -102,6 +102,10 @@ void drain_sealed(struct ckptd *d, struct version *v);
  * queued (version_level_busy()); the last one recorded applies it again,
  * so that a drained copy kept for a PROTECTED record, say, is evicted. */
 void drain_level_settled(struct ckptd *d, struct version *v);
+/* 1 if v is DRAINED and its whole version is on the PFS: a version of one
+ * part, or one in parts this node knows published (PUB_DONE, or listed
+ * from the PFS); else 0.  Peers hear it in v's PART (PEER_PART_PUBLISHED). */
+int drain_published(const struct ckptd *d, const struct version *v);
 /* The level v has reached for a waiter (ops.c, session.c): v->level, but
  * a part of a version in parts is DRAINED only once the version is
  * published; until then it is at the level its other copies give. */

@@ -568,7 +568,7 @@ static void got_request(struct link *l, const uint8_t *f, size_t n,
 	case PEER_READ:
 		return peerread_on_read(cl, l, f, n, h);
 	case PEER_SYNC:
-		return hold_on_sync(cl, l, f, n, h);
+		return parts_on_sync(cl, l, f, n, h);
 	case PEER_SHARD_GET:
 		return hold_on_sget(cl, l, f, n, h);
 	case PEER_HELD:

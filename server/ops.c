@@ -240,28 +240,52 @@ void op_commit_name(struct conn *c, const struct proto_msg *req)
 	conn_reply_status(c, req, ingest_seal(c->d, v));
 }
 
+/* Can a copy at level come at all?  Without a drain target (or, for
+ * PROTECTED, peers) a wait would never end. */
+static int level_possible(struct ckptd *d, uint32_t level)
+{
+	return !((level == CKPT_DRAINED && !drain_enabled(d)) ||
+		 (level == CKPT_PROTECTED && !drain_enabled(d) &&
+		  !cluster_nodes(d)));
+}
+
+/* WAIT on a version this node holds no part of: the version over the
+ * cluster, if other nodes hold it. */
+static void wait_cluster(struct conn *c, const struct proto_msg *req)
+{
+	int ret = ops_may_see(c, req->job);
+
+	if (ret == 0 && !level_possible(c->d, req->level))
+		ret = -ENOTSUP;
+	if (ret == 0)
+		ret = session_wait_cluster(c, req);
+	if (ret < 0)
+		conn_reply_status(c, req, ret);
+}
+
 void op_wait(struct conn *c, const struct proto_msg *req)
 {
-	struct version *v = lookup(c, req);
 	struct proto_msg r = { .type = PROTO_WAIT, .seq = req->seq };
+	struct version *v;
 
-	if (!v)
-		return;
 	if (req->level < CKPT_STAGED || req->level > CKPT_DRAINED) {
 		conn_reply_status(c, req, -EINVAL);
 		return;
 	}
+	if (!catalog_version(&c->d->cat, req->job, req->version) &&
+	    cluster_nodes(c->d)) {
+		wait_cluster(c, req);
+		return;
+	}
+	v = lookup(c, req);
+	if (!v)
+		return;
 	r.level = drain_wait_level(c->d, v);
 	if (r.level >= req->level) {
 		conn_reply(c, &r);
 	} else if (version_dead(v)) {
 		conn_reply_status(c, req, v->error ? v->error : -CKPT_EFAILED);
-	} else if ((req->level == CKPT_DRAINED && !drain_enabled(c->d)) ||
-		   (req->level == CKPT_PROTECTED && !drain_enabled(c->d) &&
-		    !cluster_nodes(c->d))) {
-		/* No copy beyond the local one can come: without a drain
-		 * target (or, for PROTECTED, peers) the wait would never
-		 * end. */
+	} else if (!level_possible(c->d, req->level)) {
 		conn_reply_status(c, req, -ENOTSUP);
 	} else if (drain_wait_check(c->d, v, req->level) < 0) {
 		conn_reply_status(c, req, -CKPT_ESKIPPED);

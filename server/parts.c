@@ -137,6 +137,8 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 	pp.sealed_ns = v->sealed_ns;
 	pp.nfiles = v->nlive;
 	pp.bytes = version_bytes(v);
+	if (drain_published(cl->d, v))
+		pp.flags = PEER_PART_PUBLISHED;
 	if (pp.state == CKPT_ST_SEALED &&
 	    catalog_manifest_encode(v, v->level, &man, &manlen) == 0 &&
 	    manlen <= PEER_MAX_MAN) {
@@ -171,6 +173,7 @@ static uint8_t *rpart_frame(struct cluster *cl, const struct rpart *p,
 	pp.sealed_ns = p->sealed_ns;
 	pp.nfiles = p->nfiles;
 	pp.bytes = p->bytes;
+	pp.flags = p->flags;
 	man = size <= PEER_MAX_MAN ? malloc(size) : NULL;
 	n = man ? manifest_encode(&p->man, man, size) : -ENOMEM;
 	if (n > 0) {
@@ -424,6 +427,7 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	if (pp.state == 0) {
 		hold_part_gone(cl, owner, pp.open_id);
 		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, 0);
+		session_notify_cluster(cl->d, pp.job, pp.version);
 		return;
 	}
 	hold_confirm(cl, owner, pp.open_id);
@@ -473,11 +477,22 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	p->open_id = pp.open_id;
 	p->sealed_ns = pp.sealed_ns;
 	p->bytes = pp.bytes;
+	p->flags = pp.flags;
 	/* Its part is on the PFS (or the version published by it, which
 	 * says so again): this node's, waiting, looks at once. */
 	if (pp.state == CKPT_ST_SEALED && pp.level >= CKPT_DRAINED)
 		drain_part_news(cl->d, pp.job, pp.version, pp.uid);
 	link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret < 0 ? ret : 0);
+	session_notify_cluster(cl->d, pp.job, pp.version);
+}
+
+void parts_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	hold_on_sync(cl, l, f, n, h);
+	/* Its sender has said every part it has: a wait on one it no
+	 * longer has (removed while the link was down) ends. */
+	session_notify_cluster(cl->d, NULL, NULL);
 }
 
 /* ---- life --------------------------------------------------------------------- */

@@ -23,6 +23,7 @@ struct rpart {
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	uint32_t uid, state, level, copies, nparts, nfiles;
+	uint32_t flags;           /* PEER_PART_* its owner last said */
 	uint64_t seq, open_id, sealed_ns, bytes;
 	struct manifest man;      /* SEALED with a manifest; else zeroed */
 	uint32_t *fhash;          /* man's files by path: index + 1, or 0 */

@@ -68,15 +68,22 @@ static uint32_t owner_of(const struct ckptd *d, const char *job,
 
 /* ---- views ----------------------------------------------------------------- */
 
+/* A version over the cluster.  A part's level counts as DRAINED only once
+ * some node knows the version published (its manifest on the PFS, so that
+ * it can be restored from there): until then each part counts at the
+ * level its other copies give (held: drain_wait_level()'s rule). */
 struct vsum {
-	uint32_t nparts, sealed, failed, known, level;
+	uint32_t nparts, sealed, failed, known;
+	uint32_t level;           /* the lowest sealed part's level */
+	uint32_t held;            /* the same, DRAINED not counted */
+	int published;            /* a part's node knows it published */
 	uint32_t nfiles;
 	uint64_t bytes, sealed_ns;
 };
 
 static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
-		     uint32_t nparts, uint32_t nfiles, uint64_t bytes,
-		     uint64_t sealed_ns)
+		     uint32_t held, uint32_t nparts, uint32_t nfiles,
+		     uint64_t bytes, uint64_t sealed_ns)
 {
 	s->known++;
 	if (nparts > s->nparts)
@@ -85,6 +92,8 @@ static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
 		s->sealed++;
 		if (level < s->level)
 			s->level = level;
+		if (held < s->held)
+			s->held = held;
 	} else if (state == CKPT_ST_FAILED || state == CKPT_ST_INCOMPLETE ||
 		   state == CKPT_ST_DAMAGED) {
 		s->failed++;
@@ -93,6 +102,15 @@ static void sum_part(struct vsum *s, uint32_t state, uint32_t level,
 	s->bytes += bytes;
 	if (sealed_ns > s->sealed_ns)
 		s->sealed_ns = sealed_ns;
+}
+
+/* p's level but DRAINED, as drain_wait_level() has it for a part of this
+ * node's: what its other copies give (copies_level()). */
+static uint32_t rpart_held(const struct rpart *p)
+{
+	if (p->level < CKPT_DRAINED || p->nparts <= 1)
+		return p->level;
+	return copies_level(p->copies & ~CKPT_COPY_PFS);
 }
 
 /* Sum the parts of job/version: v (this node's, may be NULL) and the
@@ -108,7 +126,7 @@ static int summarize(const struct ckptd *d, const char *job,
 	uint32_t uid;
 
 	memset(s, 0, sizeof(*s));
-	s->level = CKPT_DRAINED;
+	s->level = s->held = CKPT_DRAINED;
 	if (!cl || !cl->parts)
 		return -ENOENT;
 	uid = owner_of(d, job, v, caller);
@@ -116,9 +134,9 @@ static int summarize(const struct ckptd *d, const char *job,
 		struct ckpt_version_info vi;
 
 		version_info(v, &vi);
-		/* DRAINED once the version is published (drain.h). */
-		sum_part(s, v->state, drain_wait_level(d, v), v->nparts,
-			 vi.nfiles, vi.bytes, v->sealed_ns);
+		sum_part(s, v->state, v->level, drain_wait_level(d, v),
+			 v->nparts, vi.nfiles, vi.bytes, v->sealed_ns);
+		s->published |= drain_published(d, v);
 	}
 	list_for_each(pos, &cl->parts->list) {
 		const struct rpart *p = list_entry(pos, struct rpart, link);
@@ -126,14 +144,17 @@ static int summarize(const struct ckptd *d, const char *job,
 		if (strcmp(p->job, job) || strcmp(p->version, version) ||
 		    p->uid != uid)
 			continue;
-		sum_part(s, p->state, p->level, p->nparts, p->nfiles, p->bytes,
-			 p->sealed_ns);
+		sum_part(s, p->state, p->level, rpart_held(p), p->nparts,
+			 p->nfiles, p->bytes, p->sealed_ns);
+		s->published |= !!(p->flags & PEER_PART_PUBLISHED);
 		others++;
 	}
 	if (!others && (!v || v->nparts <= 1))
 		return -ENOENT;
 	if (!s->nparts)
 		s->nparts = 1;
+	if (!s->published)
+		s->level = s->held;
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "drain.h"
 #include "ingest.h"
 #include "lease.h"
@@ -47,7 +48,12 @@ struct waiter_link {
 	struct waiter w;
 	struct list conn_link;    /* in conn's waiter list */
 	struct version *v;        /* holds a reference: a waiter may outlive
-				   * the version's place in the catalog */
+				   * the version's place in the catalog;
+				   * NULL: a WAIT in ckptd.cwaiters on a
+				   * version only other nodes hold, named
+				   * by job and version below */
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
 };
 
 static void conn_close(struct conn *c);
@@ -267,59 +273,161 @@ static void waiter_drop(struct waiter_link *wl)
 	list_del(&wl->conn_link);
 	c->nwait--;
 	free(wl);
-	version_put(&c->d->cat, v);
+	if (v)
+		version_put(&c->d->cat, v);
 	conn_put(c);
+}
+
+/* Answer wl's WAIT with st and the level reached, and drop it.  The reply
+ * may close the connection (out of memory), which drops its other waiters
+ * too: callers walking a waiter list start again from its head. */
+static void waiter_answer(struct waiter_link *wl, int st, uint32_t level)
+{
+	struct conn *c = wl->w.conn;
+	struct proto_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PROTO_WAIT;
+	r.seq = wl->w.seq;
+	r.status = st;
+	r.level = level;
+	conn_get(c);
+	waiter_drop(wl);
+	conn_reply(c, &r);
+	conn_put(c);
+}
+
+static struct waiter_link *waiter_new(struct conn *c, struct list *list,
+				      const struct proto_msg *req)
+{
+	struct waiter_link *wl = calloc(1, sizeof(*wl));
+
+	if (!wl)
+		return NULL;
+	wl->w.conn = c;
+	wl->w.seq = req->seq;
+	wl->w.level = req->level;
+	conn_get(c);
+	list_add_tail(list, &wl->w.link);
+	list_add_tail(conn_waiters(c), &wl->conn_link);
+	c->nwait++;
+	return wl;
 }
 
 int session_wait(struct conn *c, struct version *v,
 		 const struct proto_msg *req)
 {
-	struct waiter_link *wl = calloc(1, sizeof(*wl));
+	struct waiter_link *wl = waiter_new(c, &v->waiters, req);
 
 	if (!wl)
 		return -ENOMEM;
-	wl->w.conn = c;
-	wl->w.seq = req->seq;
-	wl->w.level = req->level;
 	wl->v = v;
 	version_get(v);
-	conn_get(c);
-	list_add_tail(&v->waiters, &wl->w.link);
-	list_add_tail(conn_waiters(c), &wl->conn_link);
-	c->nwait++;
 	return 0;
+}
+
+/* What wl's WAIT on v gets now: 1, not yet; else its status. */
+static int waiter_status(struct ckptd *d, struct version *v,
+			 const struct waiter_link *wl)
+{
+	if (drain_wait_level(d, v) >= wl->w.level)
+		return 0;
+	if (version_dead(v))
+		return v->error ? v->error : -CKPT_EFAILED;
+	if (v->removed)
+		return -CKPT_ENOVERSION;
+	if (drain_wait_check(d, v, wl->w.level) < 0)
+		return -CKPT_ESKIPPED;
+	return 1;
 }
 
 void session_notify(struct ckptd *d, struct version *v)
 {
-	struct list *pos, *tmp;
-	struct proto_msg r;
+	struct list *pos;
 
 	version_get(v);           /* the last waiter may hold the last ref */
-	list_for_each_safe(pos, tmp, &v->waiters) {
+again:
+	list_for_each(pos, &v->waiters) {
 		struct waiter_link *wl = (struct waiter_link *)
 			list_entry(pos, struct waiter, link);
-		int st;
+		int st = waiter_status(d, v, wl);
 
-		if (drain_wait_level(d, v) >= wl->w.level)
-			st = 0;
-		else if (version_dead(v))
-			st = v->error ? v->error : -CKPT_EFAILED;
-		else if (v->removed)
-			st = -CKPT_ENOVERSION;
-		else if (drain_wait_check(d, v, wl->w.level) < 0)
-			st = -CKPT_ESKIPPED;
-		else
-			continue;
-		memset(&r, 0, sizeof(r));
-		r.type = PROTO_WAIT;
-		r.seq = wl->w.seq;
-		r.status = st;
-		r.level = drain_wait_level(d, v);
-		conn_reply(wl->w.conn, &r);
-		waiter_drop(wl);
+		if (st <= 0) {
+			waiter_answer(wl, st, drain_wait_level(d, v));
+			goto again;
+		}
 	}
 	version_put(&d->cat, v);
+}
+
+/* What a WAIT for want on job/version, which only other nodes hold, gets
+ * now (the version over the cluster, cluster.h): 1, not yet (*level set);
+ * else its status: 0 reached, or the version failed or is gone. */
+static int cluster_wait_status(struct ckptd *d, const char *job,
+			       const char *version, uid_t caller,
+			       uint32_t want, uint32_t *level)
+{
+	struct ckpt_version_info info;
+
+	*level = CKPT_NONE;
+	if (cluster_version_view(d, job, version, NULL, (uint32_t)caller,
+				 &info) < 0)
+		return -CKPT_ENOVERSION;
+	*level = info.level;
+	if (info.state == CKPT_ST_FAILED)
+		return -CKPT_EFAILED;
+	return info.state == CKPT_ST_SEALED && info.level >= want ? 0 : 1;
+}
+
+int session_wait_cluster(struct conn *c, const struct proto_msg *req)
+{
+	struct waiter_link *wl;
+	uint32_t level;
+	int st = cluster_wait_status(c->d, req->job, req->version, c->uid,
+				     req->level, &level);
+
+	if (st == -CKPT_ENOVERSION)
+		return st;
+	if (st <= 0) {
+		struct proto_msg r;
+
+		memset(&r, 0, sizeof(r));
+		r.type = PROTO_WAIT;
+		r.seq = req->seq;
+		r.status = st;
+		r.level = level;
+		conn_reply(c, &r);
+		return 0;
+	}
+	wl = waiter_new(c, &c->d->cwaiters, req);
+	if (!wl)
+		return -ENOMEM;
+	snprintf(wl->job, sizeof(wl->job), "%s", req->job);
+	snprintf(wl->version, sizeof(wl->version), "%s", req->version);
+	return 0;
+}
+
+void session_notify_cluster(struct ckptd *d, const char *job,
+			    const char *version)
+{
+	struct list *pos;
+
+again:
+	list_for_each(pos, &d->cwaiters) {
+		struct waiter_link *wl = (struct waiter_link *)
+			list_entry(pos, struct waiter, link);
+		uint32_t level;
+		int st;
+
+		if (job && (strcmp(wl->job, job) || strcmp(wl->version, version)))
+			continue;
+		st = cluster_wait_status(d, wl->job, wl->version,
+					 wl->w.conn->uid, wl->w.level, &level);
+		if (st <= 0) {
+			waiter_answer(wl, st, level);
+			goto again;
+		}
+	}
 }
 
 /* ---- receiving ---------------------------------------------------------- */

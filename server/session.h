@@ -113,6 +113,18 @@ void session_notify(struct ckptd *d, struct version *v);
 int session_wait(struct conn *c, struct version *v,
 		 const struct proto_msg *req);
 
+/* A WAIT (req) on a version this node holds no part of but other nodes
+ * do (the version over the cluster, cluster.h): answered now if it has
+ * reached the level, failed, or is gone, else parked until a PART changes
+ * it (session_notify_cluster()) or the connection closes.  0 (answered or
+ * parked), -CKPT_ENOVERSION (no node holds it: nothing was sent), or
+ * -ENOMEM. */
+int session_wait_cluster(struct conn *c, const struct proto_msg *req);
+/* Answer the WAITs of session_wait_cluster() on job/version (every one:
+ * job NULL) that the cluster's parts now settle. */
+void session_notify_cluster(struct ckptd *d, const char *job,
+			    const char *version);
+
 /* May uid see job?  0 or -EACCES. */
 int session_may(const struct conn *c, const struct job *j);
 

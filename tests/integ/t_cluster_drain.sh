@@ -13,8 +13,16 @@
 #    drains as it always did: files/ and a manifest, no part manifests;
 #  - v2: n1 (the publisher) drains its part while n2 and n3 are paused and
 #    is killed with SIGKILL; n2 and n3 then drain theirs, and nothing is
-#    published until n1 restarts, which publishes it.
-# TIMEOUT: 300
+#    published until n1 restarts, which publishes it;
+#  - v3, in 2 parts (n2, n3), and n1 holding none of it: a wait on n1 for
+#    DRAINED waits for the version over the cluster (it used to fail at
+#    once: no such version) and ends only once it is published: n2 (its
+#    publisher) stopped (SIGSTOP) after its part drained, n3's part then
+#    drained, and n1, hearing both parts DRAINED, still neither ends the
+#    wait nor lists v3 as drained until n2 goes on and publishes; a wait
+#    on n1 for v4, which n2 and n3 then remove, ends with "no such
+#    version", and one for a version nobody holds fails at once.
+# TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -131,6 +139,74 @@ expect_parts v2 20 "$T/exp2"
 diff -r "$T/exp2" "$V2/files" || fail "the PFS files of v2 are not the writers'"
 [ -z "$(pfs_temps)" ] || fail "temporary files left: $(pfs_temps)"
 info "v2: published by its publisher after a SIGKILL and a restart"
+
+# ---- v3: a wait on a node that holds no part ----------------------------
+V3=$(pfs_vdir $JOB v3)
+# seen_level ASKED OWNER VERSION: the level ASKED lists OWNER's part at.
+seen_level() {
+	ctl "$1" --json ls $JOB "$3" 2>/dev/null | $PY -c '
+import json, sys
+for p in json.load(sys.stdin)["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p["level"])' "$2"
+}
+seen_is() { [ "$(seen_level "$@")" = drained ]; }
+version_line() { ctl n1 ls $JOB | awk -v v="$1" '$1 == v {print $3}'; }
+# write_two VERSION SEED: n2 and n3 write the 2 parts of VERSION.
+write_two() {
+	CKPT_NODES=2 tw n2 write $JOB "$1" -r 1 -P part2 -n 2 -z $SIZE -S $(($2 + 2)) \
+		-w local || fail "n2: writing its part of $1"
+	CKPT_NODES=2 tw n3 write $JOB "$1" -r 2 -P part3 -n 2 -z $SIZE -S $(($2 + 3)) \
+		-w local || fail "n3: writing its part of $1"
+}
+ctl n3 drain --pause >/dev/null || fail "ckptctl drain --pause on n3"
+write_two v3 30
+ctl n1 wait $JOB v3 drained --timeout 120 >"$T/wait3.out" 2>&1 &
+WAIT3=$!
+poll_until 30 part_is n2 v3 drained || fail "n2's part of v3 is $(part_level n2 v3)"
+poll_until 10 logged n2 "train/cd/v3: part drained; the version is published once" ||
+	fail "n2 does not wait for v3's parts"
+N2=${CKPTD_PID[n2]}
+kill -STOP "$N2"
+ctl n3 drain --resume >/dev/null || fail "ckptctl drain --resume on n3"
+why=
+poll_until 30 part_is n3 v3 drained || why="n3's part of v3 is $(part_level n3 v3)"
+[ -n "$why" ] || poll_until 30 seen_is n1 n3 v3 ||
+	why="n1 lists n3's part of v3 at $(seen_level n1 n3 v3)"
+[ -n "$why" ] || seen_is n1 n2 v3 || why="n1 lists n2's part of v3 at $(seen_level n1 n2 v3)"
+# Both parts DRAINED as n1 hears it, the version not published.
+[ -n "$why" ] || [ ! -e "$V3/manifest" ] || why="v3 published with n2 stopped"
+[ -n "$why" ] || kill -0 $WAIT3 2>/dev/null ||
+	why="the wait on n1 ended before v3 was published: $(cat "$T/wait3.out")"
+[ -n "$why" ] || ! ctl n1 wait $JOB v3 drained --timeout 1 >/dev/null 2>&1 ||
+	why="a wait on n1 returned with v3 not published"
+[ -n "$why" ] || [ "$(version_line v3)" != drained ] ||
+	why="n1 lists v3 as drained before it is published"
+kill -CONT "$N2"
+[ -z "$why" ] || fail "$why"
+wait $WAIT3 || fail "the wait on n1 for v3: $(cat "$T/wait3.out")"
+[ -e "$V3/manifest" ] || fail "the wait on n1 ended with v3 not published"
+logged n2 "train/cd/v3 published on the PFS (2 parts)" || fail "n2 did not publish v3"
+poll_until 10 eval '[ "$(version_line v3)" = drained ]' ||
+	fail "n1 lists v3 as $(version_line v3) once published"
+info "v3: a wait on a node without a part ended once the version was published"
+
+# ---- v4: a wait there ends when the parts are removed ---------------------
+for n in n2 n3; do ctl $n drain --pause >/dev/null || fail "pause $n"; done
+write_two v4 40
+ctl n1 wait $JOB v4 drained >"$T/wait4.out" 2>&1 &
+WAIT4=$!
+poll_until 10 eval '[ "$(version_line v4)" = local ] || [ "$(version_line v4)" = protected ]' ||
+	fail "n1 lists v4 as '$(version_line v4)'"
+for n in n2 n3; do ctl $n rm $JOB v4 >/dev/null || fail "rm v4 on $n"; done
+poll_until 20 eval '! kill -0 $WAIT4 2>/dev/null' || fail "the wait on n1 for v4 still runs with v4 removed"
+! wait $WAIT4 || fail "the wait on n1 for v4 succeeded with v4 removed"
+grep -qi "no such version" "$T/wait4.out" || fail "the wait for v4: $(cat "$T/wait4.out")"
+! ctl n1 wait $JOB nosuch drained --timeout 30 >"$T/wait5.out" 2>&1 ||
+	fail "a wait for a version nobody holds succeeded"
+grep -qi "no such version" "$T/wait5.out" || fail "a wait for a version nobody holds: $(cat "$T/wait5.out")"
+for n in n2 n3; do ctl $n drain --resume >/dev/null || fail "resume $n"; done
+info "v4: a wait for a version the others removed ends, no such version"
 
 for n in $ALL; do stop_ckptd $n; done
 finish

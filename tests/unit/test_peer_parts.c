@@ -106,6 +106,7 @@ static void fill_part(struct peer_part *p)
 	p->sealed_ns = 1700000000123456789ull;
 	p->nfiles = 12;
 	p->bytes = 5ull << 40;
+	p->flags = PEER_PART_PUBLISHED;
 	p->manlen = sizeof(man);
 	p->man = man;
 }
@@ -128,6 +129,7 @@ static int raw_part(const struct peer_part *p, uint32_t carried)
 	enc_u64(&e, p->sealed_ns);
 	enc_u32(&e, p->nfiles);
 	enc_u64(&e, p->bytes);
+	enc_u32(&e, p->flags);
 	enc_u32(&e, p->manlen);
 	enc_bytes(&e, data, carried);
 	return raw_end(&e);
@@ -264,6 +266,7 @@ static void test_new_round_trip(void)
 	CU_ASSERT_EQUAL(po.sealed_ns, p.sealed_ns);
 	CU_ASSERT_EQUAL(po.nfiles, 12);
 	CU_ASSERT_EQUAL(po.bytes, 5ull << 40);
+	CU_ASSERT_EQUAL(po.flags, PEER_PART_PUBLISHED);
 	CU_ASSERT_EQUAL(po.manlen, sizeof(man));
 	CU_ASSERT(po.man > frame && po.man + po.manlen == frame + n);
 	CU_ASSERT(!memcmp(po.man, man, sizeof(man)));
@@ -558,6 +561,9 @@ static void test_part_rules(void)
 	PART_CASE(p.level = CKPT_DRAINED + 1, -CKPT_EPROTO);
 	PART_CASE(p.copies = 0x10, -CKPT_EPROTO);
 	PART_CASE(p.copies = 0x80000000u, -CKPT_EPROTO);
+	PART_CASE(p.flags = 0, 0);
+	PART_CASE(p.flags = 0x2, -CKPT_EPROTO);          /* unknown flags */
+	PART_CASE(p.flags = 0x80000001u, -CKPT_EPROTO);
 	PART_CASE(p.nparts = 0, -CKPT_EPROTO);
 	PART_CASE(p.nparts = PLACE_MAX_NODES + 1, -CKPT_EPROTO);
 	/* SEALED without its manifest (too big to send, say): as it is. */
