@@ -93,6 +93,9 @@ static void evict_done(struct pool_task *pt)
 	rt->loaded = 0;           /* v owns it now */
 	log_printf(LOG_INFO, "retention: %s/%s evicted from the local store (drained; keep=%u)",
 		   rt->job, rt->version, d->conf->keep);
+	/* Its copies changed: the other nodes read it from the PFS now, not
+	 * from this node (as rm's eviction, remove.c). */
+	ckptd_version_changed(d, v);
 out_free:
 	retain_free(rt);
 }

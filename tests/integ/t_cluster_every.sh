@@ -24,7 +24,9 @@
 # It used to list the whole manifest there and announce it as its part,
 # so another node reading a part through it asked for the restarted
 # node's part manifest with the whole version's seal: "checksum mismatch"
-# (CKPT_ECORRUPT) with the PFS copy intact (stop 49's note).
+# (CKPT_ECORRUPT) with the PFS copy intact (stop 49's note).  An
+# eviction is announced: every node lists each evicted part without a
+# local copy (peers used to keep asking its owner first).
 # TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +44,19 @@ node() {    # NAME: configure (once) and start node NAME
 	cluster_start "$1" 2+1
 }
 published() { [ -e "$(pfs_vdir "$1" "$2")/manifest" ]; }
+# copies_of ASKED OWNER JOB VERSION: the copies ASKED lists OWNER's part with.
+copies_of() {
+	ctl "$1" --json ls "$3" "$4" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(",".join(p["copies"]))' "$2"
+}
+no_local() {
+	local c
+	c=$(copies_of "$@")
+	[ -n "$c" ] && [[ ",$c," != *,local,* ]]
+}
 # parts JOB VERSION SEED: node i writes part i of VERSION.
 parts() {
 	local i
@@ -124,6 +139,15 @@ for n in $ALL; do
 	done
 done
 check || fail "[late] a version in parts was skipped or lost"
+# keep=1: each node evicts its part of v1.  The others hear of it, and read
+# that part from the PFS or the shards, not from its owner (they used to
+# ask the owner first, a warning per read: an eviction was not announced).
+for o in $ALL; do
+	for n in $ALL; do
+		poll_until 30 no_local $n $o ev/late v1 ||
+			fail "[late] $n lists $o's part of v1 with copies $(copies_of $n $o ev/late v1)"
+	done
+done
 info "[late] v1 and v2 published, n2 behind the others"
 
 # shifted: n2's ordinals of the job one ahead of the others'.
