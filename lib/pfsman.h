@@ -124,8 +124,10 @@ struct pfsman {
 	int stripped;
 	char node[CKPT_HOST_MAX + 1]; /* set by who loads it: the node whose
 				   * part manifest this is, or "" */
-	uint32_t nparts;         /* a part manifest pfs_scan_own_part() took:
-				   * the parts of its version; else 0 */
+	uint32_t nparts;         /* a part manifest pfs_scan_own_part() took,
+				   * or a whole one of a version in parts it
+				   * found none of its node's in: the parts
+				   * of its version; else 0 */
 };
 
 /* The index of the entry named path (trying hint first), or -ENOENT. */

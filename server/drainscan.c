@@ -53,13 +53,18 @@ static int same_incarnation(const struct version *v, const struct pfsman *m)
 	return m->seq == v->seq;
 }
 
-/* v, remote now, is this node's part of a version in nparts parts
- * (pfs_scan_own_part()), as a runtime eviction leaves it; or, with
- * nparts 0, the whole version. */
-static void remote_part(struct version *v, uint32_t nparts)
+/* v, remote now, listed from a manifest pfs_scan_own_part() gave: with own,
+ * this node's part of a version in nparts parts, as a runtime eviction
+ * leaves it; else the whole version, which, in nparts > 1 parts, is other
+ * nodes' only (v->no_part: not announced as this node's, parts.c). */
+static void remote_part(struct version *v, uint32_t nparts, int own)
 {
 	if (nparts <= 1)
 		return;
+	if (!own) {
+		v->no_part = 1;
+		return;
+	}
 	v->nparts = nparts;
 	v->publish = PUB_DONE;
 	v->pfs_whole = 1;
@@ -71,7 +76,8 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 {
 	struct job *j = catalog_job(&d->cat, m->job);
 	struct version *v = catalog_version(&d->cat, m->job, m->version);
-	uint32_t nparts;
+	uint32_t nparts = m->nparts;
+	int own = m->node[0] != 0;
 
 	/* A job is one uid's.  Another uid's manifest under its name (a node
 	 * sharing the target, or a forgery) must neither be served to this
@@ -98,11 +104,10 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 		 * crash, or damaged): the PFS copy is whole, serve it. */
 		log_printf(LOG_NOTICE, "recovery: %s/%s (%s locally) is served from its PFS copy",
 			   m->job, m->version, ckpt_state_name(v->state));
-		nparts = m->nparts;
 		if (catalog_adopt_remote(&d->cat, v, m) < 0)
 			goto out_release;
 		v->drain = DR_DONE;
-		remote_part(v, nparts);
+		remote_part(v, nparts, own);
 		return;
 	}
 	if (v && v->nparts > 1) {
@@ -123,11 +128,10 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 		}
 		goto out_release;
 	}
-	nparts = m->nparts;
 	if (catalog_add_remote(&d->cat, m, &v) < 0)
 		goto out_release;
 	v->drain = DR_DONE;
-	remote_part(v, nparts);
+	remote_part(v, nparts, own);
 	return;
 out_release:
 	pfsman_release(m);

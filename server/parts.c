@@ -244,7 +244,7 @@ static int announce_to(struct cluster *cl, const struct version *v,
 	/* A removed one (job NULL) is announced too: state 0, so that the
 	 * others forget it and drop the shards they hold of it. */
 	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
-	    v->state == CKPT_ST_SEALING)
+	    v->state == CKPT_ST_SEALING || v->no_part)
 		return 0;
 	return send_to(cl, node, version_frame, v, v->jobname, v->name);
 }

@@ -130,6 +130,10 @@ static int summarize(const struct ckptd *d, const char *job,
 	if (!cl || !cl->parts)
 		return -ENOENT;
 	uid = owner_of(d, job, v, caller);
+	/* The whole version, published, listed from the PFS on a node with
+	 * no part of it (no_part) says all: complete, and on the PFS. */
+	if (v && v->no_part)
+		return -ENOENT;
 	if (v) {
 		struct ckpt_version_info vi;
 
@@ -297,6 +301,12 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 	uid = owner_of(c->d, req->job, v, c->uid);
 	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid)
 		n++;
+	/* The whole version listed on a node with no part of it is none of
+	 * its parts (the others are), unless none of those is known. */
+	if (v && v->no_part && n > 1) {
+		v = NULL;
+		n--;
+	}
 	if (!n)
 		return -ENOENT;
 	if (page_begin(c, req, n, &pg) < 0)

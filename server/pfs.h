@@ -168,9 +168,10 @@ int pfs_load_evictable(const char *target, const char *job,
  * are the other nodes' too).  The part keeps the version's base (the
  * parts' references share it; bases.h).  A part.<self> a removal killed
  * midway left set aside is put back first (as pfs_load_evictable() does).
- * 0 (replaced), 1 (m kept: not in parts, or one part alone there, no part
- * of self's, one not written by ckptd, or one of another incarnation), or
- * -errno (m kept).  Worker threads, or the loop before it runs; blocking.
+ * 0 (replaced), 1 (m kept: not in parts, or one part alone there, one not
+ * written by ckptd, or one of another incarnation), 2 (m kept, with
+ * m->nparts the parts there: a version in parts of which self has none),
+ * or -errno (m kept).  Worker threads, or the loop before it runs; blocking.
  */
 int pfs_scan_own_part(const char *target, const char *self,
 		      struct pfsman *m);

@@ -270,9 +270,13 @@ int pfs_scan_own_part(const char *target, const char *self,
 		/* A removal killed between setting it aside and putting it
 		 * back (the version is published): back, as
 		 * pfs_load_evictable() puts it. */
-		if (part_put_back(target, tfd, m->job, m->version, self,
-				  &part) < 0) {
-			ret = 1;
+		ret = part_put_back(target, tfd, m->job, m->version, self,
+				    &part);
+		if (ret < 0) {
+			/* None there: other nodes' parts only. */
+			if (ret == -ENOENT && n >= 2)
+				m->nparts = n;
+			ret = ret == -ENOENT && n >= 2 ? 2 : 1;
 			goto out_names;
 		}
 		pfsman_release(&part);

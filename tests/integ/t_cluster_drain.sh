@@ -21,7 +21,9 @@
 #    drained, and n1, hearing both parts DRAINED, still neither ends the
 #    wait nor lists v3 as drained until n2 goes on and publishes; a wait
 #    on n1 for v4, which n2 and n3 then remove, ends with "no such
-#    version", and one for a version nobody holds fails at once.
+#    version", and one for a version nobody holds fails at once;
+#  - n1 restarted: it lists v3 whole from the PFS and reads it, but does
+#    not announce it as a part of its own (every node lists n2's and n3's).
 # TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -196,9 +198,12 @@ for n in n2 n3; do ctl $n drain --pause >/dev/null || fail "pause $n"; done
 write_two v4 40
 ctl n1 wait $JOB v4 drained >"$T/wait4.out" 2>&1 &
 WAIT4=$!
-poll_until 10 eval '[ "$(version_line v4)" = local ] || [ "$(version_line v4)" = protected ]' ||
+# Protected first: an rm while a part's shards are being sent is refused
+# (busy).
+poll_until 30 eval '[ "$(version_line v4)" = protected ]' ||
 	fail "n1 lists v4 as '$(version_line v4)'"
-for n in n2 n3; do ctl $n rm $JOB v4 >/dev/null || fail "rm v4 on $n"; done
+kill -0 $WAIT4 2>/dev/null || fail "the wait on n1 for v4 ended: $(cat "$T/wait4.out")"
+for n in n2 n3; do ctl $n rm $JOB v4 >"$T/rm.out" 2>&1 || fail "rm v4 on $n: $(cat "$T/rm.out")"; done
 poll_until 20 eval '! kill -0 $WAIT4 2>/dev/null' || fail "the wait on n1 for v4 still runs with v4 removed"
 ! wait $WAIT4 || fail "the wait on n1 for v4 succeeded with v4 removed"
 grep -qi "no such version" "$T/wait4.out" || fail "the wait for v4: $(cat "$T/wait4.out")"
@@ -207,6 +212,35 @@ grep -qi "no such version" "$T/wait4.out" || fail "the wait for v4: $(cat "$T/wa
 grep -qi "no such version" "$T/wait5.out" || fail "a wait for a version nobody holds: $(cat "$T/wait5.out")"
 for n in n2 n3; do ctl $n drain --resume >/dev/null || fail "resume $n"; done
 info "v4: a wait for a version the others removed ends, no such version"
+
+# ---- n1 restarted: v3 is listed whole there, and is not n1's part ----------
+# n1's PFS scan finds v3 published, with part.n2 and part.n3 but no part of
+# its own: it lists the whole version, to read it, but it used to announce
+# it as its own part too (nparts 1, every file), so the others listed a
+# third part of v3, n1's.
+parts_seen() {
+	ctl "$1" --json ls $JOB "$2" 2>/dev/null | $PY -c '
+import json, sys
+print(" ".join(sorted(p["node"] for p in json.load(sys.stdin)["parts"])))'
+}
+stop_ckptd n1
+node n1
+for n in $ALL; do
+	poll_until 30 is $n peers_up 2 || fail "$n: $(sjson $n peers_up) of 2 peers up"
+done
+for v in v1 v2; do    # n1's own parts, announced with v3 when the link came up
+	poll_until 30 eval '[ "$(seen_level n2 n1 $v)" = drained ]' ||
+		fail "n2 lists n1's part of $v at '$(seen_level n2 n1 $v)' after n1's restart"
+done
+for n in $ALL; do
+	[ "$(parts_seen $n v3)" = "n2 n3" ] || fail "$n lists the parts of v3 as: $(parts_seen $n v3)"
+done
+[ "$(version_line v3)" = drained ] || fail "n1 lists v3 as $(version_line v3) after its restart"
+for i in 2 3; do
+	tw n1 verify $JOB v3 -r $((i - 1)) -P part$i -n 2 -z $SIZE -S $((30 + i)) >/dev/null ||
+		fail "n1 reads part$i of v3 wrong after its restart"
+done
+info "n1 restarted: v3 listed whole, read back, and announced as none of its parts"
 
 for n in $ALL; do stop_ckptd $n; done
 finish
