@@ -341,11 +341,39 @@ static int waiter_status(struct ckptd *d, struct version *v,
 	return 1;
 }
 
+/* wl, a WAIT on a version other nodes held, now that this node has a part
+ * of it (v): it waits on that part, as a WAIT made now would (op_wait()). */
+static void waiter_adopt(struct waiter_link *wl, struct version *v)
+{
+	list_del(&wl->w.link);
+	wl->v = v;
+	version_get(v);
+	list_add_tail(&v->waiters, &wl->w.link);
+}
+
+/* The WAITs of session_wait_cluster() on v's name: v's now. */
+static void adopt_cluster_waiters(struct ckptd *d, struct version *v)
+{
+	struct list *pos, *tmp;
+
+	if (!v->job)
+		return;
+	list_for_each_safe(pos, tmp, &d->cwaiters) {
+		struct waiter_link *wl = (struct waiter_link *)
+			list_entry(pos, struct waiter, link);
+
+		if (!strcmp(wl->job, v->job->name) &&
+		    !strcmp(wl->version, v->name))
+			waiter_adopt(wl, v);
+	}
+}
+
 void session_notify(struct ckptd *d, struct version *v)
 {
 	struct list *pos;
 
 	version_get(v);           /* the last waiter may hold the last ref */
+	adopt_cluster_waiters(d, v);
 again:
 	list_for_each(pos, &v->waiters) {
 		struct waiter_link *wl = (struct waiter_link *)
@@ -410,6 +438,7 @@ int session_wait_cluster(struct conn *c, const struct proto_msg *req)
 void session_notify_cluster(struct ckptd *d, const char *job,
 			    const char *version)
 {
+	struct version *v;
 	struct list *pos;
 
 again:
@@ -421,6 +450,15 @@ again:
 
 		if (job && (strcmp(wl->job, job) || strcmp(wl->version, version)))
 			continue;
+		v = catalog_version(&d->cat, wl->job, wl->version);
+		if (v && v->job) {
+			/* This node has a part now: its changes answer it. */
+			waiter_adopt(wl, v);    /* out of this list */
+			st = waiter_status(d, v, wl);
+			if (st <= 0)
+				waiter_answer(wl, st, drain_wait_level(d, v));
+			goto again;
+		}
 		st = cluster_wait_status(d, wl->job, wl->version,
 					 wl->w.conn->uid, wl->w.level, &level);
 		if (st <= 0) {
