@@ -169,7 +169,8 @@ def seal(owner, shard, chunk, stream_len, nstripes, man=b"x", k=2, m=1, open_id=
     return (pstr(owner) + pstr("atk") + pstr("h1") + struct.pack("<IQQIIIIQQI", 0, 1, open_id, k, m, shard, chunk, stream_len, nstripes, len(man)) + man)
 
 def part(owner, job, ver, state=3, man=b""):
-    return (pstr(owner) + pstr(job) + pstr(ver) + struct.pack("<IIIIIQQQIQI", 0, state, 0, 1, 1, 1, 0x99, 1, 1, 1, len(man)) + man)
+    # uid state level copies nparts seq open_id sealed_ns nfiles bytes flags manlen
+    return (pstr(owner) + pstr(job) + pstr(ver) + struct.pack("<IIIIIQQQIQII", 0, state, 0, 1, 1, 1, 0x99, 1, 1, 1, 0, len(man)) + man)
 
 def read(job, ver, path, off, n):
     return pstr(job) + pstr(ver) + pstr(path) + struct.pack("<QI", off, n)
