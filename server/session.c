@@ -281,19 +281,26 @@ static void waiter_drop(struct waiter_link *wl)
 /* Answer wl's WAIT with st and the level reached, and drop it.  The reply
  * may close the connection (out of memory), which drops its other waiters
  * too: callers walking a waiter list start again from its head. */
-static void waiter_answer(struct waiter_link *wl, int st, uint32_t level)
+static void wait_reply(struct conn *c, uint32_t seq, int st, uint32_t level)
 {
-	struct conn *c = wl->w.conn;
 	struct proto_msg r;
 
 	memset(&r, 0, sizeof(r));
 	r.type = PROTO_WAIT;
-	r.seq = wl->w.seq;
+	r.seq = seq;
 	r.status = st;
 	r.level = level;
+	conn_reply(c, &r);
+}
+
+static void waiter_answer(struct waiter_link *wl, int st, uint32_t level)
+{
+	struct conn *c = wl->w.conn;
+	uint32_t seq = wl->w.seq;
+
 	conn_get(c);
 	waiter_drop(wl);
-	conn_reply(c, &r);
+	wait_reply(c, seq, st, level);
 	conn_put(c);
 }
 
@@ -417,14 +424,7 @@ int session_wait_cluster(struct conn *c, const struct proto_msg *req)
 	if (st == -CKPT_ENOVERSION)
 		return st;
 	if (st <= 0) {
-		struct proto_msg r;
-
-		memset(&r, 0, sizeof(r));
-		r.type = PROTO_WAIT;
-		r.seq = req->seq;
-		r.status = st;
-		r.level = level;
-		conn_reply(c, &r);
+		wait_reply(c, req->seq, st, level);
 		return 0;
 	}
 	wl = waiter_new(c, &c->d->cwaiters, req);

@@ -49,6 +49,21 @@ record_id() { sed -n 1p "$T/$1/store/drain/target"; }
 empty_dir() { [ -z "$(ls -A "$1")" ]; }
 drains() { grep -c "drain: $JOB/$2 drained" "$T/$1/ckptd.log"; }
 logged() { poll_until 20 grep -q -- "$2" "$T/$1/ckptd.log"; }
+# unmounted_refused NAME MESSAGE WHY: with an empty directory in place of
+# $PFS (the PFS moved aside, as an unmounted mount point), NAME starts, its
+# v2 stays LOCAL, it logs MESSAGE (else fail WHY) and writes nothing there;
+# then NAME stops and the PFS is back.
+unmounted_refused() {
+	mv "$PFS" "$PFS.real"
+	mkdir "$PFS"
+	start_ckptd "$1"
+	tw "$1" write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	logged "$1" "$2" || fail "$3"
+	empty_dir "$PFS" || fail "written into the unmounted target: $(ls -A "$PFS")"
+	stop_ckptd "$1"
+	rmdir "$PFS"
+	mv "$PFS.real" "$PFS"
+}
 
 # write_drained NAME VERSION SEED
 write_drained() {
@@ -216,17 +231,9 @@ moved() {
 	local old=$PFS
 	# The same path with a trailing slash, the PFS not mounted: the same
 	# target, refused.
-	mv "$PFS" "$PFS.real"
-	mkdir "$PFS"
 	sed -i "s|^target = .*|target = $PFS/|" "$T/mv/ckptd.conf"
-	start_ckptd mv
-	tw mv write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
-	logged mv "has no mark .ckpt-target (is the PFS mounted?)" ||
-		fail "target/ is not taken for the target"
-	empty_dir "$PFS" || fail "written into the unmounted target/: $(ls -A "$PFS")"
-	stop_ckptd mv
-	rmdir "$PFS"
-	mv "$PFS.real" "$PFS"
+	unmounted_refused mv "has no mark .ckpt-target (is the PFS mounted?)" \
+		"target/ is not taken for the target"
 	# A new, empty path: this store drained before, so it is refused
 	# (it may be a mount point too) until --adopt-target.
 	PFS=$T/pfs5b
@@ -388,16 +395,8 @@ evicted() {
 	out=$(ctl ev rm "$JOB" v1 2>&1) || fail "rm (evict) v1: $out"
 	stop_ckptd ev
 	rm -f "$T/ev/store/drain/target" "$PFS/.ckpt-target"
-	mv "$PFS" "$PFS.real"
-	mkdir "$PFS"
-	start_ckptd ev
-	tw ev write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
-	logged ev "the target $PFS is empty, but versions were drained from this store" ||
-		fail "the empty mount point is taken"
-	empty_dir "$PFS" || fail "written into the empty mount point: $(ls -A "$PFS")"
-	stop_ckptd ev
-	rmdir "$PFS"
-	mv "$PFS.real" "$PFS"
+	unmounted_refused ev "the target $PFS is empty, but versions were drained from this store" \
+		"the empty mount point is taken"
 	start_ckptd ev
 	poll_until 20 level_is ev "$JOB" v2 drained || fail "v2 not drained once back"
 	each_restart ev eval 'tw ev verify "$JOB" v1 "${SZ[@]}" -S 1 && tw ev verify "$JOB" v2 "${SZ[@]}" -S 2'
