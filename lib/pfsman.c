@@ -167,6 +167,8 @@ size_t pfsman_size(const struct pfsman *m)
 	n += strnlen(m->job, CKPT_JOB_MAX + 1);
 	n += strnlen(m->version, CKPT_VERSION_MAX + 1);
 	n += strnlen(m->base, CKPT_VERSION_MAX + 1);
+	if (m->writer[0])
+		n += 2 + strnlen(m->writer, CKPT_HOST_MAX + 1);
 	for (i = 0; i < m->nfiles; i++)
 		n += 2 + strlen(m->files[i].path) + 8 + 4 + 4 + ATTR_ENC_LEN +
 		     4 + m->files[i].xlen + PFS_LINK_LEN;
@@ -195,28 +197,32 @@ size_t pfsman_held(const struct pfsman *m)
 	return n + heap_held((size_t)m->nholes * sizeof(*m->holes));
 }
 
-/* The format m is written in: 5 only if a path needs it (pfsman.h). */
+/* The format m is written in: 6 only with a writer, else 5 only if a path
+ * needs it (pfsman.h). */
 static uint32_t pfs_format(const struct pfsman *m)
 {
 	uint32_t i;
 
+	if (m->writer[0])
+		return PFSMAN_FORMAT;
 	for (i = 0; i < m->nfiles; i++)
 		if (strlen(m->files[i].path) > CKPT_PATH_MAX)
-			return PFSMAN_FORMAT;
+			return PFSMAN_FORMAT_V5;
 	return PFSMAN_FORMAT_V4;
 }
 
 long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 {
 	const struct pfs_chunk *c;
+	uint32_t i, format;
 	struct enc e;
-	uint32_t i;
 
 	if (m->stripped)
 		return -EINVAL;
 	enc_init(&e, buf, cap);
 	enc_u64(&e, PFSMAN_MAGIC);
-	enc_u32(&e, pfs_format(m));
+	format = pfs_format(m);
+	enc_u32(&e, format);
 	enc_u32(&e, m->flags);
 	enc_u64(&e, m->seq);
 	enc_u64(&e, m->sealed_ns);
@@ -227,6 +233,8 @@ long pfsman_encode(const struct pfsman *m, void *buf, size_t cap)
 	enc_strn(&e, m->job, CKPT_JOB_MAX);
 	enc_strn(&e, m->version, CKPT_VERSION_MAX);
 	enc_strn(&e, m->base, CKPT_VERSION_MAX);
+	if (format >= PFSMAN_FORMAT)
+		enc_strn(&e, m->writer, CKPT_HOST_MAX);
 	enc_u32(&e, m->nfiles);
 	enc_u32(&e, m->nchunks);
 	for (i = 0; i < m->nfiles; i++) {
@@ -293,10 +301,14 @@ static int pfs_dec_head(struct dec *d, struct pfsman *m, uint32_t format)
 	dec_str(d, m->job, CKPT_JOB_MAX);
 	dec_str(d, m->version, CKPT_VERSION_MAX);
 	dec_str(d, m->base, CKPT_VERSION_MAX);
+	if (format >= PFSMAN_FORMAT)
+		dec_str(d, m->writer, CKPT_HOST_MAX);
 	m->nfiles = dec_u32(d);
 	m->nchunks = dec_u32(d);
 	if (d->err)
 		return d->err;
+	if (format >= PFSMAN_FORMAT && !m->writer[0])
+		return -CKPT_EPROTO;    /* 6 is written only with one */
 	ret = pfs_check_head(m);
 	if (ret)
 		return ret;
@@ -328,7 +340,7 @@ static int pfs_check_range(const struct pfsman *m, const struct pfs_file *f,
  * ranges that tile the chunk table. */
 static int pfs_dec_files(struct dec *d, struct pfsman *m, uint32_t format)
 {
-	size_t max = format >= PFSMAN_FORMAT ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
+	size_t max = format >= PFSMAN_FORMAT_V5 ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
 	char path[CKPT_PATH_MAX2 + 1];
 	struct pfs_file *f;
 	uint32_t i, next = 0;
@@ -483,11 +495,13 @@ int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	/* Formats 2 (before file attributes) and 3 (before links) are read
-	 * too: drained versions stay readable across an upgrade. */
+	/* Formats 2 (before file attributes), 3 (before links), 4 (paths up
+	 * to CKPT_PATH_MAX) and 5 (before the writer) are read too: drained
+	 * versions stay readable across an upgrade. */
 	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2 ||
 			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V3 ||
-			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V4))
+			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V4 ||
+			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V5))
 		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, PFSMAN_MAGIC, format, PFS_MIN_LEN);
 	if (ret)

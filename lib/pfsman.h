@@ -26,7 +26,7 @@
  *   u64 magic PFSMAN_MAGIC "CKPTPFS1"; u32 format; u32 flags (PFS_F_*);
  *   u64 seq; u64 sealed_ns; u64 drained_ns; u32 uid; u32 chunk (size);
  *   u32 shuffle (0, 2 or 4); str job; str version; str base ("" if none);
- *   u32 nfiles; u32 nchunks;
+ *   [format 6: str writer]; u32 nfiles; u32 nchunks;
  *   nfiles x { str path; u64 size; u32 first; u32 count; attr;
  *              u32 xlen; xlen bytes; u32 link }
  *            attr, xlen and bytes (format 3 only): struct ckpt_attr as
@@ -51,12 +51,15 @@
 #include "ckpt.h"
 
 #define PFSMAN_MAGIC  0x3153465054504b43ull /* "CKPTPFS1" */
-#define PFSMAN_FORMAT 5  /* 5: 4 with paths up to CKPT_PATH_MAX2, written
-			  * only for a version that has such a path (an
-			  * older reader refuses it by format); 4: hard
+#define PFSMAN_FORMAT 6  /* 6: 5 with the writer's node after base,
+			  * written only by a node of a cluster (an older
+			  * reader refuses it by format); 5: 4 with paths
+			  * up to CKPT_PATH_MAX2, written only for a
+			  * version that has such a path; 4: hard
 			  * links, paths up to CKPT_PATH_MAX; 3: file
 			  * attributes; 1: the layout with the manifest
 			  * among the files (not read) */
+#define PFSMAN_FORMAT_V5 5 /* paths up to CKPT_PATH_MAX2, no writer */
 #define PFSMAN_FORMAT_V4 4 /* paths up to CKPT_PATH_MAX; written when
 			    * every path fits it */
 #define PFSMAN_FORMAT_V3 3 /* no links; still read */
@@ -113,6 +116,11 @@ struct pfsman {
 	char job[CKPT_JOB_MAX + 1];
 	char version[CKPT_VERSION_MAX + 1];
 	char base[CKPT_VERSION_MAX + 1];  /* version PFS_REF chunks are in */
+	char writer[CKPT_HOST_MAX + 1];   /* the cluster node that drained
+					   * it, "" if none (not a cluster,
+					   * a merge, or format 5 and older):
+					   * which node's version it is when
+					   * no part.<node> says (drainscan.c) */
 	uint32_t nfiles;
 	uint32_t nchunks;
 	struct pfs_file *files;

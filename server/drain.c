@@ -120,8 +120,11 @@ static struct pfs_job *snapshot(struct ckptd *d, struct version *v)
 			 v->seq) < 0)
 		goto out_free;
 	j->nparts = v->nparts ? v->nparts : 1;
-	if (j->nparts > 1 && cluster_self_name(d))
-		snprintf(j->node, sizeof(j->node), "%s", cluster_self_name(d));
+	if (cluster_self_name(d))
+		snprintf(j->writer, sizeof(j->writer), "%s",
+			 cluster_self_name(d));
+	if (j->nparts > 1)
+		snprintf(j->node, sizeof(j->node), "%s", j->writer);
 	j->fds = calloc(d->segs.n + 1, sizeof(*j->fds));
 	if (!j->fds || version_manifest(v, v->level, &m) < 0)
 		goto out_free;

@@ -55,19 +55,32 @@ static int same_incarnation(const struct version *v, const struct pfsman *m)
 
 /* v, remote now, listed from a manifest pfs_scan_own_part() gave: with own,
  * this node's part of a version in nparts parts, as a runtime eviction
- * leaves it; else the whole version, which, in nparts > 1 parts, is other
- * nodes' only (v->no_part: not announced as this node's, parts.c). */
-static void remote_part(struct version *v, uint32_t nparts, int own)
+ * leaves it; else the whole version, which, when another node's (others),
+ * is not announced as this node's (v->no_part, parts.c): the other nodes'
+ * parts of a version in nparts > 1 parts, or another node's version. */
+static void remote_part(struct version *v, uint32_t nparts, int own,
+			int others)
 {
-	if (nparts <= 1)
-		return;
-	if (!own) {
+	if (others) {
 		v->no_part = 1;
 		return;
 	}
+	if (nparts <= 1)
+		return;
 	v->nparts = nparts;
 	v->publish = PUB_DONE;
 	v->pfs_whole = 1;
+}
+
+/* Is m, as pfs_scan_own_part() left it, none of this node's?  A version in
+ * parts is, unless m is this node's part; a whole one is if another node
+ * of the cluster drained it (its writer, format 6).  One without a writer
+ * (a single node's, or drained before format 6) is taken as this node's. */
+static int others_version(const struct drain *dr, const struct pfsman *m)
+{
+	if (m->nparts > 1)
+		return !m->node[0];
+	return m->writer[0] && dr->self[0] && strcmp(m->writer, dr->self);
 }
 
 /* A drained version found on the PFS (its manifest m, taken), at the start
@@ -77,7 +90,7 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 	struct job *j = catalog_job(&d->cat, m->job);
 	struct version *v = catalog_version(&d->cat, m->job, m->version);
 	uint32_t nparts = m->nparts;
-	int own = m->node[0] != 0;
+	int own = m->node[0] != 0, others = others_version(drain_of(d), m);
 
 	/* A job is one uid's.  Another uid's manifest under its name (a node
 	 * sharing the target, or a forgery) must neither be served to this
@@ -107,7 +120,7 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 		if (catalog_adopt_remote(&d->cat, v, m) < 0)
 			goto out_release;
 		v->drain = DR_DONE;
-		remote_part(v, nparts, own);
+		remote_part(v, nparts, own, others);
 		return;
 	}
 	if (v && v->nparts > 1) {
@@ -131,7 +144,7 @@ static void found(struct ckptd *d, struct pfsman *m, int late)
 	if (catalog_add_remote(&d->cat, m, &v) < 0)
 		goto out_release;
 	v->drain = DR_DONE;
-	remote_part(v, nparts, own);
+	remote_part(v, nparts, own, others);
 	return;
 out_release:
 	pfsman_release(m);

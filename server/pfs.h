@@ -76,6 +76,8 @@ struct pfs_job {
 	uint32_t nparts;          /* the version's parts (>= 1) */
 	char node[64];            /* this node's name in the cluster, or "":
 				   * with nparts > 1 the copy is a part's */
+	char writer[64];          /* this node's name in the cluster, or "":
+				   * the manifest's writer (pfsman.h) */
 	/* results */
 	uint64_t bytes_in;        /* bytes of the trainer's files */
 	uint64_t bytes_out;       /* bytes written to the PFS */

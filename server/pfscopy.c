@@ -356,6 +356,7 @@ static int copy_begin(struct copy *c)
 	c->m.sealed_ns = job->sealed_ns;
 	snprintf(c->m.job, sizeof(c->m.job), "%s", job->job);
 	snprintf(c->m.version, sizeof(c->m.version), "%s", job->version);
+	snprintf(c->m.writer, sizeof(c->m.writer), "%s", job->writer);
 	ret = pfs_owner_of(job->uid, &c->owner);
 	if (ret < 0)
 		return ret;

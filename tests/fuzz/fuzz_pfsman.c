@@ -72,11 +72,12 @@ static int decode_one(const uint8_t *buf, size_t len)
 	n = pfsman_encode(&m, again, len);
 	/* The same bytes, but for the format: 5 is written only when a path
 	 * needs it, and read whenever it is there, so a format 5 image of
-	 * short paths comes back as 4 (and its CRC with it). */
+	 * short paths comes back as 4 (and its CRC with it); 6, which has a
+	 * writer, always comes back as 6. */
 	if (n != (long)len || memcmp(again, buf, 8) ||
 	    memcmp(again + 12, buf + 12, len - 16) ||
 	    (memcmp(again + 8, buf + 8, 4) &&
-	     (get_le32(buf + 8) != PFSMAN_FORMAT ||
+	     (get_le32(buf + 8) != PFSMAN_FORMAT_V5 ||
 	      get_le32(again + 8) != PFSMAN_FORMAT_V4)))
 		abort();
 	free(again);
@@ -136,6 +137,8 @@ static void build(const uint8_t *data, size_t size)
 	strcpy(m.job, "j/a");
 	strcpy(m.version, "v1");
 	strcpy(m.base, "v0");
+	if (data[0] & 2)
+		strcpy(m.writer, "n1");     /* format 6 */
 	m.nfiles = data[1] / 3 % B_FILES + 1;
 	m.files = files;
 	m.chunks = chunks;

@@ -870,6 +870,13 @@ for p in d["parts"]:
         print(p["level"])' "$1"
 }
 part_is() { [ "$(part_level "$1" "$2")" = "$3" ]; }
+# parts_seen NAME JOB VERSION: the nodes NAME lists parts of VERSION from,
+# sorted, on one line.
+parts_seen() {
+	ctl "$1" --json ls "$2" "$3" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(sorted(p["node"] for p in json.load(sys.stdin)["parts"])))'
+}
 # status_is NAME KEY VALUE: for poll_until.
 status_is() { [ "$(sjson "$1" "$2")" = "$3" ]; }
 

@@ -23,7 +23,8 @@
 #    on n1 for v4, which n2 and n3 then remove, ends with "no such
 #    version", and one for a version nobody holds fails at once;
 #  - n1 restarted: it lists v3 whole from the PFS and reads it, but does
-#    not announce it as a part of its own (every node lists n2's and n3's).
+#    not announce it as a part of its own (every node lists n2's and n3's);
+#    nor s1, n2's version of one part (every node lists n2's alone).
 # TIMEOUT: 400
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -218,11 +219,6 @@ info "v4: a wait for a version the others removed ends, no such version"
 # its own: it lists the whole version, to read it, but it used to announce
 # it as its own part too (nparts 1, every file), so the others listed a
 # third part of v3, n1's.
-parts_seen() {
-	ctl "$1" --json ls $JOB "$2" 2>/dev/null | $PY -c '
-import json, sys
-print(" ".join(sorted(p["node"] for p in json.load(sys.stdin)["parts"])))'
-}
 stop_ckptd n1
 node n1
 for n in $ALL; do
@@ -233,8 +229,12 @@ for v in v1 v2; do    # n1's own parts, announced with v3 when the link came up
 		fail "n2 lists n1's part of $v at '$(seen_level n2 n1 $v)' after n1's restart"
 done
 for n in $ALL; do
-	[ "$(parts_seen $n v3)" = "n2 n3" ] || fail "$n lists the parts of v3 as: $(parts_seen $n v3)"
+	[ "$(parts_seen $n $JOB v3)" = "n2 n3" ] || fail "$n lists the parts of v3 as: $(parts_seen $n $JOB v3)"
+	# s1, n2's alone: its PFS manifest names its writer (format 6), so
+	# n1's scan lists it without announcing it as n1's.
+	[ "$(parts_seen $n $JOB s1)" = n2 ] || fail "$n lists the parts of s1 as: $(parts_seen $n $JOB s1)"
 done
+tw n1 verify $JOB s1 -n 2 -z 1000000 -S 5 >/dev/null || fail "n1 reads s1 wrong after its restart"
 [ "$(version_line v3)" = drained ] || fail "n1 lists v3 as $(version_line v3) after its restart"
 for i in 2 3; do
 	tw n1 verify $JOB v3 -r $((i - 1)) -P part$i -n 2 -z $SIZE -S $((30 + i)) >/dev/null ||

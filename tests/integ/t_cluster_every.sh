@@ -18,7 +18,9 @@
 # SIGKILL of n2, then of every node, and two clean restarts of all; at the
 # end a node outside the cluster reads every byte from the PFS.  A job
 # written on n2 alone still skips as before (its s1, superseded, is
-# skipped and removed), and its versions read from every node.
+# skipped and removed), and its versions read from every node; after the
+# restarts every node lists them as n2's alone (the others used to
+# announce their PFS scan's copy as a part of their own).
 # With keep=1 a node's older parts are evicted (PFS only); after a
 # restart the node lists its part of such a version from the PFS scan.
 # It used to list the whole manifest there and announce it as its part,
@@ -219,6 +221,14 @@ for how in kill clean clean; do
 	idle_all
 	check || fail "after a restart of every node ($how)"
 	solo_read || fail "[solo] n2's versions do not read back ($how)"
+	# Every node scans n2's versions from the PFS: each names n2 as its
+	# writer, so only n2 announces them (s2, evicted: from its scan).
+	for n in $ALL; do
+		for v in s2 s3; do
+			poll_until 30 eval '[ "$(parts_seen $n ev/solo $v)" = n2 ]' ||
+				fail "[solo] $n lists the parts of $v as '$(parts_seen $n ev/solo $v)' ($how)"
+		done
+	done
 done
 for n in $ALL; do stop_ckptd $n; done
 # And every byte from the PFS alone: a node outside the cluster on the

@@ -116,6 +116,7 @@ static void assert_same(const struct pfsman *a, const struct pfsman *b)
 	CU_ASSERT_STRING_EQUAL(a->job, b->job);
 	CU_ASSERT_STRING_EQUAL(a->version, b->version);
 	CU_ASSERT_STRING_EQUAL(a->base, b->base);
+	CU_ASSERT_STRING_EQUAL(a->writer, b->writer);
 	CU_ASSERT_EQUAL_FATAL(a->nfiles, b->nfiles);
 	CU_ASSERT_EQUAL_FATAL(a->nchunks, b->nchunks);
 	for (i = 0; i < a->nfiles; i++) {
@@ -241,9 +242,9 @@ static void test_bit_flips(void)
 	img[0] ^= 1;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADMAGIC);
 	img[0] ^= 1;
-	img[OFF_FORMAT] ^= 2;
+	img[OFF_FORMAT] ^= 8;
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EVERSION);
-	img[OFF_FORMAT] ^= 2;
+	img[OFF_FORMAT] ^= 8;
 	/* Format 1 had another layout on the PFS: not readable here. */
 	CU_ASSERT_EQUAL(img[OFF_FORMAT], PFSMAN_FORMAT_V4);
 	img[OFF_FORMAT] = 1;
@@ -841,7 +842,8 @@ static const char *long_path(size_t n)
 }
 
 /* Format 5 holds paths up to CKPT_PATH_MAX2 and is written only for a
- * version that has one; format 4 still stops at CKPT_PATH_MAX. */
+ * version that has one (and no writer); format 4 still stops at
+ * CKPT_PATH_MAX. */
 static void test_long_paths(void)
 {
 	static uint8_t img[IMG_MAX];
@@ -851,7 +853,7 @@ static void test_long_paths(void)
 	sample(&m);
 	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
 	n = encode(&m, img);
-	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT_V5);
 	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
 	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
 	pfsman_release(&out);
@@ -874,6 +876,62 @@ static void test_long_paths(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADNAME);
 }
 
+/* Format 6 carries the node that drained the version, and is written only
+ * with one: a round trip, with a long path too; every truncation refused;
+ * an empty writer refused (format 6 is never written without one); a
+ * writer with a NUL or past CKPT_HOST_MAX refused. */
+static void test_writer(void)
+{
+	static uint8_t img[IMG_MAX];
+	struct pfsman m, out;
+	size_t wo;
+	long n, i;
+
+	sample(&m);
+	strcpy(m.writer, "n2");
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(n, (long)pfsman_size(&m));
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	assert_same(&m, &out);
+	pfsman_release(&out);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(decode(img, i), 0);
+	/* The writer's str, after base's. */
+	wo = OFF_JOB + 2 + strlen(m.job) + 2 + strlen(m.version) + 2 +
+	     strlen(m.base);
+	CU_ASSERT_EQUAL_FATAL(img[wo] | img[wo + 1] << 8, 2);
+	CU_ASSERT_EQUAL_FATAL(memcmp(img + wo + 2, "n2", 2), 0);
+	img[wo + 3] = '\0';
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* Empty: the two bytes of the name taken out. */
+	n = encode(&m, img);
+	memmove(img + wo + 2, img + wo + 4, n - (wo + 4));
+	img[wo] = img[wo + 1] = 0;
+	n -= 2;
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* The longest name fits. */
+	memset(m.writer, 'w', CKPT_HOST_MAX);
+	m.writer[CKPT_HOST_MAX] = '\0';
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	CU_ASSERT_EQUAL(strlen(out.writer), CKPT_HOST_MAX);
+	pfsman_release(&out);
+	/* A long path and a writer: format 6 holds both. */
+	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
+	pfsman_release(&out);
+	/* The same image said to be format 5 (no writer): refused. */
+	put_le32(img + OFF_FORMAT, PFSMAN_FORMAT_V5);
+	fix_crc(img, n);
+	CU_ASSERT_NOT_EQUAL(decode(img, n), 0);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -892,6 +950,7 @@ int main(void)
 		{ "merge dirs", test_merge_dirs },
 		{ "links", test_links },
 		{ "long_paths", test_long_paths },
+		{ "writer", test_writer },
 		{ NULL, NULL }
 	};
 
