@@ -27,6 +27,7 @@ enum why {
 	WHY_FOREIGN,        /* a mark ckptd did not write */
 	WHY_EMPTY,          /* no record, no mark, empty, versions drained */
 	WHY_MISSING,        /* no target at all */
+	WHY_OPEN,           /* writable by others than ckptd */
 };
 
 /* The length of path without its trailing slashes (but "/" itself). */
@@ -266,6 +267,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		[WHY_FOREIGN] = "has a " PFSMARK_NAME " that ckptd did not write",
 		[WHY_EMPTY] = "is empty, but versions were drained from this store (is the PFS mounted?)",
 		[WHY_MISSING] = "does not exist (is the PFS mounted?)",
+		[WHY_OPEN] = "is writable by others than ckptd (chmod go-w): any user could take other users' job names or plant a mark there",
 	};
 
 	if (ret == pm->verdict && why == (enum why)pm->why)
@@ -285,6 +287,24 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 	pm->why = why;
 }
 
+/* Is the target open as tfd writable by ckptd alone (its uid, and its
+ * group or root's)?  The jobs' first levels, the mark and the shared
+ * levels are made there: a user who may write there could make a level
+ * under another user's job name first (that job's drains then fail with
+ * EACCES), or a mark before ckptd's first use.  0, -CKPT_ETARGET if not,
+ * or -errno.  Not taken as it is: chmod is the fix. */
+static int target_closed(int tfd)
+{
+	struct stat st;
+
+	if (fstat(tfd, &st) < 0)
+		return -errno;
+	if ((st.st_mode & S_IWOTH) ||
+	    ((st.st_mode & S_IWGRP) && st.st_gid != getegid() && st.st_gid != 0))
+		return -CKPT_ETARGET;
+	return 0;
+}
+
 /* The check, under pm->lock. */
 static int check_locked(struct pfsmark *pm, enum why *why,
 			char found[PFSMARK_ID_LEN + 1])
@@ -300,6 +320,11 @@ static int check_locked(struct pfsmark *pm, enum why *why,
 	}
 	if (tfd < 0)
 		return -errno;
+	ret = target_closed(tfd);
+	if (ret < 0) {
+		*why = WHY_OPEN;
+		goto out_close;
+	}
 	ret = mark_read(tfd, found);
 	if (pm->id[0] && !pm->adopt) {
 		if (ret == -ENOENT || ret == -EINVAL || ret == 0) {

@@ -21,6 +21,11 @@
  * --adopt-target) takes the target as it is, replacing a mark ckptd did
  * not write, for a target moved on purpose.
  *
+ * A target others may write (group, other than ckptd's or root's, or
+ * others) fails every check, first use included, with -CKPT_ETARGET, and
+ * pfsmark_adopt() does not take it: a user could make other users' job
+ * levels, or the mark, there first.
+ *
  * Each change of the verdict, or of its reason, is logged once.  Thread-safe: the mark is
  * checked on the pool's workers.
  */

@@ -23,6 +23,9 @@
 #  - hostile: a mark that is a symbolic link, or a file owned by a user, is
 #    not taken (drains wait), and the mark a user cannot plant in a target
 #    root it cannot write.
+#  - writable: a target others may write (1777, or 0775 with a user's
+#    group) is refused, at first use too (no mark made), until chmod go-w;
+#    then every version drains and reads back through the restarts.
 #  - readonly: a target without a mark that this ckptd cannot mark (mounted
 #    read-only on a node that only restores) is scanned all the same: its
 #    versions are listed and read back.
@@ -328,6 +331,7 @@ hostile() {
 	local id errs
 	PFS=$T/pfs6
 	test_users ckmk1
+	chmod 711 "$T"        # the user reaches the target (to be refused there)
 	drain_conf h retry_max=1
 	start_ckptd h
 	write_drained h v1 1
@@ -354,6 +358,44 @@ hostile() {
 	poll_until 30 level_is h "$JOB" v2 drained || fail "v2 not drained once the mark is ckptd's"
 	stop_ckptd h
 	info "[hostile] linked and user-owned marks refused"
+}
+
+# A target others may write: refused, at first use and later.  A user could
+# otherwise make a level under other users' job names first (mk.dir here:
+# their drains fail with EACCES) or plant a mark before ckptd's first use.
+writable() {
+	local errs
+	PFS=$T/pfs11
+	test_users ckmk2
+	chmod 711 "$T"
+	mkdir -p "$PFS" && chmod 1777 "$PFS"
+	drain_conf wr retry_max=1
+	start_ckptd wr
+	tw wr write "$JOB" v1 "${SZ[@]}" -S 1 -w local || fail "v1 not local"
+	logged wr "the target $PFS is writable by others than ckptd" ||
+		fail "a target every user may write is taken at first use"
+	[ ! -e "$PFS/.ckpt-target" ] || fail "a target every user may write was marked"
+	as ckmk2 mkdir "$PFS/mk.dir" || fail "a user cannot write into a 1777 target"
+	[ "$(drains wr v1)" = 0 ] || fail "v1 drained into a target every user may write"
+	rmdir "$PFS/mk.dir"
+	chmod 0755 "$PFS"
+	poll_until 30 level_is wr "$JOB" v1 drained ||
+		fail "v1 not drained once only ckptd may write the target"
+	mark_ok "$PFS" || fail "no mark once only ckptd may write the target"
+	# Writable by a user's group: refused as well, and v2 waits.
+	chgrp ckmk2 "$PFS" && chmod 0775 "$PFS"
+	errs=$(sjson wr drain_errors)
+	tw wr write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	poll_until 20 out_gt "$errs" sjson wr drain_errors ||
+		fail "no copy refused with a target a user's group may write"
+	[ "$(grep -c "the target $PFS is writable by others than ckptd" "$T/wr/ckptd.log")" = 2 ] ||
+		fail "the group-writable target is not logged as refused"
+	[ "$(drains wr v2)" = 0 ] || fail "v2 drained into a target a user's group may write"
+	chgrp root "$PFS" && chmod 0755 "$PFS"
+	poll_until 30 level_is wr "$JOB" v2 drained || fail "v2 not drained once the target is closed"
+	each_restart wr eval 'tw wr verify "$JOB" v1 "${SZ[@]}" -S 1 && tw wr verify "$JOB" v2 "${SZ[@]}" -S 2'
+	stop_ckptd wr
+	info "[writable] a target others may write is refused until chmod go-w"
 }
 
 readonly_target() {
@@ -411,6 +453,7 @@ subtest upgrade upgrade
 subtest moved moved
 subtest hostile hostile
 subtest readonly readonly_target
+subtest writable writable
 subtest reused_late reused 1
 subtest reused_start reused 0
 subtest missing missing
