@@ -124,6 +124,7 @@ static const struct conf_key conf_keys[] = {
 	C_U32("ckptd", nice, 0, 19, "10"),
 
 	D_STR(target, ""),
+	D_STR(mount, ""),
 	D_SIZE(bandwidth, 0, UINT64_MAX, 0, "0"),
 	D_U32(every, 1, UINT32_MAX, "1"),
 	D_U32(keep, 0, UINT32_MAX, "0"),
@@ -507,6 +508,19 @@ static bool conf_hostport_ok(const char *s)
 	return port <= 65535;
 }
 
+/* Is dir absolute and path itself or below it, component by component
+ * (trailing slashes aside: /pfs/ is /pfs, and /pfsx is not below it)? */
+static int conf_path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (dir[0] != '/' || strncmp(path, dir, n))
+		return 0;
+	return n == 1 || path[n] == '\0' || path[n] == '/';
+}
+
 int conf_finish(struct conf *c, struct conf_err *err)
 {
 	const size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
@@ -547,6 +561,13 @@ int conf_finish(struct conf *c, struct conf_err *err)
 	if (tmp.drain_shuffle && !tmp.drain_compress) {
 		conf_err_set(err, 0, "shuffle: %u needs compress = zstd (the byte shuffle only prepares chunks for zstd)",
 			     tmp.drain_shuffle);
+		return -EINVAL;
+	}
+	if (tmp.drain_mount[0] && !conf_path_under(tmp.drain_target,
+						   tmp.drain_mount)) {
+		conf_err_set(err, 0, "mount: '%.*s' must be an absolute path, and the target or a directory above it (target = '%.*s')",
+			     CONF_QUOTE_MAX, tmp.drain_mount, CONF_QUOTE_MAX,
+			     tmp.drain_target);
 		return -EINVAL;
 	}
 	if (tmp.metrics[0] && !conf_hostport_ok(tmp.metrics)) {

@@ -67,6 +67,9 @@ struct conf {
 
 	/* [drain] */
 	char drain_target[CONF_PATH_MAX]; /* PFS directory; "" = no drain */
+	char drain_mount[CONF_PATH_MAX];  /* the PFS's mount point, the target
+					* or above it: no drain while it is
+					* not one; "" = not checked */
 	uint64_t drain_bandwidth;      /* bytes/s; 0 = no cap */
 	uint32_t drain_every;          /* drain every Nth version (1..) */
 	uint32_t drain_keep;           /* versions kept per job on the PFS;

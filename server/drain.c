@@ -785,6 +785,7 @@ int drain_open(struct ckptd *d)
 	ret = pfsmark_open(&dr->tmark, conf->drain_target, dir, drained);
 	if (ret < 0)
 		goto out_free;
+	dr->tmark.mount = conf->drain_mount[0] ? conf->drain_mount : NULL;
 	d->drain = dr;
 	drain_scan(d);
 	/* Resume: every sealed local version not yet drained.  Ordinals

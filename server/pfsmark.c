@@ -28,6 +28,7 @@ enum why {
 	WHY_EMPTY,          /* no record, no mark, empty, versions drained */
 	WHY_MISSING,        /* no target at all */
 	WHY_OPEN,           /* writable by others than ckptd */
+	WHY_UNMOUNTED,      /* [drain] mount is not a mount point */
 };
 
 /* The length of path without its trailing slashes (but "/" itself). */
@@ -267,6 +268,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		[WHY_FOREIGN] = "has a " PFSMARK_NAME " that ckptd did not write",
 		[WHY_EMPTY] = "is empty, but versions were drained from this store (is the PFS mounted?)",
 		[WHY_MISSING] = "does not exist (is the PFS mounted?)",
+		[WHY_UNMOUNTED] = "is not mounted: [drain] mount is not a mount point",
 		[WHY_OPEN] = "is writable by others than ckptd (chmod go-w): any user could take other users' job names or plant a mark there",
 	};
 
@@ -305,12 +307,41 @@ static int target_closed(int tfd)
 	return 0;
 }
 
+/* Is path a mount point?  1, 0 (or not there), or -errno. */
+static int mount_root(const char *path)
+{
+	struct stat st, up;
+	struct statx sx;
+	int fd, ret;
+
+	if (statx(AT_FDCWD, path, 0, STATX_INO, &sx) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+		return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	/* Before Linux 5.8: another device than its parent's, or "/" (a
+	 * bind mount within one file system is not seen). */
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	ret = fstat(fd, &st) < 0 || fstatat(fd, "..", &up, 0) < 0 ? -errno :
+	      st.st_dev != up.st_dev || st.st_ino == up.st_ino;
+	close(fd);
+	return ret;
+}
+
 /* The check, under pm->lock. */
 static int check_locked(struct pfsmark *pm, enum why *why,
 			char found[PFSMARK_ID_LEN + 1])
 {
 	int tfd, ret;
 
+	if (pm->mount) {
+		ret = mount_root(pm->mount);
+		if (ret <= 0) {
+			*why = WHY_UNMOUNTED;
+			return ret < 0 ? ret : -CKPT_ETARGET;
+		}
+	}
 	tfd = open(pm->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 		/* Rather a PFS not mounted under the target's path than one

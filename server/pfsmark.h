@@ -21,6 +21,10 @@
  * --adopt-target) takes the target as it is, replacing a mark ckptd did
  * not write, for a target moved on purpose.
  *
+ * With [drain] mount set, a check fails with -CKPT_ETARGET while that path
+ * is not a mount point: the one case the mark cannot catch, a target that
+ * is the PFS's mount point itself at its first use.
+ *
  * A target others may write (group, other than ckptd's or root's, or
  * others) fails every check, first use included, with -CKPT_ETARGET, and
  * pfsmark_adopt() does not take it: a user could make other users' job
@@ -43,6 +47,8 @@
 struct pfsmark {
 	pthread_mutex_t lock;
 	const char *target;              /* [drain] target, the conf's */
+	const char *mount;               /* [drain] mount, the conf's, or
+					  * NULL: set after pfsmark_open() */
 	char record[CONF_PATH_MAX + 32]; /* STORE/drain/target */
 	char id[PFSMARK_ID_LEN + 1];     /* the recorded mark, or "" */
 	int drained;        /* the store holds drained versions */

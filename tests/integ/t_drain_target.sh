@@ -26,6 +26,9 @@
 #  - writable: a target others may write (1777, or 0775 with a user's
 #    group) is refused, at first use too (no mark made), until chmod go-w;
 #    then every version drains and reads back through the restarts.
+#  - mount: [drain] mount, the target itself: nothing is marked or written
+#    there while it is not a mount point, at first use too (the one case
+#    the mark cannot catch); drains go on once it is mounted.
 #  - readonly: a target without a mark that this ckptd cannot mark (mounted
 #    read-only on a node that only restores) is scanned all the same: its
 #    versions are listed and read back.
@@ -398,6 +401,39 @@ writable() {
 	info "[writable] a target others may write is refused until chmod go-w"
 }
 
+# [drain] mount = the target itself (a bind mount of $PFS.real): while it
+# is not mounted, the first drain neither marks nor writes the empty
+# directory; mounted, v1 drains; unmounted again, v2 waits; back, v2
+# drains, and every byte reads back through the restarts.
+mount_key() {
+	local errs
+	PFS=$T/pfs12
+	mkdir -p "$PFS" "$PFS.real"
+	drain_conf mk retry_max=1 "mount=$PFS"
+	start_ckptd mk
+	tw mk write "$JOB" v1 "${SZ[@]}" -S 1 -w local || fail "v1 not local"
+	logged mk "the target $PFS is not mounted: \[drain\] mount is not a mount point" ||
+		fail "an unmounted [drain] mount is not refused at first use"
+	empty_dir "$PFS" || fail "written into the unmounted mount point: $(ls -A "$PFS")"
+	[ "$(drains mk v1)" = 0 ] || fail "v1 drained while the PFS is not mounted"
+	mount --bind "$PFS.real" "$PFS" || skip "cannot bind-mount"
+	MOUNTS+=("$PFS")
+	poll_until 30 level_is mk "$JOB" v1 drained || fail "v1 not drained once mounted"
+	mark_ok "$PFS" || fail "no mark once mounted"
+	umount "$PFS" || fail "umount $PFS"
+	errs=$(sjson mk drain_errors)
+	tw mk write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
+	poll_until 20 out_gt "$errs" sjson mk drain_errors ||
+		fail "no copy refused with the PFS unmounted again"
+	empty_dir "$PFS" || fail "written into the mount point unmounted again: $(ls -A "$PFS")"
+	[ "$(drains mk v2)" = 0 ] || fail "v2 drained while the PFS is not mounted"
+	mount --bind "$PFS.real" "$PFS" || fail "bind-mount again"
+	poll_until 30 level_is mk "$JOB" v2 drained || fail "v2 not drained once mounted again"
+	each_restart mk eval 'tw mk verify "$JOB" v1 "${SZ[@]}" -S 1 && tw mk verify "$JOB" v2 "${SZ[@]}" -S 2'
+	stop_ckptd mk
+	info "[mount] nothing drained into [drain] mount while it is not a mount point"
+}
+
 readonly_target() {
 	local ro
 	PFS=$T/pfs7
@@ -454,6 +490,7 @@ subtest moved moved
 subtest hostile hostile
 subtest readonly readonly_target
 subtest writable writable
+subtest mount mount_key
 subtest reused_late reused 1
 subtest reused_start reused 0
 subtest missing missing

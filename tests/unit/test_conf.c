@@ -646,7 +646,7 @@ static void test_print_format(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nshuffle = 0\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nincremental = no\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nthreads = 2\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[drain]\ntarget =\nbandwidth = 0\nevery = 1\nkeep = 0\ncompress = none\nshuffle = 0\nincremental = no\nthreads = 2\nchunk = 4M\nretry_max = 60\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[drain]\ntarget =\nmount =\nbandwidth = 0\nevery = 1\nkeep = 0\ncompress = none\nshuffle = 0\nincremental = no\nthreads = 2\nchunk = 4M\nretry_max = 60\n"));
 
 	CU_ASSERT_EQUAL(conf_set(&c, "drain.compress=zstd:1", NULL), 0);
 	CU_ASSERT_EQUAL(conf_set(&c, "drain.bandwidth=1000000000", NULL), 0);

@@ -217,6 +217,41 @@ static void test_finish(void)
 	CU_ASSERT_EQUAL(conf_finish(&c, &err), 0);
 	CU_ASSERT_STRING_EQUAL(c.socket, "/ckptd.sock");
 
+	/* [drain] mount: absolute, the target or above it, by components. */
+	{
+		static const struct { const char *target, *mount; int ok; }
+		mounts[] = {
+			{ "/lustre/ckpt", "/lustre", 1 },
+			{ "/lustre/ckpt", "/lustre/", 1 },
+			{ "/lustre/ckpt", "/lustre/ckpt", 1 },
+			{ "/lustre/ckpt/", "/lustre/ckpt", 1 },
+			{ "/lustre/ckpt", "/", 1 },
+			{ "/lustre/ckpt", "/lus", 0 },
+			{ "/lustre/ckpt", "/lustre/ckpt/x", 0 },
+			{ "/lustre/ckpt", "/scratch", 0 },
+			{ "/lustre/ckpt", "lustre", 0 },
+			{ "", "/lustre", 0 },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+			char set[2][600];
+
+			conf_defaults(&c);
+			snprintf(set[0], sizeof(set[0]), "drain.target=%s",
+				 mounts[i].target);
+			snprintf(set[1], sizeof(set[1]), "drain.mount=%s",
+				 mounts[i].mount);
+			CU_ASSERT_EQUAL(conf_set(&c, set[0], &err), 0);
+			CU_ASSERT_EQUAL(conf_set(&c, set[1], &err), 0);
+			CU_ASSERT_EQUAL(conf_finish(&c, &err),
+					mounts[i].ok ? 0 : -EINVAL);
+			if (!mounts[i].ok)
+				CU_ASSERT_PTR_NOT_NULL(strstr(err.msg,
+					"must be an absolute path, and the target or a directory above it"));
+		}
+	}
+
 	/* staging_client <= staging */
 	conf_defaults(&c);
 	CU_ASSERT_EQUAL(conf_set(&c, "staging=16M", &err), 0);
