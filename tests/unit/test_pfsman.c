@@ -841,26 +841,39 @@ static const char *long_path(size_t n)
 	return lp;
 }
 
+/* m with a path of CKPT_PATH_MAX2 bytes: encoded as format (checked), it
+ * decodes with that path; then the image, said to be format other, is
+ * decoded again: what that answers. */
+static int long_path_trip(struct pfsman *m, uint8_t *img, uint32_t format,
+			  uint32_t other)
+{
+	struct pfsman out;
+	long n;
+
+	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
+	n = encode(m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), format);
+	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
+	pfsman_release(&out);
+	put_le32(img + OFF_FORMAT, other);
+	fix_crc(img, n);
+	return decode(img, n);
+}
+
 /* Format 5 holds paths up to CKPT_PATH_MAX2 and is written only for a
  * version that has one (and no writer); format 4 still stops at
  * CKPT_PATH_MAX. */
 static void test_long_paths(void)
 {
 	static uint8_t img[IMG_MAX];
-	struct pfsman m, out;
+	struct pfsman m;
 	long n;
 
 	sample(&m);
-	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
-	n = encode(&m, img);
-	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT_V5);
-	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
-	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
-	pfsman_release(&out);
 	/* The same bytes said to be format 4: past its limit. */
-	put_le32(img + OFF_FORMAT, PFSMAN_FORMAT_V4);
-	fix_crc(img, n);
-	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	CU_ASSERT_EQUAL(long_path_trip(&m, img, PFSMAN_FORMAT_V5,
+				       PFSMAN_FORMAT_V4), -CKPT_EPROTO);
 	/* 1024 bytes fit format 4, which is then written. */
 	long_path(CKPT_PATH_MAX);
 	n = encode(&m, img);
@@ -919,17 +932,10 @@ static void test_writer(void)
 	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
 	CU_ASSERT_EQUAL(strlen(out.writer), CKPT_HOST_MAX);
 	pfsman_release(&out);
-	/* A long path and a writer: format 6 holds both. */
-	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
-	n = encode(&m, img);
-	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), PFSMAN_FORMAT);
-	CU_ASSERT_EQUAL_FATAL(pfsman_decode(img, n, &out), 0);
-	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
-	pfsman_release(&out);
-	/* The same image said to be format 5 (no writer): refused. */
-	put_le32(img + OFF_FORMAT, PFSMAN_FORMAT_V5);
-	fix_crc(img, n);
-	CU_ASSERT_NOT_EQUAL(decode(img, n), 0);
+	/* A long path and a writer: format 6 holds both; the same image
+	 * said to be format 5 (no writer) is refused. */
+	CU_ASSERT_NOT_EQUAL(long_path_trip(&m, img, PFSMAN_FORMAT,
+					   PFSMAN_FORMAT_V5), 0);
 }
 
 int main(void)
