@@ -96,6 +96,10 @@ int image_check(const void *buf, size_t len, uint64_t magic, uint32_t format,
 		size_t min_len);
 
 /* Raw little-endian helpers for fixed headers. */
+static inline uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;

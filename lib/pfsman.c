@@ -690,6 +690,9 @@ int pfsman_merge(const struct pfsman *parts, uint32_t n, struct pfsman *out)
 	*out = parts[0];
 	out->nfiles = out->nchunks = 0;
 	out->flags = 0;
+	/* The version's, not parts[0]'s node's (format 6 is not written). */
+	out->writer[0] = out->node[0] = '\0';
+	out->nparts = 0;
 	snprintf(out->base, sizeof(out->base), "%s", base ? base : "");
 	out->files = calloc(nfiles + 1, sizeof(*out->files));
 	out->chunks = calloc(nchunks + 1, sizeof(*out->chunks));

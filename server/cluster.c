@@ -189,6 +189,8 @@ static void describe(const struct cluster *cl)
 
 void cluster_conf_self(const struct conf *conf, char *buf, size_t cap)
 {
+	char host[256];
+
 	buf[0] = 0;
 	if (!conf->cluster_nodes.n)
 		return;
@@ -196,10 +198,13 @@ void cluster_conf_self(const struct conf *conf, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", conf->cluster_node);
 		return;
 	}
-	if (gethostname(buf, cap) < 0)
-		buf[0] = 0;
-	buf[cap - 1] = 0;
-	buf[strcspn(buf, ".")] = 0;
+	/* Read whole, then cut at the first dot, as cluster_open() names
+	 * this node: a host name longer than cap must not come out "". */
+	if (gethostname(host, sizeof(host)) < 0)
+		host[0] = 0;
+	host[sizeof(host) - 1] = 0;
+	host[strcspn(host, ".")] = 0;
+	snprintf(buf, cap, "%s", host);
 }
 
 int cluster_open(struct ckptd *d)

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "codec.h"
 #include "crc32c.h"
 #include "log.h"
 #include "pfsmark.h"
@@ -269,7 +271,7 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		[WHY_EMPTY] = "is empty, but versions were drained from this store (is the PFS mounted?)",
 		[WHY_MISSING] = "does not exist (is the PFS mounted?)",
 		[WHY_UNMOUNTED] = "is not mounted: [drain] mount is not a mount point",
-		[WHY_OPEN] = "is writable by others than ckptd (chmod go-w): any user could take other users' job names or plant a mark there",
+		[WHY_OPEN] = "may be written by others than ckptd (its owner, mode or ACL; chown root, chmod go-w, setfacl -b): any user could take other users' job names or plant a mark there",
 	};
 
 	if (ret == pm->verdict && why == (enum why)pm->why)
@@ -278,10 +280,12 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 		log_printf(LOG_NOTICE, "drain: the target %s carries its mark again: drains resume",
 			   pm->target);
 	else if (ret == -CKPT_ETARGET)
-		log_printf(LOG_ERR, "drain: the target %s %s%s%s: drains and removals from the PFS wait for it (`ckptctl drain --adopt-target` takes it as it is)",
+		log_printf(LOG_ERR, "drain: the target %s %s%s%s: drains and removals from the PFS wait for it%s",
 			   pm->target, whys[why],
 			   why == WHY_OTHER ? " " : "",
-			   why == WHY_OTHER ? found : "");
+			   why == WHY_OTHER ? found : "",
+			   why == WHY_OPEN || why == WHY_UNMOUNTED ? "" :
+			   " (`ckptctl drain --adopt-target` takes it as it is)");
 	else if (ret < 0)
 		log_printf(LOG_WARNING, "drain: the target %s: %s; drains wait for it",
 			   pm->target, strerror(-ret));
@@ -289,20 +293,72 @@ static void verdict_log(struct pfsmark *pm, int ret, enum why why,
 	pm->why = why;
 }
 
-/* Is the target open as tfd writable by ckptd alone (its uid, and its
- * group or root's)?  The jobs' first levels, the mark and the shared
- * levels are made there: a user who may write there could make a level
- * under another user's job name first (that job's drains then fail with
+/* The tags and the write bit of a POSIX ACL as the kernel gives it in
+ * system.posix_acl_access: u32 version 2, then { u16 tag; u16 perm;
+ * u32 id } entries, little-endian (acl(5)). */
+#define ACL_XATTR       "system.posix_acl_access"
+#define ACL_XVERSION    2
+#define ACL_T_USER      0x02
+#define ACL_T_GROUP_OBJ 0x04
+#define ACL_T_GROUP     0x08
+#define ACL_T_MASK      0x10
+#define ACL_T_OTHER     0x20
+#define ACL_P_WRITE     0x02
+
+/* Does the ACL in buf (n bytes) let anyone but ckptd write, gid being the
+ * directory's group?  1 if so, or if it cannot be read as an ACL. */
+static int acl_open(const uint8_t *buf, ssize_t n, gid_t gid)
+{
+	int mask_w = 1, open = 0;
+	uint16_t tag, perm;
+	uint32_t id;
+	ssize_t i;
+
+	if (n < 4 || (n - 4) % 8 || get_le32(buf) != ACL_XVERSION)
+		return 1;
+	for (i = 4; i < n; i += 8)
+		if (get_le16(buf + i) == ACL_T_MASK)
+			mask_w = !!(get_le16(buf + i + 2) & ACL_P_WRITE);
+	for (i = 4; i < n; i += 8) {
+		tag = get_le16(buf + i);
+		perm = get_le16(buf + i + 2);
+		id = get_le32(buf + i + 4);
+		if (!(perm & ACL_P_WRITE))
+			continue;
+		if (tag == ACL_T_OTHER ||
+		    (mask_w && tag == ACL_T_USER && id != geteuid() && id != 0) ||
+		    (mask_w && tag == ACL_T_GROUP && id != getegid() && id != 0) ||
+		    (mask_w && tag == ACL_T_GROUP_OBJ && gid != getegid() &&
+		     gid != 0))
+			open = 1;
+	}
+	return open;
+}
+
+/* Is the target open as tfd writable by ckptd alone (owned by its uid or
+ * root; writable through its group or ACL only by ckptd's group, root's
+ * group or ckptd)?  The jobs' first levels, the mark and the shared levels
+ * are made there: a user who may write there could make a level under
+ * another user's job name first (that job's drains then fail with
  * EACCES), or a mark before ckptd's first use.  0, -CKPT_ETARGET if not,
- * or -errno.  Not taken as it is: chmod is the fix. */
+ * or -errno.  Not taken as it is: chmod, chown or setfacl is the fix. */
 static int target_closed(int tfd)
 {
+	uint8_t acl[1024];
 	struct stat st;
+	ssize_t n;
 
 	if (fstat(tfd, &st) < 0)
 		return -errno;
-	if ((st.st_mode & S_IWOTH) ||
-	    ((st.st_mode & S_IWGRP) && st.st_gid != getegid() && st.st_gid != 0))
+	if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & S_IWOTH))
+		return -CKPT_ETARGET;
+	n = fgetxattr(tfd, ACL_XATTR, acl, sizeof(acl));
+	if (n >= 0)          /* the group bits are the ACL's mask then */
+		return acl_open(acl, n, st.st_gid) ? -CKPT_ETARGET : 0;
+	if (errno == ERANGE)
+		return -CKPT_ETARGET;   /* too many entries to read: refused */
+	if ((st.st_mode & S_IWGRP) && st.st_gid != getegid() && st.st_gid != 0)
 		return -CKPT_ETARGET;
 	return 0;
 }
@@ -314,10 +370,13 @@ static int mount_root(const char *path)
 	struct statx sx;
 	int fd, ret;
 
-	if (statx(AT_FDCWD, path, 0, STATX_INO, &sx) < 0)
+	if (statx(AT_FDCWD, path, 0, STATX_INO, &sx) == 0) {
+		if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+			return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	} else if (errno != ENOSYS && errno != EPERM) {
+		/* EPERM, ENOSYS: statx refused (a seccomp filter). */
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-		return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	}
 	/* Before Linux 5.8: another device than its parent's, or "/" (a
 	 * bind mount within one file system is not seen). */
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -336,10 +395,12 @@ static int check_locked(struct pfsmark *pm, enum why *why,
 	int tfd, ret;
 
 	if (pm->mount) {
+		/* Not one, or not known to be one (an error): the target
+		 * is not taken, nor scanned (drainscan.c's scannable()). */
 		ret = mount_root(pm->mount);
 		if (ret <= 0) {
 			*why = WHY_UNMOUNTED;
-			return ret < 0 ? ret : -CKPT_ETARGET;
+			return -CKPT_ETARGET;
 		}
 	}
 	tfd = open(pm->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

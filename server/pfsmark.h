@@ -25,8 +25,9 @@
  * is not a mount point: the one case the mark cannot catch, a target that
  * is the PFS's mount point itself at its first use.
  *
- * A target others may write (group, other than ckptd's or root's, or
- * others) fails every check, first use included, with -CKPT_ETARGET, and
+ * A target others may write (its owner, group or other bits, or its
+ * POSIX ACL, let a uid other than ckptd's or root's, or a group other than
+ * theirs, write) fails every check, first use included, with -CKPT_ETARGET, and
  * pfsmark_adopt() does not take it: a user could make other users' job
  * levels, or the mark, there first.
  *

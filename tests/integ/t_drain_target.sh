@@ -23,9 +23,10 @@
 #  - hostile: a mark that is a symbolic link, or a file owned by a user, is
 #    not taken (drains wait), and the mark a user cannot plant in a target
 #    root it cannot write.
-#  - writable: a target others may write (1777, or 0775 with a user's
-#    group) is refused, at first use too (no mark made), until chmod go-w;
-#    then every version drains and reads back through the restarts.
+#  - writable: a target others may write (1777; 0775 with a user's group;
+#    owned by a user; an ACL entry for a user) is refused, at first use too
+#    (no mark made), until closed; then every version drains and reads
+#    back through the restarts.
 #  - mount: [drain] mount, the target itself: nothing is marked or written
 #    there while it is not a mount point, at first use too (the one case
 #    the mark cannot catch); drains go on once it is mounted.
@@ -366,8 +367,43 @@ hostile() {
 # A target others may write: refused, at first use and later.  A user could
 # otherwise make a level under other users' job names first (mk.dir here:
 # their drains fail with EACCES) or plant a mark before ckptd's first use.
+# refused_until VERSION SEED WHAT UNDO...: with the target opened to a user
+# (WHAT says how), VERSION is written, its copy refused (logged once more),
+# and it drains once UNDO has closed the target again.
+refused_until() {
+	local v=$1 seed=$2 what=$3 errs n
+	shift 3
+	n=$(grep -c "the target $PFS may be written by others than ckptd" "$T/wr/ckptd.log")
+	errs=$(sjson wr drain_errors)
+	tw wr write "$JOB" "$v" "${SZ[@]}" -S "$seed" -w local || fail "$v not local"
+	poll_until 20 out_gt "$errs" sjson wr drain_errors ||
+		fail "no copy refused with a target $what"
+	[ "$(grep -c "the target $PFS may be written by others than ckptd" "$T/wr/ckptd.log")" = $((n + 1)) ] ||
+		fail "a target $what is not logged as refused"
+	[ "$(drains wr "$v")" = 0 ] || fail "$v drained into a target $what"
+	"$@" || fail "closing the target ($*)"
+	poll_until 30 level_is wr "$JOB" "$v" drained || fail "$v not drained once the target is closed"
+}
+# acl_write DIR UID|-: a POSIX ACL on DIR that lets UID write (rwx for it and
+# the mask), or none (-).
+acl_write() {
+	/usr/bin/python3 - "$@" <<'PY'
+import os, struct, sys
+d, uid = sys.argv[1], sys.argv[2]
+if uid == "-":
+    os.removexattr(d, "system.posix_acl_access")
+    sys.exit(0)
+e = lambda tag, perm, i: struct.pack("<HHI", tag, perm, i)
+acl = struct.pack("<I", 2) + e(1, 7, 0xffffffff) + e(2, 7, int(uid)) + \
+      e(4, 5, 0xffffffff) + e(0x10, 7, 0xffffffff) + e(0x20, 5, 0xffffffff)
+os.setxattr(d, "system.posix_acl_access", acl)
+PY
+}
+
+# A target others may write: refused, at first use and later.  A user could
+# otherwise make a level under other users' job names first (mk.dir here:
+# their drains fail with EACCES) or plant a mark before ckptd's first use.
 writable() {
-	local errs
 	PFS=$T/pfs11
 	test_users ckmk2
 	chmod 711 "$T"
@@ -375,7 +411,7 @@ writable() {
 	drain_conf wr retry_max=1
 	start_ckptd wr
 	tw wr write "$JOB" v1 "${SZ[@]}" -S 1 -w local || fail "v1 not local"
-	logged wr "the target $PFS is writable by others than ckptd" ||
+	logged wr "the target $PFS may be written by others than ckptd" ||
 		fail "a target every user may write is taken at first use"
 	[ ! -e "$PFS/.ckpt-target" ] || fail "a target every user may write was marked"
 	as ckmk2 mkdir "$PFS/mk.dir" || fail "a user cannot write into a 1777 target"
@@ -385,20 +421,24 @@ writable() {
 	poll_until 30 level_is wr "$JOB" v1 drained ||
 		fail "v1 not drained once only ckptd may write the target"
 	mark_ok "$PFS" || fail "no mark once only ckptd may write the target"
-	# Writable by a user's group: refused as well, and v2 waits.
+	# Writable by a user's group, owned by a user, or through an ACL entry
+	# (its mode then shows the mask, 0775, and the group is root's).
 	chgrp ckmk2 "$PFS" && chmod 0775 "$PFS"
-	errs=$(sjson wr drain_errors)
-	tw wr write "$JOB" v2 "${SZ[@]}" -S 2 -w local || fail "v2 not local"
-	poll_until 20 out_gt "$errs" sjson wr drain_errors ||
-		fail "no copy refused with a target a user's group may write"
-	[ "$(grep -c "the target $PFS is writable by others than ckptd" "$T/wr/ckptd.log")" = 2 ] ||
-		fail "the group-writable target is not logged as refused"
-	[ "$(drains wr v2)" = 0 ] || fail "v2 drained into a target a user's group may write"
-	chgrp root "$PFS" && chmod 0755 "$PFS"
-	poll_until 30 level_is wr "$JOB" v2 drained || fail "v2 not drained once the target is closed"
-	each_restart wr eval 'tw wr verify "$JOB" v1 "${SZ[@]}" -S 1 && tw wr verify "$JOB" v2 "${SZ[@]}" -S 2'
+	refused_until v2 2 "a user's group may write" eval 'chgrp root "$PFS" && chmod 0755 "$PFS"'
+	chown ckmk2 "$PFS"
+	refused_until v3 3 "a user owns" chown root "$PFS"
+	if acl_write "$PFS" "$(id -u ckmk2)" 2>/dev/null; then
+		as ckmk2 mkdir "$PFS/mk2.dir" || fail "the ACL does not let the user write"
+		rmdir "$PFS/mk2.dir"
+		refused_until v4 4 "an ACL lets a user write" acl_write "$PFS" -
+	else
+		info "[writable] no POSIX ACLs on this file system: the ACL case not run"
+		tw wr write "$JOB" v4 "${SZ[@]}" -S 4 -w drained || fail "v4 not drained"
+	fi
+	each_restart wr eval 'tw wr verify "$JOB" v1 "${SZ[@]}" -S 1 && tw wr verify "$JOB" v2 "${SZ[@]}" -S 2 &&
+		tw wr verify "$JOB" v3 "${SZ[@]}" -S 3 && tw wr verify "$JOB" v4 "${SZ[@]}" -S 4'
 	stop_ckptd wr
-	info "[writable] a target others may write is refused until chmod go-w"
+	info "[writable] a target others may write (mode, owner, ACL) is refused until closed"
 }
 
 # [drain] mount = the target itself (a bind mount of $PFS.real): while it

@@ -787,7 +787,15 @@ static void test_merge(void)
 
 	sample(&m);
 	split(&m, &parts[0], &parts[1]);
+	/* Each part names its writer; the merged version names none. */
+	strcpy(parts[0].writer, "n1");
+	strcpy(parts[1].writer, "n2");
+	strcpy(parts[0].node, "n1");
+	parts[0].nparts = 2;
 	CU_ASSERT_EQUAL_FATAL(pfsman_merge(parts, 2, &out), 0);
+	CU_ASSERT_STRING_EQUAL(out.writer, "");
+	CU_ASSERT_STRING_EQUAL(out.node, "");
+	CU_ASSERT_EQUAL(out.nparts, 0);
 	CU_ASSERT_EQUAL(out.seq, m.seq);
 	CU_ASSERT_EQUAL(out.sealed_ns, m.sealed_ns + 5);
 	CU_ASSERT_EQUAL(out.drained_ns, m.drained_ns);
