@@ -57,7 +57,8 @@ killed() {
 pfs_trouble() {
 	local mnt=$T/pfsmnt
 	mkdir -p "$mnt"
-	mount -t tmpfs -o size=6m tmpfs "$mnt" 2>/dev/null || {
+	# 0755: a tmpfs root is 1777 by default, a target ckptd refuses.
+	mount -t tmpfs -o size=6m,mode=0755 tmpfs "$mnt" 2>/dev/null || {
 		info "cannot mount tmpfs: read-only/full PFS cases skipped"
 		return 0
 	}
