@@ -370,11 +370,11 @@ static int mount_root(const char *path)
 	struct statx sx;
 	int fd, ret;
 
+	/* statx refused (EPERM, ENOSYS: a seccomp filter) falls back too. */
 	if (statx(AT_FDCWD, path, 0, STATX_INO, &sx) == 0) {
 		if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
 			return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 	} else if (errno != ENOSYS && errno != EPERM) {
-		/* EPERM, ENOSYS: statx refused (a seccomp filter). */
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	}
 	/* Before Linux 5.8: another device than its parent's, or "/" (a
