@@ -192,8 +192,12 @@ static void test_malformed(void)
 	if (geteuid() == 0) {
 		CU_ASSERT_EQUAL(chown(p, 12345, 12345), 0);
 		CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
-		/* The target's owner may have made it. */
+		/* The target's owner may have made it, but a target a user
+		 * owns is refused all the same: that user may write it. */
 		CU_ASSERT_EQUAL(chown(t, 12345, 12345), 0);
+		CU_ASSERT_EQUAL(pfsmark_check(&pm), -CKPT_ETARGET);
+		CU_ASSERT_EQUAL(chown(t, 0, 0), 0);
+		CU_ASSERT_EQUAL(chown(p, 0, 0), 0);
 		CU_ASSERT_EQUAL(pfsmark_check(&pm), 0);
 	}
 	pfsmark_close(&pm);
