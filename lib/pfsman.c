@@ -498,10 +498,8 @@ int pfsman_decode(const void *buf, size_t len, struct pfsman *m)
 	/* Formats 2 (before file attributes), 3 (before links), 4 (paths up
 	 * to CKPT_PATH_MAX) and 5 (before the writer) are read too: drained
 	 * versions stay readable across an upgrade. */
-	if (len >= 12 && (get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V2 ||
-			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V3 ||
-			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V4 ||
-			  get_le32((const uint8_t *)buf + 8) == PFSMAN_FORMAT_V5))
+	if (len >= 12 && get_le32((const uint8_t *)buf + 8) >= PFSMAN_FORMAT_V2 &&
+	    get_le32((const uint8_t *)buf + 8) < PFSMAN_FORMAT)
 		format = get_le32((const uint8_t *)buf + 8);
 	ret = image_check(buf, len, PFSMAN_MAGIC, format, PFS_MIN_LEN);
 	if (ret)
