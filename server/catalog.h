@@ -129,9 +129,11 @@ struct version {
 				   * drained (plan.h reads the other nodes'
 				   * parts from there) */
 	uint8_t no_part;          /* remote: the whole manifest of a version
-				   * in parts of which this node holds none
-				   * (drainscan.c): not announced to peers,
-				   * who hold or list its parts (parts.c) */
+				   * in parts of which this node holds none,
+				   * or of another node's version of one
+				   * part (pfs->writer; drainscan.c): not
+				   * announced to peers, who hold or list
+				   * its parts (parts.c) */
 	uint32_t publish_tries;
 	uint64_t publish_due_ms;  /* next check, ckptd_now_ms() */
 	int32_t publish_err;      /* the last check's error, 0 if none (or

@@ -286,6 +286,16 @@ int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller)
 		    p->uid != (u)) {                                        \
 		} else
 
+/* The node v, listed here, is the part of: this one, unless v is another
+ * node's whole version found on the PFS (no_part), which names the node
+ * that drained it, if the manifest says (format 6). */
+static const char *part_node(const struct cluster *cl, const struct version *v)
+{
+	if (v->no_part && v->pfs && v->pfs->writer[0])
+		return v->pfs->writer;
+	return cl_name(cl, cl->self);
+}
+
 int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		       const struct version *v)
 {
@@ -316,7 +326,7 @@ int cluster_list_parts(struct conn *c, const struct proto_msg *req,
 		drain_info(c->d, v, &info);
 		info.nparts = v->nparts;
 		info.parts_sealed = v->state == CKPT_ST_SEALED;
-		snprintf(info.node, sizeof(info.node), "%s", cl_name(cl, cl->self));
+		snprintf(info.node, sizeof(info.node), "%s", part_node(cl, v));
 		proto_enc_version_entry(&pg.e, &info);
 	}
 	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {

@@ -21,6 +21,7 @@
 # skipped and removed), and its versions read from every node; after the
 # restarts every node lists them as n2's alone (the others used to
 # announce their PFS scan's copy as a part of their own).
+# Restarted with n2 down, n1 still names n2 as the writer of s2.
 # With keep=1 a node's older parts are evicted (PFS only); after a
 # restart the node lists its part of such a version from the PFS scan.
 # It used to list the whole manifest there and announce it as its part,
@@ -230,7 +231,16 @@ for how in kill clean clean; do
 		done
 	done
 done
-for n in $ALL; do stop_ckptd $n; done
+# n2 down and n1 restarted: no peer lists s2 to n1, which lists its own
+# copy of the PFS manifest, naming n2, the writer (it used to name n1).
+stop_ckptd n2
+stop_ckptd n1
+node n1
+poll_until 30 status_is n1 peers_up 1 || fail "[solo] n1: $(sjson n1 peers_up) peers up with n2 down"
+[ "$(parts_seen n1 ev/solo s2)" = n2 ] ||
+	fail "[solo] with n2 down, n1 restarted lists the parts of s2 as '$(parts_seen n1 ev/solo s2)'"
+ALL=n1 solo_read || fail "[solo] n1 restarted with n2 down does not read n2's versions"
+for n in n1 n3; do stop_ckptd $n; done
 # And every byte from the PFS alone: a node outside the cluster on the
 # same target reads every part of every version from the manifests.
 drain_conf solo
