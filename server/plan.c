@@ -142,7 +142,7 @@ static void plan_own(const struct ckptd *d, const struct version *v,
 
 uint32_t plan_pfs_whole(const struct version *v)
 {
-	return v && v->pfs_whole ? CKPT_COPY_PFS : 0;
+	return v && (v->pfs_whole || v->no_part) ? CKPT_COPY_PFS : 0;
 }
 
 int plan_file(struct ckptd *d, const char *job, const char *version,
@@ -158,13 +158,17 @@ int plan_file(struct ckptd *d, const char *job, const char *version,
 	if (why && cap)
 		why[0] = '\0';
 	fi = v && !version_dead(v) ? version_file(v, path, 0) : -1;
-	if (fi >= 0) {
-		p->size = v->files[fi].size;
-		plan_own(d, v, p, &w);
-	} else if (cluster_part_of(d, job, version, caller, path, &cp) == 0) {
+	/* Another node's part, or a version of which this node holds none
+	 * (no_part: its whole PFS manifest), whose part's owner or shards
+	 * come before the PFS while the part is known. */
+	if ((fi < 0 || v->no_part) &&
+	    cluster_part_of(d, job, version, caller, path, &cp) == 0) {
 		plan_part(d, cp.node, cp.copies | plan_pfs_whole(v), p, why,
 			  cap);
 		p->size = cp.size;      /* after plan_part(), which zeroes p */
+	} else if (fi >= 0) {
+		p->size = v->files[fi].size;
+		plan_own(d, v, p, &w);
 	} else {
 		p->err = !v ? -CKPT_ENOVERSION
 			    : v->state == CKPT_ST_DAMAGED ? -CKPT_ECORRUPT

@@ -65,8 +65,9 @@ int plan_version_readable(const struct ckptd *d, const char *job,
 uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint32_t copies,
 		   struct plan *p, char *why, size_t cap);
 /* CKPT_COPY_PFS if the whole version (this node's part v, or NULL) was
- * found published on the PFS, so that every other part is there too; 0
- * otherwise. */
+ * found published on the PFS, so that every other part is there too, or v
+ * is a whole version found there of which this node holds no part
+ * (no_part); 0 otherwise. */
 uint32_t plan_pfs_whole(const struct version *v);
 
 /* PLAN: every file of a version with its plan (struct ckpt_plan_entry). */

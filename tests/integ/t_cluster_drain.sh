@@ -22,8 +22,9 @@
 #    wait nor lists v3 as drained until n2 goes on and publishes; a wait
 #    on n1 for v4, which n2 and n3 then remove, ends with "no such
 #    version", and one for a version nobody holds fails at once;
-#  - n1 restarted: it lists v3 whole from the PFS and reads it, but does
-#    not announce it as a part of its own (every node lists n2's and n3's);
+#  - n1 restarted: it lists v3 whole from the PFS and reads it, from
+#    the parts' owners first, but does not announce it as a part of its
+#    own (every node lists n2's and n3's);
 #    nor s1, n2's version of one part (every node lists n2's alone).
 # TIMEOUT: 400
 set -u
@@ -240,7 +241,13 @@ for i in 2 3; do
 	tw n1 verify $JOB v3 -r $((i - 1)) -P part$i -n 2 -z $SIZE -S $((30 + i)) >/dev/null ||
 		fail "n1 reads part$i of v3 wrong after its restart"
 done
-info "n1 restarted: v3 listed whole, read back, and announced as none of its parts"
+# and read from the parts' owners, which hold them (it used to go to the
+# PFS first, from its copy of the whole manifest).
+srcs=$(ctl n1 --json restore $JOB v3 --plan | "$PY" -c '
+import json, sys
+print(" ".join(sorted({f["source"] + ":" + f["node"] for f in json.load(sys.stdin)["files"]})))')
+[ "$srcs" = "owner:n2 owner:n3" ] || fail "n1 plans to read v3 from: '$srcs'"
+info "n1 restarted: v3 listed whole, read from its owners, and announced as none of its parts"
 
 for n in $ALL; do stop_ckptd $n; done
 finish
