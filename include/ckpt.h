@@ -128,7 +128,11 @@ enum {
 				 * node drains to: it lacks its mark (a PFS
 				 * not mounted?); see ckptctl drain
 				 * --adopt-target */
-	CKPT_ELAST     = 30613,
+	CKPT_EBASE     = 30614, /* rm from the PFS of a version that a newer
+				 * drained version takes chunks from (its
+				 * incremental base): it stays until that
+				 * one is removed */
+	CKPT_ELAST     = 30614,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -792,7 +796,12 @@ int ckpt_drain(struct ckpt_client *c, enum ckpt_drain_cmd cmd,
  * new starts one by itself. */
 int ckpt_rebuild(struct ckpt_client *c);
 
-/* Delete a version (any state but SEALING) from this node. */
+/* Delete a version from this node.  A drained version loses its local copy
+ * first and stays listed from the PFS; a second call removes it there (see
+ * README.md, "ckptctl rm").  -EBUSY while the version is busy for a moment
+ * (sealing, being protected or drained, writes in flight, a writer still
+ * holding it open, another rm): call again later (ckptctl rm does, for up
+ * to its --timeout).  -CKPT_EBASE: a newer drained version refers to it. */
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);
 
 const char *ckpt_level_name(enum ckpt_level level);

@@ -31,6 +31,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_EUNPUBLISHED - CKPT_EFIRST] = "the version is not published on the PFS yet, so this part's local copy stays; rm again to remove the part from the PFS too",
 	[CKPT_ESKIPPED - CKPT_EFIRST] = "the version will not be drained: a newer one superseded it ([drain] every), or [drain] keep removed its PFS copy",
 	[CKPT_ETARGET - CKPT_EFIRST] = "the drain target is not there or lacks this node's mark (is the PFS mounted?)",
+	[CKPT_EBASE - CKPT_EFIRST] = "a newer drained version takes chunks from it (its incremental base): it stays on the PFS until that one is removed",
 };
 
 static const char *const level_names[] = {

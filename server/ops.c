@@ -686,7 +686,7 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 	if (kind == RM_PFS && drain_is_base(v->job, v->name)) {
 		log_printf(LOG_NOTICE, "version %s/%s: not removed from the PFS: it is the incremental base of a newer drained version",
 			   req->job, req->version);
-		conn_reply_status(c, req, -EBUSY);
+		conn_reply_status(c, req, -CKPT_EBASE);
 		return;
 	}
 	log_printf(LOG_INFO, "version %s/%s: removed by uid %u", req->job,

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "ctl_fmt.h"
@@ -839,24 +841,83 @@ static const char *const rm_json[] = {
 	[RM_BOTH] = "both", [RM_PART_LOCAL] = "part",
 };
 
+/* How long rm waits by default for a busy version (sealing, protected or
+ * drained right now): a drain of a large version takes minutes. */
+#define RM_TIMEOUT_MS (300 * 1000)
+
+/*
+ * ckpt_remove(), again while ckptd answers -EBUSY (the version is being
+ * sealed, protected or drained, has writes in flight or a writer holding
+ * it open, or another rm runs) until timeout_ms has passed (0: one try).
+ * *before gets the version as it was listed just before the last try, and
+ * *had whether it was.  Returns the last try's result.
+ */
+static int remove_when_idle(struct ckpt_client *c, const char *job,
+			    const char *version, int timeout_ms,
+			    struct ckpt_version_info *before, int *had)
+{
+	uint64_t deadline = ctl_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t pause_ns = 20000000u, now;
+	struct timespec ts;
+	int err, told = 0;
+
+	for (;;) {
+		*had = !ctl_stat_version(c, job, version, before);
+		err = ckpt_remove(c, job, version);
+		now = ctl_now_ns();
+		if (err != -EBUSY || now >= deadline)
+			return err;
+		if (!told++ && isatty(STDERR_FILENO))
+			fprintf(stderr, "ckptctl: rm %s/%s: busy (being sealed, protected or drained, or written); waiting up to %d s\n",
+				job, version, (timeout_ms + 999) / 1000);
+		if (pause_ns > deadline - now)
+			pause_ns = deadline - now;
+		ts.tv_sec = (time_t)(pause_ns / 1000000000u);
+		ts.tv_nsec = (long)(pause_ns % 1000000000u);
+		nanosleep(&ts, NULL);
+		if (pause_ns < 500000000u)
+			pause_ns *= 2;
+	}
+}
+
 int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		CTL_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
 	struct ckpt_version_info before, after;
+	int opt, timeout_ms = RM_TIMEOUT_MS, err, had;
 	const char *job, *version;
-	int rc = plain_args(ctl, argc, argv), err, had;
 	enum rm_kind k;
 	struct jw w;
 
-	if (rc >= 0)
-		return rc;
+	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			if (ctl_parse_timeout(optarg, &timeout_ms))
+				return ctl_usage("rm: bad timeout '%s'", optarg);
+			break;
+		case CTL_OPT_JSON:
+			ctl->json = 1;
+			break;
+		case 'h':
+			return ctl_help();
+		default:
+			return ctl_usage("rm: bad option");
+		}
+	}
 	if (argc - optind != 2)
 		return ctl_usage("rm: expected JOB VERSION");
 	job = argv[optind];
 	version = argv[optind + 1];
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	had = !ctl_stat_version(ctl->c, job, version, &before);
-	err = ckpt_remove(ctl->c, job, version);
+	err = remove_when_idle(ctl->c, job, version, timeout_ms, &before, &had);
+	if (err == -EBUSY && timeout_ms)
+		return ctl_fail(err, "rm %s/%s: still busy after %d s (being sealed, protected or drained, or written)",
+				job, version, (timeout_ms + 999) / 1000);
 	if (err)
 		return ctl_fail(err, "rm %s/%s", job, version);
 	k = rm_kind(&before, had,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_drain_base_race: rm of a version that a copy running now may take as
-# its incremental base is EBUSY (the newer version's copy refers to the
+# its incremental base is CKPT_EBASE (the newer version's copy refers to the
 # base's chunks before its own base is recorded), and the newer version
 # reads back after its local copy goes.
 # TIMEOUT: 120

@@ -1,0 +1,54 @@
+#!/bin/bash
+# t_rm_busy: `ckptctl rm` of a version that is busy for a moment (its drain
+# copy running, under a 4 MiB/s cap) waits until it is not, then removes
+# what it would have removed: the local copy, the PFS copy staying.
+#  - `--timeout 0` fails at once, "busy" (what ckpt_remove() answers);
+#  - `--timeout 0.5` fails after its wait, "still busy after 1 s";
+#  - with the default timeout rm waits for the copy, exits 0 and says the
+#    PFS copy stays; the version reads back from the PFS after a SIGKILL
+#    and two clean restarts, and a second rm removes it there.
+# (It used to fail at once with "Device or resource busy", and a script had
+# to retry.)
+# TIMEOUT: 120
+set -u
+. "$(dirname "$0")/lib.sh"
+PFS=$T/pfs
+MB=$((1 << 20))
+drain_conf a bandwidth=4M
+start_ckptd a
+
+# v1: 24 MiB, 6 s of copying at 4 MiB/s.
+tw a write j v1 -n 1 -z $((24 * MB)) -S 1 -w local || fail "v1"
+copying() { ctl a status 2>/dev/null | grep -q "[1-9] copying"; }
+poll_until 30 copying || fail "v1's copy did not start"
+
+ctl a rm --timeout 0 j v1 >"$T/rm0.out" 2>&1 && fail "rm --timeout 0 of v1 while it drains succeeded: $(cat "$T/rm0.out")"
+grep -qi "busy" "$T/rm0.out" || fail "rm --timeout 0 while v1 drains: $(cat "$T/rm0.out")"
+ctl a rm --timeout 0.5 j v1 >"$T/rm1.out" 2>&1 && fail "rm --timeout 0.5 of v1 while it drains succeeded: $(cat "$T/rm1.out")"
+grep -q "still busy after 1 s" "$T/rm1.out" || fail "rm --timeout 0.5 while v1 drains: $(cat "$T/rm1.out")"
+copying || fail "v1's copy ended before the waiting rm started (the test's premise)"
+[ "$(vlevel a j v1)" != drained ] || fail "v1 is drained already (the test's premise)"
+info "rm while v1 drains: --timeout 0 and 0.5 fail as busy"
+
+ctl a rm j v1 >"$T/rm.out" 2>&1 || fail "rm of v1 did not wait for its drain: $(cat "$T/rm.out")"
+grep -q "local copy removed; the PFS copy stays" "$T/rm.out" || fail "rm of v1 says: $(cat "$T/rm.out")"
+level_is a j v1 drained || fail "v1 is at $(vlevel a j v1) after the rm"
+no_local() {
+	ctl a --json ls j v1 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+i = json.load(sys.stdin)["info"]
+sys.exit(not ("local" not in i["copies"] and "pfs" in i["copies"]))'
+}
+no_local || fail "v1 after the rm: $(ctl a ls j v1 | head -1)"
+info "rm waited for v1's drain, then removed its local copy"
+
+check() {
+	no_local && tw a verify j v1 -n 1 -z $((24 * MB)) -S 1 >/dev/null
+}
+each_restart a check
+ctl a rm j v1 >"$T/rm2.out" 2>&1 || fail "the second rm of v1: $(cat "$T/rm2.out")"
+grep -q "removed from the PFS" "$T/rm2.out" || fail "the second rm of v1 says: $(cat "$T/rm2.out")"
+[ ! -e "$(pfs_vdir j v1)" ] || fail "v1 is still on the PFS after the second rm"
+info "v1 read back from the PFS after the restarts; the second rm removed it there"
+stop_ckptd a
+finish
