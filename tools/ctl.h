@@ -57,6 +57,13 @@ int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a command that has only the common options (--json, --help).
  * Returns -1 to go on, or an exit status. */
 int plain_args(struct ctl *ctl, int argc, char **argv);
+/* The same for a command that takes --timeout S too (into *timeout_ms,
+ * left as it was when not given). */
+int timeout_args(struct ctl *ctl, int argc, char **argv, int *timeout_ms);
+/* In a command's getopt switch, the common options: opt (what
+ * getopt_long() returned) handled, -1 to go on; or an exit status (help
+ * printed, or a usage error for command cmd). */
+int ctl_common_opt(struct ctl *ctl, int opt, const char *cmd);
 /* Reset getopt_long() before a command parses its own argv. */
 void ctl_opt_reset(void);
 /* Parse "--timeout S" (seconds, fractions allowed) into milliseconds.  0 or

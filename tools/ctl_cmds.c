@@ -20,24 +20,49 @@
 #include "ctl_fmt.h"
 #include "ctl_json.h"
 
-static const struct option plain_opts[] = {
-	CTL_COMMON_OPTS,
-	{ NULL, 0, NULL, 0 }
-};
+int ctl_common_opt(struct ctl *ctl, int opt, const char *cmd)
+{
+	switch (opt) {
+	case CTL_OPT_JSON:
+		ctl->json = 1;
+		return -1;
+	case 'h':
+		return ctl_help();
+	default:
+		return ctl_usage("%s: bad option", cmd);
+	}
+}
 
 int plain_args(struct ctl *ctl, int argc, char **argv)
 {
-	int opt;
+	static const struct option opts[] = {
+		CTL_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "h", plain_opts, NULL)) != -1) {
-		switch (opt) {
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
-		default:
-			return ctl_usage("%s: bad option", argv[0]);
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = ctl_common_opt(ctl, opt, argv[0])) >= 0)
+			return rc;
+	return -1;
+}
+
+int timeout_args(struct ctl *ctl, int argc, char **argv, int *timeout_ms)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		CTL_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		if (opt == 't') {
+			if (ctl_parse_timeout(optarg, timeout_ms))
+				return ctl_usage("%s: bad timeout '%s'", argv[0],
+						 optarg);
+		} else if ((rc = ctl_common_opt(ctl, opt, argv[0])) >= 0) {
+			return rc;
 		}
 	}
 	return -1;
@@ -882,32 +907,15 @@ static int remove_when_idle(struct ckpt_client *c, const char *job,
 
 int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		CTL_COMMON_OPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	int timeout_ms = RM_TIMEOUT_MS, err, had;
 	struct ckpt_version_info before, after;
-	int opt, timeout_ms = RM_TIMEOUT_MS, err, had;
+	int rc = timeout_args(ctl, argc, argv, &timeout_ms);
 	const char *job, *version;
 	enum rm_kind k;
 	struct jw w;
 
-	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-			if (ctl_parse_timeout(optarg, &timeout_ms))
-				return ctl_usage("rm: bad timeout '%s'", optarg);
-			break;
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
-		default:
-			return ctl_usage("rm: bad option");
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 2)
 		return ctl_usage("rm: expected JOB VERSION");
 	job = argv[optind];

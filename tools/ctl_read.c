@@ -907,13 +907,9 @@ int cmd_restore(struct ctl *ctl, int argc, char **argv)
 		case 'a':
 			part = NULL;
 			break;
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
 		default:
-			return ctl_usage("restore: bad option");
+			if ((rc = ctl_common_opt(ctl, opt, "restore")) >= 0)
+				return rc;
 		}
 	}
 	if (argc - optind < 1 || argc - optind > 2)

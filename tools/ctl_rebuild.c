@@ -84,7 +84,7 @@ int cmd_rebuild(struct ctl *ctl, int argc, char **argv)
 		CTL_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	int opt, timeout_ms = -1, nowait = 0, err;
+	int opt, timeout_ms = -1, nowait = 0, err, rc;
 	struct ckpt_status s;
 	uint64_t t0, deadline = 0;
 	char a[32];
@@ -98,13 +98,9 @@ int cmd_rebuild(struct ctl *ctl, int argc, char **argv)
 		case 'n':
 			nowait = 1;
 			break;
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
 		default:
-			return ctl_usage("rebuild: bad option");
+			if ((rc = ctl_common_opt(ctl, opt, "rebuild")) >= 0)
+				return rc;
 		}
 	}
 	if (argc != optind)

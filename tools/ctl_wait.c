@@ -88,32 +88,15 @@ static void wait_json(const char *job, const char *version,
 
 int cmd_wait(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		CTL_COMMON_OPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	int timeout_ms = -1, err, have_vi;
+	int rc = timeout_args(ctl, argc, argv, &timeout_ms);
 	const char *job, *version;
 	struct ckpt_version_info vi;
 	enum ckpt_level level;
-	int opt, timeout_ms = -1, err, have_vi;
 	uint64_t t0;
 
-	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-			if (ctl_parse_timeout(optarg, &timeout_ms))
-				return ctl_usage("wait: bad timeout '%s'", optarg);
-			break;
-		case CTL_OPT_JSON:
-			ctl->json = 1;
-			break;
-		case 'h':
-			return ctl_help();
-		default:
-			return ctl_usage("wait: bad option");
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 3)
 		return ctl_usage("wait: expected JOB VERSION LEVEL");
 	job = argv[optind];
