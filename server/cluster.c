@@ -422,6 +422,17 @@ const char *cluster_node_name(const struct ckptd *d, uint32_t node)
 	return cl && node < cl->place.n ? cl_name(cl, node) : "";
 }
 
+int cluster_node_id(const struct ckptd *d, const char *name)
+{
+	const struct cluster *cl = cl_of(d);
+	uint32_t i;
+
+	for (i = 0; cl && name[0] && i < cl->place.n; i++)
+		if (!strcmp(cl_name(cl, i), name))
+			return (int)i;
+	return -ENOENT;
+}
+
 int cluster_node_up(const struct ckptd *d, uint32_t node)
 {
 	const struct cluster *cl = cl_of(d);

@@ -159,10 +159,12 @@ int cluster_read_shards(struct rtry *t);
  * For the restore planner (plan.h).
  */
 /* This node's index in the cluster (0 with none); node's name ("" with
- * none); whether node's link is up (this node: 1). */
+ * none, or no such node); whether node's link is up (this node: 1). */
 uint32_t cluster_self(const struct ckptd *d);
 const char *cluster_node_name(const struct ckptd *d, uint32_t node);
 int cluster_node_up(const struct ckptd *d, uint32_t node);
+/* The index of the node named name, or -ENOENT (none such, no cluster). */
+int cluster_node_id(const struct ckptd *d, const char *name);
 /* How many of the shards of owner's parts this node can read now (held
  * here, or by a peer that is up), of how many peers hold them, and k. */
 struct cluster_reach {

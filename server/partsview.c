@@ -286,13 +286,14 @@ int cluster_job_uid(const struct ckptd *d, const char *job, uint32_t caller)
 		    p->uid != (u)) {                                        \
 		} else
 
-/* The node v, listed here, is the part of: this one, unless v is another
- * node's whole version found on the PFS (no_part), which names the node
- * that drained it, if the manifest says (format 6). */
+/* The node v, listed here, is the part of: this one, unless v is a whole
+ * version found on the PFS of which this node holds no part (no_part): the
+ * node that drained it, as its manifest says (format 6), or none known
+ * ("": a version in parts, merged). */
 static const char *part_node(const struct cluster *cl, const struct version *v)
 {
-	if (v->no_part && v->pfs && v->pfs->writer[0])
-		return v->pfs->writer;
+	if (v->no_part)
+		return v->pfs ? v->pfs->writer : "";
 	return cl_name(cl, cl->self);
 }
 

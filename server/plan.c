@@ -11,6 +11,7 @@
 #include "cluster.h"
 #include "drain.h"
 #include "ops.h"
+#include "pfsman.h"
 #include "plan.h"
 #include "session.h"
 
@@ -112,12 +113,35 @@ uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint32_t copies,
 	return p->n;
 }
 
+/* v, of which this node holds no part (no_part: its whole PFS manifest),
+ * holds the file and no peer lists a part that does: the PFS.  The part
+ * is its writer's (format 6), when that is a node of the cluster; else
+ * no node's. */
+static void plan_none_here(const struct ckptd *d, const struct version *v,
+			   struct plan *p, struct why *w)
+{
+	int id = v->pfs ? cluster_node_id(d, v->pfs->writer) : -ENOENT;
+
+	p->node = id >= 0 ? (uint32_t)id : PLAN_NO_NODE;
+	why_add(w, "no part of it on this node, and no peer lists one");
+	if (drain_enabled(d)) {
+		why_add(w, "the drained PFS copy");
+		take(p, CKPT_SRC_PFS);
+	} else {
+		why_add(w, "no drain target here");
+	}
+}
+
 /* This node's part v holds the file. */
 static void plan_own(const struct ckptd *d, const struct version *v,
 		     struct plan *p, struct why *w)
 {
 	p->own = 1;
 	p->node = cluster_self(d);
+	if (v->no_part) {
+		plan_none_here(d, v, p, w);
+		return;
+	}
 	if (!version_remote(v)) {
 		why_add(w, "this node's copy");
 		take(p, CKPT_SRC_LOCAL);

@@ -35,11 +35,13 @@ struct proto_msg;
 struct version;
 
 #define PLAN_MAX 4                /* sources a file can have */
+#define PLAN_NO_NODE UINT32_MAX   /* plan.node: no node's part known */
 
 struct plan {
 	uint32_t n;               /* usable sources, kind[0] first */
 	uint32_t kind[PLAN_MAX];  /* enum ckpt_source */
-	uint32_t node;            /* the part's node (cluster index; 0 alone) */
+	uint32_t node;            /* the part's node (cluster index; 0 alone;
+				   * PLAN_NO_NODE: none known) */
 	int own;                  /* the part is this node's (catalog) */
 	uint64_t size;            /* the file's size */
 	int32_t err;              /* n == 0: why (-ENOENT, -CKPT_ENOVERSION,

@@ -870,31 +870,62 @@ static const char *const rm_json[] = {
  * drained right now): a drain of a large version takes minutes. */
 #define RM_TIMEOUT_MS (300 * 1000)
 
+/* remove_when_idle(): the version is not the one rm first found. */
+#define RM_CHANGED 1
+
+/*
+ * Is now, listed while rm waits, still the version rm first found (first)
+ * and would a removal now take the same copy?  Not if it was written again
+ * under its name (its seal), or lost the local or quarantined copy that rm
+ * would have removed (another rm, retention's eviction): the next rm would
+ * take the PFS copy, which nobody asked for.  A copy gained (the PFS, the
+ * peers' shards) is what rm waited for.
+ */
+static int same_target(const struct ckpt_version_info *first,
+		       const struct ckpt_version_info *now)
+{
+	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
+
+	if (now->state == CKPT_ST_OPEN ||
+	    (first->seq && (now->seq != first->seq ||
+			    now->sealed_ns != first->sealed_ns)))
+		return 0;
+	return (first->copies & kept & ~now->copies) == 0;
+}
+
 /*
  * ckpt_remove(), again while ckptd answers -EBUSY (the version is being
- * sealed, protected or drained, has writes in flight or a writer holding
- * it open, or another rm runs) until timeout_ms has passed (0: one try).
- * *before gets the version as it was listed just before the last try, and
- * *had whether it was.  Returns the last try's result.
+ * sealed, protected or drained, or another rm runs) until timeout_ms has
+ * passed (0: one try), as long as it is the version rm first found
+ * (same_target()).  An open version is tried once: a writer may hold it
+ * for ever.  *first gets the version as first found, *before as it was
+ * just before the last try, and *had whether it was listed then.  Returns
+ * the last try's result, or RM_CHANGED (nothing removed).
  */
 static int remove_when_idle(struct ckpt_client *c, const char *job,
 			    const char *version, int timeout_ms,
+			    struct ckpt_version_info *first,
 			    struct ckpt_version_info *before, int *had)
 {
 	uint64_t deadline = ctl_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	uint64_t pause_ns = 20000000u, now;
 	struct timespec ts;
-	int err, told = 0;
+	int err, tries = 0;
 
 	for (;;) {
 		*had = !ctl_stat_version(c, job, version, before);
+		if (!tries)
+			*first = *before;
+		else if (!*had || !same_target(first, before))
+			return *had ? RM_CHANGED : -CKPT_ENOVERSION;
 		err = ckpt_remove(c, job, version);
 		now = ctl_now_ns();
-		if (err != -EBUSY || now >= deadline)
+		if (err != -EBUSY || now >= deadline || !*had ||
+		    first->state == CKPT_ST_OPEN)
 			return err;
-		if (!told++ && isatty(STDERR_FILENO))
-			fprintf(stderr, "ckptctl: rm %s/%s: busy (being sealed, protected or drained, or written); waiting up to %d s\n",
-				job, version, (timeout_ms + 999) / 1000);
+		if (!tries++ && isatty(STDERR_FILENO))
+			fprintf(stderr, "ckptctl: rm %s/%s: busy (being sealed, protected or drained); waiting up to %g s\n",
+				job, version, timeout_ms / 1000.0);
 		if (pause_ns > deadline - now)
 			pause_ns = deadline - now;
 		ts.tv_sec = (time_t)(pause_ns / 1000000000u);
@@ -907,8 +938,8 @@ static int remove_when_idle(struct ckpt_client *c, const char *job,
 
 int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
+	struct ckpt_version_info first = { 0 }, before = { 0 }, after;
 	int timeout_ms = RM_TIMEOUT_MS, err, had;
-	struct ckpt_version_info before, after;
 	int rc = timeout_args(ctl, argc, argv, &timeout_ms);
 	const char *job, *version;
 	enum rm_kind k;
@@ -922,10 +953,17 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 	version = argv[optind + 1];
 	if (ctl_connect(ctl))
 		return CTL_EXIT_FAIL;
-	err = remove_when_idle(ctl->c, job, version, timeout_ms, &before, &had);
+	err = remove_when_idle(ctl->c, job, version, timeout_ms, &first,
+			       &before, &had);
+	if (err == RM_CHANGED)
+		return ctl_failx("rm %s/%s: nothing removed: while rm waited, the version was written again or lost the copy rm would have removed (another rm, retention); see ckptctl ls, and rm again",
+				 job, version);
+	if (err == -EBUSY && had && first.state == CKPT_ST_OPEN)
+		return ctl_fail(err, "rm %s/%s: open, a writer still holds it (commit or abort it first)",
+				job, version);
 	if (err == -EBUSY && timeout_ms)
-		return ctl_fail(err, "rm %s/%s: still busy after %d s (being sealed, protected or drained, or written)",
-				job, version, (timeout_ms + 999) / 1000);
+		return ctl_fail(err, "rm %s/%s: still busy after %g s (being sealed, protected or drained)",
+				job, version, timeout_ms / 1000.0);
 	if (err)
 		return ctl_fail(err, "rm %s/%s", job, version);
 	k = rm_kind(&before, had,

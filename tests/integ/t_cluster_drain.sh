@@ -200,7 +200,7 @@ for n in n2 n3; do ctl $n drain --pause >/dev/null || fail "pause $n"; done
 write_two v4 40
 ctl n1 wait $JOB v4 drained >"$T/wait4.out" 2>&1 &
 WAIT4=$!
-# Protected first: an rm while a part's shards are being sent is refused
+# Protected first: an rm while a part's shards are being sent would wait
 # (busy).
 poll_until 30 eval '[ "$(version_line v4)" = protected ]' ||
 	fail "n1 lists v4 as '$(version_line v4)'"

@@ -3,10 +3,15 @@
 # copy running, under a 4 MiB/s cap) waits until it is not, then removes
 # what it would have removed: the local copy, the PFS copy staying.
 #  - `--timeout 0` fails at once, "busy" (what ckpt_remove() answers);
-#  - `--timeout 0.5` fails after its wait, "still busy after 1 s";
+#  - `--timeout 0.5` fails after its wait, "still busy after 0.5 s";
 #  - with the default timeout rm waits for the copy, exits 0 and says the
 #    PFS copy stays; the version reads back from the PFS after a SIGKILL
-#    and two clean restarts, and a second rm removes it there.
+#    and two clean restarts, and a second rm removes it there;
+#  - two rms of v2 started while it drains: one removes the local copy, the
+#    other removes nothing (the copy it waited to remove is gone), and v2
+#    stays on the PFS (both rms used to go on: one removed the PFS copy);
+#  - an open version a writer holds: rm fails at once, saying so, and the
+#    writer's commit then succeeds.
 # (It used to fail at once with "Device or resource busy", and a script had
 # to retry.)
 # TIMEOUT: 120
@@ -25,7 +30,7 @@ poll_until 30 copying || fail "v1's copy did not start"
 ctl a rm --timeout 0 j v1 >"$T/rm0.out" 2>&1 && fail "rm --timeout 0 of v1 while it drains succeeded: $(cat "$T/rm0.out")"
 grep -qi "busy" "$T/rm0.out" || fail "rm --timeout 0 while v1 drains: $(cat "$T/rm0.out")"
 ctl a rm --timeout 0.5 j v1 >"$T/rm1.out" 2>&1 && fail "rm --timeout 0.5 of v1 while it drains succeeded: $(cat "$T/rm1.out")"
-grep -q "still busy after 1 s" "$T/rm1.out" || fail "rm --timeout 0.5 while v1 drains: $(cat "$T/rm1.out")"
+grep -q "still busy after 0.5 s" "$T/rm1.out" || fail "rm --timeout 0.5 while v1 drains: $(cat "$T/rm1.out")"
 copying || fail "v1's copy ended before the waiting rm started (the test's premise)"
 [ "$(vlevel a j v1)" != drained ] || fail "v1 is drained already (the test's premise)"
 info "rm while v1 drains: --timeout 0 and 0.5 fail as busy"
@@ -42,8 +47,41 @@ sys.exit(not ("local" not in i["copies"] and "pfs" in i["copies"]))'
 no_local || fail "v1 after the rm: $(ctl a ls j v1 | head -1)"
 info "rm waited for v1's drain, then removed its local copy"
 
+# v2: two rms at once, both waiting for the copy.
+tw a write j v2 -n 1 -z $((24 * MB)) -S 2 -w local || fail "v2"
+poll_until 30 copying || fail "v2's copy did not start"
+ctl a rm j v2 >"$T/rmA.out" 2>&1 &
+RA=$!
+ctl a rm j v2 >"$T/rmB.out" 2>&1 &
+RB=$!
+copying || fail "v2's copy ended before both rms started (the test's premise)"
+wait $RA; ea=$?
+wait $RB; eb=$?
+outs="A ($ea): $(cat "$T/rmA.out") / B ($eb): $(cat "$T/rmB.out")"
+[ $((ea + eb)) -eq 1 ] || fail "two rms of v2 while it drained: not exactly one succeeded: $outs"
+cat "$T/rmA.out" "$T/rmB.out" | grep -q "local copy removed; the PFS copy stays" ||
+	fail "two rms of v2: neither removed the local copy: $outs"
+cat "$T/rmA.out" "$T/rmB.out" | grep -q "nothing removed" ||
+	fail "two rms of v2: the one that failed does not say nothing was removed: $outs"
+[ -e "$(pfs_vdir j v2)/manifest" ] || fail "two rms of v2 removed its PFS copy: $outs"
+info "two rms of v2 while it drained: one removed the local copy, the other nothing"
+
+# o1: open, its writer paused before its commit.
+mkfifo "$T/hold"
+tw a write j o1 -n 1 -z $MB -S 3 -w local -p <"$T/hold" >"$T/o1.out" 2>"$T/o1.err" &
+wpid=$!
+exec 9>"$T/hold"
+poll_until 30 grep -q paused "$T/o1.out" || fail "o1's writer never paused: $(cat "$T/o1.err")"
+ctl a rm j o1 >"$T/rmo.out" 2>&1 && fail "rm of o1, open with its writer, succeeded"
+grep -q "open, a writer still holds it" "$T/rmo.out" || fail "rm of o1, open with its writer: $(cat "$T/rmo.out")"
+exec 9>&-
+wait $wpid || fail "o1's writer failed after the refused rm: $(cat "$T/o1.err")"
+info "rm of an open version a writer holds fails at once, and the writer commits"
+
 check() {
-	no_local && tw a verify j v1 -n 1 -z $((24 * MB)) -S 1 >/dev/null
+	no_local && tw a verify j v1 -n 1 -z $((24 * MB)) -S 1 >/dev/null &&
+		tw a verify j v2 -n 1 -z $((24 * MB)) -S 2 >/dev/null &&
+		tw a verify j o1 -n 1 -z $MB -S 3 >/dev/null
 }
 each_restart a check
 ctl a rm j v1 >"$T/rm2.out" 2>&1 || fail "the second rm of v1: $(cat "$T/rm2.out")"
