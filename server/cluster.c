@@ -425,12 +425,8 @@ const char *cluster_node_name(const struct ckptd *d, uint32_t node)
 int cluster_node_id(const struct ckptd *d, const char *name)
 {
 	const struct cluster *cl = cl_of(d);
-	uint32_t i;
 
-	for (i = 0; cl && name[0] && i < cl->place.n; i++)
-		if (!strcmp(cl_name(cl, i), name))
-			return (int)i;
-	return -ENOENT;
+	return cl ? place_find(&cl->place, name) : -ENOENT;
 }
 
 int cluster_node_up(const struct ckptd *d, uint32_t node)

@@ -6,8 +6,9 @@
  * outside user of the library.  This file wires things together: it finds
  * the socket (-s, or the [ckptd] section of a config file given with -c, or
  * the library's default), hands the rest of argv to one command function,
- * and closes the connection.  The commands live in ctl_cmds.c (status, ls,
- * wait, rm), ctl_read.c (verify, restore) and bench.c; formatting helpers in
+ * and closes the connection.  The commands live in ctl_cmds.c (status,
+ * ls), ctl_wait.c, ctl_rm.c, ctl_read.c (verify, restore) and bench.c,
+ * among others; formatting helpers in
  * ctl_fmt.c, ctl_json.c and progress.c.
  *
  * Exit status: 0 success, 1 failure with one line on stderr, 2 usage error.
