@@ -835,9 +835,44 @@ int ckpt_rebuild(struct ckpt_client *c)
 	return ret;
 }
 
+/* REMOVE of job/version, on the condition id, off and aux give (proto.h,
+ * PROTO_REMOVE_IF), or none (all 0). */
+static int remove_call(struct ckpt_client *c, const char *job,
+		       const char *version, uint32_t id, uint64_t seq,
+		       uint64_t sealed_ns)
+{
+	struct proto_msg req, rep;
+	int ret;
+
+	if (!c || !version)
+		return -EINVAL;
+	ret = named_req(&req, PROTO_REMOVE, job, version);
+	if (ret < 0)
+		return ret;
+	req.id = id;
+	req.off = seq;
+	req.aux = sealed_ns;
+	pthread_mutex_lock(&c->mu);
+	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 {
-	return named_call(c, PROTO_REMOVE, job, version);
+	return remove_call(c, job, version, 0, 0, 0);
+}
+
+int ckpt_remove_if(struct ckpt_client *c,
+		   const struct ckpt_version_info *expect)
+{
+	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
+
+	if (!expect)
+		return -EINVAL;
+	return remove_call(c, expect->job, expect->version,
+			   PROTO_REMOVE_IF | (expect->copies & kept),
+			   expect->seq, expect->sealed_ns);
 }
 
 int ckpt_getxattrs(struct ckpt_client *c, const char *job, const char *version,

@@ -132,7 +132,11 @@ enum {
 				 * drained version takes chunks from (its
 				 * incremental base): it stays until that
 				 * one is removed */
-	CKPT_ELAST     = 30614,
+	CKPT_ECHANGED  = 30615, /* ckpt_remove_if(): the version is no longer
+				 * the one the caller saw (written again, or
+				 * it lost the copy the removal would take);
+				 * nothing was removed */
+	CKPT_ELAST     = 30615,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -803,6 +807,16 @@ int ckpt_rebuild(struct ckpt_client *c);
  * holding it open, another rm): call again later (ckptctl rm does, for up
  * to its --timeout).  -CKPT_EBASE: a newer drained version refers to it. */
 int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);
+/* ckpt_remove() of expect->job/expect->version, only if it is still the
+ * version expect describes (as ckpt_stat_version() gave it): the same seal
+ * (seq, and sealed_ns unless expect's is 0: seen while being sealed) and
+ * still holding the local and quarantined copies that expect->copies
+ * lists.  Otherwise -CKPT_ECHANGED, and nothing is removed.
+ * ckptd checks and removes in one step, so two callers that saw the same
+ * drained version remove its local copy once; neither takes the PFS copy
+ * that the other's removal left as its next one. */
+int ckpt_remove_if(struct ckpt_client *c,
+		   const struct ckpt_version_info *expect);
 
 const char *ckpt_level_name(enum ckpt_level level);
 const char *ckpt_state_name(enum ckpt_state state);

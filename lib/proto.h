@@ -44,17 +44,22 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 12: the drain's state in version entries; 11: SEEK_DATA, data in file entries;
+/* 13: REMOVE carries a condition (PROTO_REMOVE_IF);
+ * 12: the drain's state in version entries; 11: SEEK_DATA, data in file entries;
  * 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
  * 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     12
+#define PROTO_VERSION     13
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000
 #define PROTO_RANK_NONE   0xffffffffu /* COMMIT: no rank in the environment */
 #define PROTO_MAX_IO      (1ull << 30) /* largest WRITE/READ len */
+/* REMOVE's id: the removal is conditional (ckpt_remove_if()); the low
+ * bits are the CKPT_COPY_LOCAL and _QUARANTINE copies it must still hold;
+ * 0: unconditional (ckpt_remove()). */
+#define PROTO_REMOVE_IF   0x80000000u
 /* Bytes of list entries ckptd puts in one reply: leaves room for the
  * largest single entry below PROTO_MAX_PAYLOAD. */
 #define PROTO_LIST_BUDGET (PROTO_MAX_PAYLOAD - 8192)
@@ -73,7 +78,10 @@ enum proto_type {
 	PROTO_LIST_VERSIONS, /* job, off -> size (total), count, entries */
 	PROTO_LIST_FILES,    /* job, version, off -> size, count, entries */
 	PROTO_STAT,          /* job, version -> one version entry */
-	PROTO_REMOVE,        /* job, version */
+	PROTO_REMOVE,        /* job, version, id, off, aux: with
+			      * PROTO_REMOVE_IF in id, only if the version
+			      * still has seq off, sealed_ns aux and the
+			      * copies in id's low bits (13) */
 	PROTO_STATUS,        /* -> status entry */
 	PROTO_TRUNCATE,      /* handle, path, size */
 	PROTO_UNLINK,        /* handle, path */

@@ -654,6 +654,33 @@ void op_getxattrs(struct conn *c, const struct proto_msg *req)
 	conn_reply_end(c, &e);
 }
 
+/*
+ * REMOVE's condition (ckpt_remove_if()): is v still the version the caller
+ * saw?  The same seal, and the local and quarantined copies it saw still
+ * there; a copy gained (the PFS, the peers' shards) does not matter.
+ * Checked in the same loop turn that starts the removal, so two rms that
+ * saw one version cannot both act.  The seal is its seq (unique on this
+ * node: a version written again gets a new one) and sealed_ns, which a
+ * version being sealed has only once the seal ends (ingest.c): a caller
+ * that saw it sealing (sealed_ns 0) saw the same version.  0, -EINVAL or
+ * -CKPT_ECHANGED.
+ */
+static int remove_expected(const struct version *v,
+			   const struct proto_msg *req)
+{
+	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
+
+	if (!req->id)
+		return 0;
+	if ((req->id & ~(PROTO_REMOVE_IF | kept)) ||
+	    !(req->id & PROTO_REMOVE_IF))
+		return -EINVAL;
+	if (v->seq != req->off || (req->aux && v->sealed_ns != req->aux) ||
+	    (req->id & kept & ~v->copies))
+		return -CKPT_ECHANGED;
+	return 0;
+}
+
 void op_remove(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = lookup(c, req);
@@ -662,6 +689,11 @@ void op_remove(struct conn *c, const struct proto_msg *req)
 
 	if (!v)
 		return;
+	ret = remove_expected(v, req);
+	if (ret < 0) {
+		conn_reply_status(c, req, ret);
+		return;
+	}
 	if (v->removing || v->state == CKPT_ST_SEALING || v->inflight ||
 	    v->drain == DR_RUNNING || version_level_busy(v) ||
 	    (v->state == CKPT_ST_OPEN && v->writers != v->committed)) {

@@ -63,37 +63,20 @@ static const char *const rm_json[] = {
  * drained right now): a drain of a large version takes minutes. */
 #define RM_TIMEOUT_MS (300 * 1000)
 
-/* remove_when_idle(): the version is not the one rm first found. */
-#define RM_CHANGED 1
+/* remove_when_idle(): the version was removed while rm waited. */
+#define RM_GONE 1
 
 /*
- * Is now, listed while rm waits, still the version rm first found (first)
- * and would a removal now take the same copy?  Not if it was written again
- * under its name (its seal), or lost the local or quarantined copy that rm
- * would have removed (another rm, retention's eviction): the next rm would
- * take the PFS copy, which nobody asked for.  A copy gained (the PFS, the
- * peers' shards) is what rm waited for.
- */
-static int same_target(const struct ckpt_version_info *first,
-		       const struct ckpt_version_info *now)
-{
-	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
-
-	if (now->state == CKPT_ST_OPEN ||
-	    (first->seq && (now->seq != first->seq ||
-			    now->sealed_ns != first->sealed_ns)))
-		return 0;
-	return (first->copies & kept & ~now->copies) == 0;
-}
-
-/*
- * ckpt_remove(), again while ckptd answers -EBUSY (the version is being
- * sealed, protected or drained, or another rm runs) until timeout_ms has
- * passed (0: one try), as long as it is the version rm first found
- * (same_target()).  An open version is tried once: a writer may hold it
- * for ever.  *first gets the version as first found, *before as it was
- * just before the last try, and *had whether it was listed then.  Returns
- * the last try's result, or RM_CHANGED (nothing removed).
+ * ckpt_remove_if() of the version as rm first found it, again while ckptd
+ * answers -EBUSY (the version is being sealed, protected or drained, or
+ * another rm runs) until timeout_ms has passed (0: one try).  ckptd removes
+ * nothing once the version is not the one rm found (-CKPT_ECHANGED): it
+ * was written again under its name, or lost the local or quarantined copy
+ * rm would have removed (another rm, retention's eviction), and the next
+ * rm would take the PFS copy, which nobody asked for.  An open version is
+ * tried once: a writer may hold it for ever.  *first gets the version as
+ * first found, *before as it was just before the last try, and *had
+ * whether it was listed then.  Returns the last try's result, or RM_GONE.
  */
 static int remove_when_idle(struct ckpt_client *c, const char *job,
 			    const char *version, int timeout_ms,
@@ -106,14 +89,20 @@ static int remove_when_idle(struct ckpt_client *c, const char *job,
 	int err, tries = 0;
 
 	for (;;) {
-		*had = !ctl_stat_version(c, job, version, before);
+		err = ctl_stat_version(c, job, version, before);
+		*had = !err;
 		if (!tries)
 			*first = *before;
-		else if (!*had || !same_target(first, before))
-			return *had ? RM_CHANGED : -CKPT_ENOVERSION;
-		err = ckpt_remove(c, job, version);
+		/* Not listed at first: ckptd's REMOVE says why (no such
+		 * version, no access).  Later: removed meanwhile, or the
+		 * connection failed. */
+		if (err && tries)
+			return err == -CKPT_ENOVERSION ? RM_GONE : err;
+		if (err)
+			return ckpt_remove(c, job, version);
+		err = ckpt_remove_if(c, first);
 		now = ctl_now_ns();
-		if (err != -EBUSY || now >= deadline || !*had ||
+		if (err != -EBUSY || now >= deadline ||
 		    first->state == CKPT_ST_OPEN)
 			return err;
 		if (!tries++ && isatty(STDERR_FILENO))
@@ -148,13 +137,16 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_FAIL;
 	err = remove_when_idle(ctl->c, job, version, timeout_ms, &first,
 			       &before, &had);
-	if (err == RM_CHANGED)
-		return ctl_failx("rm %s/%s: nothing removed: while rm waited, the version was written again or lost the copy rm would have removed (another rm, retention); see ckptctl ls, and rm again",
+	if (err == -CKPT_ECHANGED)
+		return ctl_failx("rm %s/%s: nothing removed: since rm looked at it, the version was written again or lost the copy rm would have removed (another rm, retention); see ckptctl ls, and rm again",
+				 job, version);
+	if (err == RM_GONE)
+		return ctl_failx("rm %s/%s: nothing removed: it was removed while rm waited",
 				 job, version);
 	if (err == -EBUSY && had && first.state == CKPT_ST_OPEN)
 		return ctl_fail(err, "rm %s/%s: open, a writer still holds it (commit or abort it first)",
 				job, version);
-	if (err == -EBUSY && timeout_ms)
+	if (err == -EBUSY && had && timeout_ms)
 		return ctl_fail(err, "rm %s/%s: still busy after %g s (being sealed, protected or drained)",
 				job, version, timeout_ms / 1000.0);
 	if (err)

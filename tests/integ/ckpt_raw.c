@@ -335,6 +335,55 @@ static int a_badhandle(struct rc *r)
 	return 0;
 }
 
+/* REMOVE with a malformed condition (unknown bits, copies without
+ * PROTO_REMOVE_IF) is refused; with a seal that is not the version's it
+ * removes nothing (-CKPT_ECHANGED): the version stays listed. */
+static int a_badremove(struct rc *r)
+{
+	static const struct { uint32_t id; uint64_t off; int want; } cases[] = {
+		{ CKPT_COPY_LOCAL, 0, -EINVAL },
+		{ PROTO_REMOVE_IF | 0x100, 0, -EINVAL },
+		{ 0xffffffffu, 0, -EINVAL },
+		{ PROTO_REMOVE_IF, 12345, -CKPT_ECHANGED },
+		{ PROTO_REMOVE_IF | CKPT_COPY_QUARANTINE, 0, -CKPT_ECHANGED },
+	};
+	struct proto_msg m, rep;
+	char what[64];
+	uint32_t h;
+
+	if (rc_connect(r) < 0)
+		return bad("connect failed");
+	if (begin(r, "hostile/rm", "v1", &h))
+		return 1;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_COMMIT;
+	m.handle = h;
+	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
+		return bad("COMMIT of an empty version: %s",
+			   ckpt_strerror(rep.status));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&m, 0, sizeof(m));
+		m.type = PROTO_REMOVE;
+		m.job = "hostile/rm";
+		m.version = "v1";
+		m.id = cases[i].id;
+		m.off = cases[i].off;
+		snprintf(what, sizeof(what), "REMOVE id 0x%x seq %llu",
+			 cases[i].id, (unsigned long long)cases[i].off);
+		if (expect_error(r, &m, cases[i].want, 0, what))
+			return 1;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_STAT;
+	m.job = "hostile/rm";
+	m.version = "v1";
+	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
+		return bad("STAT after the refused REMOVEs: %s",
+			   ckpt_strerror(rep.status));
+	rc_close(r);
+	return 0;
+}
+
 /* Ring offsets and lengths out of range, then a good write that must land. */
 static int a_ring(struct rc *r)
 {
@@ -464,6 +513,7 @@ static const struct {
 	{ "badnames", a_badnames },
 	{ "nolease", a_nolease },
 	{ "badhandle", a_badhandle },
+	{ "badremove", a_badremove },
 	{ "ring", a_ring },
 	{ "pipe", a_pipe },
 	{ "noread", a_noread },

@@ -14,7 +14,9 @@
  *                                          STORED ERRNO" of the version
  *   ckpt_tw latest JOB [-w LEVEL]          print ckpt_latest() (level:
  *                                          staged by default)
- *   ckpt_tw rm     JOB VERSION             ckpt_remove()
+ *   ckpt_tw rm     JOB VERSION [-p]        ckpt_remove(); with -p, stat it,
+ *                                          pause as below, then
+ *                                          ckpt_remove_if() of what stat saw
  *
  * Options: -s SOCKET, -r RANK (0), -n FILES (2), -z BYTES per file (4M),
  * -S SEED (1), -R (random order, odd sizes, overlapping overwrites),
@@ -32,7 +34,9 @@
  * writing the files f with f % N == t, each as -x and -R say), -o DIR
  * (expect: output directory), -P DIR (put the files under DIR/ in
  * the version: long names make long listings), -F PATH (repeatable: the
- * files are these paths instead, as many as given; -n is then ignored).
+ * files are these paths instead, as many as given; -n is then ignored),
+ * -D (write: right after the commit, stat the version and
+ * ckpt_remove_if() it as stat saw it, retrying while busy).
  *
  * Errors are printed as "ckpt_tw: WHAT: ckpt_strerror()" so that a test can
  * match the message ("No space left on device", "Permission denied").
@@ -48,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -56,7 +61,7 @@ struct args {
 	const char *sock, *job, *version, *mode, *outdir, *prefix;
 	const char *names[64];    /* -F, in order */
 	int nnames;
-	int rank, files, random, commit, pause, squeeze, holes, threads;
+	int rank, files, random, commit, pause, squeeze, holes, threads, rmnow;
 	uint64_t size, seed;
 	enum ckpt_level wait;
 };
@@ -348,6 +353,37 @@ static int run_writers(const struct args *a, struct ckpt_client *c,
 	return ret;
 }
 
+/* Block until stdin closes (-p): the test does something meanwhile. */
+static void pause_here(void)
+{
+	char ch;
+
+	printf("paused\n");
+	fflush(stdout);
+	while (read(0, &ch, 1) > 0)
+		;
+}
+
+/* -D: stat the version just committed (being sealed, most likely) and
+ * ckpt_remove_if() what stat saw, again while -EBUSY for up to 30 s, as
+ * ckptctl rm does.  Prints "rm saw STATE sealed_ns 0|set". */
+static int rm_now(const struct args *a, struct ckpt_client *c)
+{
+	const struct timespec pause = { 0, 10000000 };
+	struct ckpt_version_info vi;
+	int ret, tries = 0;
+
+	ret = ckpt_stat_version(c, a->job, a->version, &vi);
+	if (ret < 0)
+		return fail("stat", ret);
+	printf("rm saw %s sealed_ns %s\n", ckpt_state_name(vi.state),
+	       vi.sealed_ns ? "set" : "0");
+	fflush(stdout);
+	while ((ret = ckpt_remove_if(c, &vi)) == -EBUSY && tries++ < 3000)
+		nanosleep(&pause, NULL);
+	return ret < 0 ? fail("rm", ret) : 0;
+}
+
 static int do_write(const struct args *a, struct ckpt_client *c)
 {
 	struct ckpt_version *v;
@@ -359,14 +395,8 @@ static int do_write(const struct args *a, struct ckpt_client *c)
 	ret = run_writers(a, c, v);
 	if (ret)
 		goto out;
-	if (a->pause) {
-		char ch;
-
-		printf("paused\n");
-		fflush(stdout);
-		while (read(0, &ch, 1) > 0)
-			;
-	}
+	if (a->pause)
+		pause_here();
 	if (!a->commit)
 		goto out;
 	ret = ckpt_commit(v);
@@ -381,7 +411,7 @@ static int do_write(const struct args *a, struct ckpt_client *c)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = a->rmnow ? rm_now(a, c) : 0;
 out:
 	ckpt_version_free(v);
 	return ret;
@@ -509,10 +539,22 @@ static int do_latest(const struct args *a, struct ckpt_client *c)
 	return 0;
 }
 
+/* ckpt_remove(); with -p, ckpt_remove_if() of the version as stat found it
+ * before the pause. */
 static int do_rm(const struct args *a, struct ckpt_client *c)
 {
-	int ret = ckpt_remove(c, a->job, a->version);
+	struct ckpt_version_info vi;
+	int ret;
 
+	if (!a->pause) {
+		ret = ckpt_remove(c, a->job, a->version);
+		return ret < 0 ? fail("rm", ret) : 0;
+	}
+	ret = ckpt_stat_version(c, a->job, a->version, &vi);
+	if (ret < 0)
+		return fail("stat", ret);
+	pause_here();
+	ret = ckpt_remove_if(c, &vi);
 	return ret < 0 ? fail("rm", ret) : 0;
 }
 
@@ -524,7 +566,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZHF:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:n:z:S:RCw:x:po:P:ZHF:T:D")) != -1) {
 		switch (opt) {
 		case 's': a.sock = optarg; break;
 		case 'r': a.rank = atoi(optarg); break;
@@ -535,6 +577,7 @@ int main(int argc, char **argv)
 		case 'C': a.commit = 0; break;
 		case 'x': a.mode = optarg; break;
 		case 'p': a.pause = 1; break;
+		case 'D': a.rmnow = 1; break;
 		case 'Z': a.squeeze = 1; break;
 		case 'H': a.holes = 1; break;
 		case 'o': a.outdir = optarg; break;

@@ -11,7 +11,11 @@
 #    other removes nothing (the copy it waited to remove is gone), and v2
 #    stays on the PFS (both rms used to go on: one removed the PFS copy);
 #  - an open version a writer holds: rm fails at once, saying so, and the
-#    writer's commit then succeeds.
+#    writer's commit then succeeds;
+#  - an rm that looked at a version, then removes it (ckpt_remove_if(),
+#    paused in between): nothing is removed if another rm took the copy it
+#    saw (the PFS copy stays) or the version was written again, and it
+#    removes a version it looked at while the version was being sealed.
 # (It used to fail at once with "Device or resource busy", and a script had
 # to retry.)
 # TIMEOUT: 120
@@ -78,8 +82,63 @@ exec 9>&-
 wait $wpid || fail "o1's writer failed after the refused rm: $(cat "$T/o1.err")"
 info "rm of an open version a writer holds fails at once, and the writer commits"
 
+# v3, v4: the window between an rm's look at a version and its removal.
+# `tw rm -p` stats the version, pauses, then removes it on the condition
+# that it is still what it saw (ckpt_remove_if()).  Meanwhile another rm
+# drops v3's local copy: the paused rm must not take the PFS copy, now
+# v3's next one.  v4 is removed from both copies and written again: the
+# paused rm must not remove the new v4.
+rm_paused() {   # VERSION FIFO: start a paused `tw rm -p`; RPID
+	mkfifo "$T/$2"
+	tw a rm j "$1" -p <"$T/$2" >"$T/$2.out" 2>"$T/$2.err" &
+	RPID=$!
+	exec 8>"$T/$2"
+	poll_until 30 grep -q paused "$T/$2.out" || fail "tw rm -p $1 never paused: $(cat "$T/$2.err")"
+}
+tw a write j v3 -n 1 -z $MB -S 4 -w local || fail "v3"
+tw a write j v4 -n 1 -z $MB -S 5 -w local || fail "v4"
+poll_until 60 level_is a j v3 drained || fail "v3 did not drain"
+poll_until 60 level_is a j v4 drained || fail "v4 did not drain"
+rm_paused v3 h3
+ctl a rm j v3 >"$T/rm3.out" 2>&1 || fail "rm of v3 under the paused rm: $(cat "$T/rm3.out")"
+exec 8>&-
+wait $RPID && fail "the paused rm of v3 succeeded after v3 lost the local copy it saw"
+grep -q "nothing was removed" "$T/h3.err" || fail "the paused rm of v3 says: $(cat "$T/h3.err")"
+[ -e "$(pfs_vdir j v3)/manifest" ] || fail "the paused rm of v3 removed its PFS copy"
+rm_paused v4 h4
+ctl a rm j v4 >/dev/null 2>&1 && ctl a rm j v4 >/dev/null 2>&1 || fail "two rms of v4"
+tw a write j v4 -n 1 -z $MB -S 6 -w local || fail "v4 written again"
+exec 8>&-
+wait $RPID && fail "the paused rm of v4 removed the v4 written after it looked"
+grep -q "nothing was removed" "$T/h4.err" || fail "the paused rm of v4 says: $(cat "$T/h4.err")"
+poll_until 60 level_is a j v4 drained || fail "v4 (again) did not drain"
+rm_paused v4 h5
+exec 8>&-
+wait $RPID || fail "a paused rm of v4 with nothing in between: $(cat "$T/h5.err")"
+level_is a j v4 drained || fail "v4 is at $(vlevel a j v4) after its local copy was removed"
+info "an rm that looked at a version removes nothing once another rm took its copy or it was rewritten"
+
+# s1..s3 on b (no drain): removed right after the commit, by a stat taken
+# while the version is being sealed (its data synced: seq set, no seal time
+# yet) and ckpt_remove_if() of it retried while busy.  It used to fail
+# every time with "changed": the seal time it saw (0) was not the one the
+# seal ended with.
+start_ckptd b
+saw=0
+for i in 1 2 3; do
+	tw b write j s$i -n 2 -z $((16 * MB)) -S 7 -D >"$T/s$i.out" 2>&1 ||
+		fail "s$i removed as stat saw it while it was sealed: $(cat "$T/s$i.out")"
+	[ "$(vstate b j s$i)" = absent ] || fail "s$i is $(vstate b j s$i) after its rm"
+	grep -q "rm saw sealing sealed_ns 0" "$T/s$i.out" && saw=$((saw + 1))
+done
+[ $saw -gt 0 ] || fail "no rm of s1..s3 saw its version before the seal ended (the test's premise): $(cat "$T"/s?.out)"
+stop_ckptd b
+info "an rm that looked while the version was being sealed removes it ($saw of 3 looked before the seal time was set)"
+
 check() {
 	no_local && tw a verify j v1 -n 1 -z $((24 * MB)) -S 1 >/dev/null &&
+		tw a verify j v3 -n 1 -z $MB -S 4 >/dev/null &&
+		tw a verify j v4 -n 1 -z $MB -S 6 >/dev/null &&
 		tw a verify j v2 -n 1 -z $((24 * MB)) -S 2 >/dev/null &&
 		tw a verify j o1 -n 1 -z $MB -S 3 >/dev/null
 }
