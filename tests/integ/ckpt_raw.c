@@ -285,10 +285,27 @@ static int a_nolease(struct rc *r)
 	return ret == 1;
 }
 
+/* BEGIN job/version and COMMIT it empty; its handle in *h.  0 or 1. */
+static int commit_empty(struct rc *r, const char *job, const char *version,
+			uint32_t *h)
+{
+	struct proto_msg m, rep;
+
+	if (begin(r, job, version, h))
+		return 1;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_COMMIT;
+	m.handle = *h;
+	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
+		return bad("COMMIT of an empty version: %s",
+			   ckpt_strerror(rep.status));
+	return 0;
+}
+
 static int a_badhandle(struct rc *r)
 {
 	static const uint32_t handles[] = { 0, 1, 4096, 12345, 0xffffffffu };
-	struct proto_msg m, rep;
+	struct proto_msg m;
 	char what[64];
 	uint32_t h;
 
@@ -317,14 +334,10 @@ static int a_badhandle(struct rc *r)
 			return 1;
 	}
 	/* A handle that was committed is gone. */
-	if (begin(r, "hostile/handle", "v1", &h))
+	if (commit_empty(r, "hostile/handle", "v1", &h))
 		return 1;
 	memset(&m, 0, sizeof(m));
-	m.type = PROTO_COMMIT;
 	m.handle = h;
-	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
-		return bad("COMMIT of an empty version: %s",
-			   ckpt_strerror(rep.status));
 	m.type = PROTO_WRITE;
 	m.path = "f";
 	m.len = 4096;
@@ -353,14 +366,8 @@ static int a_badremove(struct rc *r)
 
 	if (rc_connect(r) < 0)
 		return bad("connect failed");
-	if (begin(r, "hostile/rm", "v1", &h))
+	if (commit_empty(r, "hostile/rm", "v1", &h))
 		return 1;
-	memset(&m, 0, sizeof(m));
-	m.type = PROTO_COMMIT;
-	m.handle = h;
-	if (rpc(r, &m, &rep) < 0 || rep.status < 0)
-		return bad("COMMIT of an empty version: %s",
-			   ckpt_strerror(rep.status));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.type = PROTO_REMOVE;
