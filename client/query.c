@@ -871,7 +871,8 @@ int ckpt_remove_if(struct ckpt_client *c,
 	if (!expect)
 		return -EINVAL;
 	return remove_call(c, expect->job, expect->version,
-			   PROTO_REMOVE_IF | (expect->copies & kept),
+			   PROTO_REMOVE_IF | (expect->copies & kept) |
+			   (expect->rm_part_pfs ? PROTO_REMOVE_PART_PFS : 0),
 			   expect->seq, expect->sealed_ns);
 }
 

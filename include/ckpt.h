@@ -235,6 +235,9 @@ struct ckpt_version_info {
 	int32_t drain_error;     /* 0, or a negative errno / CKPT_E* code */
 	uint32_t drain_tries;
 	uint32_t drain_retry_ms;
+	/* 1: an rm of this node's part was refused (CKPT_EUNPUBLISHED), so
+	 * the next rm removes the part from the PFS too; 0 otherwise. */
+	uint32_t rm_part_pfs;
 };
 
 /*

@@ -32,7 +32,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_ESKIPPED - CKPT_EFIRST] = "the version will not be drained: a newer one superseded it ([drain] every), or [drain] keep removed its PFS copy",
 	[CKPT_ETARGET - CKPT_EFIRST] = "the drain target is not there or lacks this node's mark (is the PFS mounted?)",
 	[CKPT_EBASE - CKPT_EFIRST] = "a newer drained version takes chunks from it (its incremental base): it stays on the PFS until that one is removed",
-	[CKPT_ECHANGED - CKPT_EFIRST] = "the version changed since it was looked at (written again, or it lost the copy to remove); nothing was removed",
+	[CKPT_ECHANGED - CKPT_EFIRST] = "the version changed since it was looked at (written again, a copy removed, or another rm refused); nothing was removed",
 };
 
 static const char *const level_names[] = {

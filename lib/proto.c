@@ -175,7 +175,7 @@ _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
-			   4 * 2 + 2 + 4 * 4)
+			   4 * 2 + 2 + 4 * 5)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4 + 8)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 #define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
@@ -499,6 +499,7 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u32(e, (uint32_t)v->drain_error);
 	enc_u32(e, v->drain_tries);
 	enc_u32(e, v->drain_retry_ms);
+	enc_u32(e, v->rm_part_pfs);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -532,6 +533,9 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->drain_error = (int32_t)dec_u32(d);
 	v->drain_tries = dec_u32(d);
 	v->drain_retry_ms = dec_u32(d);
+	v->rm_part_pfs = dec_u32(d);
+	if (v->rm_part_pfs > 1)
+		dec_fail(d, -CKPT_EPROTO);
 	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
 	    v->level > CKPT_DRAINED || v->drain > CKPT_DS_RETIRED ||
 	    v->drain_error > 0)

@@ -57,9 +57,12 @@
 #define PROTO_RANK_NONE   0xffffffffu /* COMMIT: no rank in the environment */
 #define PROTO_MAX_IO      (1ull << 30) /* largest WRITE/READ len */
 /* REMOVE's id: the removal is conditional (ckpt_remove_if()); the low
- * bits are the CKPT_COPY_LOCAL and _QUARANTINE copies it must still hold;
+ * bits are the CKPT_COPY_LOCAL and _QUARANTINE copies it must still hold,
+ * and PROTO_REMOVE_PART_PFS says the caller saw rm_part_pfs set (the next
+ * rm takes the part from the PFS too), which must still be so;
  * 0: unconditional (ckpt_remove()). */
-#define PROTO_REMOVE_IF   0x80000000u
+#define PROTO_REMOVE_IF       0x80000000u
+#define PROTO_REMOVE_PART_PFS 0x40000000u
 /* Bytes of list entries ckptd puts in one reply: leaves room for the
  * largest single entry below PROTO_MAX_PAYLOAD. */
 #define PROTO_LIST_BUDGET (PROTO_MAX_PAYLOAD - 8192)
@@ -80,8 +83,9 @@ enum proto_type {
 	PROTO_STAT,          /* job, version -> one version entry */
 	PROTO_REMOVE,        /* job, version, id, off, aux: with
 			      * PROTO_REMOVE_IF in id, only if the version
-			      * still has seq off, sealed_ns aux and the
-			      * copies in id's low bits (13) */
+			      * still has seq off, sealed_ns aux, the copies
+			      * in id's low bits and rm_part_pfs as id's
+			      * PROTO_REMOVE_PART_PFS says (13) */
 	PROTO_STATUS,        /* -> status entry */
 	PROTO_TRUNCATE,      /* handle, path, size */
 	PROTO_UNLINK,        /* handle, path */

@@ -840,6 +840,7 @@ void version_info(const struct version *v, struct ckpt_version_info *out)
 	out->sealed_ns = v->sealed_ns;
 	out->error = v->error;
 	out->copies = v->copies;
+	out->rm_part_pfs = !!v->rm_asked;
 	snprintf(out->reason, sizeof(out->reason), "%s", v->reason);
 	/* What the local store holds of it, not what it once held. */
 	if (version_remote(v))

@@ -662,8 +662,10 @@ void op_getxattrs(struct conn *c, const struct proto_msg *req)
  * saw one version cannot both act.  The seal is its seq (unique on this
  * node: a version written again gets a new one) and sealed_ns, which a
  * version being sealed has only once the seal ends (ingest.c): a caller
- * that saw it sealing (sealed_ns 0) saw the same version.  0, -EINVAL or
- * -CKPT_ECHANGED.
+ * that saw it sealing (sealed_ns 0) saw the same version.  And an rm
+ * refused meanwhile as CKPT_EUNPUBLISHED (rm_asked) turns the next one
+ * into the removal of the part from the PFS too: only a caller that saw
+ * that (rm_part_pfs) may do it.  0, -EINVAL or -CKPT_ECHANGED.
  */
 static int remove_expected(const struct version *v,
 			   const struct proto_msg *req)
@@ -672,11 +674,12 @@ static int remove_expected(const struct version *v,
 
 	if (!req->id)
 		return 0;
-	if ((req->id & ~(PROTO_REMOVE_IF | kept)) ||
+	if ((req->id & ~(PROTO_REMOVE_IF | PROTO_REMOVE_PART_PFS | kept)) ||
 	    !(req->id & PROTO_REMOVE_IF))
 		return -EINVAL;
 	if (v->seq != req->off || (req->aux && v->sealed_ns != req->aux) ||
-	    (req->id & kept & ~v->copies))
+	    (req->id & kept & ~v->copies) ||
+	    !(req->id & PROTO_REMOVE_PART_PFS) != !v->rm_asked)
 		return -CKPT_ECHANGED;
 	return 0;
 }

@@ -244,6 +244,8 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 	jw_ku64(w, "parts_sealed", v->parts_sealed);
 	if (v->node[0])
 		jw_kstr(w, "node", v->node);
+	if (v->rm_part_pfs)
+		jw_kbool(w, "rm_part_pfs", 1);
 	if (v->reason[0])
 		jw_kstr(w, "reason", v->reason);
 	if (v->stall_writers) {
@@ -746,6 +748,8 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		printf(", drain %s%s%s%s", ckpt_drain_state_name(vi.drain),
 		       why[0] ? " (" : "", why, why[0] ? ")" : "");
 	}
+	if (vi.rm_part_pfs)
+		printf(", rm again removes this part from the PFS too");
 	putchar('\n');
 	print_stall(&vi);
 	ls_parts(ctl, job, version);

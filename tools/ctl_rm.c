@@ -97,7 +97,8 @@ static int remove_when_idle(struct ckpt_client *c, const char *job,
 		 * version, no access).  Later: removed meanwhile, or the
 		 * connection failed. */
 		if (err && tries)
-			return err == -CKPT_ENOVERSION ? RM_GONE : err;
+			return err == -CKPT_ENOVERSION || err == -CKPT_ENOJOB ?
+				RM_GONE : err;
 		if (err)
 			return ckpt_remove(c, job, version);
 		err = ckpt_remove_if(c, first);
@@ -138,7 +139,7 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 	err = remove_when_idle(ctl->c, job, version, timeout_ms, &first,
 			       &before, &had);
 	if (err == -CKPT_ECHANGED)
-		return ctl_failx("rm %s/%s: nothing removed: since rm looked at it, the version was written again or lost the copy rm would have removed (another rm, retention); see ckptctl ls, and rm again",
+		return ctl_failx("rm %s/%s: nothing removed: since rm looked at it, the version changed (written again, another rm removed a copy or was refused, retention); see ckptctl ls, and rm again",
 				 job, version);
 	if (err == RM_GONE)
 		return ctl_failx("rm %s/%s: nothing removed: it was removed while rm waited",

@@ -9,7 +9,9 @@
 # between making manifest.tmp durable and renaming it: no manifest is in
 # place without every part it was merged from.
 #  - n1 (the publisher: its name sorts first) has its drain paused while n2
-#    and n3 drain their parts; the first rm of n2's part is refused.
+#    and n3 drain their parts; the first rm of n2's part is refused, and
+#    an rm that looked at the part before that refusal removes nothing
+#    (it is not the second rm, which removes the part from the PFS too).
 #  - n1 is restarted with every PFS rename held 2 s (CKPT_FAULT), so that
 #    its publish sits with manifest.tmp written but not yet renamed; then
 #    the second rm of n2's part.  n1 logs that the version is not
@@ -61,8 +63,24 @@ for n in n2 n3; do
 	poll_until 30 part_is $n v1 drained ||
 		fail "$n's part of v1 is $(part_level $n v1), not drained"
 done
+# An rm that looked at n2's part before the first rm was refused, acting
+# after it: it removes nothing (it used to act as the second rm and take
+# n2's part from the PFS as well).
+mkfifo "$T/hold"
+tw n2 rm $JOB v1 -p <"$T/hold" >"$T/hold.out" 2>"$T/hold.err" &
+rpid=$!
+exec 8>"$T/hold"
+poll_until 30 grep -q paused "$T/hold.out" || fail "tw rm -p on n2 never paused: $(cat "$T/hold.err")"
 ! out=$(ctl n2 rm $JOB v1 2>&1) || fail "the first rm of n2's unpublished part: $out"
 [[ $out == *"not published on the PFS yet"* ]] || fail "the first rm of n2's part says: $out"
+ctl n2 ls $JOB v1 | head -1 | grep -q "rm again removes this part from the PFS too" ||
+	fail "ckptctl ls on n2 after the refused rm: $(ctl n2 ls $JOB v1 | head -1)"
+exec 8>&-
+wait $rpid && fail "the rm that looked before the refusal removed n2's part"
+grep -q "nothing was removed" "$T/hold.err" || fail "the rm that looked before the refusal says: $(cat "$T/hold.err")"
+[ -e "$V/part.n2" ] && [ "$(part_level n2 v1)" = drained ] ||
+	fail "the rm that looked before the refusal took n2's part: PFS has $(ls "$V" | tr '\n' ' '), n2 lists '$(part_level n2 v1)'"
+info "an rm that looked before the first rm's refusal removed nothing"
 
 # n1's publish held between writing manifest.tmp and renaming it.
 stop_ckptd n1

@@ -36,6 +36,7 @@ static void sample_version(struct ckpt_version_info *v, unsigned i)
 	v->drain_error = -CKPT_ETARGET;
 	v->drain_tries = 3 + i;
 	v->drain_retry_ms = 4000 + i;
+	v->rm_part_pfs = i & 1;
 }
 
 static void sample_status(struct ckpt_status *s)
