@@ -866,12 +866,10 @@ int ckpt_remove(struct ckpt_client *c, const char *job, const char *version)
 int ckpt_remove_if(struct ckpt_client *c,
 		   const struct ckpt_version_info *expect)
 {
-	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
-
 	if (!expect)
 		return -EINVAL;
 	return remove_call(c, expect->job, expect->version,
-			   PROTO_REMOVE_IF | (expect->copies & kept) |
+			   PROTO_REMOVE_IF | (expect->copies & PROTO_REMOVE_COPIES) |
 			   (expect->rm_part_pfs ? PROTO_REMOVE_PART_PFS : 0),
 			   expect->seq, expect->sealed_ns);
 }

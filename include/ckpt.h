@@ -133,9 +133,11 @@ enum {
 				 * incremental base): it stays until that
 				 * one is removed */
 	CKPT_ECHANGED  = 30615, /* ckpt_remove_if(): the version is no longer
-				 * the one the caller saw (written again, or
-				 * it lost the copy the removal would take);
-				 * nothing was removed */
+				 * the one the caller saw (written again, it
+				 * lost the copy the removal would take, or
+				 * another rm was refused meanwhile, which
+				 * changed what the next one does); nothing
+				 * was removed */
 	CKPT_ELAST     = 30615,
 };
 
@@ -814,7 +816,9 @@ int ckpt_remove(struct ckpt_client *c, const char *job, const char *version);
  * version expect describes (as ckpt_stat_version() gave it): the same seal
  * (seq, and sealed_ns unless expect's is 0: seen while being sealed) and
  * still holding the local and quarantined copies that expect->copies
- * lists.  Otherwise -CKPT_ECHANGED, and nothing is removed.
+ * lists, and with rm_part_pfs as expect's (a refused rm makes the next one
+ * take the part from the PFS too).  Otherwise -CKPT_ECHANGED, and nothing
+ * is removed.
  * ckptd checks and removes in one step, so two callers that saw the same
  * drained version remove its local copy once; neither takes the PFS copy
  * that the other's removal left as its next one. */

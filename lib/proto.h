@@ -63,6 +63,7 @@
  * 0: unconditional (ckpt_remove()). */
 #define PROTO_REMOVE_IF       0x80000000u
 #define PROTO_REMOVE_PART_PFS 0x40000000u
+#define PROTO_REMOVE_COPIES   (CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE)
 /* Bytes of list entries ckptd puts in one reply: leaves room for the
  * largest single entry below PROTO_MAX_PAYLOAD. */
 #define PROTO_LIST_BUDGET (PROTO_MAX_PAYLOAD - 8192)

@@ -670,7 +670,7 @@ void op_getxattrs(struct conn *c, const struct proto_msg *req)
 static int remove_expected(const struct version *v,
 			   const struct proto_msg *req)
 {
-	const uint32_t kept = CKPT_COPY_LOCAL | CKPT_COPY_QUARANTINE;
+	const uint32_t kept = PROTO_REMOVE_COPIES;
 
 	if (!req->id)
 		return 0;
