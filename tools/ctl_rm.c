@@ -67,14 +67,27 @@ static const char *const rm_json[] = {
 #define RM_GONE 1
 
 /*
+ * A writer holds this node's part of v open: what ckptd refuses as busy
+ * until the writer commits or aborts.  In a cluster state is the whole
+ * version's (open until every part is sealed) while writers and committed
+ * are this node's part's, so a part sealed here, being protected or
+ * drained, is waited for like any busy version.
+ */
+static int held(const struct ckpt_version_info *v)
+{
+	return v->state == CKPT_ST_OPEN && v->writers != v->committed;
+}
+
+/*
  * ckpt_remove_if() of the version as rm first found it, again while ckptd
  * answers -EBUSY (the version is being sealed, protected or drained, or
  * another rm runs) until timeout_ms has passed (0: one try).  ckptd removes
  * nothing once the version is not the one rm found (-CKPT_ECHANGED): it
  * was written again under its name, or lost the local or quarantined copy
  * rm would have removed (another rm, retention's eviction), and the next
- * rm would take the PFS copy, which nobody asked for.  An open version is
- * tried once: a writer may hold it for ever.  *first gets the version as
+ * rm would take the PFS copy, which nobody asked for.  A version whose
+ * part on this node is open with a writer in it is tried once: the writer
+ * may hold it for ever (held()).  *first gets the version as
  * first found, *before as it was just before the last try, and *had
  * whether it was listed then.  Returns the last try's result, or RM_GONE.
  */
@@ -103,8 +116,7 @@ static int remove_when_idle(struct ckpt_client *c, const char *job,
 			return ckpt_remove(c, job, version);
 		err = ckpt_remove_if(c, first);
 		now = ctl_now_ns();
-		if (err != -EBUSY || now >= deadline ||
-		    first->state == CKPT_ST_OPEN)
+		if (err != -EBUSY || now >= deadline || held(first))
 			return err;
 		if (!tries++ && isatty(STDERR_FILENO))
 			fprintf(stderr, "ckptctl: rm %s/%s: busy (being sealed, protected or drained); waiting up to %g s\n",
@@ -144,7 +156,7 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 	if (err == RM_GONE)
 		return ctl_failx("rm %s/%s: nothing removed: it was removed while rm waited",
 				 job, version);
-	if (err == -EBUSY && had && first.state == CKPT_ST_OPEN)
+	if (err == -EBUSY && had && held(&first))
 		return ctl_fail(err, "rm %s/%s: open, a writer still holds it (commit or abort it first)",
 				job, version);
 	if (err == -EBUSY && had && timeout_ms)
