@@ -597,8 +597,13 @@ int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
 int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 		  struct fs_node *node, int release);
 /* Send and free every buffer of ver (ns held; for writing when the
- * namespace is about to change). */
+ * namespace is about to change).  Bytes that cannot be sent fail the
+ * version, here and in ckptd (its writer aborted). */
 int wb_flush_all(struct ckptfs *fs, struct fs_version *ver);
+/* Send every buffer of ver and keep them (fsync; ns held for reading):
+ * one whose bytes find no staging (EINTR, ENOBUFS) keeps them and the
+ * first such error is returned; the version does not fail for it. */
+int wb_send_all(struct ckptfs *fs, struct fs_version *ver);
 /* Drop every buffer unsent (abort, free). */
 void wb_free_all(struct fs_version *ver);
 

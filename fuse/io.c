@@ -736,8 +736,10 @@ static int sync_held(struct ckptfs *fs, struct fs_version *ver)
 		return ret;
 	if (state == V_DONE)
 		return sync_committed(fs, ver->job, ver->name);
+	/* Bytes that find no staging stay buffered: fsync says so, and the
+	 * version does not fail (a signal to the program, a full staging). */
 	pthread_rwlock_rdlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_send_all(fs, ver);
 	pthread_rwlock_unlock(&ver->ns);
 	if (ret == 0)
 		ret = fs->fsync_staged ? ckpt_flush(ver->v) : ckpt_sync(ver->v);

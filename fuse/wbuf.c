@@ -20,9 +20,12 @@
  * write error.  Waiting for staging is the exception: a signal to the
  * program (EINTR) or ckptd's staging_wait (ENOBUFS) ends the wait and fails
  * nothing; the buffered bytes stay buffered (a write whose own bytes could
- * not be sent returns the error without keeping them).  Only when a buffer
- * must go (the file's close, a namespace change, the commit) with bytes
- * still in it does its version fail.
+ * not be sent returns the error without keeping them; an fsync returns
+ * the error and keeps them).  Only when a buffer must go (the file's
+ * close, a namespace change, the commit) with bytes still in it does its
+ * version fail, in ckptd too: ckptfs aborts its writer there at once
+ * (lost()), so that nothing, not `ckptctl commit` nor the next mkdir of
+ * the name (which would join it), can seal the version short.
  *
  * The buffer belongs to the file (struct fs_inode), not to the name it was
  * opened by: writes through two hard links of one file go into one buffer,
@@ -85,11 +88,14 @@ static void free_locked(struct fs_wbuf *wb)
 
 /* Free wb.  Bytes still in it (their send failed with err: no staging, a
  * signal) are lost with it, so the version fails: a file that misses
- * them must never be committed. */
-static void drop_locked(struct ckptfs *fs, struct fs_version *ver,
-			struct fs_wbuf *wb, int err)
+ * them must never be committed.  Returns 1 if so: the caller calls
+ * lost() once it has let go of wb_mu. */
+static int drop_locked(struct ckptfs *fs, struct fs_version *ver,
+		       struct fs_wbuf *wb, int err)
 {
-	if (wb->len) {
+	int failed = wb->len != 0;
+
+	if (failed) {
 		pthread_mutex_lock(&fs->mu);
 		ver_fail_locked(ver, err < 0 ? err : -EIO);
 		pthread_mutex_unlock(&fs->mu);
@@ -97,6 +103,17 @@ static void drop_locked(struct ckptfs *fs, struct fs_version *ver,
 		       ver->job, ver->name, wb->len, strerror(err < 0 ? -err : EIO));
 	}
 	free_locked(wb);
+	return failed;
+}
+
+/* ver failed here (drop_locked()), not in ckptd, which still counts this
+ * mount's writer as one to wait for: abort it, so that the version fails
+ * there too.  ABORT names this writer's handle, never a version begun
+ * later under the name; a version already ended is left alone
+ * (ckpt_abort() sends nothing). */
+static void lost(struct ckptfs *fs, struct fs_version *ver)
+{
+	conn_check(fs, ver->conn, ckpt_abort(ver->v));
 }
 
 /* Make room for len more bytes in in's buffer (allocating it). */
@@ -180,20 +197,24 @@ int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 {
 	int ret = 0;
 
+	int failed = 0;
+
 	pthread_mutex_lock(&ver->wb_mu);
 	if (node->in->wb) {
 		ret = send_locked(fs, ver, node->in->wb);
 		if (release)
-			drop_locked(fs, ver, node->in->wb, ret);
+			failed = drop_locked(fs, ver, node->in->wb, ret);
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
+	if (failed)
+		lost(fs, ver);
 	return ret;
 }
 
 int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
 {
 	struct fs_wbuf *wb;
-	int ret = 0, err;
+	int ret = 0, err, failed = 0;
 
 	pthread_mutex_lock(&ver->wb_mu);
 	while (ver->dirty.next != &ver->dirty) {
@@ -201,7 +222,24 @@ int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
 		err = send_locked(fs, ver, wb);
 		if (err < 0 && ret == 0)
 			ret = err;
-		drop_locked(fs, ver, wb, err);
+		failed |= drop_locked(fs, ver, wb, err);
+	}
+	pthread_mutex_unlock(&ver->wb_mu);
+	if (failed)
+		lost(fs, ver);
+	return ret;
+}
+
+int wb_send_all(struct ckptfs *fs, struct fs_version *ver)
+{
+	struct fs_link *pos;
+	int ret = 0, err;
+
+	pthread_mutex_lock(&ver->wb_mu);
+	for (pos = ver->dirty.next; pos != &ver->dirty; pos = pos->next) {
+		err = send_locked(fs, ver, fs_entry(pos, struct fs_wbuf, link));
+		if (err < 0 && ret == 0)
+			ret = err;
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
 	return ret;
