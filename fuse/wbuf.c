@@ -211,18 +211,22 @@ int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 	return ret;
 }
 
-int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
+/* Send every buffer of ver; with drop, free each too (drop_locked()). */
+static int send_each(struct ckptfs *fs, struct fs_version *ver, int drop)
 {
+	struct fs_link *pos, *next;
 	struct fs_wbuf *wb;
 	int ret = 0, err, failed = 0;
 
 	pthread_mutex_lock(&ver->wb_mu);
-	while (ver->dirty.next != &ver->dirty) {
-		wb = fs_entry(ver->dirty.next, struct fs_wbuf, link);
+	for (pos = ver->dirty.next; pos != &ver->dirty; pos = next) {
+		next = pos->next;
+		wb = fs_entry(pos, struct fs_wbuf, link);
 		err = send_locked(fs, ver, wb);
 		if (err < 0 && ret == 0)
 			ret = err;
-		failed |= drop_locked(fs, ver, wb, err);
+		if (drop)
+			failed |= drop_locked(fs, ver, wb, err);
 	}
 	pthread_mutex_unlock(&ver->wb_mu);
 	if (failed)
@@ -230,19 +234,14 @@ int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
 	return ret;
 }
 
+int wb_flush_all(struct ckptfs *fs, struct fs_version *ver)
+{
+	return send_each(fs, ver, 1);
+}
+
 int wb_send_all(struct ckptfs *fs, struct fs_version *ver)
 {
-	struct fs_link *pos;
-	int ret = 0, err;
-
-	pthread_mutex_lock(&ver->wb_mu);
-	for (pos = ver->dirty.next; pos != &ver->dirty; pos = pos->next) {
-		err = send_locked(fs, ver, fs_entry(pos, struct fs_wbuf, link));
-		if (err < 0 && ret == 0)
-			ret = err;
-	}
-	pthread_mutex_unlock(&ver->wb_mu);
-	return ret;
+	return send_each(fs, ver, 0);
 }
 
 void wb_free_all(struct fs_version *ver)
