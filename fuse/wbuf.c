@@ -195,9 +195,7 @@ out_unlock:
 int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
 		  struct fs_node *node, int release)
 {
-	int ret = 0;
-
-	int failed = 0;
+	int ret = 0, failed = 0;
 
 	pthread_mutex_lock(&ver->wb_mu);
 	if (node->in->wb) {

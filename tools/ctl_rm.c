@@ -70,8 +70,8 @@ static const char *const rm_json[] = {
  * A writer holds this node's part of v open: what ckptd refuses as busy
  * until the writer commits or aborts.  In a cluster state is the whole
  * version's (open until every part is sealed) while writers and committed
- * are this node's part's, so a part sealed here, being protected or
- * drained, is waited for like any busy version.
+ * are this node's part's, so a part sealed here and busy for a moment
+ * (its drain copy running) is waited for like any busy version.
  */
 static int held(const struct ckpt_version_info *v)
 {
