@@ -108,6 +108,7 @@ static const struct conf_key conf_keys[] = {
 	C_SIZE("ckptd", staging_client, 4 * MiB, UINT64_MAX, 0, "256M"),
 	C_SIZE("ckptd", staging_per_uid, 0, UINT64_MAX, 0, "0"),
 	C_U32("ckptd", staging_wait, 0, 86400, "30"),
+	C_BOOL("ckptd", staging_hugepages, "yes"),
 	C_U32("ckptd", max_conns_per_uid, 0, 1000000, "256"),
 	C_SIZE("ckptd", capacity, 0, UINT64_MAX, 0, "0"),
 	C_SIZE("ckptd", reserve, 0, UINT64_MAX, 0, "256M"),

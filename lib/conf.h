@@ -45,6 +45,8 @@ struct conf {
 					* 0 = half of staging */
 	uint32_t staging_wait;         /* seconds a client may wait for
 					* staging; 0 = no limit */
+	int staging_hugepages;         /* 1: root's leases on huge pages
+					* where the kernel's pool has them */
 	uint32_t max_conns_per_uid;    /* connections of one uid (not root);
 					* 0 = no limit */
 	uint64_t capacity;             /* store bytes; 0 = file system size */

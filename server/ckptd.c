@@ -350,7 +350,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	/* After the loop, which registers each lease (loop.h), where pinning
 	 * them cannot use up an RLIMIT_MEMLOCK the drain's rings need. */
 	staging_init(&d->staging, conf->staging, conf->staging_client,
-		     conf->mlock, pin ? &d->loop : NULL);
+		     (conf->mlock ? STAGING_MLOCK : 0) |
+		     (conf->staging_hugepages ? STAGING_HUGE : 0),
+		     pin ? &d->loop : NULL);
 	if (!pin)
 		log_printf(LOG_NOTICE, "staging: not registered with io_uring (RLIMIT_MEMLOCK is limited and CAP_IPC_LOCK missing; LimitMEMLOCK=infinity in the unit lifts it): disk writes from staging pin its pages each time");
 	ret = staging_prefault(&d->staging, conf->staging_client);

@@ -180,6 +180,7 @@ void metrics_tick(struct ckptd *d)
 		return;
 	fill_status(d, &d->ms.st);
 	d->ms.drain_lag_ms = drain_lag_ms(d);
+	d->ms.staging_huge = d->staging.huge_total;
 	if (drain_manifests(d)) {
 		struct pfsc_stats ps;
 
@@ -344,6 +345,9 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	      (double)st->staging_total);
 	gauge(f, "ckpt_staging_used_bytes", "Staging leased to clients.",
 	      (double)st->staging_used);
+	gauge(f, "ckpt_staging_huge_bytes",
+	      "Staging on huge pages (root's leases: the mounts').",
+	      (double)s->staging_huge);
 	gauge(f, "ckpt_store_capacity_bytes", "Local store capacity.",
 	      (double)st->capacity);
 	gauge(f, "ckpt_store_used_bytes", "Local store bytes in use.",

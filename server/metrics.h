@@ -71,6 +71,7 @@ struct mstats {
 	/* gauges, filled by metrics_tick() */
 	struct ckpt_status st;
 	uint64_t drain_lag_ms;          /* oldest sealed version not drained */
+	uint64_t staging_huge;          /* staging on huge pages (staging.h) */
 	uint64_t manifest_loads;        /* PFS manifests loaded for reads */
 	uint64_t manifest_hits;         /* reads that found theirs kept */
 	uint64_t manifest_bytes;        /* kept now (pfscache.h) */

@@ -21,6 +21,9 @@
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
+#ifndef MFD_HUGE_2MB                 /* linux/memfd.h; glibc lacks it */
+#define MFD_HUGE_2MB (21u << 26)     /* log2(2 MiB) << MFD_HUGE_SHIFT */
+#endif
 #define NOBODY ((uid_t)-1)   /* a lease no client has seen yet */
 
 /* (Re-)register l with the loop: the slot names the pages its memfd has
@@ -47,7 +50,50 @@ static void lease_register(struct staging *s, struct lease *l)
 				    : strerror(-ret));
 }
 
-static int lease_new(struct staging *s, uid_t uid, size_t size,
+/* A sealed memfd of size bytes, its pages allocated: of huge pages from the
+ * kernel's pool if huge (-ENOSPC or -ENOMEM when the pool has too few, the
+ * kernel's error where it has no hugetlbfs), else of ordinary ones.  The fd
+ * or -errno. */
+static int lease_memfd(size_t size, int huge)
+{
+	unsigned flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+	int fd, ret;
+
+	if (huge)
+		flags |= MFD_HUGETLB | MFD_HUGE_2MB;
+	fd = memfd_create("ckpt-staging", flags);
+	if (fd < 0)
+		return -errno;
+	/* Sealed at its size: a client holding the fd cannot grow it. */
+	if (fallocate(fd, 0, 0, size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* The fd of a new lease of size bytes, of huge pages where huge and the
+ * pool has them (*huge says which it got), else of ordinary pages. */
+static int lease_pages(struct staging *s, size_t size, int *huge)
+{
+	int fd;
+
+	if (*huge) {
+		fd = lease_memfd(size, 1);
+		if (fd >= 0)
+			return fd;
+		if (!s->huge_refused++)
+			log_printf(LOG_NOTICE, "staging: no lease of %zu MiB on huge pages (%s; vm.nr_hugepages sizes the pool): root's leases are of 4 KiB pages until it has room",
+				   size >> 20, fd == -ENOSPC || fd == -ENOMEM ?
+				   "the pool has too few free" : strerror(-fd));
+		*huge = 0;
+	}
+	return lease_memfd(size, 0);
+}
+
+static int lease_new(struct staging *s, uid_t uid, size_t size, int huge,
 		     struct lease **out)
 {
 	struct lease *l;
@@ -56,16 +102,10 @@ static int lease_new(struct staging *s, uid_t uid, size_t size,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->fd = memfd_create("ckpt-staging", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	l->fd = lease_pages(s, size, &huge);
 	if (l->fd < 0) {
-		ret = -errno;
+		ret = l->fd;
 		goto out_free;
-	}
-	/* Sealed at its size: a client holding the fd cannot grow it. */
-	if (fallocate(l->fd, 0, 0, size) < 0 ||
-	    fcntl(l->fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
-		ret = -errno;
-		goto out_close;
 	}
 	l->map = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_POPULATE, l->fd, 0);
@@ -73,15 +113,19 @@ static int lease_new(struct staging *s, uid_t uid, size_t size,
 		ret = -errno;
 		goto out_close;
 	}
-	if (s->mlock && mlock(l->map, size) < 0)
+	/* Huge pages are never swapped: nothing to lock. */
+	if ((s->flags & STAGING_MLOCK) && !huge && mlock(l->map, size) < 0)
 		log_printf(LOG_DEBUG, "staging: mlock of %zu bytes failed",
 			   size);
 	l->size = size;
 	l->uid = uid;
+	l->huge = huge;
 	l->buf = -1;
 	lease_register(s, l);
 	list_init(&l->link);
 	s->total += size;
+	if (huge)
+		s->huge_total += size;
 	*out = l;
 	return 0;
 
@@ -104,19 +148,23 @@ static void lease_free(struct staging *s, struct lease *l)
 		log_printf(LOG_DEBUG, "staging: punching a freed lease: %s",
 			   strerror(errno));
 	s->total -= l->size;
+	if (l->huge)
+		s->huge_total -= l->size;
 	munmap(l->map, l->size);
 	close(l->fd);
 	free(l);
 }
 
 void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
-		  int mlock, struct loop *loop)
+		  unsigned flags, struct loop *loop)
 {
 	s->budget = budget;
 	s->reserve = reserve < budget / 2 ? reserve : budget / 2;
 	s->total = 0;
 	s->lent = 0;
-	s->mlock = mlock;
+	s->flags = flags;
+	s->huge_total = 0;
+	s->huge_refused = 0;
 	s->loop = loop;
 	s->unregistered = 0;
 	list_init(&s->free);
@@ -133,18 +181,31 @@ void staging_release(struct staging *s)
 	}
 }
 
-/* A free lease of exactly size bytes for uid, or NULL. */
+/* Whether uid's new leases are to be of huge pages (staging.h: root's). */
+static int huge_for(const struct staging *s, uid_t uid)
+{
+	return (s->flags & STAGING_HUGE) && uid == 0;
+}
+
+/* A free lease of exactly size bytes for uid, or NULL: one of huge pages
+ * first for root, never one for another uid. */
 static struct lease *find_free(struct staging *s, uid_t uid, size_t size)
 {
-	struct list *pos, *tmp;
+	struct lease *any = NULL;
+	struct list *pos;
 
-	list_for_each_safe(pos, tmp, &s->free) {
+	for (pos = s->free.next; pos != &s->free; pos = pos->next) {
 		struct lease *l = list_entry(pos, struct lease, link);
 
-		if (l->size == size && (l->uid == uid || l->uid == NOBODY))
+		if (l->size != size || (l->uid != uid && l->uid != NOBODY) ||
+		    (l->huge && uid != 0))
+			continue;
+		if (l->huge == huge_for(s, uid))
 			return l;
+		if (!any)
+			any = l;
 	}
-	return NULL;
+	return any;
 }
 
 /* Drop free leases (other sizes or uids) until size bytes fit the budget. */
@@ -209,7 +270,7 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		goto out_lend;
 	}
 	reclaim(s, size);
-	ret = lease_new(s, uid, size, &l);
+	ret = lease_new(s, uid, size, huge_for(s, uid), &l);
 	if (ret < 0)
 		return ret;
 out_lend:
@@ -226,7 +287,9 @@ int staging_prefault(struct staging *s, size_t lease_size)
 	int ret;
 
 	while (s->total + size <= s->budget) {
-		ret = lease_new(s, NOBODY, size, &l);
+		/* Root's reserve first, while the pool has room for it. */
+		ret = lease_new(s, NOBODY, size, (s->flags & STAGING_HUGE) &&
+				s->huge_total < s->reserve && !s->huge_refused, &l);
 		if (ret < 0)
 			return ret;
 		list_add_tail(&s->free, &l->link);

@@ -14,6 +14,21 @@
  * staging_get_share(); 0 = no share, as for root), so that one user cannot take
  * the staging every other user needs.
  *
+ * Root's leases (the mounts': ckptfs runs as root and serves every user of
+ * its mount) are made of 2 MiB huge pages from the kernel's pool
+ * (hugetlbfs, vm.nr_hugepages) when STAGING_HUGE is set and the pool has
+ * them, else of ordinary pages.  A disk write from a lease goes to the
+ * device as one segment per physically contiguous run of its pages; on a
+ * virtio disk without indirect descriptors a request from scattered 4 KiB
+ * pages takes a ring slot per page, and the mount's writes ran at one of two
+ * speeds depending on how scattered its lease happened to be (docs/
+ * benchmarks.md).  Huge pages are contiguous by construction.  Other uids
+ * never get one: a client may punch pages out of its lease (fallocate,
+ * MADV_REMOVE), and ckptd's next touch of them (the ingest checksum, a
+ * read's copy) takes a new page from the pool, which another user can have
+ * emptied (any user may make hugetlb memfds): that touch would be SIGBUS
+ * in ckptd, where with ordinary pages it is an ordinary allocation.
+ *
  * Each lease is registered with the loop's io_uring (loop.h: its pages
  * are pinned once, not on every disk write from it), when made and again
  * each time it is lent after the first; lease->buf is the slot, or -1 where
@@ -37,6 +52,7 @@ struct lease {
 	uint8_t *map;       /* ckptd's mapping, size bytes */
 	size_t size;
 	uid_t uid;          /* the uid whose clients have seen it */
+	int huge;           /* 1: of huge pages (root's leases only) */
 	int buf;            /* registered buffer slot of the loop, or -1 */
 };
 
@@ -47,19 +63,25 @@ struct staging {
 	uint64_t reserve;   /* kept from uids with a share (not root): root
 			     * (ckptfs, which serves every user of a mount, and
 			     * the administrator) always finds this much */
-	int mlock;
+	unsigned flags;     /* STAGING_* */
+	uint64_t huge_total;  /* bytes of leases on huge pages */
+	unsigned huge_refused;  /* huge leases the pool could not make */
 	struct loop *loop;  /* registers the leases; NULL: none */
 	unsigned unregistered;  /* registrations refused (the first logged) */
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
 
-/* reserve: see struct staging (at most half of budget is kept).  loop (or
- * NULL) must outlive the leases, or be released first (loop_release()
- * forgets every registration). */
+/* reserve: see struct staging (at most half of budget is kept).  flags:
+ * STAGING_MLOCK tries to lock every lease in memory, STAGING_HUGE makes
+ * root's leases of huge pages where the pool has them.  loop (or NULL) must
+ * outlive the leases, or be released first (loop_release() forgets every
+ * registration). */
+#define STAGING_MLOCK 1u
+#define STAGING_HUGE 2u
 struct loop;
 void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
-		  int mlock, struct loop *loop);
+		  unsigned flags, struct loop *loop);
 void staging_release(struct staging *s);
 /*
  * Lend a lease of want bytes (rounded up to 2 MiB) to uid.  When the budget,
@@ -73,8 +95,9 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		      uint64_t share, struct lease **out);
 void staging_put(struct staging *s, struct lease *l);
 /* Make the whole budget into free leases of lease_size now, so that no
- * client pays for first touches (start-up cost: ~1 s per GiB).  0 or
- * -errno. */
+ * client pays for first touches (start-up cost: ~1 s per GiB).  With
+ * STAGING_HUGE, root's reserve is made of huge pages where the pool has
+ * them, for the mount that will take it.  0 or -errno. */
 int staging_prefault(struct staging *s, size_t lease_size);
 /* Bytes lent to uid now. */
 uint64_t staging_lent_to(const struct staging *s, uid_t uid);
