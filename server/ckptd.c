@@ -361,6 +361,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 			   (unsigned long long)conf->staging, strerror(-ret));
 		goto out_staging;
 	}
+	if (d->staging.huge_total)
+		log_printf(LOG_INFO, "staging: %llu MiB of root's leases on 2 MiB huge pages",
+			   (unsigned long long)(d->staging.huge_total >> 20));
 	ret = open_signals(d);
 	if (ret < 0)
 		goto out_staging;

@@ -85,7 +85,7 @@ static int lease_pages(struct staging *s, size_t size, int *huge)
 		if (fd >= 0)
 			return fd;
 		if (!s->huge_refused++)
-			log_printf(LOG_NOTICE, "staging: no lease of %zu MiB on huge pages (%s; vm.nr_hugepages sizes the pool): root's leases are of 4 KiB pages until it has room",
+			log_printf(LOG_INFO, "staging: no lease of %zu MiB on huge pages (%s; vm.nr_hugepages sizes the pool): root's leases are of 4 KiB pages until it has room",
 				   size >> 20, fd == -ENOSPC || fd == -ENOMEM ?
 				   "the pool has too few free" : strerror(-fd));
 		*huge = 0;

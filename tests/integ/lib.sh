@@ -615,7 +615,8 @@ subtest() {
 		FUSE_LOG=()
 		FUSE_LOGOFF=()
 		TEST_USERS=()     # its own: the test's stay for the test
-		trap '_unmount_ckptfs_all; _stop_daemons; _kill_jobs; _umount_all; _del_users' EXIT
+		HUGE_OLD=         # its own pages, given back when it ends
+		trap '_unmount_ckptfs_all; _stop_daemons; _kill_jobs; _umount_all; _del_users; _huge_back' EXIT
 		"$@"
 	)
 	rc=$?
@@ -658,6 +659,36 @@ _del_users() {
 # as USER CMD...: run CMD as USER (uid and its group, no other groups).
 as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
 
+# ---- the kernel's huge page pool --------------------------------------------
+
+# hugepages_add N: N more 2 MiB pages in the kernel's pool (vm.nr_hugepages)
+# for this test; the pool is set back in the cleanup (after the daemons
+# stop), whatever happens.  Skips the test where that cannot be done (not
+# root, no pool, memory too fragmented to give them all).
+HUGE_OLD=
+HUGE_POOL=/proc/sys/vm/nr_hugepages
+hugepages_add() {
+	local old
+	[ "$(id -u)" = 0 ] && [ -w "$HUGE_POOL" ] || skip "needs root and $HUGE_POOL"
+	old=$(cat "$HUGE_POOL")
+	[ -n "$HUGE_OLD" ] || HUGE_OLD=$old
+	echo $((old + $1)) >"$HUGE_POOL" 2>/dev/null
+	[ "$(cat "$HUGE_POOL")" -ge $((old + $1)) ] ||
+		skip "the kernel gave $(($(cat "$HUGE_POOL") - old)) of $1 huge pages"
+}
+# hugepages_free: free pages of the pool now.
+hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+_huge_back() {
+	[ -z "$HUGE_OLD" ] || echo "$HUGE_OLD" >"$HUGE_POOL" 2>/dev/null
+	HUGE_OLD=
+}
+# lease_kps PID: the page size (KernelPageSize, kB) of each staging lease
+# process PID maps, one a line.
+lease_kps() {
+	awk '/ckpt-staging/ { s = 1; next }
+	     s && /^KernelPageSize:/ { print $2; s = 0 }' "/proc/$1/smaps"
+}
+
 # ---- the local store on disk ------------------------------------------------
 
 # store_seg_of STORE VERSION: the segment file whose header names VERSION.
@@ -696,6 +727,7 @@ _cleanup() {
 	_stop_daemons
 	_kill_jobs
 	_del_users
+	_huge_back
 	for log in "$SAN_DIR"/report*; do
 		[ -f "$log" ] || continue
 		echo "FAIL: $TEST: sanitizer report $(basename "$log"):" >&2
