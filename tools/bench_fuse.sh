@@ -51,43 +51,46 @@ command -v fusermount3 >/dev/null || die "fusermount3 is not installed (Debian p
 
 rm -rf "$DIR"
 mkdir -p "$DIR/direct" "$DIR/mnt" || die "cannot make $DIR"
-need=$(( (W * MIB * 2 + AMIB * 6) * 1024 ))          # KiB: store + direct + saves
+need=$(( (W * MIB * 3 + AMIB * 6) * 1024 ))          # KiB: two stores + direct + saves
 avail=$(df -k --output=avail "$DIR" | tail -1 | tr -d ' ')
 [ "$avail" -gt "$need" ] || die "$DIR has $((avail >> 10)) MiB free, needs $((need >> 10)) MiB"
 
-CKPTD_PID= FS_PID= NULL_PID=
+NULL_PID= PIDS=() HUGE_OLD=
 NULLFS=$B/tools/nullfs
+HUGE_POOL=/proc/sys/vm/nr_hugepages
 cleanup() {
-	local m
-	for m in "$DIR/mnt" "$DIR/null"; do
+	local m p
+	for m in "$DIR/mnt" "$DIR/mnt4k" "$DIR/null"; do
 		awk -v m="$m" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts || continue
 		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 	done
-	for p in $NULL_PID $FS_PID $CKPTD_PID; do
+	for p in $NULL_PID "${PIDS[@]}"; do
 		kill "$p" 2>/dev/null
 		for _ in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	[ -z "$HUGE_OLD" ] || echo "$HUGE_OLD" >"$HUGE_POOL" 2>/dev/null
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-SOCK=$DIR/d/ckptd.sock
-mkdir -p "$DIR/d"
-"$B/ckptd" -o dir="$DIR/d" -o staging=2G -o staging_client=256M -o keep=100 \
-	2>"$DIR/ckptd.log" &
-CKPTD_PID=$!
-# Deadline polls (20 s): the daemon answers, then the mount is there.
-for _ in $(seq 400); do
-	kill -0 "$CKPTD_PID" 2>/dev/null || { cat "$DIR/ckptd.log"; die "ckptd exited"; }
-	"$B/ckptctl" -s "$SOCK" status >/dev/null 2>&1 && break
-	sleep 0.05
-done
-"$B/ckptctl" -s "$SOCK" status >/dev/null 2>&1 || die "ckptd does not answer"
-"$B/ckptfs" -s "$SOCK" "$DIR/mnt" -f 2>"$DIR/ckptfs.log" &
-FS_PID=$!
+# The mount's lease on huge pages ([ckptd] staging_hugepages, the default,
+# as a node with a huge page pool for staging runs it): the pool is grown by
+# the mount's lease (256 MiB) for this run and set back afterwards.  Where
+# that cannot be done (not root, the kernel short of contiguous memory),
+# both mounts run on 4 KiB pages, and the first line says so.
+HUGE_NOTE="root's lease on 2 MiB huge pages"
+if [ -w "$HUGE_POOL" ]; then
+	HUGE_OLD=$(cat "$HUGE_POOL")
+	echo $((HUGE_OLD + 130)) >"$HUGE_POOL" 2>/dev/null
+	[ "$(cat "$HUGE_POOL")" -ge $((HUGE_OLD + 130)) ] ||
+		HUGE_NOTE="4 KiB pages: the kernel gave $(($(cat "$HUGE_POOL") - HUGE_OLD)) of 130 huge pages"
+else
+	HUGE_NOTE="4 KiB pages: $HUGE_POOL is not writable"
+fi
+
 mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
 # wait_mount NAME PID MNT: deadline poll (20 s) until NAME (PID, logging
 # to $DIR/NAME.log) has mounted MNT.
@@ -99,7 +102,34 @@ wait_mount() {
 	done
 	die "$1 did not mount $3"
 }
-wait_mount ckptfs "$FS_PID" "$DIR/mnt"
+# start_pair NAME MNT CKPTD-OPTION...: a ckptd of its own (store under
+# $DIR/NAME, the same configuration for both but for the options given)
+# and ckptfs mounted over it at MNT.
+start_pair() {
+	local name=$1 mnt=$2 sock=$DIR/$1/ckptd.sock pid o opts=()
+	shift 2
+	for o in "$@"; do opts+=(-o "$o"); done
+	mkdir -p "$DIR/$name" "$mnt"
+	"$B/ckptd" -o dir="$DIR/$name" -o staging=2G -o staging_client=256M -o keep=100 \
+		"${opts[@]}" 2>"$DIR/ckptd-$name.log" &
+	pid=$!
+	PIDS+=("$pid")
+	# Deadline poll (20 s): the daemon answers.
+	for _ in $(seq 400); do
+		kill -0 "$pid" 2>/dev/null || { cat "$DIR/ckptd-$name.log"; die "ckptd $name exited"; }
+		"$B/ckptctl" -s "$sock" status >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	"$B/ckptctl" -s "$sock" status >/dev/null 2>&1 || die "ckptd $name does not answer"
+	"$B/ckptfs" -s "$sock" "$mnt" -f 2>"$DIR/ckptfs-$name.log" &
+	PIDS+=("$!")
+	wait_mount "ckptfs-$name" "$!" "$mnt"
+	mkdir "$mnt/$JOB" || die "mkdir $mnt/$JOB"
+}
+SOCK=$DIR/d/ckptd.sock
+SOCK4K=$DIR/d4k/ckptd.sock
+start_pair d "$DIR/mnt"
+start_pair d4k "$DIR/mnt4k" staging_hugepages=no
 if [ -x "$NULLFS" ]; then
 	mkdir -p "$DIR/null"
 	"$NULLFS" -o copy "$DIR/null" 2>"$DIR/nullfs.log" &
@@ -109,7 +139,7 @@ else
 	echo "# $NULLFS is not built (make $NULLFS): no FUSE-ceiling rows"
 fi
 M=$DIR/mnt
-mkdir "$M/$JOB" || die "mkdir $M/$JOB"
+M4K=$DIR/mnt4k
 
 now() { local t=${EPOCHREALTIME/./}; echo "$t"; }           # microseconds
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'; }
@@ -138,15 +168,15 @@ writers() {
 	SECS=$(secs "$t0" "$t1")
 }
 
-# fuse_run VER: the FUSE write into VER.tmp (SECS), then commit and wait for
-# LOCAL (COMMIT_SECS).
+# fuse_run MNT SOCK VER: the FUSE write into VER.tmp (SECS), then commit
+# and wait for LOCAL (COMMIT_SECS).
 fuse_run() {
-	local v=$1 t0 t1
-	mkdir "$M/$JOB/$v.tmp" || die "mkdir $v.tmp"
-	writers "$M/$JOB/$v.tmp" conv=fsync
+	local m=$1 sock=$2 v=$3 t0 t1
+	mkdir "$m/$JOB/$v.tmp" || die "mkdir $v.tmp"
+	writers "$m/$JOB/$v.tmp" conv=fsync
 	t0=$(now)
-	mv "$M/$JOB/$v.tmp" "$M/$JOB/$v" || die "commit of $v"
-	"$B/ckptctl" -s "$SOCK" wait "$JOB" "$v" local --timeout 600 >/dev/null ||
+	mv "$m/$JOB/$v.tmp" "$m/$JOB/$v" || die "commit of $v"
+	"$B/ckptctl" -s "$sock" wait "$JOB" "$v" local --timeout 600 >/dev/null ||
 		die "$v did not reach LOCAL"
 	t1=$(now)
 	COMMIT_SECS=$(secs "$t0" "$t1")
@@ -156,22 +186,26 @@ TOTAL=$((W * MIB))
 N=$(bench_reps)
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus; $DIR on $(df -h "$DIR" | awk 'NR==2{print $1}')"
 echo "# sequential write: $W writers x $MIB MiB, dd bs=1M conv=fsync, $N repetitions"
+echo "# ckptfs: $HUGE_NOTE; ckptfs 4k: the same with staging_hugepages = no"
 
 # A first run of each into new files and fresh segments (shown, not in the
 # ratio), then N rounds of: dd oflag=direct over the disk files of the
 # round before (conv=notrunc: allocated extents, as ckptd's recycled
-# segments are), and the same through the mount into the segments the
+# segments are), and the same through each mount into the segments the
 # previous round's version freed.  The rounds take turns over which goes
-# first, so that neither always runs right after the other's writes (as
+# first, so that none always runs right after another's writes (as
 # tools/bench_drain.sh does with the drain and cp).
 writers "$DIR/direct" oflag=direct conv=fsync
 s_new=$SECS
-fuse_run seq0
+fuse_run "$M" "$SOCK" seq0
 s_fresh=$SECS
+fuse_run "$M4K" "$SOCK4K" seq0
 "$B/ckptctl" -s "$SOCK" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0"
-# One of each for a round: their times in s_od and s_f.
+"$B/ckptctl" -s "$SOCK4K" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0 (4k)"
+# One of each for a round: their times in s_od, s_f, s_4 and s_n.
 direct_round() { writers "$DIR/direct" oflag=direct conv=notrunc,fsync; s_od=$SECS; }
-fuse_round() { fuse_run "$1"; s_f=$SECS; }
+fuse_round() { fuse_run "$M" "$SOCK" "seq$i"; s_f=$SECS; c_f=$COMMIT_SECS; }
+fuse4k_round() { fuse_run "$M4K" "$SOCK4K" "seq$i"; s_4=$SECS; }
 null_round() {
 	s_n=-
 	[ -n "$NULL_PID" ] || return 0
@@ -179,32 +213,35 @@ null_round() {
 	s_n=$SECS
 	rm -f "$DIR"/null/w*
 }
-ratios=() commits=() nulls=() ceil=()
-printf '%-6s %12s %12s %12s %8s %12s\n' round "direct s" "ckptfs s" "commit s" ratio "nullfs s"
+ROUND=(direct_round fuse_round fuse4k_round null_round)
+ratios=() r4k=() commits=() nulls=() ceil=()
+printf '%-6s %10s %10s %10s %10s %8s %8s %10s\n' round "direct s" "ckptfs s" "4k s" "commit s" ratio "4k" "nullfs s"
 for ((i = 1; i <= N; i++)); do
-	# The three take turns at going first.
-	case $((i % 3)) in
-	1) direct_round; fuse_round "seq$i"; null_round ;;
-	2) fuse_round "seq$i"; null_round; direct_round ;;
-	0) null_round; direct_round; fuse_round "seq$i" ;;
-	esac
+	# The four take turns at going first.
+	for ((k = 0; k < 4; k++)); do "${ROUND[(i + k) % 4]}"; done
 	"$B/ckptctl" -s "$SOCK" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i"
+	"$B/ckptctl" -s "$SOCK4K" rm "$JOB" "seq$i" >/dev/null || die "ckptctl rm seq$i (4k)"
 	r=$(ratio "$s_od" "$s_f")
-	ratios+=("$r") commits+=("$COMMIT_SECS")
+	ratios+=("$r") commits+=("$c_f") r4k+=("$(ratio "$s_od" "$s_4")")
 	if [ "$s_n" != - ]; then
 		nulls+=("$(bench_ratio "$s_n" "$s_f")")
 		ceil+=("$(bench_ratio "$s_od" "$s_n")")
 	fi
-	printf '%-6s %12s %12s %12s %8s %12s\n' "$i" "$s_od" "$s_f" "$COMMIT_SECS" "$r" "$s_n"
+	printf '%-6s %10s %10s %10s %10s %8s %8s %10s\n' "$i" "$s_od" "$s_f" "$s_4" "$c_f" "$r" "${r4k[-1]}" "$s_n"
 done
 echo "# first runs (not in the ratio): dd oflag=direct into new files $s_new s, $(rate "$s_new" "$TOTAL") GB/s; ckptfs into fresh segments $s_fresh s, $(rate "$s_fresh" "$TOTAL") GB/s"
 rm -f "$DIR"/direct/w*
 bench_row fuse "ckptfs $W x $MIB MiB dd conv=fsync / dd oflag=direct over allocated files" ">= 0.9" "${ratios[@]}"
+bench_row fuse4k "(reference) the same, staging_hugepages = no (the mount's lease of 4 KiB pages)" "-" "${r4k[@]}"
 if [ ${#nulls[@]} -gt 0 ]; then
 	bench_row fuseceil "(reference) nullfs -o copy / ckptfs: the FUSE ceiling" "-" "${nulls[@]}"
 	bench_row fuseroom "(reference) dd oflag=direct / nullfs -o copy" "-" "${ceil[@]}"
 fi
 echo "# commit (mv v.tmp v) to LOCAL after each round, seconds: ${commits[*]}"
+# The 4 KiB pair's work is done: it leaves the disk to the stall part.
+fusermount3 -u "$M4K" || die "unmount $M4K"
+kill "${PIDS[2]}" 2>/dev/null
+wait "${PIDS[2]}" 2>/dev/null
 
 # ---- stall of np.save / torch.save -------------------------------------------
 echo

@@ -9,7 +9,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-KEYS=(dir socket store staging staging_client staging_per_uid staging_wait
+KEYS=(dir socket store staging staging_client staging_per_uid staging_wait staging_hugepages
       max_conns_per_uid capacity reserve keep segment
       chunk queue_depth direct mlock log_level log straggler_factor nice)
 # Keys whose default is empty ("key =").

@@ -84,6 +84,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.staging_client, 256 * MiB);
 	CU_ASSERT_EQUAL(c.staging_per_uid, 0);
 	CU_ASSERT_EQUAL(c.staging_wait, 30);
+	CU_ASSERT_EQUAL(c.staging_hugepages, 1);
 	CU_ASSERT_EQUAL(c.max_conns_per_uid, 256);
 	CU_ASSERT_EQUAL(c.capacity, 0);
 	CU_ASSERT_EQUAL(c.reserve, 256 * MiB);
