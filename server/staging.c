@@ -21,6 +21,8 @@
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
+/* Free pages of the pool of 2 MiB pages, whatever the default size is. */
+#define HUGE_FREE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 #ifndef MFD_HUGE_2MB                 /* linux/memfd.h; glibc lacks it */
 #define MFD_HUGE_2MB (21u << 26)     /* log2(2 MiB) << MFD_HUGE_SHIFT */
 #endif
@@ -50,11 +52,12 @@ static void lease_register(struct staging *s, struct lease *l)
 				    : strerror(-ret));
 }
 
-/* A sealed memfd of size bytes, its pages allocated: of huge pages from the
- * kernel's pool if huge (-ENOSPC or -ENOMEM when the pool has too few, the
- * kernel's error where it has no hugetlbfs), else of ordinary ones.  The fd
- * or -errno. */
-static int lease_memfd(size_t size, int huge)
+/* A sealed memfd of size bytes, its pages allocated and mapped at *map: of
+ * huge pages from the kernel's pool if huge (-ENOSPC or -ENOMEM when the
+ * pool has too few, the kernel's error where it has no hugetlbfs or cannot
+ * map one, as under valgrind, which places mappings itself), else of
+ * ordinary ones.  The fd or -errno. */
+static int lease_memfd(size_t size, int huge, uint8_t **map)
 {
 	unsigned flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	int fd, ret;
@@ -66,22 +69,57 @@ static int lease_memfd(size_t size, int huge)
 		return -errno;
 	/* Sealed at its size: a client holding the fd cannot grow it. */
 	if (fallocate(fd, 0, 0, size) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		goto out_errno;
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (*map == MAP_FAILED)
+		goto out_errno;
 	return fd;
+
+out_errno:
+	ret = -errno;
+	close(fd);
+	return ret;
 }
 
-/* The fd of a new lease of size bytes, of huge pages where huge and the
- * pool has them (*huge says which it got), else of ordinary pages. */
-static int lease_pages(struct staging *s, size_t size, int *huge)
+/* Whether the pool of 2 MiB pages has size bytes free now (where it cannot
+ * be read, try).  Asked first so that a lease the pool cannot hold does not
+ * take and give back its pages one by one, from everyone else using it. */
+static int pool_has(size_t size)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(HUGE_FREE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10) >= size / LEASE_ALIGN;
+}
+
+/* A new lease's memfd on huge pages, mapped at *map: the fd, or -errno
+ * (-ENOSPC: the pool has too few free now). */
+static int lease_huge(size_t size, uint8_t **map)
+{
+	return pool_has(size) ? lease_memfd(size, 1, map) : -ENOSPC;
+}
+
+/* The fd of a new lease of size bytes, mapped at *map: of huge pages where
+ * huge and the pool has them (*huge says which it got), else of ordinary
+ * pages. */
+static int lease_pages(struct staging *s, size_t size, int *huge,
+		       uint8_t **map)
 {
 	int fd;
 
 	if (*huge) {
-		fd = lease_memfd(size, 1);
+		fd = lease_huge(size, map);
 		if (fd >= 0)
 			return fd;
 		if (!s->huge_refused++)
@@ -90,28 +128,23 @@ static int lease_pages(struct staging *s, size_t size, int *huge)
 				   "the pool has too few free" : strerror(-fd));
 		*huge = 0;
 	}
-	return lease_memfd(size, 0);
+	return lease_memfd(size, 0, map);
 }
 
 static int lease_new(struct staging *s, uid_t uid, size_t size, int huge,
 		     struct lease **out)
 {
 	struct lease *l;
-	int ret;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->fd = lease_pages(s, size, &huge);
+	l->fd = lease_pages(s, size, &huge, &l->map);
 	if (l->fd < 0) {
-		ret = l->fd;
-		goto out_free;
-	}
-	l->map = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_POPULATE, l->fd, 0);
-	if (l->map == MAP_FAILED) {
-		ret = -errno;
-		goto out_close;
+		int ret = l->fd;
+
+		free(l);
+		return ret;
 	}
 	/* Huge pages are never swapped: nothing to lock. */
 	if ((s->flags & STAGING_MLOCK) && !huge && mlock(l->map, size) < 0)
@@ -128,12 +161,6 @@ static int lease_new(struct staging *s, uid_t uid, size_t size, int huge,
 		s->huge_total += size;
 	*out = l;
 	return 0;
-
-out_close:
-	close(l->fd);
-out_free:
-	free(l);
-	return ret;
 }
 
 static void lease_free(struct staging *s, struct lease *l)
@@ -142,8 +169,14 @@ static void lease_free(struct staging *s, struct lease *l)
 		loop_buf_del(s->loop, l->buf);
 	/* Free the pages now: a client that mapped the lease keeps the file
 	 * alive, and without this its pages would stay ckptd's, past the
-	 * budget (a client taking lease after lease). */
-	if (fallocate(l->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+	 * budget (a client taking lease after lease).  Not a lease of huge
+	 * pages, which is root's (staging.h): its client (a mount, across a
+	 * restart of ckptd) may still copy into it before it finds the
+	 * connection gone, and a punched huge page it touches is taken anew
+	 * from the pool, SIGBUS when that is empty.  Its pages go back to the
+	 * pool when root's client unmaps it. */
+	if (!l->huge &&
+	    fallocate(l->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 		      l->size) < 0)
 		log_printf(LOG_DEBUG, "staging: punching a freed lease: %s",
 			   strerror(errno));
@@ -208,17 +241,42 @@ static struct lease *find_free(struct staging *s, uid_t uid, size_t size)
 	return any;
 }
 
-/* Drop free leases (other sizes or uids) until size bytes fit the budget. */
+/* Drop free leases (other sizes or uids) until size bytes fit the budget:
+ * those of ordinary pages first, so that root's of huge pages stay. */
 static void reclaim(struct staging *s, size_t size)
 {
 	struct list *pos, *tmp;
+	int huge;
 
-	list_for_each_safe(pos, tmp, &s->free) {
-		if (s->total + size <= s->budget)
-			return;
-		list_del(pos);
-		lease_free(s, list_entry(pos, struct lease, link));
+	for (huge = 0; huge <= 1; huge++)
+		list_for_each_safe(pos, tmp, &s->free) {
+			struct lease *l = list_entry(pos, struct lease, link);
+
+			if (s->total + size <= s->budget)
+				return;
+			if (l->huge != huge)
+				continue;
+			list_del(pos);
+			lease_free(s, l);
+		}
+}
+
+/* Root found only a free lease l of ordinary pages: one of huge pages in its
+ * place where the pool has room now (l is then freed), else l. */
+static struct lease *upgrade(struct staging *s, struct lease *l)
+{
+	struct lease *h = NULL;
+
+	if (!pool_has(l->size) || lease_new(s, NOBODY, l->size, 1, &h) < 0 ||
+	    !h->huge) {
+		if (h && !h->huge)
+			lease_free(s, h);
+		return l;
 	}
+	list_del(&l->link);
+	lease_free(s, l);
+	list_add_tail(&s->free, &h->link);
+	return h;
 }
 
 uint64_t staging_lent_to(const struct staging *s, uid_t uid)
@@ -262,6 +320,8 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 	if (size < STAGING_MIN)
 		return -EAGAIN;
 	l = find_free(s, uid, size);
+	if (l && !l->huge && huge_for(s, uid))
+		l = upgrade(s, l);
 	if (l) {
 		list_del(&l->link);
 		if (l->uid != NOBODY)   /* lent before: see lease_register() */

@@ -3,12 +3,20 @@
 # staging_hugepages, server/staging.h), from a pool the test reserves for
 # itself (vm.nr_hugepages, set back in the cleanup):
 #  [mount]  ckptd makes its root reserve of huge pages and the mount (ckptfs
-#           runs as root) writes through it: ckptfs and ckptd map the lease
-#           with KernelPageSize 2048 kB.  The version written through it
-#           reads back byte for byte after ckptd's SIGKILL and two clean
-#           restarts, and the mount's lease is of huge pages again each
-#           time.  A real user's writer (useradd) gets 4 KiB pages while the
-#           pool still has room for its lease (staging.h: why).
+#           runs as root) writes through it, and reads through a second
+#           lease made of huge pages in place of a prefaulted ordinary one:
+#           ckptfs maps only leases with KernelPageSize 2048 kB.  The
+#           version written through it reads back byte for byte after
+#           ckptd's SIGKILL and two clean restarts; each time ckptfs writes
+#           and reads through leases of huge pages again.
+#           A real user's writer (useradd) gets 4 KiB pages while the pool
+#           still has room for its lease (staging.h: why).
+#  [held]   a file of the mount held open while ckptd stops cleanly, the
+#           pool then emptied by another process: the mount's next write
+#           copies into its old lease before it finds ckptd gone, and
+#           ckptfs lives (ckptd does not punch a lease of huge pages it
+#           frees: the copy would take a new page from the empty pool,
+#           SIGBUS).
 #  [empty]  with no free page in the pool, root's leases are of 4 KiB
 #           pages, ckptd says so, and a version writes and verifies.
 #  [off]    staging_hugepages = no takes nothing from the pool.
@@ -29,14 +37,16 @@ huge_count() { lease_kps "$1" | grep -c '^2048$'; }
 mount_case() {
 	local M=$T/mnt UH=ckth$$ how pid
 	need_fuse
-	hugepages_add 40     # 80 MiB: the 32 MiB reserve, and room for one more lease
+	# 160 MiB: the mount's two 32 MiB leases, their two successors while
+	# the old ones are still mapped across a restart, and room for more.
+	hugepages_add 80
 	test_users "$UH"
 	chmod 755 "$T"
 	ckptd_conf h staging=128M staging_client=32M keep=10
 	start_ckptd h
 	grep -q "staging: 32 MiB of root's leases on 2 MiB huge pages" "$T/h/ckptd.log" ||
 		fail "ckptd does not say its reserve is on huge pages: $(grep 'staging:' "$T/h/ckptd.log")"
-	[ "$(hugepages_free)" = 24 ] || fail "the pool has $(hugepages_free) pages free, want 40 - 16"
+	[ "$(hugepages_free)" = 64 ] || fail "the pool has $(hugepages_free) pages free, want 80 - 16"
 	[ "$(huge_count "$(ckptd_pid h)")" = 1 ] || fail "ckptd's leases: $(kps_of "$(ckptd_pid h)")"
 	mount_ckptfs h "$M"
 	mkdir -p "$T/ref/sub"
@@ -50,6 +60,8 @@ mount_case() {
 	mv "$M/hj/v1.tmp" "$M/hj/v1" || fail "commit of v1"
 	ctl h wait hj v1 local --timeout 30 >/dev/null || fail "v1 did not reach LOCAL"
 	tree_sums "$M/hj/v1" | cmp -s "$T/ref.sums" - || fail "v1 reads back wrong"
+	all_kps "$pid" 2048 || fail "the mount's leases (write, read) are not all of huge pages: $(kps_of "$pid")"
+	[ "$(huge_count "$(ckptd_pid h)")" = 2 ] || fail "ckptd's leases after the mount wrote and read: $(kps_of "$(ckptd_pid h)")"
 	for how in kill clean clean; do
 		if [ $how = kill ]; then kill9 h; else stop_ckptd h; fi
 		start_ckptd h
@@ -63,6 +75,7 @@ mount_case() {
 		rm -r "$M/hj/w$how$$.tmp" 2>/dev/null
 		[ "$(huge_count "$(ckptd_pid h)")" -ge 1 ] ||
 			fail "after a restart ($how): ckptd's leases: $(kps_of "$(ckptd_pid h)")"
+		all_kps "$pid" 2048 || fail "after a restart ($how): the mount's leases: $(kps_of "$pid")"
 	done
 	info "[mount] the mount's lease of huge pages; v1 intact after SIGKILL and two restarts"
 
@@ -91,6 +104,47 @@ mount_case() {
 	umount_ckptfs "$M"
 	assert_up h
 	info "[mount] a user's lease of 4 KiB pages with $free0 huge pages free"
+}
+
+held_case() {
+	local M=$T/mnt pid hog
+	need_fuse
+	command -v /usr/bin/python3 >/dev/null || skip "needs /usr/bin/python3"
+	hugepages_add 40
+	ckptd_conf k staging=128M staging_client=32M
+	start_ckptd k
+	mount_ckptfs k "$M"
+	pid=$(ckptfs_pid "$M")
+	mkdir "$M/kj" && mkdir "$M/kj/v1.tmp" || fail "mkdir v1.tmp"
+	exec 8>"$M/kj/v1.tmp/held.bin" || fail "open held.bin"
+	head -c $((3 * MB)) /dev/urandom >&8 || fail "the first write"
+	all_kps "$pid" 2048 || fail "the mount's lease is not of huge pages: $(kps_of "$pid")"
+	stop_ckptd k
+	# Another process takes every free page of the pool.
+	/usr/bin/python3 - "$HUGE_DIR/free_hugepages" >"$T/hog.out" 2>&1 <<'PY' &
+import mmap, os, signal, sys
+n = int(open(sys.argv[1]).read())
+fd = os.memfd_create("hog", os.MFD_HUGETLB | os.MFD_HUGE_2MB)
+os.ftruncate(fd, n << 21)
+m = mmap.mmap(fd, n << 21)
+for i in range(n):
+    m[i << 21] = 1
+print("holding", n, flush=True)
+signal.pause()
+PY
+	hog=$!
+	poll_until 20 grep -q holding "$T/hog.out" || fail "the pool hog: $(cat "$T/hog.out")"
+	[ "$(hugepages_free)" = 0 ] || fail "the pool still has $(hugepages_free) pages free"
+	# ckptd is gone: the write fails, or is kept buffered, but ckptfs lives.
+	{ head -c $((1 * MB)) /dev/urandom >&8; } 2>/dev/null
+	kill -0 "$pid" 2>/dev/null || fail "ckptfs died writing into its lease after ckptd stopped (SIGBUS?)"
+	exec 8>&-
+	kill "$hog"
+	wait "$hog" 2>/dev/null
+	start_ckptd k
+	poll_until 10 ls "$M/kj" >/dev/null 2>&1 || fail "the mount does not answer after ckptd is back"
+	umount_ckptfs "$M"
+	info "[held] a write into the mount's lease after ckptd stopped, the pool empty: ckptfs lives"
 }
 
 empty_case() {
@@ -122,6 +176,7 @@ off_case() {
 }
 
 subtest mount mount_case
+subtest held held_case
 subtest empty empty_case
 subtest off off_case
 finish

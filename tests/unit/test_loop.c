@@ -182,6 +182,65 @@ static void test_lease_punched(void)
 	free(back);
 }
 
+/* Free leases marked as of huge pages (root's, staging.h) by hand, so that
+ * no pool is needed: another uid never gets one, even when they are the only
+ * free leases of its size; making room drops ordinary leases first; root
+ * gets a marked one. */
+static unsigned nhuge_free(struct staging *s)
+{
+	struct list *pos;
+	unsigned n = 0;
+
+	for (pos = s->free.next; pos != &s->free; pos = pos->next)
+		n += list_entry(pos, struct lease, link)->huge;
+	return n;
+}
+
+static void test_lease_huge_root_only(void)
+{
+	const size_t mb8 = 8u << 20;
+	struct lease *u, *u2, *r;
+	struct staging s;
+	struct list *pos;
+	unsigned i = 0;
+
+	staging_init(&s, 3 * mb8, 0, STAGING_HUGE, NULL);
+	CU_ASSERT_FATAL(staging_prefault(&s, mb8) == 0);   /* 3 leases */
+	for (pos = s.free.next; pos != &s.free; pos = pos->next) {
+		struct lease *l = list_entry(pos, struct lease, link);
+
+		CU_ASSERT_FATAL(!l->huge);    /* reserve 0: none made huge */
+		if (i++ < 2) {
+			l->huge = 1;
+			s.huge_total += l->size;
+		}
+	}
+	CU_ASSERT_EQUAL_FATAL(nhuge_free(&s), 2);
+	/* uid 1000, 8 MiB: the one ordinary lease. */
+	CU_ASSERT_FATAL(staging_get_share(&s, 1000, mb8, 0, &u) == 0);
+	CU_ASSERT(!u->huge);
+	/* uid 1000 again: only marked ones are free; room is made by dropping
+	 * one of them, and the new lease is ordinary. */
+	CU_ASSERT_FATAL(staging_get_share(&s, 1000, mb8, 0, &u2) == 0);
+	CU_ASSERT(!u2->huge);
+	CU_ASSERT_EQUAL(nhuge_free(&s), 1);
+	CU_ASSERT_EQUAL(s.huge_total, mb8);
+	staging_put(&s, u2);
+	/* Root, 4 MiB (no free lease of that size): room comes from the
+	 * user's ordinary lease, not root's marked one. */
+	CU_ASSERT_FATAL(staging_get_share(&s, 0, 4u << 20, 0, &r) == 0);
+	CU_ASSERT_EQUAL(nhuge_free(&s), 1);
+	staging_put(&s, r);
+	/* Root, 8 MiB: the marked one. */
+	CU_ASSERT_FATAL(staging_get_share(&s, 0, mb8, 0, &r) == 0);
+	CU_ASSERT(r->huge);
+	staging_put(&s, r);
+	staging_put(&s, u);
+	staging_release(&s);
+	CU_ASSERT_EQUAL(s.total, 0);
+	CU_ASSERT_EQUAL(s.huge_total, 0);
+}
+
 /* Registering pins memory: an unprivileged user under the usual 8 MiB
  * RLIMIT_MEMLOCK cannot pin what these tests do (16 MiB), and ckptd would
  * not register there either (ckptd.c: pin_unlimited). */
@@ -202,6 +261,7 @@ int main(void)
 		{ "slots", test_slots },
 		{ "leases", test_leases },
 		{ "lease_punched", test_lease_punched },
+		{ "lease_huge_root_only", test_lease_huge_root_only },
 		{ NULL, NULL }
 	};
 
