@@ -21,8 +21,8 @@
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
-/* Free pages of the pool of 2 MiB pages, whatever the default size is. */
-#define HUGE_FREE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+/* The pool of 2 MiB pages, whatever the default huge page size is. */
+#define HUGE_DIR "/sys/kernel/mm/hugepages/hugepages-2048kB"
 #ifndef MFD_HUGE_2MB                 /* linux/memfd.h; glibc lacks it */
 #define MFD_HUGE_2MB (21u << 26)     /* log2(2 MiB) << MFD_HUGE_SHIFT */
 #endif
@@ -83,63 +83,95 @@ out_errno:
 	return ret;
 }
 
-/* Whether the pool of 2 MiB pages has size bytes free now (where it cannot
- * be read, try).  Asked first so that a lease the pool cannot hold does not
- * take and give back its pages one by one, from everyone else using it. */
-static int pool_has(size_t size)
+/* A count of the pool of 2 MiB pages (HUGE_DIR/name), or -1. */
+static long pool_count(const char *name)
 {
-	char buf[32];
+	char path[128], buf[32];
 	ssize_t n;
 	int fd;
 
-	fd = open(HUGE_FREE, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/%s", HUGE_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 1;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 1;
+		return -1;
 	buf[n] = 0;
-	return strtoull(buf, NULL, 10) >= size / LEASE_ALIGN;
+	return strtol(buf, NULL, 10);
+}
+
+/* Whether the pool of 2 MiB pages has size bytes free now that nobody has
+ * reserved (none where the kernel has no such pool).  Asked first, so that
+ * a lease the pool cannot hold does not take and give back its pages one
+ * by one, from everyone else using it. */
+static int pool_has(size_t size)
+{
+	long free = pool_count("free_hugepages");
+	long resv = pool_count("resv_hugepages");
+
+	if (free < 0)
+		return 0;
+	if (resv > 0)
+		free -= resv;
+	return free >= (long)(size / LEASE_ALIGN);
 }
 
 /* A new lease's memfd on huge pages, mapped at *map: the fd, or -errno
- * (-ENOSPC: the pool has too few free now). */
-static int lease_huge(size_t size, uint8_t **map)
+ * (-ENOSPC: the pool has too few free now).  Any other error (no
+ * hugetlbfs, a mapping the kernel or valgrind refuses, a cgroup's limit)
+ * turns huge pages off for good, said once. */
+static int lease_huge(struct staging *s, size_t size, uint8_t **map)
 {
-	return pool_has(size) ? lease_memfd(size, 1, map) : -ENOSPC;
+	int fd;
+
+	if (s->huge_off || !pool_has(size))
+		return -ENOSPC;
+	fd = lease_memfd(size, 1, map);
+	if (fd < 0 && fd != -ENOSPC && fd != -ENOMEM) {
+		s->huge_off = 1;
+		log_printf(LOG_NOTICE, "staging: huge pages cannot be used (%s): root's leases are of 4 KiB pages",
+			   strerror(-fd));
+	}
+	return fd;
 }
 
-/* The fd of a new lease of size bytes, mapped at *map: of huge pages where
- * huge and the pool has them (*huge says which it got), else of ordinary
- * pages. */
-static int lease_pages(struct staging *s, size_t size, int *huge,
+/* The fd of a new lease of size bytes, mapped at *map: of huge pages for
+ * PAGES_HUGE (-ENOSPC where the pool cannot make it), of huge pages where
+ * the pool has them for PAGES_HUGE_OR_SMALL, else of ordinary pages.
+ * *huge says which it got. */
+enum { PAGES_SMALL, PAGES_HUGE_OR_SMALL, PAGES_HUGE };
+
+static int lease_pages(struct staging *s, size_t size, int pages, int *huge,
 		       uint8_t **map)
 {
 	int fd;
 
-	if (*huge) {
-		fd = lease_huge(size, map);
-		if (fd >= 0)
+	*huge = 0;
+	if (pages != PAGES_SMALL) {
+		fd = lease_huge(s, size, map);
+		if (fd >= 0 || pages == PAGES_HUGE) {
+			*huge = fd >= 0;
 			return fd;
-		if (!s->huge_refused++)
-			log_printf(LOG_INFO, "staging: no lease of %zu MiB on huge pages (%s; vm.nr_hugepages sizes the pool): root's leases are of 4 KiB pages until it has room",
-				   size >> 20, fd == -ENOSPC || fd == -ENOMEM ?
-				   "the pool has too few free" : strerror(-fd));
-		*huge = 0;
+		}
+		if (!s->huge_refused++ && !s->huge_off)
+			log_printf(LOG_INFO, "staging: no lease of %zu MiB on huge pages (the pool of 2 MiB pages has too few free: /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages sizes it): root's leases are of 4 KiB pages until it has room",
+				   size >> 20);
 	}
 	return lease_memfd(size, 0, map);
 }
 
-static int lease_new(struct staging *s, uid_t uid, size_t size, int huge,
+static int lease_new(struct staging *s, uid_t uid, size_t size, int pages,
 		     struct lease **out)
 {
 	struct lease *l;
+	int huge;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->fd = lease_pages(s, size, &huge, &l->map);
+	l->fd = lease_pages(s, size, pages, &huge, &l->map);
 	if (l->fd < 0) {
 		int ret = l->fd;
 
@@ -198,6 +230,7 @@ void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
 	s->flags = flags;
 	s->huge_total = 0;
 	s->huge_refused = 0;
+	s->huge_off = 0;
 	s->loop = loop;
 	s->unregistered = 0;
 	list_init(&s->free);
@@ -262,17 +295,13 @@ static void reclaim(struct staging *s, size_t size)
 }
 
 /* Root found only a free lease l of ordinary pages: one of huge pages in its
- * place where the pool has room now (l is then freed), else l. */
+ * place where the pool can make it now (l is then freed), else l. */
 static struct lease *upgrade(struct staging *s, struct lease *l)
 {
-	struct lease *h = NULL;
+	struct lease *h;
 
-	if (!pool_has(l->size) || lease_new(s, NOBODY, l->size, 1, &h) < 0 ||
-	    !h->huge) {
-		if (h && !h->huge)
-			lease_free(s, h);
+	if (lease_new(s, NOBODY, l->size, PAGES_HUGE, &h) < 0)
 		return l;
-	}
 	list_del(&l->link);
 	lease_free(s, l);
 	list_add_tail(&s->free, &h->link);
@@ -330,7 +359,8 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		goto out_lend;
 	}
 	reclaim(s, size);
-	ret = lease_new(s, uid, size, huge_for(s, uid), &l);
+	ret = lease_new(s, uid, size, huge_for(s, uid) ? PAGES_HUGE_OR_SMALL :
+			PAGES_SMALL, &l);
 	if (ret < 0)
 		return ret;
 out_lend:
@@ -349,7 +379,8 @@ int staging_prefault(struct staging *s, size_t lease_size)
 	while (s->total + size <= s->budget) {
 		/* Root's reserve first, while the pool has room for it. */
 		ret = lease_new(s, NOBODY, size, (s->flags & STAGING_HUGE) &&
-				s->huge_total < s->reserve && !s->huge_refused, &l);
+				s->huge_total < s->reserve && !s->huge_refused ?
+				PAGES_HUGE_OR_SMALL : PAGES_SMALL, &l);
 		if (ret < 0)
 			return ret;
 		list_add_tail(&s->free, &l->link);

@@ -66,6 +66,7 @@ struct staging {
 	unsigned flags;     /* STAGING_* */
 	uint64_t huge_total;  /* bytes of leases on huge pages */
 	unsigned huge_refused;  /* huge leases the pool could not make */
+	int huge_off;       /* huge pages failed otherwise: not tried again */
 	struct loop *loop;  /* registers the leases; NULL: none */
 	unsigned unregistered;  /* registrations refused (the first logged) */
 	struct list free;

@@ -40,10 +40,11 @@ failed=0 npass=0 nfail=0 nskip=0
 # (lib.sh hugepages_add) and is killed before its cleanup gets it set back
 # here, so that later tests' ckptd do not find pages nobody meant for them.
 HUGE_DIR=/sys/kernel/mm/hugepages/hugepages-2048kB
-huge0=$(cat "$HUGE_DIR/nr_hugepages" 2>/dev/null)
 # The pool's own pages: surplus ones (in use when a test set the pool
 # back) go by themselves once freed.
 huge_kept() { echo $(($(cat "$HUGE_DIR/nr_hugepages") - $(cat "$HUGE_DIR/surplus_hugepages"))); }
+huge0=
+[ -r "$HUGE_DIR/nr_hugepages" ] && huge0=$(huge_kept)
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	if [ ! -f "$t" ]; then

@@ -57,7 +57,8 @@ avail=$(df -k --output=avail "$DIR" | tail -1 | tr -d ' ')
 
 NULL_PID= PIDS=() HUGE_OLD=
 NULLFS=$B/tools/nullfs
-HUGE_POOL=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HUGE_DIR=/sys/kernel/mm/hugepages/hugepages-2048kB
+HUGE_POOL=$HUGE_DIR/nr_hugepages
 cleanup() {
 	local m p
 	for m in "$DIR/mnt" "$DIR/mnt4k" "$DIR/null"; do
@@ -84,7 +85,9 @@ trap 'exit 130' INT TERM
 # on 4 KiB pages too, and the line after the rounds says so.
 HUGE_PAGES=260
 if [ -w "$HUGE_POOL" ]; then
-	HUGE_OLD=$(cat "$HUGE_POOL")
+	# Its own pages: surplus ones (in use, over a pool set back) go by
+	# themselves once freed, and are not made the pool's for good.
+	HUGE_OLD=$(($(cat "$HUGE_POOL") - $(cat "$HUGE_DIR/surplus_hugepages")))
 	echo $((HUGE_OLD + HUGE_PAGES)) >"$HUGE_POOL" 2>/dev/null
 fi
 
@@ -165,12 +168,19 @@ writers() {
 	SECS=$(secs "$t0" "$t1")
 }
 
-# fuse_run MNT SOCK VER: the FUSE write into VER.tmp (SECS), then commit
+# lease_kps PID: the page sizes (KernelPageSize, kB) of the staging leases
+# process PID maps.
+lease_kps() {
+	awk '/ckpt-staging/ { s = 1; next } s && /^KernelPageSize:/ { printf "%s ", $2; s = 0 }' "/proc/$1/smaps"
+}
+# fuse_run MNT SOCK VER FSPID: the FUSE write into VER.tmp (SECS; KPS, the
+# page sizes of the leases ckptfs FSPID maps right after it), then commit
 # and wait for LOCAL (COMMIT_SECS).
 fuse_run() {
 	local m=$1 sock=$2 v=$3 t0 t1
 	mkdir "$m/$JOB/$v.tmp" || die "mkdir $v.tmp"
 	writers "$m/$JOB/$v.tmp" conv=fsync
+	KPS=$(lease_kps "$4")
 	t0=$(now)
 	mv "$m/$JOB/$v.tmp" "$m/$JOB/$v" || die "commit of $v"
 	"$B/ckptctl" -s "$sock" wait "$JOB" "$v" local --timeout 600 >/dev/null ||
@@ -183,13 +193,12 @@ TOTAL=$((W * MIB))
 N=$(bench_reps)
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus; $DIR on $(df -h "$DIR" | awk 'NR==2{print $1}')"
 echo "# sequential write: $W writers x $MIB MiB, dd bs=1M conv=fsync, $N repetitions"
-# What the first ckptd made of huge pages (its log, from its start).
-huge_mib=$(sed -n "s/.*staging: \([0-9]*\) MiB of root's leases on 2 MiB huge pages.*/\1/p" "$DIR/ckptd-d.log" | head -1)
-if [ -n "$huge_mib" ]; then
-	echo "# ckptfs: the mount's leases on 2 MiB huge pages ($huge_mib MiB made at start); ckptfs 4k: the same with staging_hugepages = no"
+if [ -n "$HUGE_OLD" ]; then
+	granted="granted: $(($(cat "$HUGE_POOL") - HUGE_OLD))"
 else
-	echo "# ckptfs: NOT on huge pages (the pool of 2 MiB pages could not be grown by $HUGE_PAGES); ckptfs 4k: staging_hugepages = no"
+	granted="not root: not grown"
 fi
+echo "# ckptfs: staging_hugepages = yes, the pool of 2 MiB pages grown by $HUGE_PAGES for the run ($granted); ckptfs 4k: the same with staging_hugepages = no"
 
 # A first run of each into new files and fresh segments (shown, not in the
 # ratio), then N rounds of: dd oflag=direct over the disk files of the
@@ -200,15 +209,15 @@ fi
 # tools/bench_drain.sh does with the drain and cp).
 writers "$DIR/direct" oflag=direct conv=fsync
 s_new=$SECS
-fuse_run "$M" "$SOCK" seq0
+fuse_run "$M" "$SOCK" seq0 "${PIDS[1]}"
 s_fresh=$SECS
-fuse_run "$M4K" "$SOCK4K" seq0
+fuse_run "$M4K" "$SOCK4K" seq0 "${PIDS[3]}"
 "$B/ckptctl" -s "$SOCK" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0"
 "$B/ckptctl" -s "$SOCK4K" rm "$JOB" seq0 >/dev/null || die "ckptctl rm seq0 (4k)"
 # One of each for a round: their times in s_od, s_f, s_4 and s_n.
 direct_round() { writers "$DIR/direct" oflag=direct conv=notrunc,fsync; s_od=$SECS; }
-fuse_round() { fuse_run "$M" "$SOCK" "seq$i"; s_f=$SECS; c_f=$COMMIT_SECS; }
-fuse4k_round() { fuse_run "$M4K" "$SOCK4K" "seq$i"; s_4=$SECS; }
+fuse_round() { fuse_run "$M" "$SOCK" "seq$i" "${PIDS[1]}"; s_f=$SECS; c_f=$COMMIT_SECS; k_f=$KPS; }
+fuse4k_round() { fuse_run "$M4K" "$SOCK4K" "seq$i" "${PIDS[3]}"; s_4=$SECS; k_4=$KPS; }
 null_round() {
 	s_n=-
 	[ -n "$NULL_PID" ] || return 0
@@ -241,6 +250,7 @@ if [ ${#nulls[@]} -gt 0 ]; then
 	bench_row fuseroom "(reference) dd oflag=direct / nullfs -o copy" "-" "${ceil[@]}"
 fi
 echo "# commit (mv v.tmp v) to LOCAL after each round, seconds: ${commits[*]}"
+echo "# the leases' pages (kB) right after the last round's writes: ckptfs ${k_f:-none}; ckptfs 4k ${k_4:-none}"
 # The 4 KiB pair's work is done: it leaves the disk to the stall part.
 fusermount3 -u "$M4K" || die "unmount $M4K"
 kill "${PIDS[2]}" 2>/dev/null

@@ -139,6 +139,11 @@ PY
 	{ head -c $((1 * MB)) /dev/urandom >&8; } 2>/dev/null
 	kill -0 "$pid" 2>/dev/null || fail "ckptfs died writing into its lease after ckptd stopped (SIGBUS?)"
 	exec 8>&-
+	kill -0 "$pid" 2>/dev/null || fail "ckptfs died closing the file after ckptd stopped (SIGBUS?)"
+	# The write went as far as the copy into the lease: ckptfs found the
+	# connection gone only when it sent the piece.
+	grep -q "lost the connection to ckptd" "$T/k/ckptfs.log" ||
+		fail "ckptfs did not find the connection gone: $(tail -3 "$T/k/ckptfs.log")"
 	kill "$hog"
 	wait "$hog" 2>/dev/null
 	start_ckptd k

@@ -239,6 +239,18 @@ static void test_lease_huge_root_only(void)
 	staging_release(&s);
 	CU_ASSERT_EQUAL(s.total, 0);
 	CU_ASSERT_EQUAL(s.huge_total, 0);
+
+	/* Root prefers a marked lease to an ordinary one ahead of it. */
+	staging_init(&s, 2 * mb8, 0, STAGING_HUGE, NULL);
+	CU_ASSERT_FATAL(staging_prefault(&s, mb8) == 0);   /* 2 leases */
+	u = list_entry(s.free.next->next, struct lease, link);
+	u->huge = 1;
+	s.huge_total += u->size;
+	CU_ASSERT_FATAL(staging_get_share(&s, 0, mb8, 0, &r) == 0);
+	CU_ASSERT(r == u && r->huge);
+	staging_put(&s, r);
+	staging_release(&s);
+	CU_ASSERT_EQUAL(s.huge_total, 0);
 }
 
 /* Registering pins memory: an unprivileged user under the usual 8 MiB
