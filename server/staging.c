@@ -67,8 +67,12 @@ static int lease_memfd(size_t size, int huge, uint8_t **map)
 	fd = memfd_create("ckpt-staging", flags);
 	if (fd < 0)
 		return -errno;
-	/* Sealed at its size: a client holding the fd cannot grow it. */
-	if (fallocate(fd, 0, 0, size) < 0 ||
+	/* hugetlbfs stops allocating at any signal (EINTR, pages kept so
+	 * far): go on, as many times as it takes.  Sealed at its size: a
+	 * client holding the fd cannot grow it. */
+	while ((ret = fallocate(fd, 0, 0, size)) < 0 && errno == EINTR)
+		;
+	if (ret < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
 		goto out_errno;
 	*map = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -129,7 +133,7 @@ static int lease_huge(struct staging *s, size_t size, uint8_t **map)
 	if (s->huge_off || !pool_has(size))
 		return -ENOSPC;
 	fd = lease_memfd(size, 1, map);
-	if (fd < 0 && fd != -ENOSPC && fd != -ENOMEM) {
+	if (fd < 0 && fd != -ENOSPC && fd != -ENOMEM && fd != -EINTR) {
 		s->huge_off = 1;
 		log_printf(LOG_NOTICE, "staging: huge pages cannot be used (%s): root's leases are of 4 KiB pages",
 			   strerror(-fd));
