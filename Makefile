@@ -68,7 +68,7 @@ CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c l
 SERVER_SRC := $(wildcard server/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
-FUSE_SRC   := $(wildcard fuse/*.c)
+FUSE_SRC   := $(shell find fuse -name '*.c' | sort)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 INTEG_SRC  := $(wildcard tests/integ/*.c)
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
@@ -299,7 +299,7 @@ install: all
 	install -m 644 include/ckpt.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
 		config/ckpt.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/ckpt.pc
-	install -m 644 config/ckptd.conf.example README.md docs/design.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 config/ckptd.conf.example README.md $(filter-out docs/benchmarks.md,$(wildcard docs/*.md)) $(DESTDIR)$(DOCDIR)/
 	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/ckpt/ckptd.conf ]; then \
 		echo "install config/ckptd.conf.example -> $(SYSCONFDIR)/ckpt/ckptd.conf"; \
 		install -m 644 config/ckptd.conf.example $(DESTDIR)$(SYSCONFDIR)/ckpt/ckptd.conf; \
