@@ -65,7 +65,7 @@ LDLIBS   := $(PKG_LIBS) -lpthread
 LIB_SRC    := $(wildcard lib/*.c)
 # What only ckptd needs of lib/ (the cluster) stays out of libckpt.
 CLIENT_LIB_SRC := $(filter-out lib/peer.c lib/place.c lib/nodes.c lib/extmap.c lib/hostlist.c lib/shardmeta.c lib/namelist.c lib/namehash.c lib/htab.c,$(LIB_SRC))
-SERVER_SRC := $(wildcard server/*.c)
+SERVER_SRC := $(shell find server -name '*.c' | sort)
 CLIENT_SRC := $(wildcard client/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
 FUSE_SRC   := $(shell find fuse -name '*.c' | sort)
@@ -74,6 +74,19 @@ INTEG_SRC  := $(wildcard tests/integ/*.c)
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+# ckptd's layers, lowest first (docs/design.md, "Server structure").  Each
+# folder server/LAYER/ is compiled with the include paths of itself and the
+# layers before it only, so an #include of a higher layer's header does not
+# compile; server/ itself (main.c, ckptd.c, metrics.c) sees every layer.
+# tools/layers.py checks the same rule on every file, headers included, with
+# private headers (*_i.h) kept to their folder and no "../" in an #include.
+SERVER_LAYERS := core store pfs drain cluster svc
+layer_incs = $(foreach l,$(wordlist 1,$(1),$(SERVER_LAYERS)),-Iserver/$(l))
+$(foreach i,1 2 3 4 5 6,$(eval INC_server/$(word $(i),$(SERVER_LAYERS)) := $(call layer_incs,$(i))))
+INC_server     := $(call layer_incs,6)
+# The unit tests of server modules see the layers as the top does.
+INC_tests/unit := $(INC_server)
 
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)
@@ -98,7 +111,7 @@ all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(INC_$(patsubst %/,%,$(dir $<))) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -119,8 +132,11 @@ $(CKPT_SO): $(call obj,$(CLIENT_SRC)) $(call obj,$(CLIENT_LIB_SRC)) client/libck
 		$(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(call obj,$(CLIENT_LIB_SRC)) $(LDLIBS)
 	@ln -sf libckpt.so $@.1
 
-$(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(LDLIBS) $(SODIUM_LIBS)
+# The layering rule is checked as ckptd links: every #include, and every
+# call between the objects (tools/layers.py); a breach fails the build.
+$(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A) tools/layers.py
+	$(Q)python3 tools/layers.py --objs $(BUILD)/obj/server
+	$(CC) $(LDFLAGS) -o $@ $(filter-out tools/layers.py,$^) $(MHD_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
@@ -142,44 +158,44 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 # records, the cache of PFS manifests, the target's mark, writer stalls, the shard store, and
 # the loop's registered buffers.
 $(BUILD)/tests/test_pfslayout: $(BUILD)/obj/tests/unit/test_pfslayout.o \
-		$(BUILD)/obj/server/pfslayout.o $(CORE_A)
+		$(BUILD)/obj/server/pfs/pfslayout.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_pfsbuild: $(BUILD)/obj/tests/unit/test_pfsbuild.o \
-		$(BUILD)/obj/server/pfsbuild.o $(CORE_A)
+		$(BUILD)/obj/server/pfs/pfsbuild.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_pfscache: $(BUILD)/obj/tests/unit/test_pfscache.o \
-		$(BUILD)/obj/server/pfscache.o $(BUILD)/obj/server/pfs.o \
-		$(BUILD)/obj/server/pfslayout.o $(BUILD)/obj/server/pfspart.o \
+		$(BUILD)/obj/server/pfs/pfscache.o $(BUILD)/obj/server/pfs/pfs.o \
+		$(BUILD)/obj/server/pfs/pfslayout.o $(BUILD)/obj/server/pfs/pfspart.o \
 		$(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
 
 $(BUILD)/tests/test_pfsmark: $(BUILD)/obj/tests/unit/test_pfsmark.o \
-		$(BUILD)/obj/server/pfsmark.o $(CORE_A)
+		$(BUILD)/obj/server/pfs/pfsmark.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
 
 $(BUILD)/tests/test_vstats: $(BUILD)/obj/tests/unit/test_vstats.o \
-		$(BUILD)/obj/server/vstats.o $(CORE_A)
+		$(BUILD)/obj/server/store/vstats.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_loop: $(BUILD)/obj/tests/unit/test_loop.o \
-		$(BUILD)/obj/server/loop.o $(BUILD)/obj/server/staging.o $(CORE_A)
+		$(BUILD)/obj/server/core/loop.o $(BUILD)/obj/server/core/staging.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_pool: $(BUILD)/obj/tests/unit/test_pool.o \
-		$(BUILD)/obj/server/loop.o $(BUILD)/obj/server/pool.o $(CORE_A)
+		$(BUILD)/obj/server/core/loop.o $(BUILD)/obj/server/core/pool.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_shardstore: $(BUILD)/obj/tests/unit/test_shardstore.o \
-		$(BUILD)/obj/server/shardstore.o $(CORE_A)
+		$(BUILD)/obj/server/cluster/shardstore.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 

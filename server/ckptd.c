@@ -25,22 +25,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckptd.h"
 #include "cluster.h"
 #include "drain.h"
 #include "lease.h"
+#include "metrics.h"
 #include "log.h"
 #include "notify.h"
 #include "pfs.h"
 #include "pool.h"
 #include "session.h"
-
-uint64_t ckptd_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -106,7 +100,7 @@ out_close:
 	return ret;
 }
 
-static void arm_accept(struct ckptd *d);
+static void arm_accept(struct ckptd_main *m);
 
 /*
  * Out of descriptors (EMFILE, ENFILE) or memory, accept fails at once for as
@@ -120,41 +114,44 @@ static void arm_accept(struct ckptd *d);
 
 static void on_accept_pause(struct loop_op *op, int res)
 {
-	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, pause_op));
+	struct ckptd_main *m = (struct ckptd_main *)((char *)op - offsetof(struct ckptd_main, pause_op));
+	struct ckptd *d = &m->d;
 
 	(void)res;
 	if (!d->stopping)
-		arm_accept(d);
+		arm_accept(m);
 }
 
-static void accept_overload(struct ckptd *d, int err)
+static void accept_overload(struct ckptd_main *m, int err)
 {
-	struct pollfd p = { .fd = d->listen_fd, .events = POLLIN };
+	struct ckptd *d = &m->d;
+	struct pollfd p = { .fd = m->listen_fd, .events = POLLIN };
 	struct io_uring_sqe *sqe;
 	unsigned n = 0;
 	int fd;
 
-	if (d->spare_fd >= 0)
-		close(d->spare_fd);
+	if (m->spare_fd >= 0)
+		close(m->spare_fd);
 	while (n < ACCEPT_DROP_MAX && poll(&p, 1, 0) == 1 &&
-	       (fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+	       (fd = accept4(m->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		session_refuse(fd, -EMFILE);
 		n++;
 	}
-	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (log_rl_ok(&d->accept_rl, 1, ckptd_now_ms(), "accept: overload"))
+	m->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (log_rl_ok(&m->accept_rl, 1, ckptd_now_ms(), "accept: overload"))
 		log_printf(LOG_WARNING, "accept: %s with %u connections open; refused %u waiting, pausing accept for %d ms",
-			   strerror(-err), d->nconns, n, ACCEPT_PAUSE_MS);
-	d->pause_op.fn = on_accept_pause;
-	d->pause_ts.tv_sec = 0;
-	d->pause_ts.tv_nsec = ACCEPT_PAUSE_MS * 1000000ll;
-	sqe = loop_sqe(&d->loop, &d->pause_op);
-	io_uring_prep_timeout(sqe, &d->pause_ts, 0, 0);
+			   strerror(-err), d->svc->nconns, n, ACCEPT_PAUSE_MS);
+	m->pause_op.fn = on_accept_pause;
+	m->pause_ts.tv_sec = 0;
+	m->pause_ts.tv_nsec = ACCEPT_PAUSE_MS * 1000000ll;
+	sqe = loop_sqe(&d->loop, &m->pause_op);
+	io_uring_prep_timeout(sqe, &m->pause_ts, 0, 0);
 }
 
 static void on_accept(struct loop_op *op, int res)
 {
-	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, accept_op));
+	struct ckptd_main *m = (struct ckptd_main *)((char *)op - offsetof(struct ckptd_main, accept_op));
+	struct ckptd *d = &m->d;
 
 	if (d->stopping) {
 		if (res >= 0)
@@ -163,62 +160,65 @@ static void on_accept(struct loop_op *op, int res)
 	}
 	if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS ||
 	    res == -ENOMEM) {
-		accept_overload(d, res);
+		accept_overload(m, res);
 		return;
 	}
 	if (res >= 0)
 		session_start(d, res);
 	else if (res != -EINTR && res != -ECONNABORTED &&
-		 log_rl_ok(&d->accept_rl, 1, ckptd_now_ms(), "accept: errors"))
+		 log_rl_ok(&m->accept_rl, 1, ckptd_now_ms(), "accept: errors"))
 		log_printf(LOG_WARNING, "accept: %s", strerror(-res));
-	arm_accept(d);
+	arm_accept(m);
 }
 
-static void arm_accept(struct ckptd *d)
+static void arm_accept(struct ckptd_main *m)
 {
+	struct ckptd *d = &m->d;
 	struct io_uring_sqe *sqe;
 
-	d->accept_op.fn = on_accept;
-	sqe = loop_sqe(&d->loop, &d->accept_op);
-	io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	m->accept_op.fn = on_accept;
+	sqe = loop_sqe(&d->loop, &m->accept_op);
+	io_uring_prep_accept(sqe, m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 }
 
-static void arm_signal(struct ckptd *d);
+static void arm_signal(struct ckptd_main *m);
 
 static void on_signal(struct loop_op *op, int res)
 {
-	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, sig_op));
+	struct ckptd_main *m = (struct ckptd_main *)((char *)op - offsetof(struct ckptd_main, sig_op));
+	struct ckptd *d = &m->d;
 
 	if (res > 0)
-		loop_mark_defined(&d->sig, res);
-	if (res != (int)sizeof(d->sig)) {
-		arm_signal(d);
+		loop_mark_defined(&m->sig, res);
+	if (res != (int)sizeof(m->sig)) {
+		arm_signal(m);
 		return;
 	}
 	if (!d->stopping) {
-		log_printf(LOG_NOTICE, "signal %u: shutting down", d->sig.ssi_signo);
+		log_printf(LOG_NOTICE, "signal %u: shutting down", m->sig.ssi_signo);
 		d->stopping = 1;
-		shutdown(d->listen_fd, SHUT_RDWR);
+		shutdown(m->listen_fd, SHUT_RDWR);
 		session_close_all(d);
 		cluster_stop(d);
 	}
-	arm_signal(d);
+	arm_signal(m);
 }
 
-static void arm_signal(struct ckptd *d)
+static void arm_signal(struct ckptd_main *m)
 {
 	struct io_uring_sqe *sqe;
 
-	d->sig_op.fn = on_signal;
-	sqe = loop_sqe(&d->loop, &d->sig_op);
-	io_uring_prep_read(sqe, d->sig_fd, &d->sig, sizeof(d->sig), 0);
+	m->sig_op.fn = on_signal;
+	sqe = loop_sqe(&m->d.loop, &m->sig_op);
+	io_uring_prep_read(sqe, m->sig_fd, &m->sig, sizeof(m->sig), 0);
 }
 
-static void arm_tick(struct ckptd *d);
+static void arm_tick(struct ckptd_main *m);
 
 static void on_tick(struct loop_op *op, int res)
 {
-	struct ckptd *d = (struct ckptd *)((char *)op - offsetof(struct ckptd, tick_op));
+	struct ckptd_main *m = (struct ckptd_main *)((char *)op - offsetof(struct ckptd_main, tick_op));
+	struct ckptd *d = &m->d;
 	uint64_t delta = d->st.ingest_bytes - d->st.rate_mark;
 
 	(void)res;
@@ -229,25 +229,25 @@ static void on_tick(struct loop_op *op, int res)
 	lease_tick(d);
 	metrics_tick(d);
 	cluster_tick(d);
-	if (d->stopping && d->cat.nopen == 0) {
+	if (d->stopping && d->cat->nopen == 0) {
 		d->loop.stop = 1;
 		return;
 	}
-	arm_tick(d);
+	arm_tick(m);
 }
 
-static void arm_tick(struct ckptd *d)
+static void arm_tick(struct ckptd_main *m)
 {
 	struct io_uring_sqe *sqe;
 
-	d->tick_op.fn = on_tick;
-	d->tick_ts.tv_sec = 0;
-	d->tick_ts.tv_nsec = 250 * 1000000;
-	sqe = loop_sqe(&d->loop, &d->tick_op);
-	io_uring_prep_timeout(sqe, &d->tick_ts, 0, 0);
+	m->tick_op.fn = on_tick;
+	m->tick_ts.tv_sec = 0;
+	m->tick_ts.tv_nsec = 250 * 1000000;
+	sqe = loop_sqe(&m->d.loop, &m->tick_op);
+	io_uring_prep_timeout(sqe, &m->tick_ts, 0, 0);
 }
 
-static int open_signals(struct ckptd *d)
+static int open_signals(struct ckptd_main *m)
 {
 	sigset_t set;
 
@@ -257,8 +257,8 @@ static int open_signals(struct ckptd *d)
 	sigaddset(&set, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
-	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
-	return d->sig_fd < 0 ? -errno : 0;
+	m->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return m->sig_fd < 0 ? -errno : 0;
 }
 
 /* Every connection is a descriptor: take all the hard limit allows. */
@@ -274,13 +274,41 @@ static void raise_nofile(void)
 			   (unsigned long long)rl.rlim_cur);
 }
 
-/* The version_changed event: the waiters, then the cluster (the peers
- * hear of the change; a part that became LOCAL is protected). */
-static void on_version_changed(struct ckptd *d, struct version *v)
+/*
+ * The broadcasts (event.h), in the order they are to run.  A version's
+ * change: the waiters, then the cluster (the peers hear of the change; a
+ * part that became LOCAL is protected), then the drain.  Another node's
+ * part: the waiters on versions only other nodes hold.
+ */
+static void on_version_svc(void *arg, void *v)
 {
-	session_notify(d, v);
-	cluster_version_changed(d, v);
-	drain_level_settled(d, v);
+	session_notify(arg, v);
+}
+
+static void on_version_cluster(void *arg, void *v)
+{
+	cluster_version_changed(arg, v);
+}
+
+static void on_version_drain(void *arg, void *v)
+{
+	drain_level_settled(arg, v);
+}
+
+static void on_part_svc(void *arg, void *obj)
+{
+	const struct event_part *ep = obj;
+
+	session_notify_cluster(arg, ep->job, ep->version);
+}
+
+static void listen_events(struct ckptd *d)
+{
+	/* Four listeners of EVENT_MAX_LISTENERS: these cannot fail. */
+	event_listen(&d->ev, EV_VERSION_CHANGED, on_version_svc, d);
+	event_listen(&d->ev, EV_VERSION_CHANGED, on_version_cluster, d);
+	event_listen(&d->ev, EV_VERSION_CHANGED, on_version_drain, d);
+	event_listen(&d->ev, EV_PART_CHANGED, on_part_svc, d);
 }
 
 /* Whether pinning memory cannot run into RLIMIT_MEMLOCK: the limit is
@@ -301,21 +329,26 @@ static int pin_unlimited(void)
 		  CAP_TO_MASK(CAP_IPC_LOCK));
 }
 
-int ckptd_open(struct ckptd *d, const struct conf *conf)
+int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 {
+	struct ckptd *d = &m->d;
 	int ret, lock_fd, pin = pin_unlimited();
 
-	memset(d, 0, sizeof(*d));
+	memset(m, 0, sizeof(*m));
+	d->segs = &m->segs;
+	d->cat = &m->cat;
+	d->ms = &m->ms;
+	d->svc = &m->svc;
 	d->conf = conf;
-	d->ev.version_changed = on_version_changed;
-	reader_open(&d->rbufs, conf->chunk);
-	d->listen_fd = d->sig_fd = -1;
-	list_init(&d->conns);
-	list_init(&d->hello_wait);
-	list_init(&d->uids);
-	list_init(&d->cwaiters);
+	listen_events(d);
+	reader_open(&d->svc->rbufs, conf->chunk);
+	m->listen_fd = m->sig_fd = -1;
+	list_init(&d->svc->conns);
+	list_init(&d->svc->hello_wait);
+	list_init(&d->svc->uids);
+	list_init(&d->svc->cwaiters);
 	raise_nofile();
-	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	m->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->st.start_ms = ckptd_now_ms();
 	ret = mkdir_p(conf->store, 0700);
 	if (ret < 0) {
@@ -329,14 +362,14 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 					     : strerror(-lock_fd));
 		return lock_fd;
 	}
-	ret = segs_open(&d->segs, conf->store, conf->segment, conf->capacity,
+	ret = segs_open(d->segs, conf->store, conf->segment, conf->capacity,
 			conf->reserve, conf->direct);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "store %s: segments: %s", conf->store,
 			   strerror(-ret));
 		goto out_lock;
 	}
-	ret = catalog_open(&d->cat, conf->store, &d->segs);
+	ret = catalog_open(d->cat, conf->store, d->segs);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "store %s: catalog: %s", conf->store,
 			   strerror(-ret));
@@ -364,13 +397,13 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 	if (d->staging.huge_total)
 		log_printf(LOG_INFO, "staging: %llu MiB of root's leases on 2 MiB huge pages",
 			   (unsigned long long)(d->staging.huge_total >> 20));
-	ret = open_signals(d);
+	ret = open_signals(m);
 	if (ret < 0)
 		goto out_staging;
 	ret = mkdir_p(conf->dir, 0755);
-	d->listen_fd = ret < 0 ? ret : listen_unix(conf->socket);
-	if (d->listen_fd < 0) {
-		ret = d->listen_fd;
+	m->listen_fd = ret < 0 ? ret : listen_unix(conf->socket);
+	if (m->listen_fd < 0) {
+		ret = m->listen_fd;
 		log_printf(LOG_ERR, "socket %s: %s", conf->socket,
 			   ret == -EADDRINUSE ? "a ckptd is already listening"
 					      : strerror(-ret));
@@ -391,9 +424,9 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		log_printf(LOG_ERR, "worker threads: %s", strerror(-ret));
 		goto out_metrics;
 	}
-	d->cat.pool = d->pool;
-	d->segs.pool = d->pool;
-	segs_refill(&d->segs);
+	d->cat->pool = d->pool;
+	d->segs->pool = d->pool;
+	segs_refill(d->segs);
 	ret = drain_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,
@@ -406,13 +439,13 @@ int ckptd_open(struct ckptd *d, const struct conf *conf)
 		goto out_cluster;
 	}
 	cluster_start(d);
-	arm_accept(d);
-	arm_signal(d);
-	arm_tick(d);
+	arm_accept(m);
+	arm_signal(m);
+	arm_tick(m);
 	log_printf(LOG_NOTICE, "ckptd %d ready: socket %s, store %s (%u versions, capacity %llu MiB, %s I/O)",
-		   (int)getpid(), conf->socket, conf->store, d->cat.nversions,
-		   (unsigned long long)(d->segs.capacity >> 20),
-		   d->segs.direct ? "direct" : "buffered");
+		   (int)getpid(), conf->socket, conf->store, d->cat->nversions,
+		   (unsigned long long)(d->segs->capacity >> 20),
+		   d->segs->direct ? "direct" : "buffered");
 	ret = notify_send("READY=1\nSTATUS=serving");
 	if (ret < 0)
 		log_printf(LOG_WARNING, "systemd notification: %s",
@@ -423,8 +456,8 @@ out_cluster:
 	cluster_stop(d);        /* no-op without a cluster */
 	drain_cancel(d);
 out_pool:
-	d->cat.pool = NULL;
-	d->segs.pool = NULL;
+	d->cat->pool = NULL;
+	d->segs->pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
 	drain_close(d);         /* no-op when drain_open failed */
@@ -435,51 +468,52 @@ out_metrics:
 	metrics_close(d->metrics);
 	d->metrics = NULL;
 out_listen:
-	close(d->listen_fd);
+	close(m->listen_fd);
 	unlink(conf->socket);
 out_signals:
-	close(d->sig_fd);
+	close(m->sig_fd);
 out_staging:
 	staging_release(&d->staging);
 	loop_release(&d->loop);
 out_catalog:
-	catalog_close(&d->cat);
-	segs_close(&d->segs);
+	catalog_close(d->cat);
+	segs_close(d->segs);
 out_lock:
 	close(lock_fd);
-	if (d->spare_fd >= 0)
-		close(d->spare_fd);
+	if (m->spare_fd >= 0)
+		close(m->spare_fd);
 	return ret;
 }
 
-int ckptd_run(struct ckptd *d)
+int ckptd_run(struct ckptd_main *m)
 {
-	return loop_run(&d->loop);
+	return loop_run(&m->d.loop);
 }
 
-void ckptd_close(struct ckptd *d)
+void ckptd_close(struct ckptd_main *m)
 {
+	struct ckptd *d = &m->d;
 	notify_send("STOPPING=1");
 	metrics_close(d->metrics);
 	d->metrics = NULL;
 	session_close_all(d);
 	cluster_stop(d);
 	drain_cancel(d);
-	d->cat.pool = NULL;
-	d->segs.pool = NULL;
+	d->cat->pool = NULL;
+	d->segs->pool = NULL;
 	pool_close(d->pool);     /* tasks hold the drain: before drain_close */
 	d->pool = NULL;
 	drain_close(d);
 	loop_release(&d->loop);
 	cluster_close(d);
-	close(d->listen_fd);
-	close(d->sig_fd);
-	if (d->spare_fd >= 0)
-		close(d->spare_fd);
+	close(m->listen_fd);
+	close(m->sig_fd);
+	if (m->spare_fd >= 0)
+		close(m->spare_fd);
 	unlink(d->conf->socket);
-	catalog_close(&d->cat);
-	segs_close(&d->segs);
+	catalog_close(d->cat);
+	segs_close(d->segs);
 	staging_release(&d->staging);
-	reader_close(&d->rbufs);
+	reader_close(&d->svc->rbufs);
 	log_printf(LOG_NOTICE, "ckptd stopped");
 }

@@ -1,10 +1,12 @@
 /*
- * ckptd.h - the daemon's context, passed to every server module.
+ * ckptd.h - the daemon: every layer opened in order, the socket clients
+ * connect to, signals and the tick; shut down in the reverse order.
  *
- * main() owns one struct ckptd; there is no global server object.  Modules
- * reach the parts they need through it: the loop, staging, the store
- * (segments and catalog) and the connection list.  Used on the loop thread
- * only: worker threads (pool.h) see nothing of it but what a task carries.
+ * struct ckptd_main is the top of the house (docs/design.md, "Server
+ * structure"): it holds the context every layer is passed (struct ckptd,
+ * ctx.h) and the state of the layers whose structs the context only
+ * points at, and it wires the broadcast list (event.h) at open.  main()
+ * owns one; nothing else sees it.
  */
 #ifndef CKPTD_CKPTD_H
 #define CKPTD_CKPTD_H
@@ -13,54 +15,17 @@
 #include <sys/signalfd.h>
 
 #include "catalog.h"
-#include "conf.h"
-#include "list.h"
-#include "log.h"
-#include "loop.h"
-#include "metrics.h"
-#include "reader.h"
+#include "ctx.h"
+#include "mstats.h"
 #include "segs.h"
-#include "staging.h"
+#include "svc.h"
 
-struct stats {
-	uint64_t ingest_bytes;     /* bytes written to the store, total */
-	uint64_t ingest_rate;      /* bytes/s, smoothed */
-	uint64_t rate_mark;        /* ingest_bytes at the last tick */
-	uint64_t start_ms;
-};
-
-/*
- * Events: what lower layers (level.c, and later the cluster) raise and the
- * client-facing layer answers, so that no lower layer calls up into
- * sessions.  ckptd_open() wires them to session.c; a NULL one is not
- * listened to.  Each runs on the loop thread, before the raise returns.
- */
-struct ckptd_events {
-	/* v's level, state or error changed: answer the WAITs it settles. */
-	void (*version_changed)(struct ckptd *d, struct version *v);
-};
-
-struct ckptd {
-	const struct conf *conf;
-	struct ckptd_events ev;
-	struct loop loop;
-	struct staging staging;
+struct ckptd_main {
+	struct ckptd d;            /* the context; d.segs etc. point below */
 	struct segs segs;
 	struct catalog cat;
-	struct list conns;         /* struct conn */
-	struct list hello_wait;    /* conns waiting for staging */
-	struct list uids;          /* struct uid_conns: connections per uid */
-	struct list cwaiters;      /* session.c: WAITs on versions only other
-				    * nodes hold (session_wait_cluster()) */
-	uint32_t nconns;
-	struct stats st;
-	struct mstats ms;          /* counted here, published by metrics.c */
-	struct metrics *metrics;   /* the HTTP side; NULL without [ckptd]
-				    * metrics */
-	struct pool *pool;         /* worker threads (pool.h), always */
-	struct drain *drain;       /* NULL without [drain] target */
-	struct cluster *cluster;   /* NULL without [cluster] nodes */
-	struct reader_bufs rbufs;  /* reader.c's record buffers */
+	struct mstats ms;
+	struct svc svc;
 
 	int listen_fd;
 	struct loop_op accept_op;
@@ -69,30 +34,17 @@ struct ckptd {
 	struct loop_op pause_op;   /* accept paused after EMFILE */
 	struct __kernel_timespec pause_ts;
 	struct log_rl accept_rl;
-	/* Lines any local client can cause, at most LOG_RL_MAX a second each
-	 * (session.c, lease.c). */
-	struct log_rl bad_rl;      /* bad frames */
-	struct log_rl refuse_rl;   /* refused connections */
-	struct log_rl wait_rl;     /* staging waits and give-ups */
 	int sig_fd;
 	struct loop_op sig_op;
 	struct signalfd_siginfo sig;
 	struct loop_op tick_op;
 	struct __kernel_timespec tick_ts;
-	int stopping;
 };
 
 /* Bring the daemon up: store, staging, socket.  0 or -errno (logged). */
-int ckptd_open(struct ckptd *d, const struct conf *conf);
+int ckptd_open(struct ckptd_main *m, const struct conf *conf);
 /* Serve until SIGTERM/SIGINT.  0 or -errno. */
-int ckptd_run(struct ckptd *d);
-void ckptd_close(struct ckptd *d);
-uint64_t ckptd_now_ms(void);
-
-static inline void ckptd_version_changed(struct ckptd *d, struct version *v)
-{
-	if (d->ev.version_changed)
-		d->ev.version_changed(d, v);
-}
+int ckptd_run(struct ckptd_main *m);
+void ckptd_close(struct ckptd_main *m);
 
 #endif

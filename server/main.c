@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	};
 	struct conf conf;
 	struct conf_err err;
-	struct ckptd d;
+	struct ckptd_main d;
 	int opt, print = 0, ret;
 
 	memset(&err, 0, sizeof(err));

@@ -29,6 +29,7 @@
 
 #include "catalog.h"
 #include "ckptd.h"
+#include "svc.h"
 #include "cluster.h"
 #include "drain.h"
 #include "pfscache.h"
@@ -53,76 +54,7 @@ static const char *const err_label[MERR_N] = {
 	[MERR_MANIFEST] = "manifest",
 };
 
-/* ---- loop side: counting ------------------------------------------------ */
-
-static void mhist_observe(struct mhist *h, double secs)
-{
-	static const double bounds[MHIST_NB] = MHIST_BOUNDS;
-	unsigned i;
-
-	for (i = 0; i < MHIST_NB && secs > bounds[i]; i++)
-		;
-	h->bucket[i]++;
-	h->count++;
-	h->sum += secs;
-}
-
-void mstats_stall(struct ckptd *d, struct version *v, const struct vstall *s)
-{
-	vstats_stall(v, s);
-	mhist_observe(&d->ms.stall, (double)s->stall_ns / 1e9);
-}
-
-void mstats_sealing(struct ckptd *d, struct version *v)
-{
-	struct vstall_sum sum;
-
-	vstats_sealing(v, ckptd_now_ms());
-	mstats_level(d, v, CKPT_NONE, CKPT_STAGED);
-	vstats_sum(v, &sum);
-	if (sum.n) {
-		d->ms.last_writers = sum.n;
-		d->ms.last_p50_ns = sum.p50_ns;
-		d->ms.last_p99_ns = sum.p99_ns;
-		d->ms.last_max_ns = sum.max_ns;
-		d->ms.last_pid = sum.slowest.pid;
-		d->ms.last_rank = sum.slowest.rank;
-		snprintf(d->ms.last_job, sizeof(d->ms.last_job), "%s",
-			 v->job ? v->job->name : "");
-		snprintf(d->ms.last_version, sizeof(d->ms.last_version), "%s",
-			 v->name);
-		if (gethostname(d->ms.last_host, sizeof(d->ms.last_host)) < 0)
-			d->ms.last_host[0] = '\0';
-		d->ms.last_host[sizeof(d->ms.last_host) - 1] = '\0';
-	}
-	d->ms.stragglers += vstats_stragglers(v, d->conf->straggler_factor);
-}
-
-void mstats_level(struct ckptd *d, struct version *v, uint32_t from,
-		  uint32_t to)
-{
-	uint64_t t0 = vstats_commit_ms(v), bytes = version_bytes(v);
-	uint32_t l = to - CKPT_STAGED;
-
-	if (to <= from || to < CKPT_STAGED || to > CKPT_DRAINED)
-		return;
-	d->ms.versions[l]++;
-	d->ms.level_bytes[l] += bytes;
-	if (t0)
-		mhist_observe(&d->ms.to_level[l],
-			      (double)(ckptd_now_ms() - t0) / 1e3);
-}
-
-void mstats_error(struct ckptd *d, enum merr kind)
-{
-	d->ms.errors[kind]++;
-}
-
-void mstats_read(struct ckptd *d, uint32_t source, uint64_t bytes)
-{
-	if (source <= CKPT_SRC_PFS)
-		d->ms.read_bytes[source] += bytes;
-}
+/* ---- loop side: gauges and publication ---------------------------------- */
 
 /* Age of the oldest version waiting for (or in) the drain, ms. */
 static uint64_t drain_lag_ms(const struct ckptd *d)
@@ -135,7 +67,7 @@ static uint64_t drain_lag_ms(const struct ckptd *d)
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	for (jp = d->cat.jobs.next; jp != &d->cat.jobs; jp = jp->next) {
+	for (jp = d->cat->jobs.next; jp != &d->cat->jobs; jp = jp->next) {
 		struct job *j = list_entry(jp, struct job, link);
 
 		for (vp = j->versions.next; vp != &j->versions; vp = vp->next) {
@@ -155,16 +87,16 @@ static void fill_status(const struct ckptd *d, struct ckpt_status *s)
 	struct list *pos;
 
 	memset(s, 0, sizeof(*s));
-	s->clients = d->nconns;
-	for (pos = d->cat.jobs.next; pos != &d->cat.jobs; pos = pos->next)
+	s->clients = d->svc->nconns;
+	for (pos = d->cat->jobs.next; pos != &d->cat->jobs; pos = pos->next)
 		s->jobs++;
-	s->versions = d->cat.nversions;
-	s->open_versions = d->cat.nopen;
+	s->versions = d->cat->nversions;
+	s->open_versions = d->cat->nopen;
 	s->queue_depth = d->loop.inflight;
 	s->staging_total = d->staging.budget;
 	s->staging_used = d->staging.lent;
-	s->capacity = d->segs.capacity;
-	s->store_used = segs_used_bytes(&d->segs);
+	s->capacity = d->segs->capacity;
+	s->store_used = segs_used_bytes(d->segs);
 	s->ingest_bytes = d->st.ingest_bytes;
 	s->ingest_rate = d->st.ingest_rate;
 	s->uptime_ms = ckptd_now_ms() - d->st.start_ms;
@@ -176,21 +108,21 @@ void metrics_tick(struct ckptd *d)
 {
 	struct metrics *m = d->metrics;
 
-	if (!m || ++d->ms.ticks % 4 != 1)       /* ticks are 250 ms */
+	if (!m || ++d->ms->ticks % 4 != 1)       /* ticks are 250 ms */
 		return;
-	fill_status(d, &d->ms.st);
-	d->ms.drain_lag_ms = drain_lag_ms(d);
-	d->ms.staging_huge = d->staging.huge_total;
+	fill_status(d, &d->ms->st);
+	d->ms->drain_lag_ms = drain_lag_ms(d);
+	d->ms->staging_huge = d->staging.huge_total;
 	if (drain_manifests(d)) {
 		struct pfsc_stats ps;
 
 		pfscache_stats(drain_manifests(d), &ps);
-		d->ms.manifest_loads = ps.loads;
-		d->ms.manifest_hits = ps.hits;
-		d->ms.manifest_bytes = ps.bytes;
+		d->ms->manifest_loads = ps.loads;
+		d->ms->manifest_hits = ps.hits;
+		d->ms->manifest_bytes = ps.bytes;
 	}
 	pthread_mutex_lock(&m->mu);
-	m->snap = d->ms;
+	m->snap = *d->ms;
 	pthread_mutex_unlock(&m->mu);
 }
 

@@ -16,8 +16,8 @@
 
 #include "unit.h"
 
-#include "../../server/loop.h"
-#include "../../server/staging.h"
+#include "loop.h"
+#include "staging.h"
 
 struct wr {
 	struct loop_op op;

@@ -18,7 +18,7 @@
 
 #include "crc32c.h"
 #include "err.h"
-#include "../../server/pfsbuild.h"
+#include "pfsbuild.h"
 
 #define CHUNK 65536u
 #define FSIZE (10u * CHUNK + 1234u)

@@ -26,9 +26,9 @@
 
 #include "ckpt.h"
 #include "pfsman.h"
-#include "../../server/pfs.h"
-#include "../../server/pfscache.h"
-#include "../../server/pfslayout.h"
+#include "pfs.h"
+#include "pfscache.h"
+#include "pfslayout.h"
 
 #define JOB "u/j"
 #define NAMES 3000

@@ -19,7 +19,7 @@
 #include "unit.h"
 
 #include "ckpt.h"
-#include "../../server/pfslayout.h"
+#include "pfslayout.h"
 
 /* Names that end like the layout's suffixes or are its fixed names. */
 static const char *const names[] = {

@@ -26,7 +26,7 @@
 #include "ckpt.h"
 #include "log.h"
 #include "sys.h"
-#include "../../server/pfsmark.h"
+#include "pfsmark.h"
 
 static char root[64];
 

@@ -13,8 +13,8 @@
 
 #include "unit.h"
 
-#include "../../server/loop.h"
-#include "../../server/pool.h"
+#include "loop.h"
+#include "pool.h"
 
 struct ttask {
 	struct pool_task pt;

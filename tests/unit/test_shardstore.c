@@ -17,7 +17,7 @@
 
 #include "unit.h"
 
-#include "../../server/shardstore.h"
+#include "shardstore.h"
 #include "sys.h"
 
 #define CHUNK 4096u

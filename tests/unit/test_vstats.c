@@ -8,9 +8,9 @@
 
 #include "unit.h"
 
-#include "../../server/catalog.h"
+#include "catalog.h"
 #include "log.h"
-#include "../../server/vstats.h"
+#include "vstats.h"
 
 #define MS 1000000ull
 

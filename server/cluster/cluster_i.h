@@ -1,0 +1,379 @@
+/*
+ * cluster_i.h - what the cluster's own modules share: the membership
+ * (struct cluster, struct peer) and the links between nodes.
+ *
+ *   cluster.c  start-up: the node list, placement, key, listener; tick;
+ *              status and the node table (LIST_NODES)
+ *   link.c     the links: handshake, frame queues, requests and replies
+ *   hold.c     shards this node holds for its peers (shardstore.h)
+ *   protect.c  this node's parts: encode and send their shards
+ *   parts.c    the parts of versions that other nodes hold: the namespace
+ *   partsview.c  the versions, listings and lookups those parts make
+ *   peerread.c reads of other nodes' files: forwarded, and served
+ *   degraded.c reads of files whose node is down: decoded from shards
+ *   sfetch.c   one stripe fetched from k holders and decoded
+ *   rebuild.c  what holders keep of this node's parts; the rebuild
+ *   rbwrite.c  one part of this node's written back from its shards
+ *
+ * Nothing outside those files includes this header; the rest of the daemon
+ * sees cluster.h.  Threads: the loop thread only.
+ */
+#ifndef CKPTD_CLUSTER_I_H
+#define CKPTD_CLUSTER_I_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "bwlimit.h"
+#include "catalog.h"
+#include "ctx.h"
+#include "cluster.h"
+#include "list.h"
+#include "log.h"
+#include "nodes.h"
+#include "peer.h"
+#include "place.h"
+#include "pool.h"
+
+struct link;
+struct manifest;
+struct part_loc;
+struct version;
+struct hold;
+struct protect_q;
+struct parts;
+struct peerreads;
+struct rebuild;
+
+enum peer_state { P_DOWN, P_CONNECTING, P_UP };
+
+struct peer {
+	uint32_t id;              /* node index in the placement */
+	struct sockaddr_storage addr;
+	socklen_t alen;           /* 0: the address did not resolve */
+	int outgoing;             /* this node makes the link */
+	enum peer_state st;
+	struct link *l;           /* the link UP, or being made */
+	uint64_t retry_ms;
+	uint32_t backoff_ms;
+	int32_t last_err;         /* why its link last failed (a handshake
+				   * that failed, a link that went down); 0
+				   * once UP */
+	uint64_t since_ms;        /* when it last went UP, or stopped being
+				   * UP (cluster_open() at first) */
+	uint64_t heard_ms;        /* last byte received on its UP link; 0:
+				   * never */
+};
+
+struct cluster {
+	struct ckptd *d;
+	struct node_list nodes;
+	struct placement place;
+	uint32_t self;            /* this node's index */
+	struct peer *peers;       /* indexed by node id (self unused) */
+	uint8_t key[PEER_KEY_MAX];
+	size_t keylen;
+	int listen_fd;
+	struct loop_op accept_op;
+	struct list links;
+	struct log_rl bad_rl;
+	uint32_t next_seq;
+	int stopping;
+	uint32_t hb_timeout_ms;   /* [cluster] heartbeat_timeout */
+	uint32_t ping_ms;         /* CLUSTER_PING_MS, or less: a third of
+				   * hb_timeout_ms */
+	uint64_t tick_ms;         /* link_tick()'s last run */
+	struct hold *hold;        /* hold.c */
+	struct protect_q *prot;   /* protect.c */
+	struct parts *parts;      /* parts.c */
+	struct peerreads *reads;  /* peerread.c */
+	struct rebuild *rb;       /* rebuild.c */
+	struct bwlimit bw;        /* [cluster] bandwidth: shards sent by
+				   * protect.c and fetched by rebuild.c */
+};
+
+static inline const char *cl_name(const struct cluster *cl, uint32_t id)
+{
+	return cl->place.nodes[id].name;
+}
+
+/* ---- link.c --------------------------------------------------------- */
+
+/* Frames a link holds for its handlers (hold.c's disk writes, say) before
+ * it stops reading from the socket: TCP then slows the sender. */
+#define LINK_MAX_HOLDS 8
+/* Bytes of replies queued to a peer (that it has not read) past which its
+ * link stops reading its requests. */
+#define LINK_MAX_QUEUED (128u << 20)
+
+/* A reply to a request this node sent (status from its header, frame the
+ * whole checked reply, valid during the call only), or its failure: status
+ * -ENOTCONN (the link went down) or -ETIMEDOUT, frame NULL. */
+typedef void (*link_reply_fn)(struct ckptd *d, void *arg, int status,
+			      const uint8_t *frame, size_t len);
+
+/* The next request seq of this node. */
+uint32_t link_seq(struct cluster *cl);
+/*
+ * Queue the request frame buf (len bytes, malloc'd, encoded with seq) to
+ * node: ownership of buf passes (freed once sent, or when the link goes).
+ * fn runs exactly once, on the loop, after this returns: with the reply,
+ * or -ENOTCONN / -ETIMEDOUT (timeout_ms > 0).  0, or -ENOTCONN with no
+ * link up to node (buf freed, fn never runs).
+ */
+int link_request(struct cluster *cl, uint32_t node, void *buf, size_t len,
+		 uint32_t seq, int timeout_ms, link_reply_fn fn, void *arg);
+/* Queue the frame buf (malloc'd, ownership passes) on l: a reply.  Dropped
+ * if l is closed. */
+void link_answer(struct link *l, void *buf, size_t len);
+/* Reply to request (type, seq) with a status and no payload. */
+void link_answer_status(struct link *l, uint16_t type, uint32_t seq,
+			int32_t status);
+/* A handler keeps l past the frame (a reply to send later): take a hold,
+ * which also counts against LINK_MAX_HOLDS; give it back with link_drop. */
+struct link *link_hold(struct link *l);
+void link_drop(struct link *l);
+/* The node at the other end of an UP link. */
+uint32_t link_node(const struct link *l);
+/* Bytes queued to node and the time its oldest unanswered request was
+ * sent (0: none), for the lag report. */
+void link_lag(const struct cluster *cl, uint32_t node, size_t *queued,
+	      uint64_t *oldest_ms);
+
+/* For cluster.c: links made and accepted, expiry, shutdown. */
+void link_connect(struct cluster *cl, struct peer *p);
+void link_accept_arm(struct cluster *cl);
+/* Expire handshakes and requests; the heartbeat: PING an UP link that
+ * sent nothing for CLUSTER_PING_MS, close one that heard nothing for
+ * hb_timeout_ms (-ETIMEDOUT) while it was reading. */
+void link_tick(struct cluster *cl, uint64_t now);
+void link_close_all(struct cluster *cl);
+void link_free_all(struct cluster *cl);
+/* A peer's state changed (logged here); UP also runs the modules' link-up
+ * work (parts.c announces this node's parts to it). */
+void peer_set(struct cluster *cl, struct peer *p, enum peer_state st,
+	      int err);
+
+/* ---- handlers of requests on an UP link (frame checked, valid during
+ * the call only) -------------------------------------------------------- */
+
+void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
+		 size_t n, const struct peer_hdr *h);
+void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
+void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h);
+/* SYNC: hold_on_sync(), then the waits on versions other nodes hold. */
+void parts_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h);
+void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
+		      size_t n, const struct peer_hdr *h);
+
+/* ---- hold.c ------------------------------------------------------------- */
+
+struct shard_meta;
+
+/* Scan <store>/shards (blocking: start-up).  0 or -errno (logged). */
+int hold_open(struct cluster *cl);
+void hold_close(struct cluster *cl);
+/* Tell parts.c of the parts the shards held here belong to (start-up). */
+void hold_learn_parts(struct cluster *cl);
+/* A chunk of a shard held here read for this node (a degraded read):
+ * fn(d, arg, 0 or -errno / -CKPT_ECORRUPT) on the loop once dst (the
+ * shard's chunk bytes) is filled and checked.  0 (fn will run), -ENOENT
+ * (not held here) or -ENOMEM. */
+typedef void (*hold_chunk_fn)(struct ckptd *d, void *arg, int status);
+int hold_chunk(struct cluster *cl, uint32_t owner, uint64_t open_id,
+	       uint32_t shard, uint64_t stripe, void *dst, hold_chunk_fn fn,
+	       void *arg);
+/* SHARD_GET: a chunk of a shard held here, for a degraded read. */
+void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
+/* HELD: the next shard held here of the asking node's parts after a
+ * cursor, as its shardmeta.h record (rebuild.c, and owners checking what
+ * their holders still have). */
+void hold_on_held(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
+/* A link to owner came up: its parts are about to be announced again. */
+void hold_owner_up(struct cluster *cl, uint32_t owner);
+/* owner announced its part open_id since: its shards stay. */
+void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id);
+/* SYNC: owner announced every part it has; the shards held of parts it did
+ * not announce since its link came up are dropped. */
+void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		  size_t n, const struct peer_hdr *h);
+/* owner removed its part open_id (or wrote it anew): drop its shards. */
+void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
+void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
+		 uint64_t *bad);
+
+/* Bytes of one shard in each stripe (protect.c writes, degraded.c reads). */
+#define PROTECT_CHUNK (1u << 20)
+
+/* ---- protect.c ---------------------------------------------------------- */
+
+struct cluster_prot_status {
+	uint32_t queued;          /* parts waiting or being protected */
+	uint32_t done;            /* protected since start */
+	uint32_t failures;        /* attempts that failed since start */
+	uint64_t bytes_sent;      /* shard bytes acknowledged since start */
+};
+
+int protect_open(struct cluster *cl);
+void protect_close(struct cluster *cl);
+/* v (this node's part) changed: queue it if it is sealed, local and not
+ * yet protected. */
+void protect_version(struct cluster *cl, struct version *v);
+/* Start what is due (a retry, a link up). */
+void protect_kick(struct cluster *cl);
+void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
+
+/* ---- sfetch.c ------------------------------------------------------------ */
+
+struct ec;
+struct sfetch;
+/* A fetch is over (on the loop): 0, the stripe's k data chunks in frag[0..k-1]
+ * (and copied to out), or -EIO (fewer than k shards readable), -ECANCELED
+ * (shutting down).  The fetch is idle again: it may be asked for another
+ * stripe, or released. */
+typedef void (*sfetch_fn)(struct sfetch *f, int err);
+/*
+ * One stripe of owner's part open_id, fetched from the holders of its
+ * shards and decoded.  Embed it in what needs it; the caller frees that
+ * only while !busy.  A shard that failed once (bad) is not asked for again
+ * by this fetch.
+ */
+struct sfetch {
+	struct pool_task pt;      /* the decode (pool.h), first */
+	struct cluster *cl;
+	uint32_t owner;
+	uint64_t open_id;
+	uint32_t k, m;
+	uint64_t stripe;
+	uint8_t *out;             /* k * PROTECT_CHUNK bytes, or NULL */
+	uint8_t *frag[32];        /* k + m chunks of PROTECT_CHUNK bytes */
+	uint8_t want[32], have[32], bad[32];
+	uint32_t pending;         /* chunk requests in flight */
+	struct ec *ec;            /* decode tables, kept per erasure pattern */
+	sfetch_fn done;
+	int busy;
+	char what[160];           /* for the log; the caller may rewrite it */
+};
+/* 0, or -ENOMEM / -EINVAL (the cluster's k and m). */
+int sfetch_init(struct sfetch *f, struct cluster *cl, uint32_t owner,
+		uint64_t open_id, sfetch_fn done);
+/* Free the chunks and tables (f not busy). */
+void sfetch_release(struct sfetch *f);
+/* Fetch stripe `stripe`; done runs exactly once, on the loop, after this
+ * returns or during it. */
+void sfetch_stripe(struct sfetch *f, uint64_t stripe, uint8_t *out);
+
+/* ---- degraded.c ----------------------------------------------------------- */
+
+/* t's READ (its lease range checked) of a file of a part (loc) whose
+ * shards peers hold: decoded from them, t answered (reader.h:
+ * read_answer()) when done.  0 (answered later), or -errno (nothing sent,
+ * t still the caller's). */
+int degraded_read(struct cluster *cl, struct cluster_read *t,
+		  const struct part_loc *loc);
+
+/* ---- peerread.c ----------------------------------------------------------- */
+
+int peerread_open(struct cluster *cl);
+/* After the links are gone: reads still waiting fail. */
+void peerread_close(struct cluster *cl);
+
+/* ---- parts.c -------------------------------------------------------------- */
+
+int parts_open(struct cluster *cl);
+void parts_close(struct cluster *cl);
+/* Where a path of another node's part is: the node, the file (its size
+ * and index in the part's manifest), the part's open_id and copies, and
+ * its manifest (valid until the loop runs again: copy what is kept). */
+struct part_loc {
+	uint32_t node;
+	uint32_t fi;
+	uint64_t size;
+	uint64_t open_id;
+	uint32_t copies;
+	uint32_t uid;             /* the part's owner uid */
+	uint64_t sealed_ns;
+	uint32_t nparts;          /* the version's parts, as the owner said */
+	uint64_t seq;
+	const struct manifest *man;
+};
+/* The part that shows path (not this node's; as caller, whose uid picks
+ * the job's parts).  0 or -ENOENT. */
+int parts_locate(struct cluster *cl, const char *job, const char *version,
+		 uint32_t caller, const char *path, struct part_loc *out);
+/* Tell every peer up about v, this node's part (removed: state 0). */
+void parts_announce(struct cluster *cl, const struct version *v);
+
+/* A part of this node's that rebuild.c is rebuilding (its holder's record
+ * m: the manifest, open_id, seq): known and listed like another node's part,
+ * SEALED and LOCAL with the copies "peers" (read decoded from the shards),
+ * and announced to every peer up.  0, -EEXIST, or a manifest_decode()
+ * error. */
+struct shard_meta;
+int parts_adopt(struct cluster *cl, const struct shard_meta *m);
+/* A part of another node's known from a shard held here (m): listed and
+ * read (through its owner, or decoded) until its owner says otherwise, so
+ * that a node restarted while a peer is down still sees that peer's
+ * parts.  Nothing if the part is known already. */
+void parts_learn_held(struct cluster *cl, const struct shard_meta *m);
+/* The part rebuilt is in the catalog now (or given up): forget it here. */
+void parts_forget_own(struct cluster *cl, const char *job,
+		      const char *version);
+/* SYNC to node: every part of this node's has been announced to it. */
+void parts_sync(struct cluster *cl, uint32_t node);
+
+/* ---- rebuild.c ------------------------------------------------------------ */
+
+/*
+ * What this node's holders keep of its parts, and rebuilding this node's
+ * parts from them.  At each link up this node asks the peer (HELD) for the
+ * shards it holds of this node's parts: a PROTECTED part missing one there
+ * loses PROTECTED and is protected again (the holder was replaced).  While
+ * a rebuild is on (a new store under this node's name, or ckptctl rebuild:
+ * <store>/rebuild exists), every part the answers name that this node does
+ * not have is adopted into the namespace (parts_adopt), decoded from k
+ * shards, written to the store and sealed under its own open_id, so its
+ * holders' shards stay valid.
+ */
+struct ckpt_status;
+int rebuild_open(struct cluster *cl);
+void rebuild_close(struct cluster *cl);
+int rebuild_active(const struct cluster *cl);
+/* Start a rebuild now (ckptctl rebuild).  0, or -errno. */
+int rebuild_start(struct cluster *cl);
+void rebuild_peer_up(struct cluster *cl, uint32_t node);
+void rebuild_tick(struct cluster *cl);
+void rebuild_status(const struct cluster *cl, struct ckpt_status *s);
+
+/* ---- rbwrite.c ------------------------------------------------------------ */
+
+/* One part of this node's (its holder's record m) written back from the
+ * shards, for rebuild.c. */
+struct rbwrite;
+/* On the loop: the part is in the catalog, announced and queued for
+ * protection (0), or not (-errno, its segments freed; -ECANCELED at
+ * shutdown).  The write is freed after this returns. */
+typedef void (*rbwrite_fn)(void *arg, int err);
+/* Start: *out is set before done can run (it may run during the call).
+ * *progress grows by the bytes of each stripe written.  0, or -errno (done
+ * never runs). */
+int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
+		  uint64_t *progress, rbwrite_fn done, void *arg,
+		  struct rbwrite **out);
+/* From the tick: a stripe that waits for a free segment goes on. */
+void rbwrite_tick(struct rbwrite *w);
+/* Free a write that neither the pool nor a link holds (shutdown). */
+void rbwrite_free(struct rbwrite *w);
+
+/* A peer came up: tell it about this node's parts; restart protection
+ * that waited for it. */
+void parts_peer_up(struct cluster *cl, uint32_t node);
+void protect_peer_up(struct cluster *cl, uint32_t node);
+
+#endif

@@ -1,0 +1,531 @@
+/*
+ * parts.c - one namespace over the cluster: what this node knows of the
+ * parts other nodes hold, and the requests that need them (cluster.h).
+ *
+ * Each node is the authority on its own parts (the versions in its
+ * catalog).  It announces each to every peer with a PART frame: when a link
+ * comes up (all of them), and whenever one changes (the version_changed
+ * event: sealed, failed, a level gained or lost, removed).  A SEALED part's
+ * PART carries its manifest, so that every node can list its files and
+ * send reads of them to their owner.  A node keeps the latest PART of each
+ * (owner, job, version) in memory (struct rpart); when a link to an owner
+ * comes up it forgets that owner's parts first, since the owner is about to
+ * say all of them again (so a part removed while the link was down does
+ * not linger).  A part whose owner is down stays known: its files are
+ * listed, and reads of them fail until it is back.
+ *
+ * A version is complete when as many parts as its writers said (nparts,
+ * the largest any part states) are SEALED, and its level is then the
+ * lowest of its parts'.  A path is expected in one part only; were it in
+ * two, this node's own part wins, then the owner whose name sorts first.
+ *
+ * What these parts make (versions, listings, which node holds a path) is
+ * partsview.c's; reads of other nodes' files are peerread.c's.
+ *
+ * Threads: the loop thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cluster.h"
+#include "cluster_i.h"
+#include "drain.h"
+#include "manifest.h"
+#include "namehash.h"
+#include "parts_i.h"
+#include "shardmeta.h"
+
+/* Tell the layers above that job's version (NULL, NULL: any) changed on
+ * another node (event.h: EV_PART_CHANGED). */
+static void part_changed(struct cluster *cl, const char *job,
+			 const char *version)
+{
+	struct event_part ep = { job, version };
+
+	event_raise(&cl->d->ev, EV_PART_CHANGED, &ep);
+}
+
+static void rpart_free(struct rpart *p)
+{
+	list_del(&p->link);
+	rpart_maps_release(p);
+	manifest_release(&p->man);
+	free(p->fhash);
+	free(p);
+}
+
+/* Index p's files by path (listings and reads look paths up in every
+ * part: a scan would make listing a part of n files cost n^2).  0 or
+ * -ENOMEM. */
+static int rpart_index(struct rpart *p)
+{
+	uint32_t cap = 16, i, k;
+
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
+	while (cap <= 2 * (uint64_t)p->man.nfiles)
+		cap *= 2;
+	p->fhash = calloc(cap, sizeof(*p->fhash));
+	if (!p->fhash)
+		return -ENOMEM;
+	p->hcap = cap;
+	for (i = 0; i < p->man.nfiles; i++) {
+		k = name_hash(p->man.files[i].path) & (cap - 1);
+		while (p->fhash[k])
+			k = (k + 1) & (cap - 1);
+		p->fhash[k] = i + 1;
+	}
+	return 0;
+}
+
+static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
+				const char *job, const char *version)
+{
+	struct list *pos;
+
+	list_for_each(pos, &ps->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == owner && !strcmp(p->job, job) &&
+		    !strcmp(p->version, version))
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- announcing this node's parts ---------------------------------------- */
+
+static void on_part_reply(struct ckptd *d, void *arg, int status,
+			  const uint8_t *frame, size_t len)
+{
+	/* Nothing to do: a peer that missed it hears all again on reconnect. */
+}
+
+/* A PART frame for pp (its man set or not; malloc'd, *len bytes), or
+ * NULL. */
+static uint8_t *pp_frame(const struct peer_part *pp, uint32_t seq,
+			 size_t *len)
+{
+	size_t cap = PEER_FRAME_CAP(pp->manlen);
+	uint8_t *buf = malloc(cap);
+	int n = buf ? peer_encode_part(buf, cap, seq, pp) : -ENOMEM;
+
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+/* A PART frame for v (malloc'd, *len bytes), or NULL. */
+static uint8_t *part_frame(struct cluster *cl, const struct version *v,
+			   uint32_t seq, size_t *len)
+{
+	struct peer_part pp;
+	void *man = NULL;
+	size_t manlen = 0;
+	uint8_t *buf;
+
+	memset(&pp, 0, sizeof(pp));
+	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
+	snprintf(pp.job, sizeof(pp.job), "%s", v->jobname);
+	snprintf(pp.version, sizeof(pp.version), "%s", v->name);
+	pp.uid = v->uid;
+	pp.state = v->removed ? 0 : v->state;
+	pp.level = v->level;
+	pp.copies = v->copies;
+	pp.nparts = v->nparts ? v->nparts : 1;
+	pp.seq = v->seq;
+	pp.open_id = v->open_id;
+	pp.sealed_ns = v->sealed_ns;
+	pp.nfiles = v->nlive;
+	pp.bytes = version_bytes(v);
+	if (drain_published(cl->d, v))
+		pp.flags = PEER_PART_PUBLISHED;
+	if (pp.state == CKPT_ST_SEALED &&
+	    catalog_manifest_encode(v, v->level, &man, &manlen) == 0 &&
+	    manlen <= PEER_MAX_MAN) {
+		pp.man = man;
+		pp.manlen = (uint32_t)manlen;
+	}
+	buf = pp_frame(&pp, seq, len);
+	free(man);
+	return buf;
+}
+
+/* The same for a part of this node's being rebuilt (an rpart of its own). */
+static uint8_t *rpart_frame(struct cluster *cl, const struct rpart *p,
+			    uint32_t seq, size_t *len)
+{
+	struct peer_part pp;
+	uint8_t *man, *buf;
+	size_t size = manifest_size(&p->man);
+	long n;
+
+	memset(&pp, 0, sizeof(pp));
+	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
+	snprintf(pp.job, sizeof(pp.job), "%s", p->job);
+	snprintf(pp.version, sizeof(pp.version), "%s", p->version);
+	pp.uid = p->uid;
+	pp.state = p->state;
+	pp.level = p->level;
+	pp.copies = p->copies;
+	pp.nparts = p->nparts;
+	pp.seq = p->seq;
+	pp.open_id = p->open_id;
+	pp.sealed_ns = p->sealed_ns;
+	pp.nfiles = p->nfiles;
+	pp.bytes = p->bytes;
+	pp.flags = p->flags;
+	man = size <= PEER_MAX_MAN ? malloc(size) : NULL;
+	n = man ? manifest_encode(&p->man, man, size) : -ENOMEM;
+	if (n > 0) {
+		pp.man = man;
+		pp.manlen = (uint32_t)n;
+	}
+	buf = pp_frame(&pp, seq, len);
+	free(man);
+	return buf;
+}
+
+/* Send a PART frame (built for seq) to node.  0 or -1 (logged). */
+static int send_part(struct cluster *cl, uint32_t node, uint8_t *buf,
+		     size_t len, uint32_t seq, const char *job,
+		     const char *version)
+{
+	if (!buf || link_request(cl, node, buf, len, seq, 0, on_part_reply,
+				 NULL) < 0) {
+		log_printf(LOG_WARNING, "cluster: cannot tell %s about %s/%s",
+			   cl_name(cl, node), job, version);
+		return -1;
+	}
+	return 0;
+}
+
+/* A PART frame for seq of what (a version, or an rpart of this node's). */
+typedef uint8_t *(*frame_fn)(struct cluster *cl, const void *what,
+			     uint32_t seq, size_t *len);
+
+static uint8_t *version_frame(struct cluster *cl, const void *what,
+			      uint32_t seq, size_t *len)
+{
+	return part_frame(cl, what, seq, len);
+}
+
+static uint8_t *own_frame(struct cluster *cl, const void *what,
+			  uint32_t seq, size_t *len)
+{
+	return rpart_frame(cl, what, seq, len);
+}
+
+/* Send the frames fn builds of what to node (or every peer up: node ==
+ * self).  The number of peers that could not be told (logged). */
+static int send_to(struct cluster *cl, uint32_t node, frame_fn fn,
+		   const void *what, const char *job, const char *version)
+{
+	uint32_t i, seq;
+	uint8_t *buf;
+	size_t len;
+	int failed = 0;
+
+	for (i = 0; i < cl->place.n; i++) {
+		if (i == cl->self || (node != cl->self && i != node) ||
+		    cl->peers[i].st != P_UP)
+			continue;
+		seq = link_seq(cl);
+		buf = fn(cl, what, seq, &len);
+		if (send_part(cl, i, buf, len, seq, job, version) < 0)
+			failed++;
+	}
+	return failed;
+}
+
+/* Tell node (or every peer up: node == self) about v. */
+static int announce_to(struct cluster *cl, const struct version *v,
+		       uint32_t node)
+{
+	/* A removed one (job NULL) is announced too: state 0, so that the
+	 * others forget it and drop the shards they hold of it. */
+	if (!v->jobname[0] || v->state == CKPT_ST_OPEN ||
+	    v->state == CKPT_ST_SEALING || v->no_part)
+		return 0;
+	return send_to(cl, node, version_frame, v, v->jobname, v->name);
+}
+
+void parts_announce(struct cluster *cl, const struct version *v)
+{
+	announce_to(cl, v, cl->self);
+}
+
+/* Tell node (or every peer up: node == self) about p, a part of this
+ * node's being rebuilt.  The number of peers that could not be told. */
+static int announce_own(struct cluster *cl, const struct rpart *p,
+			uint32_t node)
+{
+	return send_to(cl, node, own_frame, p, p->job, p->version);
+}
+
+void parts_sync(struct cluster *cl, uint32_t node)
+{
+	uint8_t *buf = malloc(PEER_FRAME_CAP(0));
+	uint32_t seq = link_seq(cl);
+	int n;
+
+	n = buf ? peer_encode_sync(buf, PEER_FRAME_CAP(0), seq,
+				   cl_name(cl, cl->self)) : -ENOMEM;
+	if (n < 0) {
+		free(buf);
+		return;
+	}
+	link_request(cl, node, buf, (size_t)n, seq, 0, on_part_reply, NULL);
+}
+
+void parts_peer_up(struct cluster *cl, uint32_t node)
+{
+	struct parts *ps = cl->parts;
+	struct list *pos, *tmp, *jp, *vp;
+	int failed = 0;
+
+	if (!ps)
+		return;
+	/* It is about to say all its parts again; the shards held of them
+	 * are confirmed as they come, and its SYNC drops the others. */
+	list_for_each_safe(pos, tmp, &ps->list)
+		if (list_entry(pos, struct rpart, link)->owner == node)
+			rpart_free(list_entry(pos, struct rpart, link));
+	hold_owner_up(cl, node);
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions)
+			failed += announce_to(cl, list_entry(vp, struct version,
+							     link), node);
+	}
+	list_for_each(pos, &ps->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == cl->self)
+			failed += announce_own(cl, p, node);
+	}
+	/* All said: the peer may drop the shards of parts this node no
+	 * longer has (removed while the link was down).  Not after a part
+	 * that could not be said: it would lose that part's shards; nor
+	 * while this node is being rebuilt: it has not heard of all its parts
+	 * yet (rebuild.c sends SYNC when it is done). */
+	if (failed || rebuild_active(cl))
+		return;
+	parts_sync(cl, node);
+}
+
+/* A part known from a shard's record m (its owner's manifest in it): the
+ * rpart of owner, SEALED at level with copies.  0, -EEXIST, -ENOMEM, or a
+ * manifest_decode() error. */
+static int rpart_from_meta(struct cluster *cl, uint32_t owner,
+			   const struct shard_meta *m, uint32_t level,
+			   uint32_t copies, struct rpart **out)
+{
+	struct parts *ps = cl->parts;
+	struct rpart *p;
+	uint32_t i;
+	int ret;
+
+	if (rpart_find(ps, owner, m->job, m->version))
+		return -EEXIST;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = manifest_decode(m->man, m->manlen, &p->man);
+	if (ret == 0 && (strcmp(p->man.job, m->job) ||
+			 strcmp(p->man.version, m->version)))
+		ret = -CKPT_EPROTO;
+	if (ret < 0) {
+		free(p);
+		return ret;
+	}
+	ret = rpart_index(p);
+	if (ret < 0) {
+		manifest_release(&p->man);
+		free(p);
+		return ret;
+	}
+	p->owner = owner;
+	snprintf(p->job, sizeof(p->job), "%s", m->job);
+	snprintf(p->version, sizeof(p->version), "%s", m->version);
+	p->uid = m->uid;
+	p->state = CKPT_ST_SEALED;
+	p->level = level;
+	p->copies = copies;
+	p->nparts = p->man.nparts ? p->man.nparts : 1;
+	p->nfiles = p->man.nfiles;
+	for (i = 0; i < p->man.nfiles; i++)
+		if (!p->man.files[i].link)      /* each file once */
+			p->bytes += p->man.files[i].size;
+	p->seq = m->seq;
+	p->open_id = m->open_id;
+	p->sealed_ns = p->man.sealed_ns;
+	list_add_tail(&ps->list, &p->link);
+	*out = p;
+	return 0;
+}
+
+int parts_adopt(struct cluster *cl, const struct shard_meta *m)
+{
+	struct rpart *p;
+	int ret;
+
+	/* Readable, decoded from the peers: no local copy yet. */
+	ret = rpart_from_meta(cl, cl->self, m, CKPT_LOCAL, CKPT_COPY_PEERS, &p);
+	if (ret == 0)
+		announce_own(cl, p, cl->self);
+	return ret;
+}
+
+void parts_learn_held(struct cluster *cl, const struct shard_meta *m)
+{
+	struct rpart *p;
+	int owner = place_find(&cl->place, m->owner);
+
+	/* What its owner says when it comes up replaces this. */
+	if (owner >= 0 && (uint32_t)owner != cl->self)
+		rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
+				CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p);
+}
+
+void parts_forget_own(struct cluster *cl, const char *job,
+		      const char *version)
+{
+	struct rpart *p = cl->parts ? rpart_find(cl->parts, cl->self, job,
+						 version) : NULL;
+
+	if (p)
+		rpart_free(p);
+}
+
+/* ---- hearing other nodes' parts ------------------------------------------ */
+
+void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	struct parts *ps = cl->parts;
+	uint32_t owner = link_node(l);
+	struct peer_part pp;
+	struct rpart *p;
+	int ret;
+
+	ret = peer_decode_part(f, n, &pp);
+	if (ret == 0 && strcmp(pp.owner, cl_name(cl, owner)))
+		ret = -EPERM;          /* a node speaks for its own parts */
+	if (ret < 0) {
+		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret);
+		return;
+	}
+	p = rpart_find(ps, owner, pp.job, pp.version);
+	if (p && (pp.state == 0 || p->open_id != pp.open_id)) {
+		/* Removed, or written anew under the name: the shards held
+		 * of the old one go. */
+		hold_part_gone(cl, owner, p->open_id);
+		rpart_free(p);
+		p = NULL;
+	}
+	if (pp.state == 0) {
+		hold_part_gone(cl, owner, pp.open_id);
+		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, 0);
+		part_changed(cl, pp.job, pp.version);
+		return;
+	}
+	hold_confirm(cl, owner, pp.open_id);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			link_answer_status(l, PEER_PART | PEER_REPLY, h->seq,
+					   -ENOMEM);
+			return;
+		}
+		p->owner = owner;
+		snprintf(p->job, sizeof(p->job), "%s", pp.job);
+		snprintf(p->version, sizeof(p->version), "%s", pp.version);
+		list_add_tail(&ps->list, &p->link);
+	}
+	rpart_maps_release(p);
+	manifest_release(&p->man);
+	memset(&p->man, 0, sizeof(p->man));
+	free(p->fhash);
+	p->fhash = NULL;
+	p->hcap = 0;
+	if (pp.manlen) {
+		ret = manifest_decode(pp.man, pp.manlen, &p->man);
+		if (ret == 0 && (strcmp(p->man.job, pp.job) ||
+				 strcmp(p->man.version, pp.version))) {
+			manifest_release(&p->man);
+			ret = -CKPT_EPROTO;
+		}
+		if (ret == 0 && rpart_index(p) < 0) {
+			manifest_release(&p->man);
+			ret = -ENOMEM;
+		}
+		if (ret < 0) {
+			memset(&p->man, 0, sizeof(p->man));
+			log_printf(LOG_WARNING, "cluster: the manifest of %s's part %s/%s does not decode: %s",
+				   cl_name(cl, owner), pp.job, pp.version,
+				   ckpt_strerror(ret));
+		}
+	}
+	p->uid = pp.uid;
+	p->state = pp.state;
+	p->level = pp.level;
+	p->copies = pp.copies;
+	p->nparts = pp.nparts;
+	p->nfiles = pp.nfiles;
+	p->seq = pp.seq;
+	p->open_id = pp.open_id;
+	p->sealed_ns = pp.sealed_ns;
+	p->bytes = pp.bytes;
+	p->flags = pp.flags;
+	/* Its part is on the PFS (or the version published by it, which
+	 * says so again): this node's, waiting, looks at once. */
+	if (pp.state == CKPT_ST_SEALED && pp.level >= CKPT_DRAINED)
+		drain_part_news(cl->d, pp.job, pp.version, pp.uid);
+	link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret < 0 ? ret : 0);
+	part_changed(cl, pp.job, pp.version);
+}
+
+void parts_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,
+		   size_t n, const struct peer_hdr *h)
+{
+	hold_on_sync(cl, l, f, n, h);
+	/* Its sender has said every part it has: a wait on one it no
+	 * longer has (removed while the link was down) ends. */
+	part_changed(cl, NULL, NULL);
+}
+
+/* ---- life --------------------------------------------------------------------- */
+
+int parts_open(struct cluster *cl)
+{
+	struct parts *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return -ENOMEM;
+	ps->cl = cl;
+	list_init(&ps->list);
+	cl->parts = ps;
+	return 0;
+}
+
+void parts_close(struct cluster *cl)
+{
+	struct parts *ps = cl->parts;
+	struct list *pos, *tmp;
+
+	if (!ps)
+		return;
+	list_for_each_safe(pos, tmp, &ps->list)
+		rpart_free(list_entry(pos, struct rpart, link));
+	free(ps);
+	cl->parts = NULL;
+}

@@ -1,0 +1,726 @@
+/*
+ * protect.c - this node's parts reach PROTECTED: each sealed local part is
+ * erasure-coded and its shards sent to the peers that place.h names.
+ *
+ * A part's stream is its manifest's data records, in manifest order, end
+ * to end (zero records hold no bytes).  It is cut into stripes of k chunks
+ * of PROTECT_CHUNK bytes (the last stripe padded with zeros); chunk 0 of
+ * each stripe is left in the local copy, chunks 1..k-1 and the m parity
+ * chunks go to the peers holding shards 1..k+m-1.  So each node sends
+ * (k+m-1)/k bytes per byte it protects, and needs nobody else's part.
+ *
+ * One part is protected at a time, oldest seal first (struct pjob).  Its
+ * stripes are read, checked against their records' CRCs and encoded on the
+ * worker pool, one stripe task at a time (so protection never holds more
+ * than one worker, and a bandwidth cap sleeps there); up to PROTECT_WINDOW
+ * stripes may wait for their holders' replies.  When every chunk has been
+ * acknowledged, each holder is told to seal its shard (SHARD_SEAL, with the
+ * part's manifest); when every holder has replied that its shard is
+ * durable, the part gains CKPT_COPY_PEERS through version_reach(), which
+ * writes the local manifest at PROTECTED.
+ *
+ * A part does not start until every holder has a link up.  A link that
+ * goes down, or a holder that refuses, fails the attempt: it starts again
+ * from the first stripe after a backoff (PROTECT_RETRY_MIN_MS doubling to
+ * PROTECT_RETRY_MAX_MS); holders overwrite what they had.  A holder that
+ * stops answering without closing its link stalls the part (and the parts
+ * behind it): `ckptctl status` names it (cluster.c's lag report).  Shards
+ * are not placed elsewhere meanwhile.
+ *
+ * Threads: the loop thread, and the stripe task's run() on a worker, which
+ * touches only its task and the job's read-only fields (recs, fds).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bwlimit.h"
+#include "catalog.h"
+#include "cluster_i.h"
+#include "crc32c.h"
+#include "ec.h"
+#include "level.h"
+#include "manifest.h"
+#include "pool.h"
+#include "sys.h"
+
+#define PROTECT_WINDOW       4
+#define PROTECT_RETRY_MIN_MS 1000
+#define PROTECT_RETRY_MAX_MS 60000
+
+enum pj_state { PJ_WAIT, PJ_RUN, PJ_SEAL, PJ_REACH };
+
+struct srec {                     /* a data record of the stream */
+	uint32_t seg;
+	uint32_t len, crc;
+	uint64_t seg_off;
+	uint64_t soff;            /* its first byte in the stream */
+};
+
+struct pjob {
+	struct list link;         /* in q->jobs, oldest first */
+	struct protect_q *q;
+	struct version *v;        /* referenced */
+	enum pj_state st;
+	uint8_t *man;             /* the part's encoded manifest */
+	size_t manlen;
+	struct srec *recs;
+	uint32_t nrecs;
+	int *fds;                 /* by segment id, opened by the first task */
+	uint32_t nfds;
+	char segdir[600];
+	uint64_t stream_len, nstripes;
+	uint64_t next;            /* next stripe to encode */
+	uint64_t acked;           /* stripes every holder acknowledged */
+	uint32_t encoding;        /* stripe tasks on the pool (0 or 1) */
+	uint32_t waiting;         /* stripes sent, replies pending */
+	uint32_t seals;           /* SHARD_SEAL replies pending */
+	int32_t err;              /* of this attempt */
+	uint32_t tries;
+	uint64_t retry_ms;
+	uint64_t started_ms;
+	/* The stripe task's scratch, kept from stripe to stripe (one task
+	 * of a job runs at a time): the encode tables, the k + m chunks and
+	 * a record buffer.  Freed with the attempt, never while a task runs. */
+	struct ec *ec;
+	uint8_t *frag[EC_MAX_FRAGS];
+	uint8_t *rbuf;
+	size_t rcap;
+};
+
+struct protect_q {
+	struct cluster *cl;
+	struct list jobs;
+	uint64_t bytes_sent;      /* chunk bytes acknowledged since start */
+	uint32_t done;            /* parts protected since start */
+	uint32_t failures;        /* attempts that failed */
+};
+
+struct stripe_task {
+	struct pool_task pt;
+	struct pjob *j;
+	uint64_t stripe;
+	uint32_t nframes;         /* k + m - 1 */
+	uint32_t acks;            /* replies still to come */
+	int32_t err;
+	uint32_t seq[EC_MAX_FRAGS];
+	uint8_t *frame[EC_MAX_FRAGS];
+	size_t flen[EC_MAX_FRAGS];
+};
+
+static struct ckptd *dq(const struct protect_q *q)
+{
+	return q->cl->d;
+}
+
+static void pump(struct pjob *j);
+
+/* ---- jobs --------------------------------------------------------------- */
+
+static void job_reset(struct pjob *j)
+{
+	uint32_t i;
+
+	ec_free(j->ec);
+	j->ec = NULL;
+	for (i = 0; i < EC_MAX_FRAGS; i++) {
+		free(j->frag[i]);
+		j->frag[i] = NULL;
+	}
+	sys_dio_free(j->rbuf, j->rcap);
+	j->rbuf = NULL;
+	j->rcap = 0;
+	free(j->man);
+	j->man = NULL;
+	free(j->recs);
+	j->recs = NULL;
+	if (j->fds) {
+		for (i = 0; i < j->nfds; i++)
+			if (j->fds[i] >= 0)
+				close(j->fds[i]);
+		free(j->fds);
+		j->fds = NULL;
+	}
+	j->nfds = 0;
+}
+
+static void job_free(struct pjob *j)
+{
+	job_reset(j);
+	list_del(&j->link);
+	version_put(dq(j->q)->cat, j->v);
+	free(j);
+}
+
+/* Is the job's version still one to protect? */
+static int wanted(const struct version *v)
+{
+	return !v->removed && !v->removing && v->state == CKPT_ST_SEALED &&
+	       (v->copies & CKPT_COPY_LOCAL) &&
+	       !(v->copies & (CKPT_COPY_PEERS | CKPT_COPY_PFS));
+}
+
+/* The attempt is over (err 0 or why not): retry, or drop the job. */
+static void job_end(struct pjob *j, int err)
+{
+	struct protect_q *q = j->q;
+	struct version *v = j->v;
+
+	if (err == 0 || !wanted(v)) {
+		job_free(j);
+		return;
+	}
+	if (err == -EFBIG || err == -CKPT_ECORRUPT) {
+		/* No retry mends these: a manifest too large for a frame, a
+		 * local record that fails its CRC. */
+		log_printf(LOG_ERR, "protect: %s/%s: %s; it stays LOCAL",
+			   v->jobname, v->name, ckpt_strerror(err));
+		q->failures++;
+		job_free(j);
+		return;
+	}
+	q->failures++;
+	j->tries++;
+	j->retry_ms = ckptd_now_ms() +
+		      (j->tries >= 7 ? PROTECT_RETRY_MAX_MS
+				     : (uint64_t)PROTECT_RETRY_MIN_MS << (j->tries - 1));
+	log_printf(LOG_WARNING, "protect: %s/%s: %s; again in %llu s",
+		   v->jobname, v->name, ckpt_strerror(err),
+		   (unsigned long long)(j->retry_ms - ckptd_now_ms()) / 1000);
+	job_reset(j);
+	j->st = PJ_WAIT;
+}
+
+/* Fail the attempt; it ends once nothing of it is in flight. */
+static void job_fail(struct pjob *j, int err)
+{
+	if (!j->err)
+		j->err = err;
+	if (!j->encoding && !j->waiting && !j->seals)
+		job_end(j, j->err);
+}
+
+/* The holders of this node's shards all have a link up? */
+static int holders_up(const struct cluster *cl)
+{
+	const struct placement *p = &cl->place;
+	uint32_t s;
+
+	for (s = 1; s < p->k + p->m; s++)
+		if (cl->peers[place_peer(p, cl->self, s)].st != P_UP)
+			return 0;
+	return 1;
+}
+
+/* Start an attempt: the manifest, the stream's records. */
+static int job_start(struct pjob *j)
+{
+	struct cluster *cl = j->q->cl;
+	struct version *v = j->v;
+	uint64_t stripe = (uint64_t)cl->place.k * PROTECT_CHUNK, off = 0;
+	struct manifest m;
+	void *buf;
+	size_t len;
+	uint32_t i, maxseg = 0;
+	int ret;
+
+	ret = catalog_manifest_encode(v, CKPT_LOCAL, &buf, &len);
+	if (ret < 0)
+		return ret;
+	if (len > PEER_MAX_MAN) {
+		free(buf);
+		return -EFBIG;
+	}
+	ret = manifest_decode(buf, len, &m);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	j->man = buf;
+	j->manlen = len;
+	j->recs = calloc(m.nrecs ? m.nrecs : 1, sizeof(*j->recs));
+	if (!j->recs) {
+		manifest_release(&m);
+		return -ENOMEM;
+	}
+	j->nrecs = 0;
+	for (i = 0; i < m.nrecs; i++) {
+		const struct man_rec *r = &m.recs[i];
+
+		if (r->seg == MAN_SEG_ZERO || !r->len)
+			continue;
+		j->recs[j->nrecs++] = (struct srec){ r->seg, r->len, r->crc,
+						     r->seg_off, off };
+		off += r->len;
+		if (r->seg > maxseg)
+			maxseg = r->seg;
+	}
+	manifest_release(&m);
+	j->nfds = maxseg + 1;
+	j->stream_len = off;
+	j->nstripes = (off + stripe - 1) / stripe;
+	snprintf(j->segdir, sizeof(j->segdir), "%s", dq(j->q)->segs->dir);
+	j->next = j->acked = 0;
+	j->err = 0;
+	j->st = PJ_RUN;
+	j->started_ms = ckptd_now_ms();
+	return 0;
+}
+
+/* ---- stripes ------------------------------------------------------------ */
+
+/* Worker: the job's segment files, opened once by its first stripe task
+ * (tasks of one job never run at once). */
+static int open_fds(struct pjob *j)
+{
+	char path[700];
+	uint32_t i;
+
+	if (j->fds)
+		return 0;
+	j->fds = malloc(j->nfds * sizeof(*j->fds));
+	if (!j->fds)
+		return -ENOMEM;
+	for (i = 0; i < j->nfds; i++)
+		j->fds[i] = -1;
+	for (i = 0; i < j->nrecs; i++) {
+		uint32_t s = j->recs[i].seg;
+
+		if (j->fds[s] >= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%08u", j->segdir, s);
+		j->fds[s] = open(path, O_RDONLY | O_CLOEXEC);
+		if (j->fds[s] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Worker: bytes [a, a + len) of the stream into out (zeros past its end),
+ * each record read whole and checked against its CRC. */
+static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
+		       uint8_t **rbuf, size_t *rcap)
+{
+	uint64_t z = a + len;
+	uint32_t lo = 0, hi = j->nrecs, i;
+	int ret;
+
+	memset(out, 0, len);
+	while (lo < hi) {          /* the first record ending after a */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (j->recs[mid].soff + j->recs[mid].len <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < j->nrecs && j->recs[i].soff < z; i++) {
+		const struct srec *r = &j->recs[i];
+		size_t need = man_padded(r->len);
+		uint64_t from = r->soff > a ? r->soff : a;
+		uint64_t to = r->soff + r->len < z ? r->soff + r->len : z;
+
+		ret = sys_dio_fit((void **)rbuf, rcap, need);
+		if (ret < 0)
+			return ret;
+		ret = sys_pread_all(j->fds[r->seg], *rbuf, need, r->seg_off);
+		if (ret < 0)
+			return ret;
+		if (crc32c(*rbuf, r->len) != r->crc)
+			return -CKPT_ECORRUPT;
+		memcpy(out + (from - a), *rbuf + (from - r->soff), to - from);
+	}
+	return 0;
+}
+
+static int stripe_run(struct pool_task *t)
+{
+	struct stripe_task *st = (struct stripe_task *)t;
+	struct pjob *j = st->j;
+	struct cluster *cl = j->q->cl;
+	uint32_t k = cl->place.k, m = cl->place.m, s;
+	uint8_t **frag = j->frag;
+	int ret;
+
+	ret = open_fds(j);
+	if (ret < 0)
+		return ret;
+	for (s = 0; s < k + m; s++)
+		if (!frag[s] && posix_memalign((void **)&frag[s], 64,
+					       PROTECT_CHUNK))
+			return -ENOMEM;
+	if (!j->ec && (ret = ec_new((int)k, (int)m, &j->ec)) < 0)
+		return ret;
+	for (s = 0; s < k && ret == 0; s++)
+		ret = stream_read(j, (st->stripe * k + s) * PROTECT_CHUNK,
+				  frag[s], PROTECT_CHUNK, &j->rbuf, &j->rcap);
+	if (ret < 0)
+		return ret;
+	ec_encode(j->ec, frag, frag + k, PROTECT_CHUNK);
+	for (s = 1; s < k + m; s++) {
+		struct peer_shard sh;
+		size_t cap = PEER_FRAME_CAP(PROTECT_CHUNK);
+		int n;
+
+		memset(&sh, 0, sizeof(sh));
+		snprintf(sh.owner, sizeof(sh.owner), "%s", cl_name(cl, cl->self));
+		snprintf(sh.job, sizeof(sh.job), "%s", j->v->jobname);
+		snprintf(sh.version, sizeof(sh.version), "%s", j->v->name);
+		sh.seq = j->v->seq;
+		sh.open_id = j->v->open_id;
+		sh.k = k;
+		sh.m = m;
+		sh.shard = s;
+		sh.stripe = st->stripe;
+		sh.off = st->stripe * PROTECT_CHUNK;
+		sh.len = PROTECT_CHUNK;
+		sh.data = frag[s];
+		sh.crc = crc32c(frag[s], PROTECT_CHUNK);
+		/* Frames go to the links: each its own buffer (freed by
+		 * stripe_free() if this fails). */
+		st->frame[s - 1] = malloc(cap);
+		if (!st->frame[s - 1])
+			return -ENOMEM;
+		n = peer_encode_shard(st->frame[s - 1], cap, st->seq[s - 1], &sh);
+		if (n < 0)
+			return n;
+		st->flen[s - 1] = (size_t)n;
+	}
+	/* The cap counts what goes on the wire. */
+	bwlimit_take(&j->q->cl->bw, (uint64_t)(k + m - 1) * PROTECT_CHUNK);
+	return 0;
+}
+
+static void stripe_free(struct stripe_task *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nframes; i++)
+		free(st->frame[i]);
+	free(st);
+}
+
+/* Every reply of a stripe is in. */
+static void stripe_settled(struct stripe_task *st)
+{
+	struct pjob *j = st->j;
+	struct protect_q *q = j->q;
+
+	j->waiting--;
+	if (st->err) {
+		job_fail(j, st->err);
+	} else {
+		j->acked++;
+		q->bytes_sent += (uint64_t)st->nframes * PROTECT_CHUNK;
+		if (j->err)
+			job_fail(j, j->err);
+		else
+			pump(j);
+	}
+	stripe_free(st);
+}
+
+static void on_put_reply(struct ckptd *d, void *arg, int status,
+			 const uint8_t *frame, size_t len)
+{
+	struct stripe_task *st = arg;
+
+	if (status < 0 && !st->err)
+		st->err = status;
+	if (--st->acks == 0)
+		stripe_settled(st);
+}
+
+static void stripe_done(struct pool_task *t)
+{
+	struct stripe_task *st = (struct stripe_task *)t;
+	struct pjob *j = st->j;
+	struct cluster *cl = j->q->cl;
+	uint32_t s;
+	int ret;
+
+	j->encoding--;
+	if (t->result < 0 || j->err || !wanted(j->v)) {
+		job_fail(j, t->result < 0 ? t->result
+			    : j->err ? j->err : -ECANCELED);
+		stripe_free(st);
+		return;
+	}
+	j->waiting++;
+	st->acks = st->nframes;
+	for (s = 1; s <= st->nframes; s++) {
+		ret = link_request(cl, place_peer(&cl->place, cl->self, s),
+				   st->frame[s - 1], st->flen[s - 1],
+				   st->seq[s - 1], 0, on_put_reply, st);
+		st->frame[s - 1] = NULL;    /* the link's now */
+		if (ret < 0) {
+			if (!st->err)
+				st->err = ret;
+			if (--st->acks == 0) {
+				stripe_settled(st);
+				return;
+			}
+		}
+	}
+	pump(j);
+}
+
+static void stripe_drop(struct pool_task *t)
+{
+	struct stripe_task *st = (struct stripe_task *)t;
+
+	st->j->encoding--;
+	stripe_free(st);
+}
+
+static int stripe_submit(struct pjob *j)
+{
+	struct cluster *cl = j->q->cl;
+	struct stripe_task *st = calloc(1, sizeof(*st));
+	uint32_t i;
+
+	if (!st)
+		return -ENOMEM;
+	st->j = j;
+	st->stripe = j->next++;
+	st->nframes = cl->place.k + cl->place.m - 1;
+	for (i = 0; i < st->nframes; i++)
+		st->seq[i] = link_seq(cl);
+	pool_task_init(&st->pt, stripe_run, stripe_done, stripe_drop);
+	j->encoding++;
+	pool_submit(dq(j->q)->pool, &st->pt, 0);
+	return 0;
+}
+
+/* ---- seal --------------------------------------------------------------- */
+
+static void on_reached(struct ckptd *d, struct version *v, int err)
+{
+	struct cluster *cl = d->cluster;
+	struct list *pos;
+
+	if (!cl)
+		return;
+	list_for_each(pos, &cl->prot->jobs) {
+		struct pjob *j = list_entry(pos, struct pjob, link);
+
+		if (j->v != v || j->st != PJ_REACH)
+			continue;
+		if (err == 0) {
+			cl->prot->done++;
+			log_printf(LOG_INFO, "protect: %s/%s: PROTECTED (%llu bytes, %llu stripes of %u+%u) in %llu ms",
+				   v->jobname, v->name,
+				   (unsigned long long)j->stream_len,
+				   (unsigned long long)j->nstripes,
+				   cl->place.k, cl->place.m,
+				   (unsigned long long)(ckptd_now_ms() - j->started_ms));
+		}
+		job_end(j, err);
+		break;
+	}
+	protect_kick(cl);
+}
+
+static void on_seal_reply(struct ckptd *d, void *arg, int status,
+			  const uint8_t *frame, size_t len)
+{
+	struct pjob *j = arg;
+
+	if (status < 0 && !j->err)
+		j->err = status;
+	if (--j->seals)
+		return;
+	if (j->err || !wanted(j->v)) {
+		job_fail(j, j->err ? j->err : -ECANCELED);
+		return;
+	}
+	j->st = PJ_REACH;
+	version_reach(d, j->v, CKPT_COPY_PEERS, 0, LEVEL_DURABLE, on_reached);
+}
+
+static void send_seals(struct pjob *j)
+{
+	struct cluster *cl = j->q->cl;
+	struct version *v = j->v;
+	uint32_t s, n = cl->place.k + cl->place.m - 1;
+	int ret;
+
+	j->st = PJ_SEAL;
+	j->seals = n;
+	for (s = 1; s <= n; s++) {
+		struct peer_seal sl;
+		size_t cap = PEER_FRAME_CAP(j->manlen);
+		uint32_t seq = link_seq(cl);
+		uint8_t *buf = malloc(cap);
+		int len;
+
+		memset(&sl, 0, sizeof(sl));
+		snprintf(sl.owner, sizeof(sl.owner), "%s", cl_name(cl, cl->self));
+		snprintf(sl.job, sizeof(sl.job), "%s", v->jobname);
+		snprintf(sl.version, sizeof(sl.version), "%s", v->name);
+		sl.uid = v->uid;
+		sl.seq = v->seq;
+		sl.open_id = v->open_id;
+		sl.k = cl->place.k;
+		sl.m = cl->place.m;
+		sl.shard = s;
+		sl.chunk = PROTECT_CHUNK;
+		sl.stream_len = j->stream_len;
+		sl.nstripes = j->nstripes;
+		sl.manlen = (uint32_t)j->manlen;
+		sl.man = j->man;
+		ret = -ENOMEM;
+		if (buf) {
+			len = peer_encode_seal(buf, cap, seq, &sl);
+			ret = len < 0 ? len
+			      : link_request(cl, place_peer(&cl->place, cl->self, s),
+					     buf, (size_t)len, seq, 0,
+					     on_seal_reply, j);
+			if (len < 0)
+				free(buf);
+		}
+		if (ret < 0) {
+			if (!j->err)
+				j->err = ret;
+			if (--j->seals == 0) {
+				job_fail(j, j->err);
+				return;
+			}
+		}
+	}
+}
+
+/* ---- the queue ---------------------------------------------------------- */
+
+static void pump(struct pjob *j)
+{
+	if (j->st != PJ_RUN || j->err)
+		return;
+	while (!j->encoding && j->next < j->nstripes &&
+	       j->waiting < PROTECT_WINDOW) {
+		if (stripe_submit(j) < 0) {
+			job_fail(j, -ENOMEM);
+			return;
+		}
+	}
+	if (j->acked == j->nstripes && !j->encoding && !j->waiting) {
+		if (!wanted(j->v))      /* removed while its stripes went */
+			job_fail(j, -ECANCELED);
+		else
+			send_seals(j);
+	}
+}
+
+void protect_kick(struct cluster *cl)
+{
+	struct protect_q *q = cl->prot;
+	uint64_t now = ckptd_now_ms();
+	struct list *pos, *tmp;
+	int ret;
+
+	if (!q || cl->stopping)
+		return;
+	list_for_each_safe(pos, tmp, &q->jobs) {
+		struct pjob *j = list_entry(pos, struct pjob, link);
+
+		if (j->st != PJ_WAIT) {
+			if (!wanted(j->v) && j->st == PJ_RUN)
+				job_fail(j, -ECANCELED);
+			return;             /* one part at a time */
+		}
+	}
+	if (!holders_up(cl))
+		return;
+	/* The oldest part that is due; one waiting to retry lets the
+	 * younger ones go first. */
+	list_for_each_safe(pos, tmp, &q->jobs) {
+		struct pjob *j = list_entry(pos, struct pjob, link);
+
+		if (!wanted(j->v)) {
+			job_free(j);
+			continue;
+		}
+		if (now < j->retry_ms)
+			continue;
+		ret = job_start(j);
+		if (ret < 0) {
+			job_end(j, ret);
+			continue;
+		}
+		pump(j);
+		return;
+	}
+}
+
+void protect_version(struct cluster *cl, struct version *v)
+{
+	struct protect_q *q = cl->prot;
+	struct list *pos;
+	struct pjob *j;
+
+	if (!q || !wanted(v))
+		return;
+	list_for_each(pos, &q->jobs)
+		if (list_entry(pos, struct pjob, link)->v == v)
+			return;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		log_printf(LOG_ERR, "protect: %s/%s: out of memory; not protected until the next start",
+			   v->jobname, v->name);
+		return;
+	}
+	j->q = q;
+	j->v = v;
+	version_get(v);
+	list_add_tail(&q->jobs, &j->link);
+	protect_kick(cl);
+}
+
+void protect_peer_up(struct cluster *cl, uint32_t node)
+{
+	protect_kick(cl);
+}
+
+int protect_open(struct cluster *cl)
+{
+	struct protect_q *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	q->cl = cl;
+	list_init(&q->jobs);
+	cl->prot = q;
+	return 0;
+}
+
+void protect_close(struct cluster *cl)
+{
+	struct protect_q *q = cl->prot;
+	struct list *pos, *tmp;
+
+	if (!q)
+		return;
+	/* The pool is closed: its tasks were dropped. */
+	list_for_each_safe(pos, tmp, &q->jobs)
+		job_free(list_entry(pos, struct pjob, link));
+	free(q);
+	cl->prot = NULL;
+}
+
+void protect_status(const struct cluster *cl, struct cluster_prot_status *s)
+{
+	const struct protect_q *q = cl->prot;
+	struct list *pos;
+
+	memset(s, 0, sizeof(*s));
+	if (!q)
+		return;
+	list_for_each(pos, &q->jobs)
+		s->queued++;
+	s->done = q->done;
+	s->failures = q->failures;
+	s->bytes_sent = q->bytes_sent;
+}

@@ -1,0 +1,434 @@
+/*
+ * rbwrite.c - one part of this node's written back from the shards its
+ * peers hold, for rebuild.c (see cluster_i.h: rbwrite_start).
+ *
+ * Stripe by stripe (sfetch.c: k shards, decoded on the pool), the stripe's
+ * stream bytes go to the part's records in manifest order, each record at a
+ * new place in fresh segments whose headers carry the part's own open_id:
+ * buffered pwrite on a worker (a record's pieces land at any offset, which
+ * O_DIRECT would refuse), every record's CRC32C checked as it completes.
+ * Records are placed on the loop before each stripe's write (segs_alloc;
+ * with none free, rbwrite_tick tries again).  Then the segments are
+ * fsync'd, the manifest is written durably with the part's original
+ * open_id, sealed_ns and nparts and a new local seq, and loaded into the
+ * catalog as recovery would; the part is LOCAL, announced, and protect.c
+ * takes it from there.  `[cluster] bandwidth` paces the stripes.
+ *
+ * Threads: the loop; the write and finish tasks run on a worker and touch
+ * only the write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "cluster_i.h"
+#include "crc32c.h"
+#include "drain.h"
+#include "manifest.h"
+#include "pool.h"
+#include "shardmeta.h"
+#include "sys.h"
+
+struct rbwrite {
+	struct pool_task pt;     /* a stripe's writes, then the finish */
+	struct sfetch f;
+	struct cluster *cl;
+	uint64_t *progress;      /* bytes written, for the caller's status */
+	rbwrite_fn done;
+	void *arg;
+	char job[CKPT_JOB_MAX + 1];
+	char version[CKPT_VERSION_MAX + 1];
+	uint64_t stream_len;
+	struct manifest man;     /* decoded; recs rewritten to new places */
+	uint32_t chunk;
+	uint64_t nstripes, stripe;
+	uint64_t stripe_len;     /* k * chunk */
+	uint8_t *buf;            /* the stripe's stream bytes */
+	int finishing;           /* the task: 0 a stripe, 1 the finish */
+	int wait_seg;            /* a stripe fetched waits for a free segment */
+	/* the stream's place: records in manifest order */
+	uint32_t ri;             /* task: the record being written */
+	uint64_t rdone;          /* task: its bytes written */
+	uint32_t rcrc;           /* task: their CRC32C */
+	uint32_t placed;         /* loop: records given a place so far */
+	uint64_t placed_end;     /* loop: stream bytes they cover */
+	uint32_t *segs;          /* segments taken, in order */
+	int *fds;                /* task: buffered fds of segs, or -1 */
+	uint32_t nsegs, csegs, hdrs;  /* hdrs: segments whose header is written */
+	uint64_t tail;           /* next free byte in the last segment */
+	uint64_t seq;            /* the local seq of the manifest */
+	char segdir[600];
+	struct seghdr hdr;
+	uint64_t t0;
+};
+
+void rbwrite_free(struct rbwrite *j)
+{
+	uint32_t i;
+
+	sfetch_release(&j->f);
+	if (j->fds)
+		for (i = 0; i < j->nsegs; i++)
+			if (j->fds[i] >= 0)
+				close(j->fds[i]);
+	free(j->fds);
+	free(j->segs);
+	free(j->buf);
+	manifest_release(&j->man);
+	free(j);
+}
+
+/* The write is over: the part is in the catalog (err 0) or not. */
+static void write_end(struct rbwrite *j, int err)
+{
+	uint32_t i;
+
+	if (err < 0)
+		for (i = 0; i < j->nsegs; i++)
+			segs_free(j->cl->d->segs, j->segs[i]);
+	j->done(j->arg, err);
+	rbwrite_free(j);
+}
+
+/* Give every record that starts before `end` in the stream a place in the
+ * part's segments.  0, -EAGAIN (no segment free yet: the tick tries again),
+ * -ENOSPC, -EFBIG or -ENOMEM. */
+static int place_records(struct rbwrite *j, uint64_t end)
+{
+	struct segs *sg = j->cl->d->segs;
+
+	while (j->placed < j->man.nrecs && j->placed_end < end) {
+		struct man_rec *r = &j->man.recs[j->placed];
+		uint64_t rlen = man_padded(r->len);
+		uint32_t id;
+		int ret;
+
+		if (r->seg == MAN_SEG_ZERO || !r->len) {
+			r->seg = MAN_SEG_ZERO;   /* no bytes in the stream */
+			r->seg_off = 0;
+			r->crc = 0;
+			j->placed++;
+			continue;
+		}
+		if (!j->nsegs || j->tail + rlen > sg->v[j->segs[j->nsegs - 1]].size) {
+			if (j->nsegs == j->csegs) {
+				uint32_t c = j->csegs ? j->csegs * 2 : 8;
+				uint32_t *ns = realloc(j->segs, c * sizeof(*ns));
+				int *nf;
+
+				if (!ns)
+					return -ENOMEM;
+				j->segs = ns;
+				nf = realloc(j->fds, c * sizeof(*nf));
+				if (!nf)
+					return -ENOMEM;
+				j->fds = nf;
+				j->csegs = c;
+			}
+			ret = segs_alloc(sg, &id);
+			if (ret < 0)
+				return ret;
+			if (SEGHDR_SIZE + rlen > sg->v[id].size) {
+				segs_free(sg, id);
+				return -EFBIG;
+			}
+			j->fds[j->nsegs] = -1;
+			j->segs[j->nsegs++] = id;
+			j->tail = SEGHDR_SIZE;
+		}
+		r->seg = j->segs[j->nsegs - 1];
+		r->seg_off = j->tail;
+		j->tail += rlen;
+		j->placed_end += r->len;
+		j->placed++;
+	}
+	return 0;
+}
+
+static int seg_fd(struct rbwrite *j, uint32_t i)
+{
+	char path[700];
+	int fd;
+
+	if (j->fds[i] >= 0)
+		return j->fds[i];
+	snprintf(path, sizeof(path), "%s/%08u", j->segdir, j->segs[i]);
+	fd = sys_open(path, O_RDWR | O_CLOEXEC, 0);
+	if (fd >= 0)
+		j->fds[i] = fd;
+	return fd;
+}
+
+static int seg_index(const struct rbwrite *j, uint32_t seg)
+{
+	uint32_t i;
+
+	for (i = j->nsegs; i-- > 0;)
+		if (j->segs[i] == seg)
+			return (int)i;
+	return -ENOENT;
+}
+
+/* Write the stripe's stream bytes to their records (worker). */
+static int write_stripe(struct rbwrite *j)
+{
+	uint64_t s0 = j->stripe * j->stripe_len, pos = s0;
+	uint64_t end = s0 + j->stripe_len;
+	uint8_t hdr[SEGHDR_SIZE];
+	int ret, fd;
+
+	if (end > j->stream_len)
+		end = j->stream_len;
+	/* The cap counts what came over the wire: k chunks. */
+	bwlimit_take(&j->cl->bw, j->stripe_len);
+	for (; j->hdrs < j->nsegs; j->hdrs++) {
+		j->hdr.seg = j->segs[j->hdrs];
+		ret = seghdr_encode(&j->hdr, hdr);
+		fd = ret < 0 ? ret : seg_fd(j, j->hdrs);
+		if (fd < 0)
+			return fd;
+		ret = sys_pwrite_all(fd, hdr, SEGHDR_SIZE, 0);
+		if (ret < 0)
+			return ret;
+	}
+	while (pos < end && j->ri < j->man.nrecs) {
+		const struct man_rec *r = &j->man.recs[j->ri];
+		uint64_t n;
+		int i;
+
+		if (r->seg == MAN_SEG_ZERO) {
+			j->ri++;
+			continue;
+		}
+		n = r->len - j->rdone;
+		if (n > end - pos)
+			n = end - pos;
+		i = seg_index(j, r->seg);
+		fd = i < 0 ? i : seg_fd(j, (uint32_t)i);
+		if (fd < 0)
+			return fd;
+		ret = sys_pwrite_all(fd, j->buf + (pos - s0), n,
+				     (off_t)(r->seg_off + j->rdone));
+		if (ret < 0)
+			return ret;
+		j->rcrc = crc32c_update(j->rcrc, j->buf + (pos - s0), n);
+		j->rdone += n;
+		pos += n;
+		if (j->rdone < r->len)
+			continue;
+		if (j->rcrc != r->crc)
+			return -CKPT_ECORRUPT;
+		j->ri++;
+		j->rdone = 0;
+		j->rcrc = 0;
+	}
+	return 0;
+}
+
+/* Sync the segments and write the manifest durably (worker). */
+static int finish_part(struct rbwrite *j)
+{
+	const struct catalog *cat = j->cl->d->cat;
+	uint32_t i;
+	size_t size;
+	void *buf;
+	long n;
+	int ret, fd;
+
+	for (; j->ri < j->man.nrecs; j->ri++)
+		if (j->man.recs[j->ri].seg != MAN_SEG_ZERO)
+			return -CKPT_ECORRUPT;   /* the stream ended early */
+	for (i = 0; i < j->nsegs; i++) {
+		fd = seg_fd(j, i);
+		if (fd < 0)
+			return fd;
+		ret = sys_fsync(fd);
+		if (ret < 0)
+			return ret;
+	}
+	j->man.seq = j->seq;
+	j->man.level = CKPT_LOCAL;
+	size = manifest_size(&j->man);
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	n = manifest_encode(&j->man, buf, size);
+	ret = n < 0 ? (int)n : catalog_manifest_store(cat, j->seq, buf,
+						      (size_t)n);
+	free(buf);
+	return ret;
+}
+
+static int task_run(struct pool_task *t)
+{
+	struct rbwrite *j = (struct rbwrite *)t;
+
+	return j->finishing ? finish_part(j) : write_stripe(j);
+}
+
+/* The manifest is durable: the part joins the catalog. */
+static void part_loaded(struct rbwrite *j)
+{
+	struct ckptd *d = j->cl->d;
+	struct version *v;
+	int ret;
+
+	ret = catalog_load(d->cat, &j->man);
+	v = ret == 0 ? catalog_version(d->cat, j->job, j->version) : NULL;
+	if (!v) {
+		char path[700];
+
+		/* Another write of the name came meanwhile: it wins. */
+		catalog_man_path(d->cat, j->seq, "man", path, sizeof(path));
+		unlink(path);
+		log_printf(LOG_WARNING, "rebuild: %s/%s: %s; the rebuilt copy is dropped",
+			   j->job, j->version,
+			   ret == -EEXIST ? "written anew here meanwhile"
+					  : ckpt_strerror(ret));
+		write_end(j, ret < 0 ? ret : -ENOENT);
+		return;
+	}
+	log_printf(LOG_NOTICE, "rebuild: %s/%s rebuilt: %u files, %llu bytes in %.2f s",
+		   j->job, j->version, j->man.nfiles,
+		   (unsigned long long)j->stream_len,
+		   (ckptd_now_ms() - j->t0) / 1000.0);
+	parts_forget_own(j->cl, j->job, j->version);
+	if (drain_enabled(d))
+		drain_sealed(d, v);
+	ckptd_version_changed(d, v);   /* announced, and protected */
+	j->nsegs = 0;                  /* the catalog's now */
+	write_end(j, 0);
+}
+
+static void next_stripe(struct rbwrite *j);
+
+static void task_done(struct pool_task *t)
+{
+	struct rbwrite *j = (struct rbwrite *)t;
+
+	if (t->result < 0) {
+		if (t->result == -CKPT_ECORRUPT)
+			log_printf(LOG_ERR, "rebuild: %s/%s: record %u fails its CRC32C after decoding",
+				   j->job, j->version, j->ri);
+		write_end(j, t->result);
+		return;
+	}
+	if (j->finishing) {
+		part_loaded(j);
+		return;
+	}
+	*j->progress += j->stripe_len;
+	j->stripe++;
+	next_stripe(j);
+}
+
+static void task_drop(struct pool_task *t)
+{
+	write_end((struct rbwrite *)t, -ECANCELED);
+}
+
+static void on_stripe(struct sfetch *f, int err)
+{
+	struct rbwrite *j = (struct rbwrite *)((char *)f -
+					   offsetof(struct rbwrite, f));
+	int ret;
+
+	if (err < 0) {
+		write_end(j, err);
+		return;
+	}
+	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
+	j->wait_seg = ret == -EAGAIN;
+	if (j->wait_seg)
+		return;          /* rbwrite_tick places them and submits */
+	if (ret < 0) {
+		write_end(j, ret);
+		return;
+	}
+	pool_submit(j->cl->d->pool, &j->pt, 1);
+}
+
+static void next_stripe(struct rbwrite *j)
+{
+	if (j->stripe < j->nstripes) {
+		sfetch_stripe(&j->f, j->stripe, j->buf);
+		return;
+	}
+	j->finishing = 1;
+	j->seq = j->cl->d->cat->next_seq++;
+	pool_submit(j->cl->d->pool, &j->pt, 1);
+}
+
+int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
+		  uint64_t *progress, rbwrite_fn done, void *arg,
+		  struct rbwrite **out)
+{
+	struct rbwrite *j = calloc(1, sizeof(*j));
+	int ret;
+
+	if (!j)
+		return -ENOMEM;
+	j->cl = cl;
+	j->progress = progress;
+	j->done = done;
+	j->arg = arg;
+	j->t0 = ckptd_now_ms();
+	snprintf(j->job, sizeof(j->job), "%s", m->job);
+	snprintf(j->version, sizeof(j->version), "%s", m->version);
+	j->stream_len = m->stream_len;
+	pool_task_init(&j->pt, task_run, task_done, task_drop);
+	ret = manifest_decode(m->man, m->manlen, &j->man);
+	if (ret < 0)
+		goto out_free;
+	j->chunk = m->chunk;
+	ret = -CKPT_EPROTO;
+	if (j->chunk != PROTECT_CHUNK || m->k != cl->place.k)
+		goto out_free;
+	j->stripe_len = (uint64_t)m->k * j->chunk;
+	j->nstripes = m->nstripes;
+	ret = -ENOMEM;
+	j->buf = malloc(j->stripe_len);
+	if (!j->buf)
+		goto out_free;
+	ret = sfetch_init(&j->f, cl, cl->self, m->open_id, on_stripe);
+	if (ret < 0)
+		goto out_free;
+	snprintf(j->f.what, sizeof(j->f.what), "rebuild of %.60s/%.60s",
+		 m->job, m->version);
+	snprintf(j->segdir, sizeof(j->segdir), "%s", cl->d->segs->dir);
+	j->hdr.open_id = m->open_id;
+	j->hdr.uid = m->uid;
+	snprintf(j->hdr.job, sizeof(j->hdr.job), "%s", m->job);
+	snprintf(j->hdr.version, sizeof(j->hdr.version), "%s", m->version);
+	log_printf(LOG_INFO, "rebuild: %s/%s: %llu stripes from the peers",
+		   m->job, m->version, (unsigned long long)j->nstripes);
+	*out = j;                /* before done can run */
+	next_stripe(j);
+	return 0;
+
+out_free:
+	rbwrite_free(j);
+	return ret;
+}
+
+void rbwrite_tick(struct rbwrite *j)
+{
+	int ret;
+
+	if (!j->wait_seg)
+		return;
+	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
+	if (ret == -EAGAIN)
+		return;
+	j->wait_seg = 0;
+	if (ret < 0) {
+		write_end(j, ret);
+		return;
+	}
+	pool_submit(j->cl->d->pool, &j->pt, 1);
+}
