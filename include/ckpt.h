@@ -807,7 +807,7 @@ int ckpt_rebuild(struct ckpt_client *c);
 
 /* Delete a version from this node.  A drained version loses its local copy
  * first and stays listed from the PFS; a second call removes it there (see
- * README.md, "ckptctl rm").  -EBUSY while the version is busy for a moment
+ * docs/ckptctl.md, "rm").  -EBUSY while the version is busy for a moment
  * (sealing, being protected or drained, writes in flight, a writer still
  * holding it open, another rm): call again later (ckptctl rm does, for up
  * to its --timeout).  -CKPT_EBASE: a newer drained version refers to it. */

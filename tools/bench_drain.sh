@@ -63,7 +63,7 @@ import_drained() {
 	echo $(($(now_ms) - t0))
 }
 # pfs_bytes PFS JOB VERSION: bytes of the version's files on the PFS (a
-# one-component job: <job>.job/<version>.ver/files, server/pfslayout.h).
+# one-component job: <job>.job/<version>.ver/files, server/pfs/pfslayout.h).
 pfs_bytes() { du -sb "$1/$2.job/$3.ver/files" | cut -f1; }
 rate() { echo "scale=2; $1 / 1.048576 / $2 / 1000" | bc; } # bytes ms -> MiB/s
 ratio() { echo "scale=3; $1 / $2" | bc; }

@@ -105,7 +105,7 @@ echo "# version: $TOTAL bytes, 72 files; $REPS repetitions"
 start r "$B"
 ctl import bench v1 "$DIR/data" >/dev/null || die "import failed"
 ctl wait bench v1 drained --timeout 600 >/dev/null || die "drain failed"
-PFS_FILES=$DIR/r/pfs/bench.job/v1.ver/files      # server/pfslayout.h
+PFS_FILES=$DIR/r/pfs/bench.job/v1.ver/files      # server/pfs/pfslayout.h
 [ -d "$PFS_FILES" ] || die "no drained tree at $PFS_FILES"
 side_by_side restore_local "restore from LOCAL / (cp -r + sync of the drained tree)"
 ctl rm bench v1 >/dev/null || die "rm of the local copy failed"

@@ -6,8 +6,8 @@
  * (proto.h) and dispatches each through one table (session.c) to the
  * module that handles its type: ops.h, ingest.h, reader.h, nsops.h,
  * lease.h.  Handlers answer through conn_reply*().  Lower layers never call
- * in here: they raise events (ckptd.h) that ckptd.c wires to
- * session_notify().
+ * in here: they raise events (event.h) that ckptd.c wires to
+ * session_notify(), or call the callbacks svc passed them.
  * Replies are queued in an output buffer that one io_uring send drains.  A
  * malformed frame gets an error and closes the connection, since the stream
  * can no longer be trusted; the daemon carries on.

@@ -805,7 +805,7 @@ drain_conf() {
 }
 
 # pfs_vdir JOB VERSION: the directory of a drained version under $PFS
-# (server/pfslayout.h): every job component but the last as NAME.dir, the
+# (server/pfs/pfslayout.h): every job component but the last as NAME.dir, the
 # last as NAME.job, the version as NAME.ver; it holds the manifest, and the
 # version's files under files/.
 pfs_vdir() {

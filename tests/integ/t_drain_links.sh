@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_drain_links: the drain's hard links on the PFS (server/pfscopy.c,
+# t_drain_links: the drain's hard links on the PFS (server/pfs/pfscopy.c,
 # copy_hardlink) across a SIGKILL while they are being made, and a link
 # that fails.  The version is ckpt_links's: c and x one file, z and w one
 # file, d/e alone.  The drain copies the files with bytes first, then makes

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_drain_target: the drain target's mark (server/pfsmark.h).  A PFS that
+# t_drain_target: the drain target's mark (server/pfs/pfsmark.h).  A PFS that
 # failed to mount leaves its mount point an empty directory on the node's
 # own disk; before, drains went into it (filling the local disk, and the
 # copies vanished under the PFS once mounted), and a version whose PFS

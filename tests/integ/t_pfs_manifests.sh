@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_pfs_manifests: ckptd keeps a drained version's PFS manifest without its
 # chunk table, and reads take the table from a cache of manifests with a
-# budget ([drain] manifest_cache, server/pfscache.h):
+# budget ([drain] manifest_cache, server/pfs/pfscache.h):
 #  - an evicted version reads back byte for byte from the PFS, its manifest
 #    loaded once for all its reads (ckpt_pfs_manifest_loads_total, and
 #    _hits_total for the others);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_staging_huge: root's staging leases on 2 MiB huge pages ([ckptd]
-# staging_hugepages, server/staging.h), from a pool the test reserves for
+# staging_hugepages, server/core/staging.h), from a pool the test reserves for
 # itself (vm.nr_hugepages, set back in the cleanup):
 #  [mount]  ckptd makes its root reserve of huge pages and the mount (ckptfs
 #           runs as root) writes through it, and reads through a second

@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_views_copies: requests are views into ckptd's receive buffer, decoded in
 # place (lib/proto.h), and a version's level follows from the copies it
-# records (server/level.h).
+# records (server/store/level.h).
 #  - pipe: `ckpt_raw pipe`, then `pfspipe`: many frames with the longest
 #    names in one send: writes with reads of what they wrote (deferred
 #    behind the writes in flight), reads of the sealed version (io_uring),

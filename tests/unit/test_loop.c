@@ -1,6 +1,6 @@
 /*
- * test_loop.c - registered buffers of ckptd's io_uring (server/loop.c) and
- * the staging leases that use them (server/staging.c): a write_fixed from a
+ * test_loop.c - registered buffers of ckptd's io_uring (server/core/loop.c) and
+ * the staging leases that use them (server/core/staging.c): a write_fixed from a
  * registered buffer lands on disk byte for byte, slots run out with -ENOSPC
  * and come back when freed, unregistering is a no-op where there is nothing
  * to do (after loop_release() too), each lease gets a slot that it gives

@@ -1,6 +1,6 @@
 /*
  * test_pfsbuild.c - rebuilding a file's chunks from records
- * (server/pfsbuild.h): records that do not line up with chunks, overwrites,
+ * (server/pfs/pfsbuild.h): records that do not line up with chunks, overwrites,
  * a zero record, holes and a tail; every chunk byte for byte, each record
  * read once when a builder goes through its pieces in order (buffered, and
  * direct with its reads ahead through io_uring); pieces cut

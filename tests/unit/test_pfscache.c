@@ -1,6 +1,6 @@
 /*
  * test_pfscache.c - the cache of PFS manifests that reads use
- * (server/pfscache.h), over real manifest files in a private target:
+ * (server/pfs/pfscache.h), over real manifest files in a private target:
  *  - a manifest is loaded once, then found kept; every name of 3,000 is
  *    found by the index (with and without a hint), a missing one is not;
  *    another incarnation (seq, or a part's sealed_ns and uid) is refused;

@@ -1,5 +1,5 @@
 /*
- * test_pfslayout.c - the PFS layout (server/pfslayout.h) is one-to-one: for
+ * test_pfslayout.c - the PFS layout (server/pfs/pfslayout.h) is one-to-one: for
  * every (node, job, version, path or index) over an alphabet of names chosen
  * to look like the layout's own (a.job, x.dir, files, manifest, tmp.0, ...),
  * parsing pfs_path()'s answer back level by level with pfs_level() gives

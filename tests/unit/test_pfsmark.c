@@ -1,5 +1,5 @@
 /*
- * test_pfsmark.c - the drain target's mark (server/pfsmark.h): made on
+ * test_pfsmark.c - the drain target's mark (server/pfs/pfsmark.h): made on
  * first use and recorded, adopted by a second store, refused when missing,
  * another's, malformed, linked or of the wrong kind; an empty target
  * refused to a store that drained before; a record that is malformed or

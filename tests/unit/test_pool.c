@@ -1,5 +1,5 @@
 /*
- * test_pool.c - ckptd's worker pool (server/pool.c): every task submitted
+ * test_pool.c - ckptd's worker pool (server/core/pool.c): every task submitted
  * ends exactly once, through ->done on the loop thread after ->run on a
  * worker, or through ->drop at pool_close(); tasks a ->drop submits while
  * the pool closes are dropped too (they were leaked before), and urgent

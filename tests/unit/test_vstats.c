@@ -1,5 +1,5 @@
 /*
- * test_vstats.c - per-version writer stalls (server/vstats.c): nearest-rank
+ * test_vstats.c - per-version writer stalls (server/store/vstats.c): nearest-rank
  * p50 and p99, the slowest writer, the straggler rule (over factor x the
  * median and at least VSTATS_STRAGGLER_MIN_NS) and its bounded log lines,
  * and a version with no reports.
