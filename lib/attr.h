@@ -36,7 +36,7 @@ int attr_permitted(uint32_t caller, uint32_t owner, const struct ckpt_attr *a);
  * (NSS: getpwuid_r and getgrouplist, so it may block).  This is what ckptfs
  * lets a user do (the kernel checked it).  0, -EPERM, or -ENOMEM.  A
  * manifest on the PFS owned by the uid it names (which can write it) is
- * taken only if this holds of every file (server/pfs.c).
+ * taken only if this holds of every file (server/pfs/pfs.c).
  */
 int attr_owner_could(uint32_t owner, const struct ckpt_attr *a);
 

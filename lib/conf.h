@@ -88,7 +88,7 @@ struct conf {
 					* version should take; late ones go
 					* first and are logged.  0 = none */
 	uint64_t drain_manifest_cache; /* bytes of PFS manifests kept for
-					* reads (server/pfscache.h) */
+					* reads (server/pfs/pfscache.h) */
 
 	/* [cluster] */
 	char cluster_node[64];         /* this node's name; "" = the short

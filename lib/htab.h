@@ -1,6 +1,6 @@
 /*
  * htab.h - an intrusive hash table with chained nodes: ckptd's indexes of
- * its jobs by name and of each job's versions by name (server/catalog.c).
+ * its jobs by name and of each job's versions by name (server/store/catalog.c).
  *
  * The caller embeds a struct hnode in each element, hashes the element's
  * key itself (name_hash(), namehash.h: keyed, so that no client can choose

@@ -1,6 +1,6 @@
 /*
  * namelist.h - the format of a part's name list on the PFS (what it is for:
- * server/pfsnames.h), and the check of one part's names against another's.
+ * server/pfs/pfsnames.h), and the check of one part's names against another's.
  * Pure: no I/O, no globals, thread-safe.
  *
  * Format (little-endian): "CKPTNAM1", u32 count, u32 CRC32C of the bytes

@@ -7,7 +7,7 @@
  * control bytes, UTF-8 or not), never "." or "..", and components are joined
  * by single '/'.  No leading or trailing '/', no empty component: a valid
  * name can never climb out of the directory it is joined to, which is all a
- * path built from it needs (server/pfslayout.c relies on exactly that and
+ * path built from it needs (server/pfs/pfslayout.c relies on exactly that and
  * escapes nothing).  Printing a name is the printer's business: ckptctl
  * escapes bytes a terminal or JSON cannot take.
  */

@@ -5,7 +5,7 @@
  * under their own paths, and this manifest, written last: a version
  * directory without a valid manifest is not a drained version.  (Where the
  * directory, the files and the manifest are is the daemon's business,
- * server/pfslayout.h; format 2 is the layout where the manifest is beside
+ * server/pfs/pfslayout.h; format 2 is the layout where the manifest is beside
  * the tree of files, not in it, so any path is a valid file.)  The manifest lists every file and, per file, its
  * chunks (PFSMAN_CHUNK bytes of the file each, the last one shorter) with the
  * CRC32C of the chunk's bytes as the trainer wrote them, so that `ckptctl
