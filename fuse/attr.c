@@ -12,11 +12,11 @@
  * read-only whatever its modes said (writes are EROFS anyway).
  *
  * A symbolic link is a file whose bytes are its target and whose mode says
- * CKPT_ATTR_IFLNK (fs_symlink, fs_readlink).  FIFOs, sockets and device
+ * CKPT_ATTR_IFLNK (io.c: fs_symlink, fs_readlink).  FIFOs, sockets and device
  * nodes are empty files whose mode says their type (and rdev their device):
  * metadata only, the kernel never opens them through the mount (FIFOs are
  * pipes of the kernel's; devices cannot be opened on a nodev mount).  A
- * hard link (ns.c, fs_link) is a second name of the same inode, so what is
+ * hard link (nsops.c, fs_link) is a second name of the same inode, so what is
  * set through one name shows through every other.
  *
  * A directory's attributes are kept in the mirror while the version is
@@ -30,12 +30,16 @@
  * The kernel checks who may change what (default_permissions: chmod by the
  * owner, chown of the uid by root only and of the gid by the owner to one
  * of its groups, explicit times by the owner), so ckptfs only records.
+ *
+ * Layer: the namespace (ns_i.h).  It keeps attributes in the mirror and
+ * sends them on the version's handle; it calls only the namespace and the
+ * connections (fs_errno, fs_log).  What getattr shows of a held node
+ * (node_attr) is here, below the operations and inomap.c that use it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 
 static struct timespec ns_ts(uint64_t ns)
 {
@@ -205,54 +209,35 @@ void attr_new(struct ckpt_attr *a, mode_t mode)
 	a->set |= CKPT_ATTR_UID;
 }
 
-/*
- * symlink: a file of the held version holding target, then marked a link.
- * Made through the ordinary create and write, so it is ordered with the
- * version's other writes and committed like any file.
- */
-int fs_symlink(const char *target, const char *path)
+void attr_fill(struct stat *st, mode_t mode, uint32_t uid, uint64_t size,
+	       const struct timespec *t)
 {
-	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
-	struct ckpt_attr a = { .set = CKPT_ATTR_MODE,
-			       .mode = CKPT_ATTR_IFLNK | 0777 };
-	struct fs_handle *h;
-	size_t len = strlen(target);
-	int ret, ret2;
-
-	if (len == 0)
-		return -ENOENT;
-	if (len >= 4096)
-		return -ENAMETOOLONG;
-	ret = fs_create(path, 0777, &fi);
-	if (ret < 0)
-		return ret;
-	h = fs_handle(&fi);
-	ret = fs_write(NULL, target, len, 0, &fi);
-	if (ret >= 0 && h->kind == H_NODE) {
-		pthread_rwlock_rdlock(&h->ver->ns);
-		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
-		pthread_rwlock_unlock(&h->ver->ns);
-	}
-	ret2 = fs_flush(NULL, &fi);
-	fs_release(NULL, &fi);
-	return ret < 0 ? ret : ret2 < 0 ? ret2 : 0;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = mode;
+	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
+	st->st_uid = uid;
+	st->st_gid = 0;
+	st->st_size = size;
+	st->st_blksize = FS_BLKSIZE;
+	st->st_blocks = (size + 511) / 512;
+	st->st_atim = st->st_mtim = st->st_ctim = *t;
 }
 
-/* readlink: the link's bytes, NUL-terminated, cut to size as POSIX says. */
-int fs_readlink(const char *path, char *buf, size_t size)
+/* A node of a held version; fs->mu held. */
+void node_attr(const struct fs_version *ver, const struct fs_node *n,
+	       struct stat *st)
 {
-	struct fuse_file_info fi = { .flags = O_RDONLY };
-	int ret;
+	const struct fs_inode *in = n->in;
+	int rw = ver->state == V_OPEN;
 
-	if (size == 0)
-		return -EINVAL;
-	ret = fs_open(path, &fi);
-	if (ret < 0)
-		return ret;
-	ret = fs_read(NULL, buf, size - 1, 0, &fi);
-	fs_release(NULL, &fi);
-	if (ret < 0)
-		return ret;
-	buf[ret] = '\0';
-	return 0;
+	if (n->is_dir) {
+		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR),
+			  ver->uid, 0, &in->mtime);
+	} else {
+		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE),
+			  ver->uid, in->size, &in->mtime);
+		st->st_nlink = tree_nlink(n);   /* 0: unlinked, still open */
+	}
+	st->st_ino = in->ino;
+	attr_apply(st, &in->attr, rw);
 }

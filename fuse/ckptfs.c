@@ -64,7 +64,7 @@
  * kept in the version (attr.c); chmod, chown and utime are EROFS in
  * committed versions; extended attributes in "user." (xattr.c).  Hard
  * links (ln) inside a version being written: both names are one file, with
- * one st_ino and st_nlink counting its names (ns.c, tree.c); across
+ * one st_ino and st_nlink counting its names (nsops.c, tree.c); across
  * versions EXDEV, of a directory EPERM.
  *
  * Durability.  A write returns once its bytes are in ckptd's staging memory
@@ -90,15 +90,27 @@
  * next call; the versions it had open are lost (EIO) and committed ones are
  * readable again.
  *
- * Files: ckptfs.c (this: options, setup, operation table), path.c (paths to
- * ckpt names, errors), conn.c (connections to ckptd), srv.c (what ckptd
- * says), vers.c (versions this mount writes: begin, commit, unmount), hk.c
- * (autocommit and other housekeeping), pend.c (job directories without a
- * version yet, aliases), tree.c (the in-memory namespace of a version being
- * written: names and the inodes they share), inval.c (the kernel's caches
- * of a hard-linked file's other names), wbuf.c (write-behind of small
- * writes), ns.c (getattr, mkdir, rename, link, ...), dir.c (readdir), io.c
- * (open, read, write, fsync), and mount.ckptfs (the mount(8) helper).
+ * Files, in four layers, each calling only down and each with one private
+ * header that includes only the one below (conn_i.h says more;
+ * tests/layers_fuse.sh checks it):
+ *   operations (ops_i.h)  ckptfs.c (this: options, setup, operation
+ *                         table), nsops.c (getattr, mkdir, rename, link,
+ *                         ...), dir.c (readdir), io.c (open, read, write,
+ *                         fsync, symlinks), xattr.c, inval.c (the kernel's
+ *                         caches of a hard-linked file's other names),
+ *                         closer.c (did the closing task die), hk.c
+ *                         (autocommit and other housekeeping)
+ *   namespace (ns_i.h)    vers.c (versions this mount writes: begin, commit,
+ *                         unmount), tree.c (the in-memory namespace of a
+ *                         version being written: names and the inodes they
+ *                         share), attr.c, inomap.c, path.c (paths to ckpt
+ *                         names), pend.c (job directories without a version
+ *                         yet, aliases)
+ *   write-behind (wb_i.h) wbuf.c (write-behind of small writes)
+ *   connections (conn_i.h) conn.c (connections to ckptd), srv.c (what ckptd
+ *                         says), log.c (log, errors, clock)
+ * and mount.ckptfs (the mount(8) helper).  This file is the top: it wires
+ * the layers at setup (fs->conn_ops = &ver_conn_ops).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -108,7 +120,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 #include <fuse_lowlevel.h>   /* fuse_parse_cmdline */
 #include "conf.h"
 
@@ -177,7 +189,7 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	struct ckptfs *fs = fuse_get_context()->private_data;
 	int ret;
 
-	/* st_ino is ours (ns.c): the names of a hard-linked file show one,
+	/* st_ino is ours (nsops.c): the names of a hard-linked file show one,
 	 * where libfuse would number each path. */
 	cfg->use_ino = 1;
 	cfg->nullpath_ok = 1;     /* every op on an open file uses its handle */
@@ -349,6 +361,7 @@ static struct ckptfs *fs_new(void)
 	fs_list_init(&fs->inomaps);
 	clock_gettime(CLOCK_REALTIME, &fs->started);
 	fs->next_ino = FS_ROOT_INO;
+	fs->conn_ops = &ver_conn_ops;   /* the connections ask the versions */
 	return fs;
 }
 

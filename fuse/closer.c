@@ -9,6 +9,9 @@
  * exited with an error while it still had a checkpoint file open for
  * writing: that file may be cut short, and the version must not be
  * committed with it.
+ *
+ * Layer: the operations (ops_i.h); io.c asks it at a FLUSH.  It reads
+ * /proc only and calls no other file of ckptfs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 
 #define PF_EXITING 0x00000004u   /* include/linux/sched.h */
 

@@ -1,7 +1,7 @@
 /*
  * conn.c - ckptfs's connections to ckptd, replaced when they break.
  *
- * Two libckpt clients (see ckptfs_i.h): W for the versions the mount writes
+ * Two libckpt clients (see conn_i.h): W for the versions the mount writes
  * and R for everything else.  libckpt serialises the calls on one client,
  * so the split keeps listings and reads of committed versions from queueing
  * behind a writer that waits for staging.  A client whose connection broke
@@ -22,12 +22,18 @@
  * interrupt (the writing program got a signal) ends the wait with EINTR:
  * the kernel keeps a killed program in D state until its request is
  * answered.
+ *
+ * Layer: the bottom one (conn_i.h), with srv.c and log.c.  It calls only
+ * libckpt, libfuse and log.c; what it must ask of the versions (a W
+ * connection was lost; is a file of a version begun on it open) goes
+ * through fs->conn_ops, which the namespace provides (vers.c,
+ * ver_conn_ops) and ckptfs.c stores at setup.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "ckptfs_i.h"
+#include "conn_i.h"
 
 #define FS_LEASE_IDLE     2      /* seconds */
 #define FS_LEASE_SLICE_MS 100
@@ -125,8 +131,8 @@ static void conn_kill_locked(struct ckptfs *fs, struct fs_conn *conn)
 	conn->dead = 1;
 	fs_log(FUSE_LOG_ERR, "lost the connection to ckptd at %s",
 	       fs->socket);
-	if (conn->kind == CONN_W)
-		ver_conn_lost_locked(fs, conn);
+	if (conn->kind == CONN_W && fs->conn_ops)
+		fs->conn_ops->lost_locked(fs, conn);
 	if (fs->conn[conn->kind] == conn) {
 		fs->conn[conn->kind] = NULL;
 		conn->refs--;
@@ -198,19 +204,11 @@ int conn_lease(struct ckptfs *fs, struct fs_conn *conn)
  * W: and no file of a version begun on it is open. */
 static int idle_locked(struct ckptfs *fs, struct fs_conn *conn, time_t now)
 {
-	struct fs_link *pos;
-
 	if (conn->dead || now - conn->used < FS_LEASE_IDLE)
 		return 0;
 	if (conn->kind == CONN_R)
 		return conn->refs == 1;         /* the table's: no call */
-	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
-		struct fs_version *ver = fs_entry(pos, struct fs_version, link);
-
-		if (ver->conn == conn && ver->nopen)
-			return 0;
-	}
-	return 1;
+	return !fs->conn_ops || !fs->conn_ops->busy_locked(fs, conn);
 }
 
 void conn_release_idle(struct ckptfs *fs)

@@ -10,12 +10,17 @@
  * mount adds what only it knows: job directories made with mkdir that have
  * no version yet, and the versions it is writing, listed from their mirror
  * under the name they are shown by ("VER.tmp").
+ *
+ * Layer: the operations (ops_i.h): FUSE's opendir, readdir and
+ * releasedir.  It calls down into the namespace (the held versions, their
+ * mirrors, pending jobs) and the connections (srv_*() for what ckptd holds);
+ * io.c uses dir_path().
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 
 /* ---- a set of names ------------------------------------------------------ */
 
@@ -221,7 +226,7 @@ static int list_files(struct ckptfs *fs, const struct fs_path *p,
 	struct ckpt_file_info *files = NULL;
 	int i, n, isfile = 0, isdir = 0;
 
-	n = srv_version(fs, p->job, p->vdisp, &info);
+	n = ver_remote(fs, p->job, p->vdisp, &info);
 	if (n == 0)
 		n = srv_files(fs, p->job, p->vdisp, &files);
 	if (n < 0)

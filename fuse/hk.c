@@ -11,12 +11,16 @@
  *   - asks ckptd about each version the mount holds open, and follows what
  *     happened to it elsewhere (a commit by name, a removal);
  *   - gives back the staging leases of idle connections (conn.c).
+ *
+ * Layer: the operations (ops_i.h), though no FUSE request drives it: a
+ * thread started and stopped by ckptfs.c that acts on the namespace (vers.c)
+ * and the connections (srv.c, conn.c) between requests.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 
 /* Drop failed versions no handle holds; fs->mu held.  Returns one whose
  * table reference the caller must put (after unlocking), or NULL. */

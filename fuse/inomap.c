@@ -2,7 +2,7 @@
  * inomap.c - st_ino of the files of versions this mount committed.
  *
  * While a version is written here, its files are numbered from the mount's
- * counter (tree.c); once committed, ckptd answers for it, and ns.c numbers
+ * counter (tree.c); once committed, ckptd answers for it, and nsops.c numbers
  * what ckptd answers for by a hash.  A number that changed at the commit
  * would be served next to the old one for the kernel's attribute timeout,
  * so that `rsync -H` or `tar` right after a commit could see one file's two
@@ -19,12 +19,16 @@
  * again under its name is not given the old numbers.
  *
  * Everything here is under fs->mu.
+ *
+ * Layer: the namespace (ns_i.h).  vers.c keeps the numbers at a commit;
+ * nsops.c asks for them at getattr.  It calls only the mirror (tree.c) and
+ * attr.c (node_attr) of its own layer.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 #include "namehash.h"
 
 #define FS_INOMAP_MAX     64

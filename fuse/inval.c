@@ -18,12 +18,16 @@
  * through one name and reads through another sees the bytes from the
  * writer's close on, as on NFS (close-to-open); a stat of the other name
  * before that may show the old size for up to the attribute timeout.
+ *
+ * Layer: the operations (ops_i.h): it speaks to the kernel through
+ * libfuse from a FUSE request, for io.c and nsops.c; it reads the mirror
+ * (tree.c) and the version's shown name (vers.c) below it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 
 /* Add the mount path of n (a name in ver's tree); fs->mu held. */
 static void note_one(struct fs_inval *iv, const struct fs_version *ver,

@@ -29,6 +29,13 @@
  * are in ckptd's store (an open version never survives a ckptd crash; commit
  * is what does).  On a committed version, fsync waits for LOCAL.  With
  * fsync=staged, only the hand-over to ckptd is checked.
+ *
+ * Layer: the operations (ops_i.h): FUSE's create, open, read, write,
+ * truncate, flush, release, fsync, fallocate, mknod, symlink and readlink.
+ * It calls down into the namespace (vers.c, tree.c, attr.c, path.c), the
+ * write-behind (wb_*() on the version's struct fs_wb and the file's slot
+ * in->wb) and the connections (conn.c, srv.c); and, in its own layer, dir.c
+ * (dir_path), inval.c and closer.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 
 static struct fs_handle *handle_new(enum fs_hkind kind)
 {
@@ -131,7 +138,7 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	}
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == 0 && trunc)
-		ret = wb_flush_node(fs, ver, n, 0);
+		ret = wb_flush_node(fs, &ver->wb, &n->in->wb, 0);
 	if (ret == 0 && (made || trunc))
 		ret = ver_failed(fs, ver, ckpt_truncate(ver->v, fpath, 0));
 	if (ret == 0 && made) {     /* its mode, owner and times */
@@ -201,7 +208,7 @@ static int open_server(struct ckptfs *fs, const struct fs_path *p,
 	struct fs_handle *h;
 	int ret;
 
-	ret = srv_version(fs, p->job, p->vdisp, &info);
+	ret = ver_remote(fs, p->job, p->vdisp, &info);
 	if (ret == 0 && path_is_marker(p) && srv_committed(&info))
 		return open_marker(fs, NULL, p, fi);
 	if (ret == 0 && writable)
@@ -245,7 +252,7 @@ static int do_open(const char *path, struct fuse_file_info *fi, int create,
 	else if (ver)
 		ret = open_held(fs, ver, &p, fi, create, mode);
 	else if (create && !path_is_marker(&p))
-		ret = srv_not_held(fs, &p);
+		ret = ver_not_held(fs, &p);
 	else
 		ret = open_server(fs, &p, fi);
 	ver_put(fs, ver);
@@ -280,7 +287,7 @@ static int read_held(struct ckptfs *fs, struct fs_handle *h, char *buf,
 	ret = gone ? 0 : ret;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret >= 0 && !gone)
-		ret = wb_flush_node(fs, ver, h->node, 0);
+		ret = wb_flush_node(fs, &ver->wb, &h->node->in->wb, 0);
 	if (ret >= 0 && !gone)
 		ret = conn_lease(fs, ver->conn);
 	if (ret >= 0 && !gone) {
@@ -487,7 +494,8 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	/* The bytes of a file with no name left go nowhere, as they would on
 	 * disk. */
 	if (ret >= 0 && !gone)
-		ret = wb_write(fs, ver, h->node, fpath, buf, size, off);
+		ret = wb_write(fs, &ver->wb, &h->node->in->wb, fpath, buf,
+			       size, off);
 	if (ret >= 0) {
 		pthread_mutex_lock(&fs->mu);
 		if ((uint64_t)off + size > in->size)
@@ -519,7 +527,7 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 	int ret, gone = 0;
 
 	pthread_rwlock_wrlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_flush_all(fs, &ver->wb);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0)
 		ret = ver_writable_locked(ver);
@@ -577,7 +585,7 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		return -EISDIR;
 	ver = ver_find(fs, p.job, p.vdisp);
 	ret = ver ? resize_held(fs, ver, NULL, p.file, size, 0)
-		  : srv_not_held(fs, &p);
+		  : ver_not_held(fs, &p);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }
@@ -691,7 +699,7 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 		return 0;
 	in = h->node->in;
 	pthread_rwlock_rdlock(&h->ver->ns);
-	ret = wb_flush_node(fs, h->ver, h->node, 1);
+	ret = wb_flush_node(fs, &h->ver->wb, &h->node->in->wb, 1);
 	if (ret == 0)   /* before close() returns: a utimensat after wins */
 		ret = attr_flush_mtime(fs, h->ver, h->node);
 	pthread_mutex_lock(&fs->mu);
@@ -739,7 +747,7 @@ static int sync_held(struct ckptfs *fs, struct fs_version *ver)
 	/* Bytes that find no staging stay buffered: fsync says so, and the
 	 * version does not fail (a signal to the program, a full staging). */
 	pthread_rwlock_rdlock(&ver->ns);
-	ret = wb_send_all(fs, ver);
+	ret = wb_send_all(fs, &ver->wb);
 	pthread_rwlock_unlock(&ver->ns);
 	if (ret == 0)
 		ret = fs->fsync_staged ? ckpt_flush(ver->v) : ckpt_sync(ver->v);
@@ -816,5 +824,57 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 		ver_put(fs, ver);
 	}
 	handle_free(h);
+	return 0;
+}
+
+/*
+ * symlink: a file of the held version holding target, then marked a link.
+ * Made through the ordinary create and write, so it is ordered with the
+ * version's other writes and committed like any file.
+ */
+int fs_symlink(const char *target, const char *path)
+{
+	struct fuse_file_info fi = { .flags = O_WRONLY | O_CREAT | O_EXCL };
+	struct ckpt_attr a = { .set = CKPT_ATTR_MODE,
+			       .mode = CKPT_ATTR_IFLNK | 0777 };
+	struct fs_handle *h;
+	size_t len = strlen(target);
+	int ret, ret2;
+
+	if (len == 0)
+		return -ENOENT;
+	if (len >= 4096)
+		return -ENAMETOOLONG;
+	ret = fs_create(path, 0777, &fi);
+	if (ret < 0)
+		return ret;
+	h = fs_handle(&fi);
+	ret = fs_write(NULL, target, len, 0, &fi);
+	if (ret >= 0 && h->kind == H_NODE) {
+		pthread_rwlock_rdlock(&h->ver->ns);
+		ret = fs_errno(attr_send(fs_get(), h->ver, h->node, &a));
+		pthread_rwlock_unlock(&h->ver->ns);
+	}
+	ret2 = fs_flush(NULL, &fi);
+	fs_release(NULL, &fi);
+	return ret < 0 ? ret : ret2 < 0 ? ret2 : 0;
+}
+
+/* readlink: the link's bytes, NUL-terminated, cut to size as POSIX says. */
+int fs_readlink(const char *path, char *buf, size_t size)
+{
+	struct fuse_file_info fi = { .flags = O_RDONLY };
+	int ret;
+
+	if (size == 0)
+		return -EINVAL;
+	ret = fs_open(path, &fi);
+	if (ret < 0)
+		return ret;
+	ret = fs_read(NULL, buf, size - 1, 0, &fi);
+	fs_release(NULL, &fi);
+	if (ret < 0)
+		return ret;
+	buf[ret] = '\0';
 	return 0;
 }

@@ -1,6 +1,5 @@
 /*
- * path.c - how a path under the mount maps to ckpt names, and how ckpt's
- * errors map to what a FUSE operation returns.
+ * path.c - how a path under the mount maps to ckpt names.
  *
  * MOUNT/<job>/<version>/<file path...>, where the job is the first
  * `jobdepth` components (ckpt job names may hold '/', "llama70b/run3" with
@@ -11,13 +10,15 @@
  * table (vers.c) resolves it (after a commit that no rename made, VER.tmp
  * stays an alias of VER: vers.c).  Names are checked with ckpt's own rules
  * (lib/names.h): a path that ckpt cannot hold cannot exist in the mount.
+ *
+ * Layer: the namespace (ns_i.h).  It calls pend.c (alias_resolve) of its
+ * own layer; how ckpt's errors map to a FUSE operation's is log.c's, in
+ * the connection layer below.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 #include "names.h"
 
 /* Append component [s, s+n) to out (cap bytes) after a '/' if not empty. */
@@ -119,47 +120,4 @@ const char *path_base(const struct fs_path *p, size_t *dirlen)
 int path_is_marker(const struct fs_path *p)
 {
 	return p->kind == P_FILE && !strcmp(p->file, FS_MARKER);
-}
-
-int fs_errno(int err)
-{
-	if (err >= 0)
-		return err;
-	switch (-err) {
-	case CKPT_ESEALED:
-		return -EROFS;
-	case CKPT_ENOVERSION:
-	case CKPT_ENOJOB:
-		return -ENOENT;
-	case CKPT_EBADNAME:
-		return -EINVAL;
-	case CKPT_ECORRUPT:
-	case CKPT_EABORTED:
-	case CKPT_EFAILED:
-	case CKPT_EBADMAGIC:
-	case CKPT_EVERSION:
-	case CKPT_EPROTO:
-		return -EIO;
-	/* ckptd unreachable: not ENOTCONN, which reads as a dead mount. */
-	case EPIPE:
-	case ECONNRESET:
-	case ECONNREFUSED:
-	case ENOTCONN:
-	case ECONNABORTED:
-		return -EIO;
-	}
-	if (-err >= CKPT_EFIRST || -err > 4095)
-		return -EIO;
-	return err;
-}
-
-void fs_log(enum fuse_log_level level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fuse_log(level, "ckptfs: %s\n", msg);
 }

@@ -7,12 +7,15 @@
  * mkdir -p and cp -r make the job directory first, so the mount keeps it,
  * with the uid that made it, until rmdir; its first version makes it a job
  * in ckptd.  All under fs->mu.
+ *
+ * Layer: the namespace (ns_i.h).  It calls path.c (path_tmp_stem) and
+ * vers.c (ver_held_name_locked) of its own layer, nothing above.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 
 /* ---- pending job directories --------------------------------------------- */
 

@@ -9,16 +9,20 @@
  *
  * On top of the raw calls sit the questions the namespace asks: is there a
  * job below this prefix, does this job exist (and whose is it), is this
- * version shown (failed, incomplete and held-here versions are not), is
- * this path a directory of a version (a prefix of its file paths).  Nothing
- * is cached.
+ * version visible (failed and incomplete versions are not), is this path a
+ * directory of a version (a prefix of its file paths).  Nothing is cached.
+ *
+ * Layer: the bottom one (conn_i.h), with conn.c and log.c.  It knows no
+ * version this mount holds: whether ckptd's version is the one the mount
+ * shows (not one held here) is the namespace's question (vers.c,
+ * ver_remote(), ver_not_held()).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attr.h"
-#include "ckptfs_i.h"
+#include "conn_i.h"
 
 /* ---- the calls ----------------------------------------------------------- */
 
@@ -273,24 +277,6 @@ int srv_committed(const struct ckpt_version_info *info)
 	return info->state == CKPT_ST_SEALING || info->state == CKPT_ST_SEALED;
 }
 
-int srv_version(struct ckptfs *fs, const char *job, const char *version,
-		struct ckpt_version_info *info)
-{
-	int ret;
-
-	/* Held here (begun as VER.tmp, say): the mount shows it itself. */
-	pthread_mutex_lock(&fs->mu);
-	ret = ver_held_name_locked(fs, job, version) ? -ENOENT : 0;
-	pthread_mutex_unlock(&fs->mu);
-	if (ret == 0)
-		ret = srv_stat(fs, job, version, info);
-	if (ret == -CKPT_ENOVERSION || ret == -CKPT_ENOJOB)
-		return -ENOENT;
-	if (ret == 0 && !srv_visible(info))
-		return -ENOENT;
-	return ret;
-}
-
 int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
 	       const char *dir)
 {
@@ -304,12 +290,4 @@ int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
 		found = srv_below(files[i].name, dir);
 	free(files);
 	return found;
-}
-
-int srv_not_held(struct ckptfs *fs, const struct fs_path *p)
-{
-	struct ckpt_version_info info;
-	int ret = srv_version(fs, p->job, p->vdisp, &info);
-
-	return ret == 0 ? -EROFS : ret;
 }

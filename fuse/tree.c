@@ -28,12 +28,16 @@
  * while a handle holds it is detached (out of the tree, marked) and freed
  * by tree_release() when the last handle goes; its inode stays with it, and
  * keeps its other names.
+ *
+ * Layer: the namespace (ns_i.h), at its bottom: it calls only attr.c
+ * (attr_ns) and path.c (path_base) of its own layer.  The write-behind below
+ * sees a file only as the slot in->wb (wb_i.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 
 static uint32_t hash_name(const struct fs_node *dir, const char *name)
 {

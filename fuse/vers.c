@@ -20,6 +20,16 @@
  * At unmount nothing is committed (an uncommitted version is not a
  * checkpoint): each held version is synced to ckptd's store and left; the
  * disconnect that follows makes ckptd abort it, which is logged.
+ *
+ * Layer: the namespace (ns_i.h).  It calls down into the write-behind
+ * (wb_i.h: each version's struct fs_wb, flushed before a commit, a
+ * namespace change and the unmount) and the connections (conn_i.h).  It
+ * answers those layers through the ops it gives them: ver_conn_ops (a W
+ * connection lost, one in use), stored in fs->conn_ops by ckptfs.c, and
+ * ver_wb_ops (a buffered file's path, a failed send), stored in each
+ * version's struct fs_wb.  Whether ckptd's version is one the mount shows
+ * (ver_remote(), ver_not_held()) is asked here, since only the namespace
+ * knows which versions it holds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,16 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckptfs_i.h"
+#include "ns_i.h"
 #include "xattr.h"
-
-time_t fs_now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
 
 void ver_display(const struct fs_version *ver, char *out)
 {
@@ -80,6 +82,32 @@ struct fs_version *ver_held_name_locked(struct ckptfs *fs, const char *job,
 	return NULL;
 }
 
+int ver_remote(struct ckptfs *fs, const char *job, const char *version,
+	       struct ckpt_version_info *info)
+{
+	int ret;
+
+	/* Held here (begun as VER.tmp, say): the mount shows it itself. */
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_held_name_locked(fs, job, version) ? -ENOENT : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0)
+		ret = srv_stat(fs, job, version, info);
+	if (ret == -CKPT_ENOVERSION || ret == -CKPT_ENOJOB)
+		return -ENOENT;
+	if (ret == 0 && !srv_visible(info))
+		return -ENOENT;
+	return ret;
+}
+
+int ver_not_held(struct ckptfs *fs, const struct fs_path *p)
+{
+	struct ckpt_version_info info;
+	int ret = ver_remote(fs, p->job, p->vdisp, &info);
+
+	return ret == 0 ? -EROFS : ret;
+}
+
 int ver_job_held(struct ckptfs *fs, const char *job, int prefix, uint32_t *uid)
 {
 	size_t n = strlen(job);
@@ -105,8 +133,7 @@ void ver_get_locked(struct fs_version *ver)
 
 static void ver_free(struct ckptfs *fs, struct fs_version *ver)
 {
-	wb_free_all(ver);
-	pthread_mutex_destroy(&ver->wb_mu);
+	wb_destroy(&ver->wb);
 	ckpt_version_free(ver->v);
 	conn_put(fs, ver->conn, 0);
 	tree_free(&ver->tree);
@@ -166,7 +193,10 @@ void ver_fail_locked(struct fs_version *ver, int err)
 	       ckpt_strerror(err));
 }
 
-void ver_conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn)
+/* ---- what the layers below ask (fs->conn_ops, struct fs_wb_ops) ---------- */
+
+/* A W connection was lost: the versions begun on it are gone. */
+static void conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn)
 {
 	struct fs_version *ver;
 	struct fs_link *pos;
@@ -177,6 +207,25 @@ void ver_conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn)
 			ver_fail_locked(ver, -ECONNRESET);
 	}
 }
+
+/* Is a file of a version begun on conn open?  Then conn keeps its lease. */
+static int conn_busy_locked(struct ckptfs *fs, const struct fs_conn *conn)
+{
+	struct fs_link *pos;
+
+	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
+		struct fs_version *ver = fs_entry(pos, struct fs_version, link);
+
+		if (ver->conn == conn && ver->nopen)
+			return 1;
+	}
+	return 0;
+}
+
+const struct fs_conn_ops ver_conn_ops = {
+	.lost_locked = conn_lost_locked,
+	.busy_locked = conn_busy_locked,
+};
 
 int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver)
 {
@@ -224,6 +273,40 @@ int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret)
 	pthread_mutex_unlock(&fs->mu);
 	return ret;
 }
+
+/* The path a buffered file is sent under: the buffer's slot is in->wb. */
+static int ver_wb_path_locked(struct fs_wbuf *const *slot, char *buf,
+			      size_t cap)
+{
+	const struct fs_inode *in = fs_entry(slot, struct fs_inode, wb);
+
+	return tree_inode_path(in, buf, cap);
+}
+
+static int ver_wb_failed(struct ckptfs *fs, struct fs_wb *wb, int ret)
+{
+	return ver_failed(fs, fs_entry(wb, struct fs_version, wb), ret);
+}
+
+/* Buffered bytes were dropped unsent: a file that misses them must never
+ * be committed, so the version fails. */
+static void ver_wb_lost(struct ckptfs *fs, struct fs_wb *wb, int err,
+			size_t len)
+{
+	struct fs_version *ver = fs_entry(wb, struct fs_version, wb);
+
+	pthread_mutex_lock(&fs->mu);
+	ver_fail_locked(ver, err);
+	pthread_mutex_unlock(&fs->mu);
+	fs_log(FUSE_LOG_ERR, "version %s/%s: %zu buffered bytes could not be sent (%s); the version fails",
+	       ver->job, ver->name, len, strerror(-err));
+}
+
+static const struct fs_wb_ops ver_wb_ops = {
+	.path_locked = ver_wb_path_locked,
+	.failed = ver_wb_failed,
+	.lost = ver_wb_lost,
+};
 
 /* Files by ino, then by their place in the listing. */
 static int cmp_ino(const void *x, const void *y)
@@ -307,8 +390,7 @@ static struct fs_version *ver_new(struct ckptfs *fs, const char *job,
 			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&ver->ns, &attr);
 	pthread_rwlockattr_destroy(&attr);
-	pthread_mutex_init(&ver->wb_mu, NULL);
-	fs_list_init(&ver->dirty);
+	wb_init(&ver->wb, &ver_wb_ops);
 	strcpy(ver->job, job);
 	strcpy(ver->name, name);
 	ver->tmp = tmp;
@@ -354,6 +436,8 @@ int ver_begin(struct ckptfs *fs, const char *job, const char *vdisp,
 	if (ret < 0)
 		goto out_free;          /* conn_again() dropped conn */
 	ver->conn = conn;
+	ver->wb.conn = conn;
+	ver->wb.v = ver->v;
 	if (ckpt_stat_version(conn->c, job, name, &info) == 0)
 		ver->uid = info.uid;
 	ret = mirror_existing(fs, ver);
@@ -427,7 +511,7 @@ void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
 
 	/* No inode goes with a write-behind buffer (tree.c). */
 	pthread_rwlock_wrlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_flush_all(fs, &ver->wb);
 	pthread_mutex_lock(&fs->mu);
 	drop = ret == 0 && ver->state == V_OPEN &&
 	       tree_is_hidden(&ver->tree, n) && n->nopen == 1 &&
@@ -625,7 +709,7 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 		return ret;
 	/* Writes in flight finish first; later ones see V_COMMITTING. */
 	pthread_rwlock_wrlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_flush_all(fs, &ver->wb);
 	purge_hidden(fs, ver);
 	if (ret == 0)
 		ret = send_dirs(fs, ver);
@@ -677,7 +761,7 @@ int ver_abort(struct ckptfs *fs, struct fs_version *ver)
 	if (ret < 0)
 		return ret;
 	pthread_rwlock_wrlock(&ver->ns);
-	wb_free_all(ver);
+	wb_free_all(&ver->wb);
 	ret = ckpt_abort(ver->v);
 	pthread_rwlock_unlock(&ver->ns);
 	conn_check(fs, ver->conn, ret);
@@ -713,7 +797,7 @@ void ver_release_all(struct ckptfs *fs)
 		if (!ver)
 			break;
 		if (ver->state == V_OPEN) {
-			ret = wb_flush_all(fs, ver);
+			ret = wb_flush_all(fs, &ver->wb);
 			if (ret == 0)
 				ret = fs->fsync_staged ? ckpt_flush(ver->v)
 						       : ckpt_sync(ver->v);

@@ -11,13 +11,17 @@
  * Anything else is asked of ckptd.  Names outside "user." are not kept:
  * setting one is ENOTSUP, reading one ENODATA (the kernel asks for
  * security.capability at each write).
+ *
+ * Layer: the operations (ops_i.h): FUSE's setxattr, getxattr, listxattr
+ * and removexattr.  They call down into the namespace (vers.c, tree.c,
+ * path.c) and the connections (srv.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 #include "xattr.h"
 
 static int user_name(const char *name)
@@ -137,7 +141,7 @@ static int xattr_change(const char *path, const char *name, const void *value,
 		return -ENOTSUP;
 	ver = ver_find(fs, p.job, p.vdisp);
 	if (!ver)
-		return fs_errno(srv_not_held(fs, &p));
+		return fs_errno(ver_not_held(fs, &p));
 	pthread_rwlock_rdlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);

@@ -1,49 +1,22 @@
 /*
- * ckptfs_i.h - ckptfs's private structures (not installed).
- *
- * ckptfs is a client of ckptd through libckpt and nothing else.  It keeps
- * three kinds of state, all under one mutex (fs->mu):
- *
- *   connections  two ckpt clients: W carries the versions this mount writes
- *                (begin, write, namespace changes, commit, and reads of them,
- *                which must follow their writes on the same connection); R
- *                carries every other query and read, so that a listing or a
- *                read of a committed version never queues behind a writer
- *                waiting for staging.  A connection that breaks is replaced
- *                on next use (struct fs_conn is counted).
- *   versions     one struct fs_version per version this mount has begun and
- *                not yet committed or given up, with an in-memory mirror of
- *                its namespace (struct fs_tree): the files written through
- *                the mount with their sizes, and the directories, so that
- *                lookups and getattr while writing never ask ckptd.
- *   pending      job directories made with mkdir that have no version yet
- *                (a job exists in ckptd only once it has a version).
- *
- * Everything else (committed versions, other clients' versions, the job
- * list) is asked of ckptd on every call and never cached here.
- *
- * Lock order: a version's ns rwlock, then fs->mu.  fs->mu is never held
- * across a libckpt call.  ns is held (read) across writes and reads of the
- * version and (write) across its namespace changes and its commit, so that
- * a path computed from the mirror is still right when ckptd sees it.
+ * ns_i.h - ckptfs's namespace layer: what the mount shows and holds.  The
+ * versions this mount has begun (vers.c) with the in-memory mirror of each
+ * one's names (tree.c) and the attributes kept there (attr.c), the st_ino
+ * kept at a commit (inomap.c), the paths of the mount (path.c), and the
+ * job directories and VER.tmp aliases that ckptd does not know (pend.c).
+ * Private to fuse/; includes only the write-behind layer's header (wb_i.h),
+ * and through it the connection layer's: the namespace sends a version's
+ * writes through its struct fs_wb and asks ckptd through srv_*().  It
+ * answers the layers below through the ops it stores in them
+ * (ver_conn_ops, in fs->conn_ops; the fs_wb_ops of each version).
  */
-#ifndef CKPTFS_I_H
-#define CKPTFS_I_H
+#ifndef CKPTFS_NS_I_H
+#define CKPTFS_NS_I_H
 
-#define FUSE_USE_VERSION 314
+#include "wb_i.h"
 
-#include <fuse.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <sys/stat.h>
-#include <time.h>
-
-#include "ckpt.h"
-
-#define FS_MAX_WRITE   (1u << 20)   /* max_write: 1 MiB FUSE writes */
 #define FS_BLKSIZE     (1u << 20)   /* st_blksize: cp and friends use it */
 #define FS_READ_WINDOW (16u << 20)  /* read-ahead of committed files */
-#define FS_JOBDEPTH_MAX 16
 #define FS_MARKER      ".commit"    /* creating it commits its version */
 #define FS_TMP_SUFFIX  ".tmp"       /* VER.tmp: renaming to VER commits */
 /* Modes: a job is private to its owner, as ckptd makes it (another uid
@@ -57,46 +30,6 @@
 #define FS_HIDDEN      ".fuse_hidden" /* libfuse's name for unlinked open
 				       * files: never listed, never committed */
 
-/* Intrusive doubly-linked list (lib/list.h is not ours to include). */
-struct fs_link {
-	struct fs_link *next, *prev;
-};
-
-#define fs_entry(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-
-static inline void fs_list_init(struct fs_link *h)
-{
-	h->next = h->prev = h;
-}
-
-static inline void fs_list_add(struct fs_link *h, struct fs_link *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void fs_list_del(struct fs_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = n;
-}
-
-/* ---- connections (conn.c) ------------------------------------------------ */
-
-enum fs_conn_kind { CONN_W = 0, CONN_R = 1, CONN_NKINDS };
-
-struct fs_conn {
-	struct ckpt_client *c;
-	int refs;                 /* fs->mu; the table holds one while current */
-	int dead;                 /* a call failed with a connection error */
-	enum fs_conn_kind kind;
-	time_t used;              /* fs_now_sec() of the last write or read
-				   * that needed staging (fs->mu) */
-};
 
 /* ---- the namespace mirror of a version being written (tree.c) ----------- */
 
@@ -107,7 +40,7 @@ struct fs_wbuf;
  * file has one name per hard link (fs_link); a directory has one.  Counted:
  * each node naming it holds a reference, also a node detached while open,
  * so that a handle's file lives as long as the handle.  All fields under
- * fs->mu except wb (ver->wb_mu).
+ * fs->mu except wb (ver->wb.mu).
  */
 struct fs_inode {
 	uint64_t ino;             /* st_ino, from the mount's counter */
@@ -125,7 +58,8 @@ struct fs_inode {
 	uint8_t *xattr;           /* extended attributes set through this
 				   * mount (xattr.h blob, owned) */
 	uint32_t xlen;
-	struct fs_wbuf *wb;       /* small writes not sent yet (ver->wb_mu) */
+	struct fs_wbuf *wb;       /* small writes not sent yet (wb_i.h;
+				   * ver->wb.mu) */
 };
 
 /* A name in the mirror (the dentry).  fs->mu. */
@@ -244,23 +178,14 @@ struct fs_version {
 	struct ckpt_version *v;
 	pthread_rwlock_t ns;
 	struct fs_tree tree;      /* fs->mu */
-	pthread_mutex_t wb_mu;    /* the write-behind buffers (wbuf.c) */
-	struct fs_link dirty;     /* struct fs_wbuf of its files */
+	struct fs_wb wb;          /* the write-behind buffers of its files
+				   * (wb_i.h): wb.conn and wb.v are conn and
+				   * v */
 	unsigned nopen;           /* open handles */
 	unsigned nwopen;          /* of which open for writing: no commit
 				   * while there are any */
 	time_t idle_since;        /* CLOCK_MONOTONIC seconds of last activity */
 	struct timespec born;     /* CLOCK_REALTIME of mkdir */
-};
-
-/* ---- write-behind of small writes (wbuf.c) -------------------------------- */
-
-struct fs_wbuf {
-	struct fs_link link;      /* in ver->dirty */
-	struct fs_inode *in;      /* in->wb is this buffer */
-	uint64_t off;             /* file offset of data[0] */
-	size_t len, cap;
-	uint8_t *data;
 };
 
 /* ---- pending job directories (pend.c) ------------------------------------ */
@@ -281,89 +206,6 @@ struct fs_alias {
 	char job[CKPT_JOB_MAX + 1];
 	char name[CKPT_VERSION_MAX + 1];  /* VER; VER.tmp is the alias */
 };
-
-/* ---- open files (io.c) ---------------------------------------------------- */
-
-enum fs_hkind {
-	H_NODE = 1,               /* a file of a version this mount holds */
-	H_READ,                   /* a file of any other version: read-only */
-	H_MARKER,                 /* the .commit marker: writes vanish */
-};
-
-struct fs_handle {
-	enum fs_hkind kind;
-	int writable;
-	struct fs_version *ver;   /* H_NODE: counted */
-	struct fs_node *node;     /* H_NODE: node->nopen counts us */
-	/* The last close (FLUSH) of this open file was by a task dying
-	 * (closer_died): if no other close follows before the RELEASE, the
-	 * writer died with the file open.  A child that inherited the fd and
-	 * exits non-zero is followed by its parent's own close. */
-	pid_t died_pid;           /* 0: the last close was a normal one */
-	char died_why[48];
-	/* H_READ */
-	pthread_mutex_t mu;       /* the read window */
-	uint8_t *win;             /* FS_READ_WINDOW bytes once used */
-	uint64_t win_off;
-	size_t win_len;
-	int committed;            /* immutable: the window may be kept */
-	uint64_t size;            /* the file's size, when committed */
-	char job[CKPT_JOB_MAX + 1];
-	char version[CKPT_VERSION_MAX + 1];
-	char path[CKPT_PATH_MAX2 + 1];
-};
-
-static inline struct fs_handle *fs_handle(const struct fuse_file_info *fi)
-{
-	return fi ? (struct fs_handle *)(uintptr_t)fi->fh : NULL;
-}
-
-/* ---- the file system ----------------------------------------------------- */
-
-struct ckptfs {
-	pthread_mutex_t mu;
-	pthread_cond_t closed_cv;     /* a handle open for writing went
-				       * (RELEASE); CLOCK_MONOTONIC */
-	struct fs_conn *conn[CONN_NKINDS];
-	pthread_mutex_t connect_mu;   /* one (re)connect at a time */
-	pthread_mutex_t begin_mu;     /* one version begin at a time */
-	struct fs_link versions;      /* struct fs_version, in_table */
-	struct fs_link pending;       /* struct fs_pending */
-	struct fs_link aliases;       /* struct fs_alias, oldest first */
-	unsigned naliases;
-	struct fs_link inomaps;       /* st_ino of committed versions
-				       * (inomap.c), oldest first */
-	unsigned ninomaps;
-	size_t ninomap_ents;
-	uint64_t next_ino;            /* the last st_ino given to an inode of
-				       * a mirror (atomic: tree.c); 1 is the
-				       * root's, and ckptd's files have the
-				       * top bit (ns.c) */
-	struct timespec started;
-
-	/* options */
-	char socket[CKPT_PATH_MAX];
-	unsigned jobdepth;
-	unsigned nodes;           /* -o nodes=N: parts per version, 0: the
-				   * environment's (ckpt_begin2()) */
-	unsigned autocommit;          /* seconds; 0 = off */
-	int fsync_staged;             /* -o fsync=staged */
-	int foreground;
-	uint64_t ckptd_pid;           /* as found at start, for the log */
-
-	/* housekeeping thread: autocommit, failed versions */
-	pthread_t hk_thread;
-	pthread_cond_t hk_cv;
-	int hk_started;
-	int stopping;
-	time_t conn_warned;           /* rate limit of "cannot connect" */
-};
-
-/* The file system of the current FUSE request. */
-static inline struct ckptfs *fs_get(void)
-{
-	return fuse_get_context()->private_data;
-}
 
 /* ---- paths (path.c) ------------------------------------------------------ */
 
@@ -395,35 +237,6 @@ int path_tmp_stem(const char *vdisp, char *out);
 const char *path_base(const struct fs_path *p, size_t *dirlen);
 /* Is p the marker at the root of a version? */
 int path_is_marker(const struct fs_path *p);
-/* ckpt and libc errors to what a FUSE op returns (a negative errno);
- * counts and 0 pass through. */
-int fs_errno(int err);
-/* Log through fuse_log with a "ckptfs: " prefix. */
-void fs_log(enum fuse_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* ---- connections (conn.c) ------------------------------------------------ */
-
-/* A counted reference to the current connection of kind, (re)connecting if
- * needed.  0 or a negative error. */
-int conn_get(struct ckptfs *fs, enum fs_conn_kind kind, struct fs_conn **out);
-/* Drop a reference; ret is the result of the call made on it, and a
- * connection error marks it dead (and fails the versions begun on it). */
-void conn_put(struct ckptfs *fs, struct fs_conn *conn, int ret);
-/* Drop conn after a call that returned ret; 1 when the call should be made
- * again on a new connection (a connection error, on the first try). */
-int conn_again(struct ckptfs *fs, struct fs_conn *conn, int ret, int *tries);
-/* Mark conn dead if ret is a connection error; returns ret. */
-int conn_check(struct ckptfs *fs, struct fs_conn *conn, int ret);
-void conn_close_all(struct ckptfs *fs);
-/* Make sure conn holds a staging lease before a write or a read, waiting
- * for one in short slices so that a signal to the calling program
- * (FUSE_INTERRUPT) ends the wait: -EINTR then.  Other errors as
- * ckpt_staging(). */
-int conn_lease(struct ckptfs *fs, struct fs_conn *conn);
-/* Give back the staging leases of connections idle for a while (from the
- * housekeeping thread). */
-void conn_release_idle(struct ckptfs *fs);
 
 /* ---- versions (vers.c) --------------------------------------------------- */
 
@@ -455,8 +268,6 @@ int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret);
  * by name)?  Then it is committed here too, and leaves the table: 1.
  * Else 0.  One query to ckptd. */
 int ver_sealed_elsewhere(struct ckptfs *fs, struct fs_version *ver);
-/* Mark versions begun on conn failed (fs->mu held). */
-void ver_conn_lost_locked(struct ckptfs *fs, struct fs_conn *conn);
 /* Leave the table (fs->mu held). */
 void ver_unlink_locked(struct fs_version *ver);
 /* The error a write to ver gets now, 0 if it may be written (fs->mu). */
@@ -469,16 +280,6 @@ void ver_drop_hidden(struct ckptfs *fs, struct fs_version *ver,
 		     struct fs_node *n);
 /* Mark ver failed with err, and log it (fs->mu held). */
 void ver_fail_locked(struct fs_version *ver, int err);
-
-/* closer.c: 1 if pid is exiting after a signal or with a non-zero status
- * (why says which), 0 if not or if it cannot tell. */
-int closer_died(pid_t pid, char *why, size_t cap);
-/* CLOCK_MONOTONIC seconds. */
-time_t fs_now_sec(void);
-/* hk.c: the housekeeping thread (autocommit, failed versions, changes made
- * in ckptd behind the mount's back). */
-int hk_start(struct ckptfs *fs);
-void hk_stop(struct ckptfs *fs);
 /* Unmount: flush every held version to ckptd, log, and let it go. */
 void ver_release_all(struct ckptfs *fs);
 
@@ -505,7 +306,7 @@ int inomap_find_locked(struct ckptfs *fs, const char *job,
 /* Forget the numbers of job/name (a version of that name begun again). */
 void inomap_drop_locked(struct ckptfs *fs, const char *job, const char *name);
 void inomap_free_all(struct ckptfs *fs);
-/* ns.c: what getattr shows for node n of held version ver; fs->mu held. */
+/* attr.c: what getattr shows for node n of held version ver; fs->mu held. */
 void node_attr(const struct fs_version *ver, const struct fs_node *n,
 	       struct stat *st);
 
@@ -515,97 +316,16 @@ int pend_add(struct ckptfs *fs, const char *path, uint32_t uid);
 void pend_del(struct ckptfs *fs, struct fs_pending *p);
 void pend_free_all(struct ckptfs *fs);
 
-/* ---- what ckptd says (srv.c) --------------------------------------------- */
-
-/* libckpt calls on the R connection, made again once on a fresh connection
- * after a connection error.  Results as libckpt's. */
-int srv_jobs(struct ckptfs *fs, char (**out)[CKPT_JOB_MAX + 1]);
-int srv_versions(struct ckptfs *fs, const char *job,
-		 struct ckpt_version_info **out);
-int srv_stat(struct ckptfs *fs, const char *job, const char *version,
-	     struct ckpt_version_info *info);
-int srv_files(struct ckptfs *fs, const char *job, const char *version,
-	      struct ckpt_file_info **out);
-int srv_file(struct ckptfs *fs, const char *job, const char *version,
-	     const char *path, struct ckpt_file_info *out);
-/* The file's extended attributes (ckpt_getxattrs()): length or error. */
-int srv_xattrs(struct ckptfs *fs, const char *job, const char *version,
-	       const char *path, void *buf, size_t cap);
-int srv_read(struct ckptfs *fs, const char *job, const char *version,
-	     const char *path, void *buf, size_t len, uint64_t off,
-	     size_t *got);
-/* The first run of data of the file at or after off, to its end
- * (ckpt_seek_data()): 0, -ENXIO, or an error. */
-int srv_seek_data(struct ckptfs *fs, const char *job, const char *version,
-		  const char *path, uint64_t off, uint64_t *data,
-		  uint64_t *len);
-int srv_status(struct ckptfs *fs, struct ckpt_status *out);
-/* Wait until the version is LOCAL. */
-int srv_wait_local(struct ckptfs *fs, const char *job, const char *version);
-
-/* Does s start with prefix and a '/'? */
-int srv_below(const char *s, const char *prefix);
-/* Is job shown by the mount (exactly jobdepth components)? */
-int srv_shown_job(const struct ckptfs *fs, const char *job);
-/* A shown job below prefix?  1, 0 or an error. */
-int srv_has_prefix(struct ckptfs *fs, const char *prefix);
-/* Does job have versions?  1 (owner in *uid if not NULL), 0, or an error. */
-int srv_job(struct ckptfs *fs, const char *job, uint32_t *uid);
-/* A version the mount shows from ckptd: not failed or incomplete, and not
- * one this mount holds (it shows those itself, VER.tmp as VER.tmp).  0 with
- * *info, -ENOENT, or another error. */
-int srv_version(struct ckptfs *fs, const char *job, const char *version,
-		struct ckpt_version_info *info);
-int srv_visible(const struct ckpt_version_info *info);
-/* Is f a directory's own entry (CKPT_ATTR_IFDIR: its attributes, no
- * bytes), not a file? */
-int srv_dir_entry(const struct ckpt_file_info *f);
-/* Is the version committed (its files immutable)? */
-int srv_committed(const struct ckpt_version_info *info);
-/* Is dir (a path in the version) a prefix of its files?  1, 0 or an error. */
-int srv_is_dir(struct ckptfs *fs, const char *job, const char *version,
-	       const char *dir);
+/* vers.c: a version the mount shows from ckptd (srv_stat()): not failed or
+ * incomplete, and not one this mount holds (it shows those itself, VER.tmp
+ * as VER.tmp).  0 with *info, -ENOENT, or another error. */
+int ver_remote(struct ckptfs *fs, const char *job, const char *version,
+	       struct ckpt_version_info *info);
 /* A change to p in a version this mount does not hold: -EROFS if the
  * version exists, else -ENOENT (or the error of asking). */
-int srv_not_held(struct ckptfs *fs, const struct fs_path *p);
-
-/* ---- the kernel's caches of a file's other names (inval.c) -------------- */
-
-/* Mount paths whose cached attributes and pages the kernel is to drop. */
-struct fs_inval {
-	char **paths;             /* owned */
-	unsigned n;
-};
-
-/* Note every name of in but except (NULL: all), in ver; fs->mu held.
- * Nothing is noted, nor allocated, for a file whose only name is except. */
-void inval_note_locked(struct fs_inval *iv, const struct fs_version *ver,
-		       const struct fs_inode *in, const struct fs_node *except);
-/* Tell the kernel to drop what it caches for the noted names, and forget
- * them.  From a FUSE request other than a WRITE, with no lock of ours held
- * (inval.c says why). */
-void inval_send(struct fs_inval *iv);
-
-/* ---- write-behind (wbuf.c) ------------------------------------------------ */
-
-/* Write size bytes at off of node (path: its path now): buffered when
- * small and contiguous, else sent, after what the buffer holds.  ns held
- * for reading.  0 or an error. */
-int wb_write(struct ckptfs *fs, struct fs_version *ver, struct fs_node *node,
-	     const char *path, const void *buf, size_t size, uint64_t off);
-/* Send node's buffered bytes (and free the buffer if release). */
-int wb_flush_node(struct ckptfs *fs, struct fs_version *ver,
-		  struct fs_node *node, int release);
-/* Send and free every buffer of ver (ns held; for writing when the
- * namespace is about to change).  Bytes that cannot be sent fail the
- * version, here and in ckptd (its writer aborted). */
-int wb_flush_all(struct ckptfs *fs, struct fs_version *ver);
-/* Send every buffer of ver and keep them (fsync; ns held for reading):
- * one whose bytes find no staging (EINTR, ENOBUFS) keeps them and the
- * first such error is returned; the version does not fail for it. */
-int wb_send_all(struct ckptfs *fs, struct fs_version *ver);
-/* Drop every buffer unsent (abort, free). */
-void wb_free_all(struct fs_version *ver);
+int ver_not_held(struct ckptfs *fs, const struct fs_path *p);
+/* What the connection layer asks of the versions (fs->conn_ops). */
+extern const struct fs_conn_ops ver_conn_ops;
 
 /* ---- attributes (attr.c) ------------------------------------------------ */
 
@@ -640,53 +360,9 @@ int attr_flush_mtime(struct ckptfs *fs, struct fs_version *ver,
  * gid, times now. */
 void attr_new(struct ckpt_attr *a, mode_t mode);
 uint64_t attr_ns(const struct timespec *t);
-
-/* ---- operations ---------------------------------------------------------- */
-
-/* ns.c: the namespace */
-int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
-int fs_mkdir(const char *path, mode_t mode);
-int fs_rmdir(const char *path);
-int fs_unlink(const char *path);
-int fs_rename(const char *from, const char *to, unsigned int flags);
-int fs_link(const char *from, const char *to);
-int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
-int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
-int fs_utimens(const char *path, const struct timespec tv[2],
-	       struct fuse_file_info *fi);
-int fs_statfs(const char *path, struct statvfs *sv);
-
-/* dir.c: listings */
-int fs_opendir(const char *path, struct fuse_file_info *fi);
-int fs_releasedir(const char *path, struct fuse_file_info *fi);
-int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
-	       struct fuse_file_info *fi, enum fuse_readdir_flags flags);
-/* The path of a directory op: given, or kept by opendir. */
-const char *dir_path(const char *path, const struct fuse_file_info *fi);
-
-/* io.c: files */
-int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
-int fs_open(const char *path, struct fuse_file_info *fi);
-int fs_read(const char *path, char *buf, size_t size, off_t off,
-	    struct fuse_file_info *fi);
-off_t fs_lseek(const char *path, off_t off, int whence,
-	       struct fuse_file_info *fi);
-int fs_write(const char *path, const char *buf, size_t size, off_t off,
-	     struct fuse_file_info *fi);
-int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi);
-int fs_flush(const char *path, struct fuse_file_info *fi);
-int fs_release(const char *path, struct fuse_file_info *fi);
-int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
-int fs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi);
-int fs_fallocate(const char *path, int mode, off_t off, off_t len,
-		 struct fuse_file_info *fi);
-int fs_mknod(const char *path, mode_t mode, dev_t rdev);
-int fs_symlink(const char *target, const char *path);
-int fs_readlink(const char *path, char *buf, size_t size);
-int fs_setxattr(const char *path, const char *name, const char *value,
-		size_t size, int flags);
-int fs_getxattr(const char *path, const char *name, char *value, size_t size);
-int fs_listxattr(const char *path, char *list, size_t size);
-int fs_removexattr(const char *path, const char *name);
+/* st for a thing of mode, owner uid, size and time t (gid 0, st_nlink 2
+ * for a directory, else 1); what getattr shows before attr_apply(). */
+void attr_fill(struct stat *st, mode_t mode, uint32_t uid, uint64_t size,
+	       const struct timespec *t);
 
 #endif

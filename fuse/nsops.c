@@ -1,5 +1,5 @@
 /*
- * ns.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
+ * nsops.c - the namespace operations: getattr, mkdir, rmdir, unlink, rename,
  * link, chmod, chown and utimensat (recorded by attr.c), and statfs.
  *
  * Each operation resolves its path (path.c) to one of: the root, a leading
@@ -17,6 +17,12 @@
  * directories 0700 and files 0600 while this mount writes them, 0500 and
  * 0400 otherwise.  With default_permissions the kernel enforces them, so
  * the mount is no way around ckptd's rule.
+ *
+ * Layer: the operations (ops_i.h): the FUSE namespace operations, named
+ * in ckptfs.c's table.  They call down into the namespace layer (vers.c,
+ * tree.c, attr.c, path.c, pend.c, inomap.c), the write-behind (flushed
+ * before a change) and the connections (srv.c), and in their own layer
+ * inval.c.  Not to be confused with that layer's header, ns_i.h.
  */
 #include <errno.h>
 #include <stdio.h>      /* RENAME_NOREPLACE, RENAME_EXCHANGE */
@@ -24,7 +30,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "ckptfs_i.h"
+#include "ops_i.h"
 #include "namehash.h"
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -69,39 +75,6 @@ static uint64_t ino_hash(enum fs_kind kind, const char *job,
 		n = put_name(buf, n, path, CKPT_PATH_MAX2);
 	}
 	return name_hash64(buf, n) | 1ull << 63;
-}
-
-static void attr_fill(struct stat *st, mode_t mode, uint32_t uid,
-		      uint64_t size, const struct timespec *t)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_mode = mode;
-	st->st_nlink = S_ISDIR(mode) ? 2 : 1;
-	st->st_uid = uid;
-	st->st_gid = 0;
-	st->st_size = size;
-	st->st_blksize = FS_BLKSIZE;
-	st->st_blocks = (size + 511) / 512;
-	st->st_atim = st->st_mtim = st->st_ctim = *t;
-}
-
-/* A node of a held version; fs->mu held. */
-void node_attr(const struct fs_version *ver, const struct fs_node *n,
-	       struct stat *st)
-{
-	const struct fs_inode *in = n->in;
-	int rw = ver->state == V_OPEN;
-
-	if (n->is_dir) {
-		attr_fill(st, S_IFDIR | (rw ? FS_MODE_DIR : FS_MODE_RODIR),
-			  ver->uid, 0, &in->mtime);
-	} else {
-		attr_fill(st, S_IFREG | (rw ? FS_MODE_FILE : FS_MODE_ROFILE),
-			  ver->uid, in->size, &in->mtime);
-		st->st_nlink = tree_nlink(n);   /* 0: unlinked, still open */
-	}
-	st->st_ino = in->ino;
-	attr_apply(st, &in->attr, rw);
 }
 
 static struct timespec sealed_time(const struct ckptfs *fs,
@@ -181,7 +154,7 @@ static int attr_server(struct ckptfs *fs, const struct fs_path *p,
 	struct timespec t;
 	int ret;
 
-	ret = srv_version(fs, p->job, p->vdisp, &info);
+	ret = ver_remote(fs, p->job, p->vdisp, &info);
 	if (ret < 0)
 		return ret;
 	t = sealed_time(fs, &info);
@@ -324,7 +297,7 @@ static int mkdir_version(struct ckptfs *fs, const struct fs_path *p,
 	ver_put(fs, ver);
 	if (ver)
 		return -EEXIST;
-	ret = srv_version(fs, p->job, p->vdisp, &info);
+	ret = ver_remote(fs, p->job, p->vdisp, &info);
 	if (ret != -ENOENT)
 		return ret < 0 ? ret : -EEXIST;
 	return ver_begin(fs, p->job, p->vdisp, uid);
@@ -382,7 +355,7 @@ int fs_mkdir(const char *path, mode_t mode)
 		break;
 	case P_FILE:
 		ver = ver_find(fs, p.job, p.vdisp);
-		ret = ver ? mkdir_in(fs, ver, &p, mode) : srv_not_held(fs, &p);
+		ret = ver ? mkdir_in(fs, ver, &p, mode) : ver_not_held(fs, &p);
 		ver_put(fs, ver);
 		break;
 	}
@@ -477,7 +450,7 @@ int fs_rmdir(const char *path)
 	case P_FILE:
 		ver = ver_find(fs, p.job, p.vdisp);
 		if (!ver)
-			ret = srv_not_held(fs, &p);
+			ret = ver_not_held(fs, &p);
 		else if (p.kind == P_VERSION)
 			ret = ver_abort(fs, ver);
 		else
@@ -499,7 +472,7 @@ static int unlink_in(struct ckptfs *fs, struct fs_version *ver,
 	int ret;
 
 	pthread_rwlock_wrlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_flush_all(fs, &ver->wb);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0)
 		ret = ver_writable_locked(ver);
@@ -542,7 +515,7 @@ int fs_unlink(const char *path)
 	if (p.kind != P_FILE)
 		return -EISDIR;
 	ver = ver_find(fs, p.job, p.vdisp);
-	ret = ver ? unlink_in(fs, ver, &p) : srv_not_held(fs, &p);
+	ret = ver ? unlink_in(fs, ver, &p) : ver_not_held(fs, &p);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }
@@ -600,7 +573,7 @@ static int rename_in(struct ckptfs *fs, struct fs_version *ver,
 	if (path_is_marker(b))
 		return -EPERM;
 	pthread_rwlock_wrlock(&ver->ns);
-	ret = wb_flush_all(fs, ver);
+	ret = wb_flush_all(fs, &ver->wb);
 	pthread_mutex_lock(&fs->mu);
 	if (ret == 0)
 		ret = rename_check(ver, a, b, flags, &src, &dst, &dir, &base);
@@ -645,7 +618,7 @@ static int rename_version(struct ckptfs *fs, const struct fs_path *a,
 	int ret;
 
 	if (!ver)
-		return srv_not_held(fs, a);
+		return ver_not_held(fs, a);
 	if (ver->tmp && !strcmp(a->job, b->job) && !strcmp(b->vdisp, ver->name)) {
 		ret = ver_commit(fs, ver, "rename", 1);
 	} else {
@@ -682,7 +655,7 @@ int fs_rename(const char *from, const char *to, unsigned int flags)
 		return -EXDEV;
 	ver = ver_find(fs, a.job, a.vdisp);
 	if (!ver)
-		ret = srv_not_held(fs, &a);
+		ret = ver_not_held(fs, &a);
 	else if (b.kind != P_FILE || strcmp(a.job, b.job) ||
 		 strcmp(a.vdisp, b.vdisp))
 		ret = -EXDEV;
@@ -786,7 +759,7 @@ int fs_link(const char *from, const char *to)
 	    strcmp(a.vdisp, b.vdisp))
 		return -EXDEV;
 	ver = ver_find(fs, a.job, a.vdisp);
-	ret = ver ? link_in(fs, ver, &a, &b) : srv_not_held(fs, &a);
+	ret = ver ? link_in(fs, ver, &a, &b) : ver_not_held(fs, &a);
 	ver_put(fs, ver);
 	return fs_errno(ret);
 }
@@ -833,7 +806,7 @@ static int attr_change(const char *path, struct fuse_file_info *fi,
 			return 0;
 		ver = ver_find(fs, p.job, p.vdisp);
 		if (!ver)
-			return fs_errno(path_is_marker(&p) ? 0 : srv_not_held(fs, &p));
+			return fs_errno(path_is_marker(&p) ? 0 : ver_not_held(fs, &p));
 	}
 	pthread_rwlock_rdlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
