@@ -215,7 +215,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integ/%.o $(CKPT_A)
 # python3-numpy, python3-h5py, python3-torch and rsync are real clients the
 # FUSE and Python tests use; bc is for the benchmark scripts; curl scrapes the
 # metrics; slurmctld, slurmd, slurm-client and munge run t_slurm.
-DEB_PKGS := build-essential pkg-config liburing-dev libfuse3-dev fuse3 \
+DEB_PKGS := build-essential pkg-config python3 liburing-dev libfuse3-dev fuse3 \
 	    libzstd-dev libisal-dev libcunit1-dev libinih-dev libsodium-dev \
 	    libmicrohttpd-dev curl fio bc rsync \
 	    python3-numpy python3-h5py python3-torch \

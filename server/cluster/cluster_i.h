@@ -272,9 +272,9 @@ void sfetch_stripe(struct sfetch *f, uint64_t stripe, uint8_t *out);
 /* ---- degraded.c ----------------------------------------------------------- */
 
 /* t's READ (its lease range checked) of a file of a part (loc) whose
- * shards peers hold: decoded from them, t answered (reader.h:
- * read_answer()) when done.  0 (answered later), or -errno (nothing sent,
- * t still the caller's). */
+ * shards peers hold: decoded from them, t ended through t->done() (or
+ * t->drop() at shutdown).  0 (ended later), or -errno (nothing started, t
+ * still the caller's). */
 int degraded_read(struct cluster *cl, struct cluster_read *t,
 		  const struct part_loc *loc);
 

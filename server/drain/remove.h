@@ -13,7 +13,7 @@
 #ifndef CKPTD_REMOVE_H
 #define CKPTD_REMOVE_H
 
-#include <errno.h>
+#include <limits.h>
 
 #include "catalog.h"
 #include "ctx.h"
@@ -41,7 +41,7 @@ int remove_needs_disk(const struct ckptd *d, const struct version *v);
  * REMOVE_DROPPED (shutting down: nothing to answer; the next start reads
  * what the disk says).  Called exactly once per started removal.
  */
-#define REMOVE_DROPPED (-ECANCELED)
+#define REMOVE_DROPPED INT_MIN     /* no errno: never a real result */
 typedef void (*remove_done_fn)(void *arg, int status);
 /* Do rm kind of v on the pool and call done(arg, status) from the loop
  * once done.  0: started; or -ENOMEM / -errno: nothing started, done is
