@@ -141,8 +141,11 @@ $(CKPTD): $(call obj,$(SERVER_SRC)) $(CORE_A) tools/layers.py
 $(CKPTCTL): $(call obj,$(TOOLS_SRC)) $(CKPT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
 
-$(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(BUILD)/obj/lib/namehash.o $(CKPT_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS) $(SODIUM_LIBS)
+# ckptfs's four layers (conn, wb, ns, ops) are checked the same way as it
+# links (tests/layers_fuse.sh carries fuse/'s layer table).
+$(BUILD)/ckptfs: $(call obj,$(FUSE_SRC)) $(BUILD)/obj/lib/namehash.o $(CKPT_A) tests/layers_fuse.sh
+	$(Q)tests/layers_fuse.sh $(BUILD)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out tests/layers_fuse.sh,$^) $(FUSE_LIBS) $(LDLIBS) $(SODIUM_LIBS)
 
 # A FUSE file system that keeps no bytes: the ceiling row of
 # tools/bench_fuse.sh (make bench), not a part of ckpt.
