@@ -394,6 +394,22 @@ struct deferred {
 	char path[CKPT_PATH_MAX2 + 1];
 };
 
+/* A copy of req that outlives the handler: its names in the caller's
+ * buffers (job, version, path: CKPT_JOB_MAX + 1, CKPT_VERSION_MAX + 1 and
+ * CKPT_PATH_MAX2 + 1 bytes), no second path. */
+static void req_keep(struct proto_msg *dst, char *job, char *version,
+		     char *path, const struct proto_msg *src)
+{
+	*dst = *src;
+	snprintf(job, CKPT_JOB_MAX + 1, "%s", src->job);
+	snprintf(version, CKPT_VERSION_MAX + 1, "%s", src->version);
+	snprintf(path, CKPT_PATH_MAX2 + 1, "%s", src->path);
+	dst->job = job;
+	dst->version = version;
+	dst->path = path;
+	dst->path2 = "";
+}
+
 void reader_kick(struct ckptd *d, struct version *v)
 {
 	struct list *pos, *tmp;
@@ -420,14 +436,7 @@ static int defer(struct conn *c, struct version *v,
 		return -ENOMEM;
 	w->c = c;
 	w->v = v;
-	w->req = *req;
-	snprintf(w->job, sizeof(w->job), "%s", req->job);
-	snprintf(w->version, sizeof(w->version), "%s", req->version);
-	snprintf(w->path, sizeof(w->path), "%s", req->path);
-	w->req.job = w->job;
-	w->req.version = w->version;
-	w->req.path = w->path;
-	w->req.path2 = "";
+	req_keep(&w->req, w->job, w->version, w->path, req);
 	conn_get(c);
 	version_get(v);
 	list_add_tail(&v->deferred, &w->link);
@@ -640,14 +649,7 @@ void op_read(struct conn *c, const struct proto_msg *req)
 		goto out_reply;
 	t->d = c->d;
 	t->c = c;
-	t->req = *req;
-	snprintf(t->job, sizeof(t->job), "%s", req->job);
-	snprintf(t->version, sizeof(t->version), "%s", req->version);
-	snprintf(t->path, sizeof(t->path), "%s", req->path);
-	t->req.job = t->job;
-	t->req.version = t->version;
-	t->req.path = t->path;
-	t->req.path2 = "";
+	req_keep(&t->req, t->job, t->version, t->path, req);
 	ret = plan_file(c->d, req->job, req->version, (uint32_t)c->uid,
 			req->path, &t->plan, NULL, 0);
 	if (ret < 0) {
