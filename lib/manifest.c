@@ -47,17 +47,44 @@ size_t manifest_size(const struct manifest *m)
 	for (i = 0; i < m->nfiles; i++)
 		n += 2 + strlen(m->files[i].path) + 8 + MAN_ATTR_LEN + 4 +
 		     m->files[i].xlen + MAN_LINK_LEN;
-	return n + (size_t)m->nrecs * MAN_REC_LEN;
+	n += (size_t)m->nrecs * MAN_REC_LEN;
+	if (m->holders) {
+		const struct man_holders *h = m->holders;
+
+		n += 12;
+		for (i = 0; i + 1 < h->k + h->m && i < MAN_HOLDERS_MAX; i++)
+			n += 2 + strnlen(h->name[i], MAN_NODE_MAX + 1);
+	}
+	return n;
 }
 
-/* The format m is written in: 5 only if a path needs it (manifest.h). */
+int man_holders_check(const struct man_holders *h)
+{
+	uint32_t i, j;
+
+	if (!h->k || !h->m || h->k + h->m > MAN_HOLDERS_MAX + 1 || !h->gen)
+		return -CKPT_EPROTO;
+	for (i = 0; i + 1 < h->k + h->m; i++) {
+		if (name_check_node(h->name[i]))
+			return -CKPT_EBADNAME;
+		for (j = 0; j < i; j++)
+			if (!strcmp(h->name[i], h->name[j]))
+				return -CKPT_EPROTO;
+	}
+	return 0;
+}
+
+/* The format m is written in: 6 with a holder record, else 5 only if a
+ * path needs it (manifest.h). */
 static uint32_t man_format(const struct manifest *m)
 {
 	uint32_t i;
 
+	if (m->holders)
+		return MANIFEST_FORMAT;
 	for (i = 0; i < m->nfiles; i++)
 		if (strlen(m->files[i].path) > CKPT_PATH_MAX)
-			return MANIFEST_FORMAT;
+			return MANIFEST_FORMAT_V5;
 	return MANIFEST_FORMAT_V4;
 }
 
@@ -67,6 +94,8 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 	struct enc e;
 	uint32_t i;
 
+	if (m->holders && man_holders_check(m->holders))
+		return -EINVAL;
 	enc_init(&e, buf, cap);
 	enc_u64(&e, MANIFEST_MAGIC);
 	enc_u32(&e, man_format(m));
@@ -97,6 +126,15 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 		enc_u64(&e, r->file_off);
 		enc_u32(&e, r->len);
 		enc_u32(&e, r->crc);
+	}
+	if (m->holders) {
+		const struct man_holders *h = m->holders;
+
+		enc_u32(&e, h->k);
+		enc_u32(&e, h->m);
+		enc_u32(&e, h->gen);
+		for (i = 0; i + 1 < h->k + h->m; i++)
+			enc_str(&e, h->name[i]);
 	}
 	return enc_seal(&e);
 }
@@ -163,7 +201,7 @@ static int man_link_check(struct manifest *m, uint32_t i)
 /* The file table: m->nfiles validated paths, each its own allocation. */
 static int man_dec_files(struct dec *d, struct manifest *m, uint32_t format)
 {
-	size_t max = format >= MANIFEST_FORMAT ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
+	size_t max = format >= MANIFEST_FORMAT_V5 ? CKPT_PATH_MAX2 : CKPT_PATH_MAX;
 	char path[CKPT_PATH_MAX2 + 1];
 	uint32_t i;
 	int ret;
@@ -250,6 +288,29 @@ static int man_dec_recs(struct dec *d, struct manifest *m)
 	return 0;
 }
 
+static int man_dec_holders(struct dec *d, struct manifest *m)
+{
+	struct man_holders *h = calloc(1, sizeof(*h));
+	uint32_t i;
+
+	if (!h)
+		return -ENOMEM;
+	m->holders = h;
+	h->k = dec_u32(d);
+	h->m = dec_u32(d);
+	h->gen = dec_u32(d);
+	if (d->err)
+		return d->err;
+	if (!h->k || !h->m || h->k + h->m > MAN_HOLDERS_MAX + 1)
+		return -CKPT_EPROTO;
+	for (i = 0; i + 1 < h->k + h->m; i++) {
+		dec_str(d, h->name[i], MAN_NODE_MAX);
+		if (d->err)
+			return d->err;
+	}
+	return man_holders_check(h);
+}
+
 int manifest_decode(const void *buf, size_t len, struct manifest *m)
 {
 	uint32_t format = MANIFEST_FORMAT;
@@ -275,6 +336,11 @@ int manifest_decode(const void *buf, size_t len, struct manifest *m)
 	ret = man_dec_recs(&d, m);
 	if (ret)
 		goto out_release;
+	if (format >= MANIFEST_FORMAT) {
+		ret = man_dec_holders(&d, m);
+		if (ret)
+			goto out_release;
+	}
 	if (dec_left(&d)) {
 		ret = -CKPT_EPROTO;
 		goto out_release;
@@ -329,8 +395,10 @@ void manifest_release(struct manifest *m)
 	}
 	free(m->files);
 	free(m->recs);
+	free(m->holders);
 	m->files = NULL;
 	m->recs = NULL;
+	m->holders = NULL;
 	m->nfiles = 0;
 	m->nrecs = 0;
 }

@@ -41,9 +41,15 @@
  *                 size, attr and xattrs are the file's (this entry's
  *                 size and attr repeat them, xlen is 0)
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
+ *   holders (format 6 only): the part's holder record, struct man_holders:
+ *            u32 k; u32 m; u32 gen; k + m - 1 x str name (the node holding
+ *            shard 1, 2, ...; the node-name rule of nodes.h)
  *   u32 crc          CRC32C of every byte before it
  *
- * Formats: 5 is 4's layout with paths up to CKPT_PATH_MAX2 (4095) bytes
+ * Formats: 6 is 5's layout with the holder record after the records; it is
+ * written only for a part that has one (erasure-coded across peers), so a
+ * ckptd from before it refuses that manifest (-CKPT_EVERSION) and still
+ * reads every other.  5 is 4's layout with paths up to CKPT_PATH_MAX2 (4095) bytes
  * instead of CKPT_PATH_MAX (1024); it is written only for a version that
  * has such a path, so that a ckptd before it refuses that manifest by its
  * format (-CKPT_EVERSION) and still reads every other.  4 (written since
@@ -65,7 +71,8 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 5        /* paths up to CKPT_PATH_MAX2 */
+#define MANIFEST_FORMAT 6        /* the holder record */
+#define MANIFEST_FORMAT_V5 5     /* paths up to CKPT_PATH_MAX2, no holders */
 #define MANIFEST_FORMAT_V4 4     /* hard links; paths up to CKPT_PATH_MAX */
 #define MANIFEST_FORMAT_V3 3     /* no links; still read */
 #define MANIFEST_FORMAT_V2 2     /* no nparts; still read */
@@ -115,6 +122,27 @@ static inline uint64_t man_padded(uint64_t len)
 	return (len + 4095) & ~(uint64_t)4095;
 }
 
+/*
+ * Where a part's shards are: the holder record.  The owner chose the nodes
+ * (cluster/protect.c) and keeps shard 0; name[s - 1] holds shard s, for s
+ * in 1..k+m-1.  gen grows each time the owner places a shard anew (a holder
+ * replaced): of two records of one part, the one with the higher gen is the
+ * newer.  Names, not node indexes: a record stays true when the node list
+ * changes.
+ */
+#define MAN_HOLDERS_MAX 31       /* k + m - 1 at most (k + m <= 32) */
+#define MAN_NODE_MAX    63       /* PLACE_NAME_MAX */
+struct man_holders {
+	uint32_t k, m;
+	uint32_t gen;            /* >= 1 */
+	char name[MAN_HOLDERS_MAX][MAN_NODE_MAX + 1];
+};
+
+/* Is h a record decode would accept: k, m >= 1, k + m <= 32, gen >= 1, and
+ * k + m - 1 node names (names.h, name_check_node), no two the same?  0 or
+ * -CKPT_EPROTO / -CKPT_EBADNAME. */
+int man_holders_check(const struct man_holders *h);
+
 struct manifest {
 	uint64_t seq;
 	uint64_t sealed_ns;
@@ -130,15 +158,19 @@ struct manifest {
 	uint32_t nrecs;
 	struct man_file *files;
 	struct man_rec *recs;
+	struct man_holders *holders;  /* format 6; NULL: none (owned by the
+				       * manifest when decoded) */
 };
 
 /* Bytes manifest_encode() needs for m. */
 size_t manifest_size(const struct manifest *m);
-/* Encode into buf (cap >= manifest_size(m)).  Returns the length or
- * -EMSGSIZE. */
+/* Encode into buf (cap >= manifest_size(m)), in format 6 when m has a
+ * holder record, else 5 when a path needs it, else 4.  Returns the length
+ * or -EMSGSIZE (-EINVAL: a holder record man_holders_check refuses). */
 long manifest_encode(const struct manifest *m, void *buf, size_t cap);
-/* Decode and validate (format 1 to 4): magic, format, CRC, counts, names (names.h), record
- * bounds (file index, alignment, no overflow).  0 or -CKPT_EBADMAGIC,
+/* Decode and validate (formats 1 to 6): magic, format, CRC, counts, names
+ * (names.h), record bounds (file index, alignment, no overflow), the holder
+ * record (man_holders_check).  0 or -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */
 int manifest_decode(const void *buf, size_t len, struct manifest *m);
 void manifest_release(struct manifest *m);

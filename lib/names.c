@@ -75,6 +75,21 @@ int name_check_path(const char *path)
 	return name_check(path, CKPT_PATH_MAX2, true, -ENAMETOOLONG);
 }
 
+int name_check_node(const char *s)
+{
+	size_t i, n = strnlen(s, 64);
+
+	if (!n || n > 63 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return -CKPT_EBADNAME;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+		      s[i] == '_' || s[i] == '-'))
+			return -CKPT_EBADNAME;
+	return 0;
+}
+
 int name_utf8_len(const unsigned char *s)
 {
 	int n, i;

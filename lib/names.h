@@ -14,6 +14,9 @@
 int name_check_job(const char *job);
 int name_check_version(const char *version);
 int name_check_path(const char *path);
+/* A cluster node's name (nodes.h's rule): 1..63 bytes of [A-Za-z0-9._-],
+ * never "." or ".." (it names a directory of shards).  0 or -CKPT_EBADNAME. */
+int name_check_node(const char *node);
 
 /* Names are any bytes, but JSON and Prometheus labels are UTF-8: the
  * length of the valid UTF-8 sequence at s (1..4), or 0 where none starts

@@ -218,6 +218,8 @@ int place_compute(const struct place_node *nodes, uint32_t n, uint32_t k,
 	out->m = m;
 	out->ngroups = n / (k + m);
 	ndom = interleave(out, refs, dom, order, first, size);
+	out->dom = dom;
+	out->ndom = ndom;
 	assign_groups(out, refs, first, size, ndom, byszs, cnt, members);
 	memset(cnt, 0, n * sizeof(*cnt));
 	/* Members of a group in the round robin's order: neighbours are of
@@ -243,9 +245,11 @@ out_free:
 	free(size);
 	free(first);
 	free(order);
-	free(dom);
-	if (ret < 0)
+	if (ret < 0) {
+		if (!out->dom)
+			free(dom);
 		place_release(out);
+	}
 	return ret;
 }
 
@@ -254,7 +258,69 @@ void place_release(struct placement *p)
 	free(p->nodes);
 	free(p->group);
 	free(p->peers);
+	free(p->dom);
 	memset(p, 0, sizeof(*p));
+}
+
+/* Rank of candidate c for owner's next shard, lower first: its domain's
+ * shards so far, then whether it is of owner's group, then the distance of
+ * its group after owner's, then its distance after owner by id. */
+static uint64_t rank(const struct placement *p, uint32_t owner, uint32_t c,
+		     const uint32_t *cnt)
+{
+	uint32_t g = p->group[owner], cg = p->group[c];
+	uint64_t gd = (cg + p->ngroups - g) % p->ngroups;
+
+	return ((uint64_t)cnt[p->dom[c]] << 48) | (gd << 24) |
+	       ((c + p->n - owner) % p->n);
+}
+
+int place_choose(const struct placement *p, uint32_t owner,
+		 int (*ok)(void *arg, uint32_t node), void *arg,
+		 uint32_t *out)
+{
+	uint32_t w = p->k + p->m - 1, s, c, best;
+	uint32_t *cnt = calloc(p->ndom ? p->ndom : 1, sizeof(*cnt));
+	uint8_t *used = calloc(p->n, 1);
+	int ret = -ENOMEM;
+
+	if (!cnt || !used)
+		goto out_free;
+	used[owner] = 1;
+	cnt[p->dom[owner]]++;
+	/* The computed placement first, where its node may take the shard. */
+	for (s = 1; s <= w; s++) {
+		c = place_peer(p, owner, s);
+		out[s - 1] = UINT32_MAX;
+		if (!used[c] && ok(arg, c)) {
+			out[s - 1] = c;
+			used[c] = 1;
+			cnt[p->dom[c]]++;
+		}
+	}
+	ret = -EAGAIN;
+	for (s = 1; s <= w; s++) {
+		if (out[s - 1] != UINT32_MAX)
+			continue;
+		best = UINT32_MAX;
+		for (c = 0; c < p->n; c++) {
+			if (used[c] || !ok(arg, c))
+				continue;
+			if (best == UINT32_MAX ||
+			    rank(p, owner, c, cnt) < rank(p, owner, best, cnt))
+				best = c;
+		}
+		if (best == UINT32_MAX)
+			goto out_free;
+		out[s - 1] = best;
+		used[best] = 1;
+		cnt[p->dom[best]]++;
+	}
+	ret = 0;
+out_free:
+	free(used);
+	free(cnt);
+	return ret;
 }
 
 int place_find(const struct placement *p, const char *name)

@@ -46,6 +46,8 @@ struct placement {
 	uint32_t *peers;           /* node i's peers: peers[i * (k+m-1) + s-1]
 				    * holds shard s */
 	uint32_t worst;            /* most shards of one stripe in one domain */
+	uint32_t *dom;             /* domain id of node i, 0..ndom-1 */
+	uint32_t ndom;
 };
 
 /*
@@ -64,6 +66,20 @@ static inline uint32_t place_peer(const struct placement *p, uint32_t i,
 {
 	return p->peers[i * (p->k + p->m - 1) + s - 1];
 }
+/*
+ * The holders of a new part of node owner, around nodes that may not take
+ * a shard now (down, full): ok(arg, node) says whether node may.  For each
+ * shard s (1..k+m-1), out[s - 1] is place_peer()'s node where it may, else
+ * the best of the nodes left that may: the fewest shards of the stripe in
+ * its domain so far (the owner's counts), then a member of owner's group,
+ * then the group nearest after owner's, then the node nearest after owner.
+ * Never the owner, never one node twice.  0, -EAGAIN (fewer than k+m-1
+ * other nodes may; out partly filled), or -ENOMEM.
+ */
+int place_choose(const struct placement *p, uint32_t owner,
+		 int (*ok)(void *arg, uint32_t node), void *arg,
+		 uint32_t *out);
+
 /* Whole domains that may be lost with every stripe still readable:
  * m / worst (at least one node's loss is always survivable when m >= 1). */
 static inline uint32_t place_domains_lost_ok(const struct placement *p)

@@ -28,17 +28,7 @@
 
 int shardmeta_owner_ok(const char *s)
 {
-	size_t i, n = strnlen(s, PLACE_NAME_MAX + 1);
-
-	if (!n || n > PLACE_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-		      s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
+	return name_check_node(s) == 0;
 }
 
 /* k, m, shard, chunk and the stripe count that stream_len implies. */

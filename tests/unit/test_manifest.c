@@ -626,7 +626,7 @@ static void test_long_paths(void)
 	sample(&m);
 	sample_files[2].path = (char *)long_path(CKPT_PATH_MAX2);
 	n = encode(&m, img);
-	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT_V5);
 	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
 	CU_ASSERT_STRING_EQUAL(out.files[2].path, long_path(CKPT_PATH_MAX2));
 	manifest_release(&out);
@@ -649,6 +649,83 @@ static void test_long_paths(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADNAME);
 }
 
+/* The holder record (format 6): written only when a part has one, read
+ * back whole; every malformed record refused; format 4 still written and
+ * read without one. */
+static void test_holders(void)
+{
+	static uint8_t img[IMG_MAX];
+	struct man_holders h;
+	struct manifest m, out;
+	long n, n4;
+	uint32_t i;
+
+	sample(&m);
+	n4 = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT_V4);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n4, &out), 0);
+	CU_ASSERT_PTR_NULL(out.holders);
+	manifest_release(&out);
+
+	memset(&h, 0, sizeof(h));
+	h.k = 4;
+	h.m = 2;
+	h.gen = 3;
+	for (i = 0; i < 5; i++)
+		snprintf(h.name[i], sizeof(h.name[i]), "gpu-%02u.rack%u", i + 2, i);
+	m.holders = &h;
+	CU_ASSERT_EQUAL(manifest_size(&m), (size_t)n4 + 12 + 5 * (2 + 12));
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL((size_t)n, manifest_size(&m));
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out.holders);
+	CU_ASSERT_EQUAL(out.holders->k, 4);
+	CU_ASSERT_EQUAL(out.holders->m, 2);
+	CU_ASSERT_EQUAL(out.holders->gen, 3);
+	for (i = 0; i < 5; i++)
+		CU_ASSERT_STRING_EQUAL(out.holders->name[i], h.name[i]);
+	CU_ASSERT_EQUAL(out.nrecs, 5);
+	manifest_release(&out);
+	CU_ASSERT_PTR_NULL(out.holders);
+
+	/* Every cut of the record is refused. */
+	for (i = 1; i < 12 + 5 * 14; i += 7) {
+		memcpy(img + n - 4 - i, img + n - 4, 4);
+		fix_crc(img, n - i);
+		CU_ASSERT_NOT_EQUAL(decode(img, n - i), 0);
+		n = encode(&m, img);
+	}
+	/* Said to be format 5, the bytes left over are refused. */
+	put_le32(img + OFF_FORMAT, MANIFEST_FORMAT_V5);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+
+	/* Records encode refuses: two shards on one node, a bad name, k + m
+	 * past 32, gen 0. */
+	strcpy(h.name[3], h.name[1]);
+	CU_ASSERT_EQUAL(manifest_encode(&m, img, IMG_MAX), -EINVAL);
+	strcpy(h.name[3], "..");
+	CU_ASSERT_EQUAL(man_holders_check(&h), -CKPT_EBADNAME);
+	strcpy(h.name[3], "n/3");
+	CU_ASSERT_EQUAL(man_holders_check(&h), -CKPT_EBADNAME);
+	strcpy(h.name[3], "n3");
+	CU_ASSERT_EQUAL(man_holders_check(&h), 0);
+	h.k = 30;
+	h.m = 3;
+	CU_ASSERT_EQUAL(man_holders_check(&h), -CKPT_EPROTO);
+	h.k = 4;
+	h.m = 2;
+	h.gen = 0;
+	CU_ASSERT_EQUAL(man_holders_check(&h), -CKPT_EPROTO);
+	/* The same refusals on decode: a record edited after encoding. */
+	h.gen = 1;
+	n = encode(&m, img);
+	memcpy(img + n - 4 - 12, "gpu-03.rack1", 12); /* shard 5 as shard 2 */
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -666,6 +743,7 @@ int main(void)
 		{ "links", test_links },
 		{ "nparts", test_nparts },
 		{ "long_paths", test_long_paths },
+		{ "holders", test_holders },
 		{ NULL, NULL }
 	};
 

@@ -263,6 +263,88 @@ static void test_bad_input(void)
 	free(v);
 }
 
+/* place_choose(): a node that may not take a shard is replaced, by a
+ * member of the owner's group first, then of another group; the domains
+ * stay spread; the computed holders that may are kept in place. */
+struct down_set {
+	uint8_t down[64];
+};
+
+static int may_take(void *arg, uint32_t node)
+{
+	return !((struct down_set *)arg)->down[node];
+}
+
+static void check_choice(const struct placement *p, uint32_t owner,
+			 const struct down_set *ds, const uint32_t *out)
+{
+	uint32_t w = p->k + p->m - 1, s, t;
+
+	for (s = 0; s < w; s++) {
+		CU_ASSERT(out[s] < p->n);
+		CU_ASSERT(out[s] != owner);
+		CU_ASSERT(!ds->down[out[s]]);
+		for (t = 0; t < s; t++)
+			CU_ASSERT(out[s] != out[t]);
+		if (!ds->down[place_peer(p, owner, s + 1)])
+			CU_ASSERT_EQUAL(out[s], place_peer(p, owner, s + 1));
+	}
+}
+
+static void test_choose(void)
+{
+	struct place_node *v = make_nodes(16, 8);
+	struct down_set ds;
+	struct placement p;
+	uint32_t out[31], o, s, x, cnt[8];
+
+	CU_ASSERT_EQUAL_FATAL(place_compute(v, 16, 4, 2, &p), 0);
+	CU_ASSERT_EQUAL(p.ngroups, 2);
+	memset(&ds, 0, sizeof(ds));
+	/* All up: the computed placement. */
+	for (o = 0; o < 16; o++) {
+		CU_ASSERT_EQUAL(place_choose(&p, o, may_take, &ds, out), 0);
+		check_choice(&p, o, &ds, out);
+	}
+	/* Each holder of node 0 down in turn: replaced by a member of its
+	 * group when one is left, the domains still one shard each. */
+	for (s = 1; s <= 5; s++) {
+		memset(&ds, 0, sizeof(ds));
+		x = place_peer(&p, 0, s);
+		ds.down[x] = 1;
+		CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), 0);
+		check_choice(&p, 0, &ds, out);
+		CU_ASSERT(out[s - 1] != x);
+		CU_ASSERT_EQUAL(p.group[out[s - 1]], p.group[0]);
+		memset(cnt, 0, sizeof(cnt));
+		cnt[p.dom[0]]++;
+		for (o = 0; o < 5; o++)
+			cnt[p.dom[out[o]]]++;
+		for (o = 0; o < 8; o++)
+			CU_ASSERT(cnt[o] <= 1);
+	}
+	/* Every other member of node 0's group down: all its holders come
+	 * from the other group. */
+	memset(&ds, 0, sizeof(ds));
+	for (o = 1; o < 16; o++)
+		if (p.group[o] == p.group[0])
+			ds.down[o] = 1;
+	CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), 0);
+	check_choice(&p, 0, &ds, out);
+	for (s = 0; s < 5; s++)
+		CU_ASSERT(p.group[out[s]] != p.group[0]);
+	/* Fewer than 5 others may: -EAGAIN. */
+	memset(&ds, 0, sizeof(ds));
+	for (o = 1; o < 11; o++)
+		ds.down[o] = 1;
+	CU_ASSERT_EQUAL_FATAL(place_choose(&p, 0, may_take, &ds, out), 0);
+	check_choice(&p, 0, &ds, out);
+	ds.down[11] = 1;
+	CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), -EAGAIN);
+	place_release(&p);
+	free(v);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -273,6 +355,7 @@ int main(void)
 		{ "load", test_load },
 		{ "many_shapes", test_many_shapes },
 		{ "bad_input", test_bad_input },
+		{ "choose", test_choose },
 		{ NULL, NULL }
 	};
 
