@@ -197,8 +197,11 @@ void hold_on_held(struct cluster *cl, struct link *l, const uint8_t *f,
 		  size_t n, const struct peer_hdr *h);
 /* A link to owner came up: its parts are about to be announced again. */
 void hold_owner_up(struct cluster *cl, uint32_t owner);
-/* owner announced its part open_id since: its shards stay. */
-void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id);
+/* owner announced its part open_id since: its shards stay; with rec, the
+ * part's holder record as the owner has it PROTECTED, the shards held
+ * here that rec places on other nodes are dropped (superseded). */
+void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id,
+		  const struct man_holders *rec);
 /* SYNC: owner announced every part it has; the shards held of parts it did
  * not announce since its link came up are dropped. */
 void hold_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,

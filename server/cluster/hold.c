@@ -204,7 +204,8 @@ static int task_run(struct pool_task *t)
 	case H_SEAL:
 		return shardstore_seal(ht->h->root, &ht->m);
 	case H_DROP:
-		return shardstore_drop(ht->h->root, ht->owner, ht->open_id);
+		return shardstore_drop(ht->h->root, ht->owner, ht->open_id,
+				       ht->shard);
 	case H_VERIFY:
 		return verify_run(ht);
 	case H_GET:
@@ -233,7 +234,8 @@ static void task_free(struct hold_task *ht)
 	free(ht);
 }
 
-static void drop_submit(struct hold *h, const char *owner, uint64_t open_id);
+static void drop_submit(struct hold *h, const char *owner, uint64_t open_id,
+			uint32_t shard);
 
 /* Is a PUT or SEAL of owner's part open_id on the pool? */
 static int busy_with(const struct hold *h, const char *owner,
@@ -264,7 +266,7 @@ static void task_done(struct pool_task *t)
 		if (ret == 0)
 			ret = -ECANCELED;
 		if (!busy_with(h, ht->owner, ht->open_id))
-			drop_submit(h, ht->owner, ht->open_id);
+			drop_submit(h, ht->owner, ht->open_id, 0);
 	}
 	switch (ht->op) {
 	case H_PUT:
@@ -357,9 +359,10 @@ static int check_shard(struct cluster *cl, struct link *l, const char *owner,
 
 	if (id < 0 || (uint32_t)id != link_node(l))
 		return -EPERM;          /* only the owner sends its shards */
-	if (k != cl->place.k || m != cl->place.m ||
-	    place_peer(&cl->place, (uint32_t)id, shard) != cl->self)
-		return -EINVAL;         /* not a shard this node holds */
+	/* The owner chose this node (its holder record, protect.c): any
+	 * shard of a part coded as this cluster codes them. */
+	if (k != cl->place.k || m != cl->place.m || (uint32_t)id == cl->self)
+		return -EINVAL;
 	if (d->segs->capacity &&
 	    (bytes > d->segs->capacity ||
 	     d->segs->bytes + cl->hold->bytes + cl->hold->pending + bytes >
@@ -468,7 +471,10 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 	pool_submit(cl->d->pool, &ht->pt, 0);
 }
 
-static void drop_submit(struct hold *h, const char *owner, uint64_t open_id)
+/* Drop shard `shard` of owner's part open_id (0: all of them) on the
+ * pool. */
+static void drop_submit(struct hold *h, const char *owner, uint64_t open_id,
+			uint32_t shard)
 {
 	struct hold_task *ht = task_new(h, NULL, H_DROP, 0);
 
@@ -476,6 +482,7 @@ static void drop_submit(struct hold *h, const char *owner, uint64_t open_id)
 		return;        /* the next start's scan keeps them: harmless */
 	snprintf(ht->owner, sizeof(ht->owner), "%s", owner);
 	ht->open_id = open_id;
+	ht->shard = shard;
 	pool_submit(h->cl->d->pool, &ht->pt, 0);
 }
 
@@ -500,7 +507,7 @@ void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id)
 		}
 	}
 	if (!busy)
-		drop_submit(h, name, open_id);
+		drop_submit(h, name, open_id, 0);
 }
 
 void hold_on_sget(struct cluster *cl, struct link *l, const uint8_t *f,
@@ -623,19 +630,58 @@ void hold_owner_up(struct cluster *cl, uint32_t owner)
 		cl->hold->gen[owner]++;
 }
 
-void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id)
+/* Does rec, a whole holder record, give shard e to another node (or code
+ * the part otherwise)? */
+static int superseded(const struct cluster *cl, const struct held *e,
+		      const struct man_holders *rec)
+{
+	return e->m.k != rec->k || e->m.m != rec->m ||
+	       e->m.shard >= rec->k + rec->m ||
+	       strcmp(rec->name[e->m.shard - 1], cl_name(cl, cl->self));
+}
+
+/* Is a PUT or SEAL of owner's part open_id on the pool? */
+static int part_busy(const struct hold *h, const char *owner,
+		     uint64_t open_id)
+{
+	struct list *pos;
+
+	list_for_each(pos, &h->busy) {
+		struct hold_task *b = list_entry(pos, struct hold_task, busy);
+
+		if (!strcmp(b->owner, owner) && b->open_id == open_id)
+			return 1;
+	}
+	return 0;
+}
+
+void hold_confirm(struct cluster *cl, uint32_t owner, uint64_t open_id,
+		  const struct man_holders *rec)
 {
 	struct hold *h = cl->hold;
-	struct list *pos;
+	const char *name = cl_name(cl, owner);
+	struct list *pos, *tmp;
 
 	if (!h)
 		return;
-	list_for_each(pos, &h->held) {
+	list_for_each_safe(pos, tmp, &h->held) {
 		struct held *e = list_entry(pos, struct held, link);
+		uint32_t shard = e->m.shard;
 
-		if (e->m.open_id == open_id &&
-		    !strcmp(e->m.owner, cl_name(cl, owner)))
-			e->seen = h->gen[owner];
+		if (e->m.open_id != open_id || strcmp(e->m.owner, name))
+			continue;
+		e->seen = h->gen[owner];
+		if (!rec || !superseded(cl, e, rec) || part_busy(h, name, open_id))
+			continue;
+		/* The record is whole (the part PROTECTED on its owner):
+		 * every shard it names is durable where it says. */
+		log_printf(LOG_NOTICE, "cluster: %s's part %s/%s (%016llx) has shard %u on %s now: dropping the copy held here",
+			   name, e->m.job, e->m.version,
+			   (unsigned long long)open_id, shard,
+			   shard < rec->k + rec->m ? rec->name[shard - 1] : "no node");
+		held_forget(h, name, open_id, shard);
+		drop_submit(h, name, open_id, shard);
+		tmp = h->held.next;     /* held_forget may have freed tmp */
 	}
 }
 

@@ -438,7 +438,6 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		part_changed(cl, pp.job, pp.version);
 		return;
 	}
-	hold_confirm(cl, owner, pp.open_id);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p) {
@@ -475,6 +474,8 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 				   ckpt_strerror(ret));
 		}
 	}
+	hold_confirm(cl, owner, pp.open_id,
+		     (pp.copies & CKPT_COPY_PEERS) ? p->man.holders : NULL);
 	p->uid = pp.uid;
 	p->state = pp.state;
 	p->level = pp.level;

@@ -251,20 +251,23 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
 
 /* ---- seal ----------------------------------------------------------------- */
 
-/* The same seal: every field but crcs, and the manifest's bytes. */
-static int same_seal(const struct shard_meta *a, const struct shard_meta *b)
+/* The same shard: every field but crcs and the manifest. */
+static int same_shard(const struct shard_meta *a, const struct shard_meta *b)
 {
 	return !strcmp(a->owner, b->owner) && !strcmp(a->job, b->job) &&
 	       !strcmp(a->version, b->version) && a->uid == b->uid &&
 	       a->seq == b->seq && a->open_id == b->open_id &&
 	       a->k == b->k && a->m == b->m && a->shard == b->shard &&
 	       a->chunk == b->chunk && a->stream_len == b->stream_len &&
-	       a->nstripes == b->nstripes && a->manlen == b->manlen &&
-	       !memcmp(a->man, b->man, a->manlen);
+	       a->nstripes == b->nstripes;
 }
 
-/* Is the shard sealed already?  -ENOENT if not; 0 if so, the same way (the
- * record's crcs handed to m); -EEXIST if another way; -CKPT_ECORRUPT. */
+static int meta_write(const char *root, const struct shard_meta *m);
+
+/* Is the shard sealed already?  -ENOENT if not; 0 if so, the same shard
+ * (the record's crcs handed to m; a new manifest, the owner's holder record
+ * changed, is written over the old one first); -EEXIST if another shard;
+ * -CKPT_ECORRUPT. */
 static int sealed_already(const char *root, struct shard_meta *m)
 {
 	char path[PATH_MAX];
@@ -281,14 +284,21 @@ static int sealed_already(const char *root, struct shard_meta *m)
 	free(img);
 	if (ret)
 		return ret == -ENOMEM ? ret : -CKPT_ECORRUPT;
-	if (!same_seal(m, &old)) {
+	if (!same_shard(m, &old)) {
 		shardmeta_release(&old);
 		return -EEXIST;
 	}
 	m->crcs = old.crcs;
 	old.crcs = NULL;
+	ret = 0;
+	if (m->manlen != old.manlen || memcmp(m->man, old.man, m->manlen))
+		ret = meta_write(root, m);
 	shardmeta_release(&old);
-	return 0;
+	if (ret) {
+		free(m->crcs);
+		m->crcs = NULL;
+	}
+	return ret;
 }
 
 /* The .dat to seal, fsync'd and of the right size.  An empty shard's is
@@ -511,7 +521,7 @@ out_close:
 /* Unlink the files of part open_id in dir whose extension is ext.  Returns
  * how many went, or -errno. */
 static int unlink_ext(DIR *d, const char *dir, uint64_t open_id,
-		      const char *ext)
+		      uint32_t only, const char *ext)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -523,7 +533,7 @@ static int unlink_ext(DIR *d, const char *dir, uint64_t open_id,
 	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (parse_name(de->d_name, &id, &shard, &e) || id != open_id ||
-		    strcmp(e, ext))
+		    (only && shard != only) || strcmp(e, ext))
 			continue;
 		ret = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (ret < 0 || ret >= (int)sizeof(path))
@@ -536,7 +546,8 @@ static int unlink_ext(DIR *d, const char *dir, uint64_t open_id,
 	return n;
 }
 
-int shardstore_drop(const char *root, const char *owner, uint64_t open_id)
+int shardstore_drop(const char *root, const char *owner, uint64_t open_id,
+		    uint32_t shard)
 {
 	static const char *const order[] = { "meta", "dat", "tmp" };
 	char dir[PATH_MAX];
@@ -554,7 +565,7 @@ int shardstore_drop(const char *root, const char *owner, uint64_t open_id)
 	/* Records first, made durable, so that a crash part-way leaves only
 	 * bytes without records, which scan removes quietly. */
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		ret = unlink_ext(d, dir, open_id, order[i]);
+		ret = unlink_ext(d, dir, open_id, shard, order[i]);
 		if (ret > 0)
 			ret = sys_fsync_dir(dir);
 		if (ret < 0)

@@ -64,8 +64,10 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
  * stripes (stream_len 0) gets an empty .dat.  m->crcs must be NULL on entry
  * and every other field set as in SHARD_SEAL; m->man is the caller's.
  *
- * Idempotent: if the shard is sealed already with the same fields and
- * manifest, 0 (m->crcs set from the record; the .dat is not re-read).
+ * Idempotent: if the shard is sealed already with the same fields, 0
+ * (m->crcs set from the record; the .dat is not re-read); a manifest that
+ * differs (the owner's holder record changed) replaces the record's,
+ * durably, before that 0.
  *
  * On success m->crcs is a malloc'd array of m->nstripes the caller owns
  * (free() it, or shardmeta_release() when m->man is malloc'd too); on
@@ -75,7 +77,7 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
  *   -ENODATA        the .dat is missing or not nstripes * chunk bytes (a
  *                   chunk never arrived, or one past the end did): the
  *                   owner should resend the shard, or drop it
- *   -EEXIST         sealed already, with other fields or another manifest
+ *   -EEXIST         sealed already, with other fields
  *   -CKPT_ECORRUPT  a .meta is there but does not decode (scan sets it
  *                   aside; meanwhile the shard is not held)
  *   -ENOMEM, -errno of the file operations.
@@ -104,12 +106,13 @@ int shardstore_read(const char *root, const struct shard_meta *m,
 		    uint64_t stripe, void *buf);
 
 /*
- * Remove every shard of owner's part open_id: .meta first (so that none is
+ * Remove shard `shard` of owner's part open_id (0: every shard of it): .meta first (so that none is
  * held any more), then .dat and .tmp, with the directory fsync'd after
  * each step.  .bad files stay.  0 when nothing was there; -CKPT_EBADNAME,
  * -errno.
  */
-int shardstore_drop(const char *root, const char *owner, uint64_t open_id);
+int shardstore_drop(const char *root, const char *owner, uint64_t open_id,
+		    uint32_t shard);
 
 /* What shardstore_scan() found and did. */
 struct shardstore_scan_stats {

@@ -230,6 +230,7 @@ static void version_destroy(struct version *v)
 	free(v->fhash);
 	free(v->recs);
 	free(v->segs);
+	free(v->holders);
 	if (v->pfs) {
 		pfsman_release(v->pfs);
 		free(v->pfs);
@@ -615,6 +616,13 @@ int catalog_load(struct catalog *cat, const struct manifest *m)
 	 * segment headers: a manifest with another open_id is stale. */
 	v->open_id = m->open_id;
 	v->pfs_retired = m->level < CKPT_DRAINED && (m->flags & MAN_F_RETIRED);
+	if (m->holders) {
+		ret = -ENOMEM;
+		v->holders = malloc(sizeof(*v->holders));
+		if (!v->holders)
+			goto out_destroy;
+		*v->holders = *m->holders;
+	}
 	for (i = 0; i < m->nfiles; i++) {
 		ret = m->files[i].link ?
 		      version_link(v, m->files[i].link - 1, m->files[i].path) :

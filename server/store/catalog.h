@@ -75,6 +75,9 @@ struct version {
 	uint64_t sealed_ns;
 	uint64_t open_id;         /* written into segment headers */
 	uint64_t stored;          /* bytes written to segments */
+	struct man_holders *holders; /* where its shards are (the cluster's
+				   * holder record, kept in its manifest):
+				   * owned, NULL until protected once */
 	uint32_t refs;
 	int removed;              /* no longer in the catalog */
 	int removing;             /* an rm's disk work runs on the pool

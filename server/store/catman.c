@@ -37,6 +37,7 @@ int version_manifest(const struct version *v, uint32_t level,
 	if (v->pfs_retired && m->level < CKPT_DRAINED)
 		m->flags = MAN_F_RETIRED;
 	m->nparts = v->nparts;
+	m->holders = v->holders;          /* borrowed */
 	snprintf(m->job, sizeof(m->job), "%s", v->job->name);
 	snprintf(m->version, sizeof(m->version), "%s", v->name);
 	map = calloc(v->nfiles ? v->nfiles : 1, sizeof(*map));

@@ -179,7 +179,7 @@ static void drop_all(void)
 
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 4; j++)
-			CU_ASSERT_EQUAL(shardstore_drop(root, owners[i], ids[j]), 0);
+			CU_ASSERT_EQUAL(shardstore_drop(root, owners[i], ids[j], 0), 0);
 }
 
 static void test_round_trip(void)
@@ -236,6 +236,41 @@ static void test_round_trip(void)
 	sealed[0][0][1].seq = 8;
 	CU_ASSERT_EQUAL(shardstore_seal(root, &sealed[0][0][1]), -EEXIST);
 	CU_ASSERT_PTR_NULL(sealed[0][0][1].crcs);
+	/* The same shard with another manifest (a new holder record): the
+	 * record is rewritten with it, the crcs come back, and the next seal
+	 * with the first manifest is a change again. */
+	{
+		uint8_t man2[sizeof(man)], *img = NULL;
+		char path[PATH_MAX + 64];
+		struct shard_meta back;
+		size_t len = 0;
+		FILE *fp;
+
+		memcpy(man2, man, sizeof(man));
+		man2[0] ^= 0x5a;
+		meta_for(&sealed[0][0][1], "n3", 9, 1, 2);
+		sealed[0][0][1].man = man2;
+		CU_ASSERT_EQUAL(shardstore_seal(root, &sealed[0][0][1]), 0);
+		CU_ASSERT_PTR_NOT_NULL(sealed[0][0][1].crcs);
+		CU_ASSERT(sealed[0][0][1].crcs &&
+			  !memcmp(sealed[0][0][0].crcs, sealed[0][0][1].crcs, 8));
+		free(sealed[0][0][1].crcs);
+		snprintf(path, sizeof(path), "%s/n3/%016llx.1.meta", root, 9ull);
+		fp = fopen(path, "rb");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+		img = malloc(65536);
+		len = fread(img, 1, 65536, fp);
+		fclose(fp);
+		CU_ASSERT_EQUAL_FATAL(shardmeta_decode(img, len, &back), 0);
+		CU_ASSERT_EQUAL(back.manlen, sizeof(man));
+		CU_ASSERT(!memcmp(back.man, man2, sizeof(man)));
+		shardmeta_release(&back);
+		free(img);
+		meta_for(&sealed[0][0][1], "n3", 9, 1, 2);
+		CU_ASSERT_EQUAL(shardstore_seal(root, &sealed[0][0][1]), 0);
+		free(sealed[0][0][1].crcs);
+		sealed[0][0][1].crcs = NULL;
+	}
 	/* crcs already set: refused. */
 	CU_ASSERT_EQUAL(shardstore_seal(root, &sealed[0][0][0]), -EINVAL);
 	free(sealed[0][0][0].crcs);
@@ -418,13 +453,20 @@ static void test_drop(void)
 	put_seal(&b, "n1", 1, 2, 2);
 	put_seal(&c, "n1", 2, 1, 2);
 	put_range("n1", 1, 3, 0, 1);            /* an unsealed one too */
-	CU_ASSERT_EQUAL(shardstore_drop(root, "n1", 1), 0);
+	/* One shard alone: the others of its part stay. */
+	CU_ASSERT_EQUAL(shardstore_drop(root, "n1", 1, 2), 0);
+	CU_ASSERT(!present("n1", 1, 2, "meta") && !present("n1", 1, 2, "dat"));
+	CU_ASSERT(present("n1", 1, 1, "meta") && present("n1", 1, 1, "dat"));
+	CU_ASSERT(present("n1", 1, 3, "dat"));
+	free(b.crcs);
+	put_seal(&b, "n1", 1, 2, 2);
+	CU_ASSERT_EQUAL(shardstore_drop(root, "n1", 1, 0), 0);
 	CU_ASSERT(!present("n1", 1, 1, "meta") && !present("n1", 1, 1, "dat"));
 	CU_ASSERT(!present("n1", 1, 2, "meta") && !present("n1", 1, 2, "dat"));
 	CU_ASSERT(!present("n1", 1, 3, "dat"));
 	CU_ASSERT(present("n1", 2, 1, "meta") && present("n1", 2, 1, "dat"));
-	CU_ASSERT_EQUAL(shardstore_drop(root, "n1", 1), 0);   /* again */
-	CU_ASSERT_EQUAL(shardstore_drop(root, "nobody", 1), 0);
+	CU_ASSERT_EQUAL(shardstore_drop(root, "n1", 1, 0), 0);   /* again */
+	CU_ASSERT_EQUAL(shardstore_drop(root, "nobody", 1, 0), 0);
 	CU_ASSERT_EQUAL(shardstore_scan(root, NULL, NULL, &st), 0);
 	CU_ASSERT(st.held == 1 && !st.partial && !st.bad);
 	/* A dropped shard can be put and sealed anew. */
@@ -479,7 +521,7 @@ static void test_names(void)
 	for (i = 0; evil[i]; i++) {
 		CU_ASSERT_EQUAL(shardstore_put(root, evil[i], 1, 1, 0, buf,
 					       CHUNK), -CKPT_EBADNAME);
-		CU_ASSERT_EQUAL(shardstore_drop(root, evil[i], 1),
+		CU_ASSERT_EQUAL(shardstore_drop(root, evil[i], 1, 0),
 				-CKPT_EBADNAME);
 		meta_for(&m, "n1", 1, 1, 1);
 		snprintf(m.owner, sizeof(m.owner), "%s", evil[i]);
@@ -501,7 +543,7 @@ static void test_names(void)
 					       CHUNK), -ENAMETOOLONG);
 		meta_for(&m, "n1", 1, 1, 1);
 		CU_ASSERT_EQUAL(shardstore_seal(longroot, &m), -ENAMETOOLONG);
-		CU_ASSERT_EQUAL(shardstore_drop(longroot, "n1", 1),
+		CU_ASSERT_EQUAL(shardstore_drop(longroot, "n1", 1, 0),
 				-ENAMETOOLONG);
 	}
 	/* Nothing was made beside root. */
