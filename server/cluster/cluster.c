@@ -312,7 +312,7 @@ void cluster_tick(struct ckptd *d)
 			continue;
 		link_connect(cl, p);
 	}
-	protect_kick(cl);
+	protect_tick(cl);
 }
 
 void cluster_version_changed(struct ckptd *d, struct version *v)
@@ -419,22 +419,23 @@ int cluster_node_up(const struct ckptd *d, uint32_t node)
 	return node == cl->self || cl->peers[node].st == P_UP;
 }
 
-void cluster_reach(const struct ckptd *d, uint32_t owner,
+void cluster_reach(const struct ckptd *d, uint32_t owner, uint64_t open_id,
 		   struct cluster_reach *r)
 {
 	const struct cluster *cl = cl_of(d);
-	uint32_t s, h;
+	const struct man_holders *rec;
+	uint32_t s, w, ids[32];
 
 	memset(r, 0, sizeof(*r));
 	if (!cl || owner >= cl->place.n)
 		return;
-	r->k = cl->place.k;
-	for (s = 1; s < cl->place.k + cl->place.m; s++) {
-		h = place_peer(&cl->place, owner, s);
-		if (h == owner)
-			continue;
+	rec = holders_of(cl, owner, open_id, ids);
+	r->k = rec ? rec->k : cl->place.k;
+	w = rec ? rec->k + rec->m - 1 : cl->place.k + cl->place.m - 1;
+	for (s = 1; s <= w; s++) {
 		r->shards++;
-		r->reachable += cluster_node_up(d, h);
+		if (ids[s - 1] != HOLDER_NONE)
+			r->reachable += cluster_node_up(d, ids[s - 1]);
 	}
 }
 

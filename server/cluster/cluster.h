@@ -197,12 +197,13 @@ const char *cluster_node_name(const struct ckptd *d, uint32_t node);
 int cluster_node_up(const struct ckptd *d, uint32_t node);
 /* The index of the node named name, or -ENOENT (none such, no cluster). */
 int cluster_node_id(const struct ckptd *d, const char *name);
-/* How many of the shards of owner's parts this node can read now (held
- * here, or by a peer that is up), of how many peers hold them, and k. */
+/* How many of the shards of owner's part open_id this node can read now
+ * (held here, or by a peer that is up), of how many its holder record
+ * names, and k. */
 struct cluster_reach {
 	uint32_t reachable, shards, k;
 };
-void cluster_reach(const struct ckptd *d, uint32_t owner,
+void cluster_reach(const struct ckptd *d, uint32_t owner, uint64_t open_id,
 		   struct cluster_reach *r);
 /* The part of another node (or one this node is rebuilding) that shows
  * path, as caller sees the job.  0 or -ENOENT. */
@@ -213,6 +214,7 @@ struct cluster_part {
 				   * is the version's manifest (seq); else
 				   * node's part (part.<node>, sealed_ns) */
 	uint64_t seq;
+	uint64_t open_id;
 };
 int cluster_part_of(const struct ckptd *d, const char *job,
 		    const char *version, uint32_t caller, const char *path,
@@ -228,7 +230,7 @@ int cluster_seek_data(const struct ckptd *d, const char *job,
 		      const char *version, uint32_t caller, const char *path,
 		      uint64_t off, uint64_t end, uint64_t *data,
 		      uint64_t *len);
-/* Call fn(arg, owner, copies) for each sealed part of job/version other
+/* Call fn(arg, owner, open_id, copies) for each sealed part of job/version other
  * nodes hold, as a client of uid caller sees them (v: this node's part or
  * NULL), until fn returns nonzero: that value, or 0 when every part was
  * seen (also with no cluster). */
@@ -236,7 +238,7 @@ int cluster_each_sealed_part(const struct ckptd *d, const char *job,
 			     const char *version, const struct version *v,
 			     uint32_t caller,
 			     int (*fn)(void *arg, uint32_t owner,
-				       uint32_t copies),
+				       uint64_t open_id, uint32_t copies),
 			     void *arg);
 /* Call fn with the path of every file of job/version shown to caller: v's
  * live files (v: this node's part, or NULL), then those of other nodes'

@@ -12,6 +12,7 @@
  *   peerread.c reads of other nodes' files: forwarded, and served
  *   degraded.c reads of files whose node is down: decoded from shards
  *   sfetch.c   one stripe fetched from k holders and decoded
+ *   holders.c  where a part's shards are: its holder record
  *   rebuild.c  what holders keep of this node's parts; the rebuild
  *   rbwrite.c  one part of this node's written back from its shards
  *
@@ -64,6 +65,9 @@ struct peer {
 				   * UP (cluster_open() at first) */
 	uint64_t heard_ms;        /* last byte received on its UP link; 0:
 				   * never */
+	uint64_t refused_until_ms; /* it refused a shard for space: no new
+				   * shard is placed on it before then */
+	int32_t refused_err;
 };
 
 struct cluster {
@@ -214,6 +218,24 @@ void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
 /* Bytes of one shard in each stripe (protect.c writes, degraded.c reads). */
 #define PROTECT_CHUNK (1u << 20)
 
+/* ---- holders.c ---------------------------------------------------------- */
+
+/* No node: a record's name not in the node list (or the owner's own). */
+#define HOLDER_NONE UINT32_MAX
+/* ids[s - 1] (s = 1..k+m-1 of rec, or of the cluster's code without one):
+ * the node holding shard s of owner's part as rec says, or as place.h
+ * computes when rec is NULL (a part coded before records). */
+void holders_resolve(const struct cluster *cl, const struct man_holders *rec,
+		     uint32_t owner, uint32_t *ids);
+/* The holder record of owner's part open_id as this node knows it (its
+ * catalog's for its own part, else what parts.c heard), or NULL. */
+const struct man_holders *holders_record(const struct cluster *cl,
+					 uint32_t owner, uint64_t open_id);
+/* Both: the record (or NULL) returned, its nodes in ids. */
+const struct man_holders *holders_of(const struct cluster *cl,
+				     uint32_t owner, uint64_t open_id,
+				     uint32_t *ids);
+
 /* ---- protect.c ---------------------------------------------------------- */
 
 struct cluster_prot_status {
@@ -221,6 +243,11 @@ struct cluster_prot_status {
 	uint32_t done;            /* protected since start */
 	uint32_t failures;        /* attempts that failed since start */
 	uint64_t bytes_sent;      /* shard bytes acknowledged since start */
+	uint32_t reprotected;     /* parts protected again since start (a
+				   * holder down past reprotect_after) */
+	uint32_t replaced;        /* parts whose holders changed */
+	char waiting_for[200];    /* the first part that waits for holders,
+				   * and why ("" if none) */
 };
 
 int protect_open(struct cluster *cl);
@@ -230,6 +257,9 @@ void protect_close(struct cluster *cl);
 void protect_version(struct cluster *cl, struct version *v);
 /* Start what is due (a retry, a link up). */
 void protect_kick(struct cluster *cl);
+/* From the tick: re-protect the parts whose holders have been down past
+ * [cluster] reprotect_after; then protect_kick(). */
+void protect_tick(struct cluster *cl);
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
 
 /* ---- sfetch.c ------------------------------------------------------------ */
@@ -252,7 +282,9 @@ struct sfetch {
 	struct cluster *cl;
 	uint32_t owner;
 	uint64_t open_id;
-	uint32_t k, m;
+	uint32_t k, m;            /* the part's code (its holder record's) */
+	uint32_t holder[32];      /* node of shard s (HOLDER_NONE: none; 0:
+				   * the owner's copy) */
 	uint64_t stripe;
 	uint8_t *out;             /* k * PROTECT_CHUNK bytes, or NULL */
 	uint8_t *frag[32];        /* k + m chunks of PROTECT_CHUNK bytes */
@@ -320,6 +352,10 @@ void parts_announce(struct cluster *cl, const struct version *v);
  * error. */
 struct shard_meta;
 int parts_adopt(struct cluster *cl, const struct shard_meta *m);
+/* The holder record of owner's part open_id as announced (or learned from
+ * a shard held here, or adopted by a rebuild), or NULL. */
+const struct man_holders *parts_holders(const struct cluster *cl,
+					uint32_t owner, uint64_t open_id);
 /* A part of another node's known from a shard held here (m): listed and
  * read (through its owner, or decoded) until its owner says otherwise, so
  * that a node restarted while a peer is down still sees that peer's
@@ -364,11 +400,12 @@ struct rbwrite;
  * shutdown).  The write is freed after this returns. */
 typedef void (*rbwrite_fn)(void *arg, int err);
 /* Start: *out is set before done can run (it may run during the call).
- * *progress grows by the bytes of each stripe written.  0, or -errno (done
- * never runs). */
+ * held (bits by shard) and hnode[shard]: the holders that said they have
+ * each shard, asked over any other.  *progress grows by the bytes of each
+ * stripe written.  0, or -errno (done never runs). */
 int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
-		  uint64_t *progress, rbwrite_fn done, void *arg,
-		  struct rbwrite **out);
+		  uint32_t held, const uint32_t *hnode, uint64_t *progress,
+		  rbwrite_fn done, void *arg, struct rbwrite **out);
 /* From the tick: a stripe that waits for a free segment goes on. */
 void rbwrite_tick(struct rbwrite *w);
 /* Free a write that neither the pool nor a link holds (shutdown). */

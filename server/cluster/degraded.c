@@ -209,8 +209,6 @@ int degraded_read(struct cluster *cl, struct cluster_read *t,
 	if (!r)
 		return ret;
 	r->cl = cl;
-	r->k = cl->place.k;
-	r->m = cl->place.m;
 	r->off = req->off;
 	r->size = req->off >= loc->size ? 0 : loc->size - req->off;
 	if (r->size > req->len)
@@ -221,6 +219,8 @@ int degraded_read(struct cluster *cl, struct cluster_read *t,
 	ret = sfetch_init(&r->f, cl, loc->node, loc->open_id, on_stripe);
 	if (ret < 0)
 		goto out_free;
+	r->k = r->f.k;            /* the part's code, as its record says */
+	r->m = r->f.m;
 	snprintf(r->f.what, sizeof(r->f.what), "degraded read of %.130s", r->what);
 	ret = plan(r, loc->man, loc->fi);
 	if (ret < 0)

@@ -97,6 +97,22 @@ static struct rpart *rpart_find(const struct parts *ps, uint32_t owner,
 	return NULL;
 }
 
+const struct man_holders *parts_holders(const struct cluster *cl,
+					uint32_t owner, uint64_t open_id)
+{
+	struct list *pos;
+
+	if (!cl->parts)
+		return NULL;
+	list_for_each(pos, &cl->parts->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == owner && p->open_id == open_id)
+			return p->man.holders;
+	}
+	return NULL;
+}
+
 /* ---- announcing this node's parts ---------------------------------------- */
 
 static void on_part_reply(struct ckptd *d, void *arg, int status,

@@ -632,7 +632,8 @@ int cluster_part_of(const struct ckptd *d, const char *job,
 	    parts_locate(cl_of(d), job, version, caller, path, &loc) < 0)
 		return -ENOENT;
 	*out = (struct cluster_part){ loc.node, loc.copies, loc.uid, loc.size,
-				      loc.sealed_ns, loc.nparts, loc.seq };
+				      loc.sealed_ns, loc.nparts, loc.seq,
+				      loc.open_id };
 	return 0;
 }
 
@@ -640,7 +641,7 @@ int cluster_each_sealed_part(const struct ckptd *d, const char *job,
 			     const char *version, const struct version *v,
 			     uint32_t caller,
 			     int (*fn)(void *arg, uint32_t owner,
-				       uint32_t copies),
+				       uint64_t open_id, uint32_t copies),
 			     void *arg)
 {
 	const struct cluster *cl = cl_of(d);
@@ -653,7 +654,7 @@ int cluster_each_sealed_part(const struct ckptd *d, const char *job,
 	for_each_rpart(cl->parts, pos, p, job, version,
 		       owner_of(d, job, v, caller))
 		if (p->state == CKPT_ST_SEALED &&
-		    (ret = fn(arg, p->owner, p->copies)) != 0)
+		    (ret = fn(arg, p->owner, p->open_id, p->copies)) != 0)
 			return ret;
 	return 0;
 }

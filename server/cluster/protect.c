@@ -1,6 +1,7 @@
 /*
  * protect.c - this node's parts reach PROTECTED: each sealed local part is
- * erasure-coded and its shards sent to the peers that place.h names.
+ * erasure-coded and its shards sent to the peers this node chooses for it,
+ * its holders, named in the part's holder record (manifest.h).
  *
  * A part's stream is its manifest's data records, in manifest order, end
  * to end (zero records hold no bytes).  It is cut into stripes of k chunks
@@ -19,13 +20,27 @@
  * durable, the part gains CKPT_COPY_PEERS through version_reach(), which
  * writes the local manifest at PROTECTED.
  *
- * A part does not start until every holder has a link up.  A link that
- * goes down, or a holder that refuses, fails the attempt: it starts again
- * from the first stripe after a backoff (PROTECT_RETRY_MIN_MS doubling to
- * PROTECT_RETRY_MAX_MS); holders overwrite what they had.  A holder that
- * stops answering without closing its link stalls the part (and the parts
- * behind it): `ckptctl status` names it (cluster.c's lag report).  Shards
- * are not placed elsewhere meanwhile.
+ * Choosing holders (place_choose()): place.h's placement first; a node that
+ * is down past a grace (heartbeat_timeout, so that a restart is waited
+ * for), that refused a shard for space within PROTECT_FULL_MS, or that
+ * failed this part's last attempt is replaced by the next eligible node
+ * (its group first, the failure domains kept spread).  So a part reaches
+ * PROTECTED whenever k+m distinct nodes are up.  The record goes to every
+ * holder with SHARD_SEAL (in the manifest) and into the local manifest at
+ * PROTECTED; a change of the node list never moves an existing part.
+ *
+ * A link that goes down, or a holder that refuses, fails the attempt: it
+ * starts again from the first stripe, with that holder replaced, after
+ * PROTECT_RETRY_MIN_MS; a failure no holder is to blame for backs off
+ * (doubling to PROTECT_RETRY_MAX_MS).  Holders overwrite what they had.  A
+ * holder that stops answering without closing its link stalls the part
+ * (and the parts behind it) until the heartbeat takes its link down:
+ * `ckptctl status` names it (cluster.c's lag report).
+ *
+ * Re-protection: a PROTECTED part (not on the PFS) whose holder has been
+ * down longer than [cluster] reprotect_after loses PROTECTED and is
+ * protected again around that holder (protect_tick()); the shards of the
+ * holders kept are only sealed again with the new record, not resent.
  *
  * Threads: the loop thread, and the stripe task's run() on a worker, which
  * touches only its task and the job's read-only fields (recs, fds).
@@ -50,6 +65,10 @@
 #define PROTECT_WINDOW       4
 #define PROTECT_RETRY_MIN_MS 1000
 #define PROTECT_RETRY_MAX_MS 60000
+/* A holder that refused a shard for space gets no new one this long. */
+#define PROTECT_FULL_MS      60000
+/* How often protect_tick() looks for holders down past reprotect_after. */
+#define PROTECT_SCAN_MS      1000
 
 enum pj_state { PJ_WAIT, PJ_RUN, PJ_SEAL, PJ_REACH };
 
@@ -82,6 +101,17 @@ struct pjob {
 	uint32_t tries;
 	uint64_t retry_ms;
 	uint64_t started_ms;
+	/* This attempt's holders: hid[s - 1] holds shard s, as rec says. */
+	uint32_t hid[EC_MAX_FRAGS];
+	struct man_holders rec;
+	uint32_t keep;            /* bit s: shard s is sealed on its holder
+				   * already (a re-protection): not resent */
+	int reprotect;            /* queued by protect_tick() */
+	uint32_t blame;           /* the holder that failed the attempt, or
+				   * HOLDER_NONE */
+	uint32_t avoid[EC_MAX_FRAGS]; /* holders that failed this part */
+	uint32_t navoid;
+	char waiting_for[160];    /* why it has not started, for status */
 	/* The stripe task's scratch, kept from stripe to stripe (one task
 	 * of a job runs at a time): the encode tables, the k + m chunks and
 	 * a record buffer.  Freed with the attempt, never while a task runs. */
@@ -94,14 +124,24 @@ struct pjob {
 struct protect_q {
 	struct cluster *cl;
 	struct list jobs;
+	uint64_t scan_ms;         /* protect_tick()'s last scan */
+	uint32_t reprotected;     /* parts re-protected since start */
+	uint32_t replaced;        /* holders replaced (down, full, failed) */
 	uint64_t bytes_sent;      /* chunk bytes acknowledged since start */
 	uint32_t done;            /* parts protected since start */
 	uint32_t failures;        /* attempts that failed */
 };
 
+struct stripe_task;
+struct put_ref {                  /* one SHARD_PUT's reply */
+	struct stripe_task *st;
+	uint32_t node;
+};
+
 struct stripe_task {
 	struct pool_task pt;
 	struct pjob *j;
+	struct put_ref ref[EC_MAX_FRAGS];
 	uint64_t stripe;
 	uint32_t nframes;         /* k + m - 1 */
 	uint32_t acks;            /* replies still to come */
@@ -163,11 +203,34 @@ static int wanted(const struct version *v)
 	       !(v->copies & (CKPT_COPY_PEERS | CKPT_COPY_PFS));
 }
 
+/* Remember that node failed this part: its next attempt places around it
+ * (while another node can take the shard). */
+static void job_blame(struct pjob *j, uint32_t node, int err)
+{
+	struct cluster *cl = j->q->cl;
+	uint32_t i;
+
+	if (node == HOLDER_NONE || node >= cl->place.n)
+		return;
+	if (j->blame == HOLDER_NONE)
+		j->blame = node;
+	if (err == -ENOSPC || err == -EDQUOT) {
+		cl->peers[node].refused_until_ms = ckptd_now_ms() + PROTECT_FULL_MS;
+		cl->peers[node].refused_err = err;
+	}
+	for (i = 0; i < j->navoid; i++)
+		if (j->avoid[i] == node)
+			return;
+	if (j->navoid < EC_MAX_FRAGS)
+		j->avoid[j->navoid++] = node;
+}
+
 /* The attempt is over (err 0 or why not): retry, or drop the job. */
 static void job_end(struct pjob *j, int err)
 {
 	struct protect_q *q = j->q;
 	struct version *v = j->v;
+	uint64_t wait;
 
 	if (err == 0 || !wanted(v)) {
 		job_free(j);
@@ -183,13 +246,26 @@ static void job_end(struct pjob *j, int err)
 		return;
 	}
 	q->failures++;
-	j->tries++;
-	j->retry_ms = ckptd_now_ms() +
-		      (j->tries >= 7 ? PROTECT_RETRY_MAX_MS
-				     : (uint64_t)PROTECT_RETRY_MIN_MS << (j->tries - 1));
-	log_printf(LOG_WARNING, "protect: %s/%s: %s; again in %llu s",
-		   v->jobname, v->name, ckpt_strerror(err),
-		   (unsigned long long)(j->retry_ms - ckptd_now_ms()) / 1000);
+	if (j->blame != HOLDER_NONE) {
+		/* A holder failed it: the next attempt goes around that
+		 * holder, soon. */
+		wait = PROTECT_RETRY_MIN_MS;
+		log_printf(LOG_WARNING, "protect: %s/%s: holder %s: %s; placing its shard elsewhere, again in %llu s",
+			   v->jobname, v->name, cl_name(q->cl, j->blame),
+			   ckpt_strerror(err), (unsigned long long)wait / 1000);
+	} else {
+		j->tries++;
+		wait = j->tries >= 7 ? PROTECT_RETRY_MAX_MS
+				     : (uint64_t)PROTECT_RETRY_MIN_MS << (j->tries - 1);
+		log_printf(LOG_WARNING, "protect: %s/%s: %s; again in %llu s",
+			   v->jobname, v->name, ckpt_strerror(err),
+			   (unsigned long long)wait / 1000);
+	}
+	/* A re-protection whose kept shards were not there after all goes
+	 * whole next time. */
+	if (err == -ENODATA || err == -ENOENT)
+		j->keep = 0, j->reprotect = 0;
+	j->retry_ms = ckptd_now_ms() + wait;
 	job_reset(j);
 	j->st = PJ_WAIT;
 }
@@ -203,16 +279,95 @@ static void job_fail(struct pjob *j, int err)
 		job_end(j, j->err);
 }
 
-/* The holders of this node's shards all have a link up? */
-static int holders_up(const struct cluster *cl)
-{
-	const struct placement *p = &cl->place;
-	uint32_t s;
+/* ---- choosing holders ------------------------------------------------------ */
 
-	for (s = 1; s < p->k + p->m; s++)
-		if (cl->peers[place_peer(p, cl->self, s)].st != P_UP)
-			return 0;
-	return 1;
+enum elig { E_OK, E_WAIT, E_NO };
+
+/* May node take a new shard of j's part now?  E_WAIT: down, but not for
+ * long enough to place around it (a restart is waited for). */
+static enum elig eligible(const struct pjob *j, uint32_t node, uint64_t now)
+{
+	const struct cluster *cl = j->q->cl;
+	const struct peer *p = &cl->peers[node];
+	uint64_t grace = cl->hb_timeout_ms;
+	uint32_t i;
+
+	if (node == cl->self)
+		return E_NO;
+	for (i = 0; i < j->navoid; i++)
+		if (j->avoid[i] == node)
+			return E_NO;
+	if (now < p->refused_until_ms)
+		return E_NO;
+	if (p->st == P_UP)
+		return E_OK;
+	return now < p->since_ms + grace ? E_WAIT : E_NO;
+}
+
+static int may_take(void *arg, uint32_t node)
+{
+	struct pjob *j = arg;
+
+	return eligible(j, node, ckptd_now_ms()) == E_OK;
+}
+
+/* Choose this attempt's holders into j->hid and j->rec.  0; -EAGAIN: not
+ * now (a first choice within its grace, or too few nodes; waiting_for
+ * says which), the job waits. */
+static int choose_holders(struct pjob *j)
+{
+	struct cluster *cl = j->q->cl;
+	const struct man_holders *old = j->v->holders;
+	uint32_t w = cl->place.k + cl->place.m - 1, s, up = 0, i, old_ids[EC_MAX_FRAGS];
+	uint64_t now = ckptd_now_ms();
+	int ret;
+
+	for (s = 1; s <= w; s++) {
+		uint32_t c = place_peer(&cl->place, cl->self, s);
+
+		if (eligible(j, c, now) == E_WAIT) {
+			snprintf(j->waiting_for, sizeof(j->waiting_for),
+				 "holder %.63s down %llu s (grace %u s)",
+				 cl_name(cl, c),
+				 (unsigned long long)(now - cl->peers[c].since_ms) / 1000,
+				 cl->hb_timeout_ms / 1000);
+			return -EAGAIN;
+		}
+	}
+	ret = place_choose(&cl->place, cl->self, may_take, j, j->hid);
+	if (ret == -EAGAIN && j->navoid) {
+		j->navoid = 0;          /* better the failed ones than none */
+		ret = place_choose(&cl->place, cl->self, may_take, j, j->hid);
+	}
+	if (ret < 0) {
+		for (i = 0; i < cl->place.n; i++)
+			up += may_take(j, i);
+		snprintf(j->waiting_for, sizeof(j->waiting_for),
+			 "%u of the %u holders it needs can take shards", up, w);
+		return ret;
+	}
+	j->waiting_for[0] = '\0';
+	memset(&j->rec, 0, sizeof(j->rec));
+	j->rec.k = cl->place.k;
+	j->rec.m = cl->place.m;
+	for (s = 1; s <= w; s++)
+		snprintf(j->rec.name[s - 1], sizeof(j->rec.name[s - 1]), "%s",
+			 cl_name(cl, j->hid[s - 1]));
+	j->rec.gen = 1;
+	j->keep = 0;
+	if (old && old->k == j->rec.k && old->m == j->rec.m) {
+		holders_resolve(cl, old, cl->self, old_ids);
+		j->rec.gen = old->gen;
+		for (s = 1; s <= w; s++) {
+			if (old_ids[s - 1] == j->hid[s - 1])
+				j->keep |= j->reprotect ? 1u << s : 0;
+			else
+				j->rec.gen = old->gen + 1;
+		}
+		if (memcmp(old->name, j->rec.name, sizeof(old->name)))
+			j->q->replaced++;
+	}
+	return 0;
 }
 
 /* Start an attempt: the manifest, the stream's records. */
@@ -227,7 +382,10 @@ static int job_start(struct pjob *j)
 	uint32_t i, maxseg = 0;
 	int ret;
 
-	ret = catalog_manifest_encode(v, CKPT_LOCAL, &buf, &len);
+	ret = choose_holders(j);
+	if (ret < 0)
+		return ret;
+	ret = catalog_manifest_encode_as(v, CKPT_LOCAL, &j->rec, &buf, &len);
 	if (ret < 0)
 		return ret;
 	if (len > PEER_MAX_MAN) {
@@ -265,6 +423,7 @@ static int job_start(struct pjob *j)
 	snprintf(j->segdir, sizeof(j->segdir), "%s", dq(j->q)->segs->dir);
 	j->next = j->acked = 0;
 	j->err = 0;
+	j->blame = HOLDER_NONE;
 	j->st = PJ_RUN;
 	j->started_ms = ckptd_now_ms();
 	return 0;
@@ -365,6 +524,8 @@ static int stripe_run(struct pool_task *t)
 		size_t cap = PEER_FRAME_CAP(PROTECT_CHUNK);
 		int n;
 
+		if (j->keep & (1u << s))
+			continue;       /* its holder has it: not sent */
 		memset(&sh, 0, sizeof(sh));
 		snprintf(sh.owner, sizeof(sh.owner), "%s", cl_name(cl, cl->self));
 		snprintf(sh.job, sizeof(sh.job), "%s", j->v->jobname);
@@ -390,7 +551,9 @@ static int stripe_run(struct pool_task *t)
 		st->flen[s - 1] = (size_t)n;
 	}
 	/* The cap counts what goes on the wire. */
-	bwlimit_take(&j->q->cl->bw, (uint64_t)(k + m - 1) * PROTECT_CHUNK);
+	bwlimit_take(&j->q->cl->bw,
+		     (uint64_t)(k + m - 1 - __builtin_popcount(j->keep)) *
+		     PROTECT_CHUNK);
 	return 0;
 }
 
@@ -426,10 +589,14 @@ static void stripe_settled(struct stripe_task *st)
 static void on_put_reply(struct ckptd *d, void *arg, int status,
 			 const uint8_t *frame, size_t len)
 {
-	struct stripe_task *st = arg;
+	struct put_ref *ref = arg;
+	struct stripe_task *st = ref->st;
 
-	if (status < 0 && !st->err)
-		st->err = status;
+	if (status < 0) {
+		if (!st->err)
+			st->err = status;
+		job_blame(st->j, ref->node, status);
+	}
 	if (--st->acks == 0)
 		stripe_settled(st);
 }
@@ -450,20 +617,26 @@ static void stripe_done(struct pool_task *t)
 		return;
 	}
 	j->waiting++;
-	st->acks = st->nframes;
+	st->acks = 1;                       /* held until every frame went */
 	for (s = 1; s <= st->nframes; s++) {
-		ret = link_request(cl, place_peer(&cl->place, cl->self, s),
-				   st->frame[s - 1], st->flen[s - 1],
-				   st->seq[s - 1], 0, on_put_reply, st);
+		if (j->keep & (1u << s))
+			continue;           /* sealed there already */
+		st->acks++;
+		st->ref[s - 1] = (struct put_ref){ st, j->hid[s - 1] };
+		ret = link_request(cl, j->hid[s - 1], st->frame[s - 1],
+				   st->flen[s - 1], st->seq[s - 1], 0,
+				   on_put_reply, &st->ref[s - 1]);
 		st->frame[s - 1] = NULL;    /* the link's now */
 		if (ret < 0) {
 			if (!st->err)
 				st->err = ret;
-			if (--st->acks == 0) {
-				stripe_settled(st);
-				return;
-			}
+			job_blame(j, j->hid[s - 1], ret);
+			st->acks--;
 		}
+	}
+	if (--st->acks == 0) {
+		stripe_settled(st);
+		return;
 	}
 	pump(j);
 }
@@ -524,21 +697,39 @@ static void on_reached(struct ckptd *d, struct version *v, int err)
 	protect_kick(cl);
 }
 
+struct seal_ref {
+	struct pjob *j;
+	uint32_t node;
+};
+
 static void on_seal_reply(struct ckptd *d, void *arg, int status,
 			  const uint8_t *frame, size_t len)
 {
-	struct pjob *j = arg;
+	struct seal_ref *ref = arg;
+	struct pjob *j = ref->j;
+	struct version *v = j->v;
 
-	if (status < 0 && !j->err)
-		j->err = status;
+	if (status < 0) {
+		if (!j->err)
+			j->err = status;
+		job_blame(j, ref->node, status);
+	}
+	free(ref);
 	if (--j->seals)
 		return;
-	if (j->err || !wanted(j->v)) {
+	if (j->err || !wanted(v)) {
 		job_fail(j, j->err ? j->err : -ECANCELED);
 		return;
 	}
+	/* Every holder has its shard durable under the new record: it is
+	 * the part's now, written into its manifest at PROTECTED. */
+	if (!v->holders && !(v->holders = malloc(sizeof(*v->holders)))) {
+		job_fail(j, -ENOMEM);
+		return;
+	}
+	*v->holders = j->rec;
 	j->st = PJ_REACH;
-	version_reach(d, j->v, CKPT_COPY_PEERS, 0, LEVEL_DURABLE, on_reached);
+	version_reach(d, v, CKPT_COPY_PEERS, 0, LEVEL_DURABLE, on_reached);
 }
 
 static void send_seals(struct pjob *j)
@@ -555,6 +746,7 @@ static void send_seals(struct pjob *j)
 		size_t cap = PEER_FRAME_CAP(j->manlen);
 		uint32_t seq = link_seq(cl);
 		uint8_t *buf = malloc(cap);
+		struct seal_ref *ref = malloc(sizeof(*ref));
 		int len;
 
 		memset(&sl, 0, sizeof(sl));
@@ -573,18 +765,25 @@ static void send_seals(struct pjob *j)
 		sl.manlen = (uint32_t)j->manlen;
 		sl.man = j->man;
 		ret = -ENOMEM;
-		if (buf) {
+		if (buf && ref) {
+			*ref = (struct seal_ref){ j, j->hid[s - 1] };
 			len = peer_encode_seal(buf, cap, seq, &sl);
 			ret = len < 0 ? len
-			      : link_request(cl, place_peer(&cl->place, cl->self, s),
-					     buf, (size_t)len, seq, 0,
-					     on_seal_reply, j);
+			      : link_request(cl, j->hid[s - 1], buf,
+					     (size_t)len, seq, 0,
+					     on_seal_reply, ref);
 			if (len < 0)
 				free(buf);
+			if (ret == 0)
+				ref = NULL;         /* the reply's now */
+			buf = NULL;                 /* freed either way */
 		}
+		free(buf);
+		free(ref);
 		if (ret < 0) {
 			if (!j->err)
 				j->err = ret;
+			job_blame(j, j->hid[s - 1], ret);
 			if (--j->seals == 0) {
 				job_fail(j, j->err);
 				return;
@@ -632,8 +831,6 @@ void protect_kick(struct cluster *cl)
 			return;             /* one part at a time */
 		}
 	}
-	if (!holders_up(cl))
-		return;
 	/* The oldest part that is due; one waiting to retry lets the
 	 * younger ones go first. */
 	list_for_each_safe(pos, tmp, &q->jobs) {
@@ -646,6 +843,10 @@ void protect_kick(struct cluster *cl)
 		if (now < j->retry_ms)
 			continue;
 		ret = job_start(j);
+		if (ret == -EAGAIN) {
+			job_reset(j);       /* waits for holders: no failure */
+			continue;
+		}
 		if (ret < 0) {
 			job_end(j, ret);
 			continue;
@@ -681,6 +882,79 @@ void protect_version(struct cluster *cl, struct version *v)
 
 void protect_peer_up(struct cluster *cl, uint32_t node)
 {
+	protect_kick(cl);
+}
+
+/* The holder of v's shards that has been down past after ms (or is no
+ * longer in the node list), or HOLDER_NONE; *shard its shard. */
+static uint32_t holder_gone(const struct cluster *cl, const struct version *v,
+			    uint64_t now, uint64_t after, uint32_t *shard)
+{
+	uint32_t ids[EC_MAX_FRAGS], s, w;
+
+	holders_resolve(cl, v->holders, cl->self, ids);
+	w = v->holders ? v->holders->k + v->holders->m - 1
+		       : cl->place.k + cl->place.m - 1;
+	for (s = 1; s <= w; s++) {
+		const struct peer *p;
+
+		*shard = s;
+		if (ids[s - 1] == HOLDER_NONE)
+			return cl->self;   /* a node no longer listed */
+		p = &cl->peers[ids[s - 1]];
+		if (p->st != P_UP && now >= p->since_ms + after)
+			return ids[s - 1];
+	}
+	return HOLDER_NONE;
+}
+
+void protect_tick(struct cluster *cl)
+{
+	struct protect_q *q = cl->prot;
+	uint64_t now = ckptd_now_ms(), after;
+	struct list *jp, *vp, *pos;
+	uint32_t h, s;
+
+	if (!q || cl->stopping || now < q->scan_ms + PROTECT_SCAN_MS)
+		return;
+	q->scan_ms = now;
+	after = cl->d->conf->cluster_reprotect_after;
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *jb = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &jb->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->state != CKPT_ST_SEALED || v->removing ||
+			    (v->copies & (CKPT_COPY_LOCAL | CKPT_COPY_PEERS |
+					  CKPT_COPY_PFS)) !=
+			    (CKPT_COPY_LOCAL | CKPT_COPY_PEERS))
+				continue;
+			h = holder_gone(cl, v, now, after, &s);
+			if (h == HOLDER_NONE)
+				continue;
+			if (h == cl->self)
+				log_printf(LOG_NOTICE, "protect: %s/%s: the holder of shard %u, %s, is no longer a node of the cluster: placing the shard elsewhere",
+					   jb->name, v->name, s,
+					   v->holders ? v->holders->name[s - 1] : "?");
+			else
+				log_printf(LOG_NOTICE, "protect: %s/%s: holder %s of shard %u down for %llu s (reprotect_after %llu s): placing its shard elsewhere",
+					   jb->name, v->name, cl_name(cl, h), s,
+					   (unsigned long long)(now - cl->peers[h].since_ms) / 1000,
+					   (unsigned long long)after / 1000);
+			q->reprotected++;
+			/* Below full redundancy from now: LOCAL until the new
+			 * holder has its shard. */
+			version_reach(cl->d, v, 0, CKPT_COPY_PEERS, 0, NULL);
+			protect_version(cl, v);
+			list_for_each(pos, &q->jobs) {
+				struct pjob *j = list_entry(pos, struct pjob, link);
+
+				if (j->v == v && j->st == PJ_WAIT)
+					j->reprotect = 1;
+			}
+		}
+	}
 	protect_kick(cl);
 }
 
@@ -723,4 +997,16 @@ void protect_status(const struct cluster *cl, struct cluster_prot_status *s)
 	s->done = q->done;
 	s->failures = q->failures;
 	s->bytes_sent = q->bytes_sent;
+	s->reprotected = q->reprotected;
+	s->replaced = q->replaced;
+	list_for_each(pos, &q->jobs) {
+		const struct pjob *j = list_entry(pos, struct pjob, link);
+
+		if (j->st == PJ_WAIT && j->waiting_for[0]) {
+			snprintf(s->waiting_for, sizeof(s->waiting_for),
+				 "%.60s/%.40s: %.90s", j->v->jobname, j->v->name,
+				 j->waiting_for);
+			break;
+		}
+	}
 }

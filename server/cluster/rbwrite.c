@@ -365,10 +365,11 @@ static void next_stripe(struct rbwrite *j)
 }
 
 int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
-		  uint64_t *progress, rbwrite_fn done, void *arg,
-		  struct rbwrite **out)
+		  uint32_t held, const uint32_t *hnode, uint64_t *progress,
+		  rbwrite_fn done, void *arg, struct rbwrite **out)
 {
 	struct rbwrite *j = calloc(1, sizeof(*j));
+	uint32_t s;
 	int ret;
 
 	if (!j)
@@ -398,6 +399,10 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 	ret = sfetch_init(&j->f, cl, cl->self, m->open_id, on_stripe);
 	if (ret < 0)
 		goto out_free;
+	/* The holders that answered HELD, over what a record says. */
+	for (s = 1; s < m->k + m->m && s < 32; s++)
+		if (held & (1u << s))
+			j->f.holder[s] = hnode[s];
 	snprintf(j->f.what, sizeof(j->f.what), "rebuild of %.60s/%.60s",
 		 m->job, m->version);
 	snprintf(j->segdir, sizeof(j->segdir), "%s", cl->d->segs->dir);

@@ -83,6 +83,7 @@ struct rbpart {                  /* a part of this node's to rebuild */
 	struct list link;        /* in rb->parts, by seq */
 	struct shard_meta m;     /* the first record heard (man, no crcs) */
 	uint32_t held;           /* shards some holder said it has (bits) */
+	uint32_t hnode[32];      /* node that said it has shard s */
 	enum rb_state st;
 	int32_t err;
 	uint64_t retry_ms;
@@ -246,14 +247,15 @@ static int wanted(struct rebuild *rb, const struct shard_meta *m)
 	return 0;
 }
 
-/* A holder said it has shard m->shard of part m->open_id. */
-static void found(struct rebuild *rb, struct shard_meta *m)
+/* Holder node said it has shard m->shard of part m->open_id. */
+static void found(struct rebuild *rb, struct shard_meta *m, uint32_t node)
 {
 	struct rbpart *p = part_find(rb, m->open_id);
 	int ret;
 
 	if (p) {
 		p->held |= 1u << m->shard;
+		p->hnode[m->shard] = node;
 		return;
 	}
 	if (!wanted(rb, m))
@@ -267,6 +269,7 @@ static void found(struct rebuild *rb, struct shard_meta *m)
 	m->man = NULL;
 	m->crcs = NULL;
 	p->held = 1u << p->m.shard;
+	p->hnode[p->m.shard] = node;
 	ret = parts_adopt(rb->cl, &p->m);
 	if (ret < 0 && ret != -EEXIST) {
 		log_printf(LOG_ERR, "rebuild: %s/%s: its manifest does not decode: %s",
@@ -319,7 +322,7 @@ static void audit(struct rebuild *rb, uint32_t node)
 	struct cluster *cl = rb->cl;
 	struct inv *iv = &rb->inv[node];
 	struct list *jp, *vp;
-	uint32_t s;
+	uint32_t s, w, ids[32];
 
 	list_for_each(jp, &cl->d->cat->jobs) {
 		struct job *j = list_entry(jp, struct job, link);
@@ -331,8 +334,11 @@ static void audit(struct rebuild *rb, uint32_t node)
 			    (v->copies & (CKPT_COPY_LOCAL | CKPT_COPY_PEERS)) !=
 			    (CKPT_COPY_LOCAL | CKPT_COPY_PEERS))
 				continue;
-			for (s = 1; s < cl->place.k + cl->place.m; s++) {
-				if (place_peer(&cl->place, cl->self, s) != node ||
+			holders_resolve(cl, v->holders, cl->self, ids);
+			w = v->holders ? v->holders->k + v->holders->m - 1
+				       : cl->place.k + cl->place.m - 1;
+			for (s = 1; s <= w; s++) {
+				if (ids[s - 1] != node ||
 				    inv_has(iv, v->open_id, s))
 					continue;
 				log_printf(LOG_WARNING, "cluster: %s no longer holds shard %u of %s/%s: protecting it again",
@@ -387,13 +393,14 @@ static void on_held(struct ckptd *d, void *arg, int status,
 	}
 	iv->after_id = m.open_id;
 	iv->after_shard = m.shard;
+	/* Any peer may hold a shard of this node's (the part's holder
+	 * record chose it), and says so for itself. */
 	if (!strcmp(m.owner, cl_name(cl, cl->self)) &&
 	    m.k == cl->place.k && m.m == cl->place.m &&
-	    m.shard < m.k + m.m &&
-	    place_peer(&cl->place, cl->self, m.shard) == hr->node) {
+	    m.shard < m.k + m.m) {
 		inv_add(iv, m.open_id, m.shard);
 		if (rb->active)
-			found(rb, &m);
+			found(rb, &m, hr->node);
 	}
 	shardmeta_release(&m);
 	ask_held(rb, hr->node);
@@ -435,15 +442,11 @@ out_fail:
 	iv->retry_ms = ckptd_now_ms() + REBUILD_RETRY_MS;
 }
 
-/* Does node hold any shard of this node's stripes? */
+/* May node hold shards of this node's parts?  Any peer may: a part's
+ * holders are whatever its record says. */
 static int holds_mine(const struct cluster *cl, uint32_t node)
 {
-	uint32_t s;
-
-	for (s = 1; s < cl->place.k + cl->place.m; s++)
-		if (place_peer(&cl->place, cl->self, s) == node)
-			return 1;
-	return 0;
+	return node != cl->self;
 }
 
 void rebuild_peer_up(struct cluster *cl, uint32_t node)
@@ -494,7 +497,8 @@ static void job_start(struct rebuild *rb, struct rbpart *p)
 
 	p->st = RP_RUN;
 	rb->cur = p;
-	ret = rbwrite_start(rb->cl, &p->m, &rb->bytes_done, on_written, rb,
+	ret = rbwrite_start(rb->cl, &p->m, p->held, p->hnode, &rb->bytes_done,
+			    on_written, rb,
 			    &rb->job);
 	if (ret == 0)
 		return;
@@ -514,8 +518,7 @@ static unsigned reachable(const struct cluster *cl, const struct rbpart *p)
 	unsigned n = 0, s;
 
 	for (s = 1; s < cl->place.k + cl->place.m; s++)
-		if ((p->held & (1u << s)) &&
-		    cl->peers[place_peer(&cl->place, cl->self, s)].st == P_UP)
+		if ((p->held & (1u << s)) && cl->peers[p->hnode[s]].st == P_UP)
 			n++;
 	return n;
 }

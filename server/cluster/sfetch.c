@@ -4,7 +4,8 @@
  * reads and rebuilds.
  *
  * Chunk 0 of a stripe is in the owner's own copy, which is what is missing
- * when this runs; shards 1..k+m-1 are on the peers place.h names.  k of
+ * when this runs; shards 1..k+m-1 are on the peers the part's holder record
+ * names (holders.c; place.h's placement for a part coded before records).  k of
  * them are asked for at once from holders that are up (this node's own
  * shard is read from its store): data shards first, which need no decode
  * work, then parity.  Each chunk comes checked against its holder's CRC; one
@@ -36,9 +37,9 @@ static void fetch_more(struct sfetch *f);
 static int reachable(const struct sfetch *f, uint32_t s)
 {
 	const struct cluster *cl = f->cl;
-	uint32_t h = place_peer(&cl->place, f->owner, s);
+	uint32_t h = f->holder[s];
 
-	if (h == f->owner)
+	if (h == HOLDER_NONE)
 		return 0;              /* shard 0: the copy that is missing */
 	return h == cl->self || cl->peers[h].st == P_UP;
 }
@@ -100,7 +101,8 @@ static void chunk_back(struct sfetch *f, uint32_t s, int status)
 		f->bad[s] = 1;
 		log_printf(LOG_WARNING, "%s: shard %u of stripe %llu from %s: %s; trying another",
 			   f->what, s, (unsigned long long)f->stripe,
-			   cl_name(f->cl, place_peer(&f->cl->place, f->owner, s)),
+			   f->holder[s] == HOLDER_NONE ? "no node"
+						       : cl_name(f->cl, f->holder[s]),
 			   ckpt_strerror(status));
 	}
 	if (--f->pending == 0)
@@ -138,7 +140,7 @@ static void on_chunk_reply(struct ckptd *d, void *arg, int status,
 static int ask(struct sfetch *f, uint32_t s)
 {
 	struct cluster *cl = f->cl;
-	uint32_t h = place_peer(&cl->place, f->owner, s), seq;
+	uint32_t h = f->holder[s], seq;
 	struct schunk *sc = malloc(sizeof(*sc));
 	struct peer_sget g;
 	uint8_t *buf;
@@ -214,12 +216,16 @@ int sfetch_init(struct sfetch *f, struct cluster *cl, uint32_t owner,
 	uint32_t i;
 	int ret;
 
+	const struct man_holders *rec;
+
 	memset(f, 0, sizeof(*f));
 	f->cl = cl;
 	f->owner = owner;
 	f->open_id = open_id;
-	f->k = cl->place.k;
-	f->m = cl->place.m;
+	rec = holders_of(cl, owner, open_id, f->holder + 1);
+	f->holder[0] = HOLDER_NONE;
+	f->k = rec ? rec->k : cl->place.k;
+	f->m = rec ? rec->m : cl->place.m;
 	f->done = done;
 	snprintf(f->what, sizeof(f->what), "%s's part %016llx",
 		 cl_name(cl, owner), (unsigned long long)open_id);

@@ -351,9 +351,15 @@ static inline int version_level_busy(const struct version *v)
 int version_manifest(const struct version *v, uint32_t level,
 		     struct manifest *m);
 /* Encode v's manifest (its live files) as it would be at level: *buf
- * (malloc'd, the caller's) of *len bytes.  CPU only.  0 or -ENOMEM. */
+ * (malloc'd, the caller's) of *len bytes, with v's holder record.  CPU
+ * only.  0 or -ENOMEM. */
 int catalog_manifest_encode(const struct version *v, uint32_t level,
 			    void **buf, size_t *len);
+/* The same with the holder record holders (NULL: none) in place of v's:
+ * the manifest a part's new holders seal with (cluster/protect.c). */
+int catalog_manifest_encode_as(const struct version *v, uint32_t level,
+			       const struct man_holders *holders, void **buf,
+			       size_t *len);
 /* Write the encoded manifest of the version sealed as seq durably: to
  * <seq>.tmp, fsync, rename to <seq>.man, fsync the directory.  Blocking; safe
  * on any thread as long as no two calls for one seq overlap (level.c

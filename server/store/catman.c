@@ -106,6 +106,13 @@ out_unlink:
 int catalog_manifest_encode(const struct version *v, uint32_t level,
 			    void **buf, size_t *len)
 {
+	return catalog_manifest_encode_as(v, level, v->holders, buf, len);
+}
+
+int catalog_manifest_encode_as(const struct version *v, uint32_t level,
+			       const struct man_holders *holders, void **buf,
+			       size_t *len)
+{
 	struct manifest m;
 	size_t size;
 	long n;
@@ -114,6 +121,7 @@ int catalog_manifest_encode(const struct version *v, uint32_t level,
 	ret = version_manifest(v, level, &m);
 	if (ret < 0)
 		return ret;
+	m.holders = (struct man_holders *)holders;   /* read only */
 	size = manifest_size(&m);
 	*buf = malloc(size);
 	if (!*buf) {

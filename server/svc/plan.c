@@ -53,7 +53,8 @@ static void take(struct plan *p, uint32_t kind)
 /* SHARDS and PFS of a part of owner with copies; w gets the reasons (the
  * first source taken is described, the ones before it say why not). */
 static void tail_sources(const struct ckptd *d, uint32_t owner,
-			 uint32_t copies, struct plan *p, struct why *w)
+			 uint64_t open_id, uint32_t copies, struct plan *p,
+			 struct why *w)
 {
 	struct cluster_reach r;
 
@@ -64,7 +65,7 @@ static void tail_sources(const struct ckptd *d, uint32_t owner,
 		if (!p->n)
 			why_add(w, "evicted: its shards have no records");
 	} else if (copies & CKPT_COPY_PEERS) {
-		cluster_reach(d, owner, &r);
+		cluster_reach(d, owner, open_id, &r);
 		if (r.reachable >= r.k) {
 			if (!p->n)
 				why_add(w, "decoded from %u of %u shards reachable (%u needed)",
@@ -87,8 +88,8 @@ static void tail_sources(const struct ckptd *d, uint32_t owner,
 	}
 }
 
-uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint32_t copies,
-		   struct plan *p, char *why, size_t cap)
+uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint64_t open_id,
+		   uint32_t copies, struct plan *p, char *why, size_t cap)
 {
 	struct why w = { why, cap, 0 };
 	const char *name = cluster_node_name(d, owner);
@@ -109,7 +110,7 @@ uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint32_t copies,
 	} else {
 		why_add(&w, "this node's part has no copy here (rebuilding)");
 	}
-	tail_sources(d, owner, copies, p, &w);
+	tail_sources(d, owner, open_id, copies, p, &w);
 	return p->n;
 }
 
@@ -153,7 +154,7 @@ static void plan_own(const struct ckptd *d, const struct version *v,
 			   : "local copy evicted");
 	}
 	if (cluster_nodes(d))
-		tail_sources(d, p->node, v->copies, p, w);
+		tail_sources(d, p->node, v->open_id, v->copies, p, w);
 	else if ((version_remote(v) || (v->copies & CKPT_COPY_PFS)) &&
 		 drain_enabled(d)) {
 		if (!p->n)
@@ -187,8 +188,8 @@ int plan_file(struct ckptd *d, const char *job, const char *version,
 	 * come before the PFS while the part is known. */
 	if ((fi < 0 || v->no_part) &&
 	    cluster_part_of(d, job, version, caller, path, &cp) == 0) {
-		plan_part(d, cp.node, cp.copies | plan_pfs_whole(v), p, why,
-			  cap);
+		plan_part(d, cp.node, cp.open_id, cp.copies | plan_pfs_whole(v),
+			  p, why, cap);
 		p->size = cp.size;      /* after plan_part(), which zeroes p */
 	} else if (fi >= 0) {
 		p->size = v->files[fi].size;
@@ -211,13 +212,14 @@ struct unreadable {
 	const struct version *v;
 };
 
-static int part_unreadable(void *arg, uint32_t owner, uint32_t copies)
+static int part_unreadable(void *arg, uint32_t owner, uint64_t open_id,
+			   uint32_t copies)
 {
 	const struct unreadable *u = arg;
 	struct plan pl;
 
-	return !plan_part(u->d, owner, copies | plan_pfs_whole(u->v), &pl,
-			  NULL, 0);
+	return !plan_part(u->d, owner, open_id,
+			  copies | plan_pfs_whole(u->v), &pl, NULL, 0);
 }
 
 int plan_version_readable(const struct ckptd *d, const char *job,

@@ -61,11 +61,11 @@ int plan_file(struct ckptd *d, const char *job, const char *version,
 int plan_version_readable(const struct ckptd *d, const char *job,
 			  const char *version, const struct version *v,
 			  uint32_t caller);
-/* The sources of a part of another node (owner) with copies
+/* The sources of a part of another node (owner, its open_id) with copies
  * (CKPT_COPY_*), as plan_file() gives them (kinds into p, n returned);
  * why as there.  Called by parts.c for each part it knows. */
-uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint32_t copies,
-		   struct plan *p, char *why, size_t cap);
+uint32_t plan_part(const struct ckptd *d, uint32_t owner, uint64_t open_id,
+		   uint32_t copies, struct plan *p, char *why, size_t cap);
 /* CKPT_COPY_PFS if the whole version (this node's part v, or NULL) was
  * found published on the PFS, so that every other part is there too, or v
  * is a whole version found there of which this node holds no part

@@ -1,0 +1,77 @@
+/*
+ * holders.c - where the shards of a part are: its holder record (manifest.h,
+ * struct man_holders), read where the part is known, and the placement
+ * place.h computes for a part that has none (coded before records).
+ *
+ * The record of this node's own part is in its catalog (the version's
+ * manifest); that of another node's part came with the part's announcement
+ * (parts.c) or with a shard held here (its shard record has the manifest).
+ * A record names nodes: resolved here against the node list, a name that
+ * is no longer in it holds nothing this node can reach.
+ *
+ * Threads: the loop only.
+ */
+#include <string.h>
+
+#include "catalog.h"
+#include "cluster_i.h"
+
+void holders_resolve(const struct cluster *cl, const struct man_holders *rec,
+		     uint32_t owner, uint32_t *ids)
+{
+	uint32_t s, w = cl->place.k + cl->place.m - 1;
+	int id;
+
+	if (!rec) {
+		for (s = 1; s <= w; s++)
+			ids[s - 1] = place_peer(&cl->place, owner, s);
+		return;
+	}
+	w = rec->k + rec->m - 1;
+	for (s = 1; s <= w; s++) {
+		id = place_find(&cl->place, rec->name[s - 1]);
+		ids[s - 1] = id < 0 || (uint32_t)id == owner ? HOLDER_NONE
+							     : (uint32_t)id;
+	}
+}
+
+/* This node's own sealed part open_id, or NULL. */
+static struct version *own_part(const struct cluster *cl, uint64_t open_id)
+{
+	struct list *jp, *vp;
+
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->open_id == open_id && v->state == CKPT_ST_SEALED)
+				return v;
+		}
+	}
+	return NULL;
+}
+
+const struct man_holders *holders_record(const struct cluster *cl,
+					 uint32_t owner, uint64_t open_id)
+{
+	const struct man_holders *rec = NULL;
+	struct version *v;
+
+	if (owner == cl->self && (v = own_part(cl, open_id)))
+		rec = v->holders;
+	if (!rec)
+		rec = parts_holders(cl, owner, open_id);
+	return rec;
+}
+
+const struct man_holders *holders_of(const struct cluster *cl,
+				     uint32_t owner, uint64_t open_id,
+				     uint32_t *ids)
+{
+	const struct man_holders *rec = holders_record(cl, owner, open_id);
+
+	holders_resolve(cl, rec, owner, ids);
+	return rec;
+}
