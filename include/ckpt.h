@@ -181,6 +181,10 @@ enum ckpt_drain_state {
 	CKPT_DS_RETIRED,    /* was on the PFS; [drain] keep removed it */
 };
 
+/* Bytes of ckpt_version_info's holders (node names and spaces; a list
+ * longer than this ends at the last name that fits). */
+#define CKPT_HOLDERS_MAX 1023
+
 /* Where a version's copies are (ckpt_version_info.copies). */
 #define CKPT_COPY_LOCAL       0x1u /* readable from this node's store */
 #define CKPT_COPY_PFS         0x2u /* drained: readable from the PFS */
@@ -240,6 +244,14 @@ struct ckpt_version_info {
 	/* 1: an rm of this node's part was refused (CKPT_EUNPUBLISHED), so
 	 * the next rm removes the part from the PFS too; 0 otherwise. */
 	uint32_t rm_part_pfs;
+	/* A part's shards on its peers (ckpt_list_parts() in a cluster; 0
+	 * and "" elsewhere): of the shards its holders keep (k+m-1), how
+	 * many have their holder up now, and the holders as its holder record
+	 * names them, in shard order, separated by spaces ("" for a part never
+	 * erasure-coded). */
+	uint32_t shards;
+	uint32_t shards_up;
+	char holders[CKPT_HOLDERS_MAX + 1];
 };
 
 /*
@@ -382,6 +394,17 @@ struct ckpt_status {
 	uint64_t rebuild_bytes;
 	uint64_t rebuild_bytes_done;
 	char rebuild_waiting[256];
+	/* membership: this node's sealed parts below full redundancy now
+	 * (neither on the PFS nor with every shard's holder up: LOCAL only,
+	 * or PROTECTED with a holder down), parts protected again since start
+	 * (a holder down past [cluster] reprotect_after, or no longer
+	 * listed), parts placed on other holders than the computed ones
+	 * since start, and why the first part that waits for holders waits
+	 * ("" when none does) */
+	uint32_t parts_degraded;
+	uint32_t reprotect_done;
+	uint32_t holders_replaced;
+	char protect_waiting[256];
 };
 
 /* struct ckpt_status's rebuild_state. */

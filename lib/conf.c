@@ -151,6 +151,15 @@ static const struct conf_key conf_keys[] = {
 	  CONF_FIELD(cluster_port) },
 	{ "cluster", "heartbeat_timeout", CONF_MS, 500, 3600000, 0, NULL,
 	  "5000", CONF_FIELD(cluster_heartbeat_timeout) },
+	{ "cluster", "reprotect_after", CONF_MS, 1000, 604800000, 0, NULL,
+	  "600000", CONF_FIELD(cluster_reprotect_after) },
+	/* holder_reserve: free bytes of the store's file system that peers'
+	 * shards (held, reserved and being written) never take, kept for
+	 * this node's own checkpoints (beyond [ckptd] reserve).  0, the
+	 * default: a tenth of the store ([ckptd] capacity when set, else the
+	 * file system's size). */
+	{ "cluster", "holder_reserve", CONF_SIZE, 0, UINT64_MAX, 0, NULL, "0",
+	  CONF_FIELD(cluster_holder_reserve) },
 };
 
 #define CONF_NKEYS ARRAY_SIZE(conf_keys)

@@ -104,6 +104,13 @@ struct conf {
 	uint32_t cluster_port;         /* for nodes = slurm */
 	uint32_t cluster_heartbeat_timeout; /* ms: a link on which nothing
 					* was heard this long goes down */
+	uint32_t cluster_reprotect_after; /* ms: a holder down this long has
+					* its shards placed on other nodes */
+	uint64_t cluster_holder_reserve; /* bytes of the store's file system
+					* peers' shards must leave free for
+					* this node's own parts (beyond
+					* reserve); 0 = a tenth of the store
+					* (capacity, else the file system) */
 };
 
 struct conf_err {

@@ -276,8 +276,8 @@ static uint64_t rank(const struct placement *p, uint32_t owner, uint32_t c,
 }
 
 int place_choose(const struct placement *p, uint32_t owner,
-		 int (*ok)(void *arg, uint32_t node), void *arg,
-		 uint32_t *out)
+		 const uint32_t *first, int (*ok)(void *arg, uint32_t node),
+		 void *arg, uint32_t *out)
 {
 	uint32_t w = p->k + p->m - 1, s, c, best;
 	uint32_t *cnt = calloc(p->ndom ? p->ndom : 1, sizeof(*cnt));
@@ -288,11 +288,11 @@ int place_choose(const struct placement *p, uint32_t owner,
 		goto out_free;
 	used[owner] = 1;
 	cnt[p->dom[owner]]++;
-	/* The computed placement first, where its node may take the shard. */
+	/* The preferred nodes first, where they may take the shard. */
 	for (s = 1; s <= w; s++) {
-		c = place_peer(p, owner, s);
+		c = first ? first[s - 1] : place_peer(p, owner, s);
 		out[s - 1] = UINT32_MAX;
-		if (!used[c] && ok(arg, c)) {
+		if (c < p->n && !used[c] && ok(arg, c)) {
 			out[s - 1] = c;
 			used[c] = 1;
 			cnt[p->dom[c]]++;

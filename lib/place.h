@@ -67,9 +67,11 @@ static inline uint32_t place_peer(const struct placement *p, uint32_t i,
 	return p->peers[i * (p->k + p->m - 1) + s - 1];
 }
 /*
- * The holders of a new part of node owner, around nodes that may not take
- * a shard now (down, full): ok(arg, node) says whether node may.  For each
- * shard s (1..k+m-1), out[s - 1] is place_peer()'s node where it may, else
+ * The holders of a part of node owner, around nodes that may not take a
+ * shard now (down, full): ok(arg, node) says whether node may.  first:
+ * the preferred node of each shard (first[s - 1]; UINT32_MAX or a node
+ * past n: none), or NULL for place_peer()'s.  For each shard s
+ * (1..k+m-1), out[s - 1] is the preferred node where it may, else
  * the best of the nodes left that may: the fewest shards of the stripe in
  * its domain so far (the owner's counts), then a member of owner's group,
  * then the group nearest after owner's, then the node nearest after owner.
@@ -77,8 +79,8 @@ static inline uint32_t place_peer(const struct placement *p, uint32_t i,
  * other nodes may; out partly filled), or -ENOMEM.
  */
 int place_choose(const struct placement *p, uint32_t owner,
-		 int (*ok)(void *arg, uint32_t node), void *arg,
-		 uint32_t *out);
+		 const uint32_t *first, int (*ok)(void *arg, uint32_t node),
+		 void *arg, uint32_t *out);
 
 /* Whole domains that may be lost with every stripe still readable:
  * m / worst (at least one node's loss is always survivable when m >= 1). */

@@ -175,7 +175,7 @@ _Static_assert(PROTO_LIST_PARTS == 27 && PROTO_LIST_NODES == 28 &&
  * since names are never empty. */
 #define JOB_ENTRY_MIN     (2 + 1)
 #define VERSION_ENTRY_MIN (2 + 1 + 2 + 1 + 8 * 4 + 4 * 8 + 2 + 4 * 3 + 8 * 3 + 2 + \
-			   4 * 2 + 2 + 4 * 5)
+			   4 * 2 + 2 + 4 * 5 + 4 * 2 + 2)
 #define FILE_ENTRY_MIN    (2 + 1 + 8 + 4 + ATTR_ENC_LEN + 8 + 4 + 8)
 #define NODE_ENTRY_MIN    (2 + 1 + 2 + 4 * 2 + 8 * 4)
 #define PLAN_ENTRY_MIN    (2 + 1 + 8 + 4 * 2 + 2 + 2)
@@ -500,6 +500,9 @@ void proto_enc_version_entry(struct enc *e, const struct ckpt_version_info *v)
 	enc_u32(e, v->drain_tries);
 	enc_u32(e, v->drain_retry_ms);
 	enc_u32(e, v->rm_part_pfs);
+	enc_u32(e, v->shards);
+	enc_u32(e, v->shards_up);
+	enc_strn(e, v->holders, CKPT_HOLDERS_MAX);
 }
 
 void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
@@ -534,6 +537,11 @@ void proto_dec_version_entry(struct dec *d, struct ckpt_version_info *v)
 	v->drain_tries = dec_u32(d);
 	v->drain_retry_ms = dec_u32(d);
 	v->rm_part_pfs = dec_u32(d);
+	v->shards = dec_u32(d);
+	v->shards_up = dec_u32(d);
+	dec_str(d, v->holders, CKPT_HOLDERS_MAX);
+	if (v->shards_up > v->shards || v->shards > 31)
+		dec_fail(d, -CKPT_EPROTO);
 	if (v->rm_part_pfs > 1)
 		dec_fail(d, -CKPT_EPROTO);
 	if (v->state < CKPT_ST_OPEN || v->state > CKPT_ST_DAMAGED ||
@@ -685,6 +693,10 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u64(e, s->rebuild_bytes);
 	enc_u64(e, s->rebuild_bytes_done);
 	enc_strn(e, s->rebuild_waiting, sizeof(s->rebuild_waiting) - 1);
+	enc_u32(e, s->parts_degraded);
+	enc_u32(e, s->reprotect_done);
+	enc_u32(e, s->holders_replaced);
+	enc_strn(e, s->protect_waiting, sizeof(s->protect_waiting) - 1);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -735,6 +747,10 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->rebuild_bytes = dec_u64(d);
 	s->rebuild_bytes_done = dec_u64(d);
 	dec_str(d, s->rebuild_waiting, sizeof(s->rebuild_waiting) - 1);
+	s->parts_degraded = dec_u32(d);
+	s->reprotect_done = dec_u32(d);
+	s->holders_replaced = dec_u32(d);
+	dec_str(d, s->protect_waiting, sizeof(s->protect_waiting) - 1);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

@@ -317,6 +317,15 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	counter(f, "ckpt_protect_bytes_total",
 		"Shard bytes sent and acknowledged since start.",
 		st->protect_bytes);
+	gauge(f, "ckpt_parts_degraded",
+	      "This node's sealed parts below full redundancy (LOCAL only, or a holder down), not on the PFS.",
+	      st->parts_degraded);
+	counter(f, "ckpt_reprotect_total",
+		"Parts protected again since start: a holder down past reprotect_after, or no longer listed.",
+		st->reprotect_done);
+	counter(f, "ckpt_reprotect_holders_replaced_total",
+		"Parts placed on other holders than the computed ones since start.",
+		st->holders_replaced);
 	gauge(f, "ckpt_shards_held", "Shards held for peers.",
 	      st->shards_held);
 	gauge(f, "ckpt_shard_bytes", "Bytes of the shards held for peers.",

@@ -240,6 +240,11 @@ void ctl_json_version(struct jw *w, const struct ckpt_version_info *v)
 		}
 		jw_obj_end(w);
 	}
+	if (v->shards) {
+		jw_ku64(w, "shards", v->shards);
+		jw_ku64(w, "shards_up", v->shards_up);
+		jw_kstr(w, "holders", v->holders);
+	}
 	jw_ku64(w, "nparts", v->nparts ? v->nparts : 1);
 	jw_ku64(w, "parts_sealed", v->parts_sealed);
 	if (v->node[0])
@@ -380,6 +385,10 @@ static void status_json(const struct status_view *sv)
 	jw_ku64(&w, "rebuild_bytes", s->rebuild_bytes);
 	jw_ku64(&w, "rebuild_bytes_done", s->rebuild_bytes_done);
 	jw_kstr(&w, "rebuild_waiting", s->rebuild_waiting);
+	jw_ku64(&w, "parts_degraded", s->parts_degraded);
+	jw_ku64(&w, "reprotect_done", s->reprotect_done);
+	jw_ku64(&w, "holders_replaced", s->holders_replaced);
+	jw_kstr(&w, "protect_waiting", s->protect_waiting);
 	jw_obj_end(&w);
 	ctl_nodes_json(&w, sv->nodes, sv->nnodes);
 	jw_key(&w, "versions");
@@ -417,6 +426,11 @@ static void status_text(const struct status_view *sv)
 		       " protected since start, %s sent, %" PRIu32 " failed attempts\n",
 		       s->protect_queued, s->protect_done,
 		       fmt_size(a, s->protect_bytes), s->protect_failures);
+		printf("          %" PRIu32 " parts below full redundancy, %" PRIu32
+		       " re-protected since start, %" PRIu32 " placed around a holder\n",
+		       s->parts_degraded, s->reprotect_done, s->holders_replaced);
+		if (s->protect_waiting[0])
+			printf("          waiting: %s\n", s->protect_waiting);
 		printf("shards    %" PRIu64 " held for peers, %s%s",
 		       s->shards_held, fmt_size(a, s->shard_bytes),
 		       s->shards_bad ? ", " : "\n");
@@ -661,31 +675,73 @@ static void json_attr(struct jw *w, const struct ckpt_attr *a)
 		jw_ku64(w, "ctime_ns", a->ctime_ns);
 }
 
-/* The parts of a version over a cluster: node, state, level, files. */
+/* A part's SHARDS cell: "-" (never erasure-coded), "5/5", or "4/5 (n6
+ * down 3m)", naming the holders that are not up (nodes: the node table, n
+ * of them, or NULL). */
+static void fmt_shards(char *out, size_t cap, const struct ckpt_version_info *p,
+		       const struct ckpt_node_info *nodes, int nn)
+{
+	char names[CKPT_HOLDERS_MAX + 1], dur[FMT_LEN], *save, *h;
+	size_t len;
+	int i, first = 1;
+
+	if (!p->shards) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	len = (size_t)snprintf(out, cap, "%u/%u", p->shards_up, p->shards);
+	snprintf(names, sizeof(names), "%s", p->holders);
+	for (h = strtok_r(names, " ", &save); h && len < cap;
+	     h = strtok_r(NULL, " ", &save)) {
+		for (i = 0; i < nn && strcmp(nodes[i].name, h); i++)
+			;
+		if (i < nn && (nodes[i].state == CKPT_NODE_UP ||
+			       nodes[i].state == CKPT_NODE_SELF))
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%s%s %s",
+					first ? " (" : ", ", h,
+					i == nn ? "not listed" : "down");
+		if (i < nn && len < cap)
+			len += (size_t)snprintf(out + len, cap - len, " %s",
+						fmt_dur(dur, nodes[i].since_ms_ago * 1000000ull));
+		first = 0;
+	}
+	if (!first && len < cap)
+		snprintf(out + len, cap - len, ")");
+}
+
+/* The parts of a version over a cluster: node, state, level, files, and
+ * its shards readable now. */
 static void ls_parts(struct ctl *ctl, const char *job, const char *version)
 {
 	static const char *const heads[] = { "NODE", "STATE", "LEVEL", "FILES",
-					     "BYTES" };
+					     "BYTES", "SHARDS" };
 	struct ckpt_version_info *p = NULL;
-	char files[FMT_LEN], bytes[FMT_LEN];
+	struct ckpt_node_info *nodes = NULL;
+	char files[FMT_LEN], bytes[FMT_LEN], shards[256];
 	struct tbl t;
-	int n, i;
+	int n, i, nn;
 
 	n = ckpt_list_parts(ctl->c, job, version, &p, sizeof(*p));
 	if (n <= 0 || !p[0].node[0]) {
 		free(p);
 		return;
 	}
-	tbl_init(&t, 5, heads, "lllrr");
+	nn = ckpt_list_nodes(ctl->c, &nodes, sizeof(*nodes));
+	if (nn < 0)
+		nn = 0;
+	tbl_init(&t, 6, heads, "lllrrl");
 	for (i = 0; i < n; i++) {
 		snprintf(files, sizeof(files), "%" PRIu32, p[i].nfiles);
+		fmt_shards(shards, sizeof(shards), &p[i], nodes, nn);
 		tbl_add(&t, (const char *[]){ p[i].node,
 			ckpt_state_name(p[i].state), ckpt_level_name(p[i].level),
-			files, fmt_size(bytes, p[i].bytes) });
+			files, fmt_size(bytes, p[i].bytes), shards });
 	}
 	putchar('\n');
 	tbl_print(&t, stdout);
 	tbl_release(&t);
+	free(nodes);
 	free(p);
 }
 

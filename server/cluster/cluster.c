@@ -541,6 +541,11 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 	s->protect_done = ps.done;
 	s->protect_failures = ps.failures;
 	s->protect_bytes = ps.bytes_sent;
+	s->parts_degraded = ps.degraded;
+	s->reprotect_done = ps.reprotected;
+	s->holders_replaced = ps.replaced;
+	snprintf(s->protect_waiting, sizeof(s->protect_waiting), "%s",
+		 ps.waiting_for);
 	hold_status(cl, &s->shards_held, &s->shard_bytes, &s->shards_bad);
 	s->ec_k = cl->place.k;
 	s->ec_m = cl->place.m;

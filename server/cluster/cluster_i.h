@@ -236,6 +236,15 @@ const struct man_holders *holders_of(const struct cluster *cl,
 				     uint32_t owner, uint64_t open_id,
 				     uint32_t *ids);
 
+/* A part's shards, for its listing entry: info's shards (k+m-1 of rec, or
+ * of the cluster's code), shards_up (their holders up now) and holders
+ * (rec's names); nothing for a part with no record and no CKPT_COPY_PEERS
+ * in copies. */
+struct ckpt_version_info;
+void holders_info(const struct cluster *cl, uint32_t owner,
+		  const struct man_holders *rec, uint32_t copies,
+		  struct ckpt_version_info *info);
+
 /* ---- protect.c ---------------------------------------------------------- */
 
 struct cluster_prot_status {
@@ -246,6 +255,8 @@ struct cluster_prot_status {
 	uint32_t reprotected;     /* parts protected again since start (a
 				   * holder down past reprotect_after) */
 	uint32_t replaced;        /* parts whose holders changed */
+	uint32_t degraded;        /* sealed parts not on the PFS, LOCAL only
+				   * or with a holder down now */
 	char waiting_for[200];    /* the first part that waits for holders,
 				   * and why ("" if none) */
 };

@@ -11,6 +11,7 @@
  *
  * Threads: the loop only.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog.h"
@@ -74,4 +75,33 @@ const struct man_holders *holders_of(const struct cluster *cl,
 
 	holders_resolve(cl, rec, owner, ids);
 	return rec;
+}
+
+void holders_info(const struct cluster *cl, uint32_t owner,
+		  const struct man_holders *rec, uint32_t copies,
+		  struct ckpt_version_info *info)
+{
+	uint32_t ids[32], s, w;
+	size_t n = 0, len;
+
+	info->shards = info->shards_up = 0;
+	info->holders[0] = '\0';
+	if (!rec && !(copies & CKPT_COPY_PEERS))
+		return;                 /* never erasure-coded */
+	holders_resolve(cl, rec, owner, ids);
+	w = rec ? rec->k + rec->m - 1 : cl->place.k + cl->place.m - 1;
+	for (s = 1; s <= w; s++) {
+		const char *name = rec ? rec->name[s - 1] : cl_name(cl, ids[s - 1]);
+
+		info->shards++;
+		info->shards_up += ids[s - 1] != HOLDER_NONE &&
+				   (ids[s - 1] == cl->self ||
+				    cl->peers[ids[s - 1]].st == P_UP);
+		len = strlen(name);
+		if (n + !!n + len > CKPT_HOLDERS_MAX)
+			continue;       /* the list ends at the last that fits */
+		n += (size_t)snprintf(info->holders + n,
+				      sizeof(info->holders) - n, "%s%s",
+				      n ? " " : "", name);
+	}
 }

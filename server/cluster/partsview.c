@@ -327,6 +327,7 @@ int cluster_list_parts(struct ckptd *d, uint32_t caller,
 		info.nparts = v->nparts;
 		info.parts_sealed = v->state == CKPT_ST_SEALED;
 		snprintf(info.node, sizeof(info.node), "%s", part_node(cl, v));
+		holders_info(cl, cl->self, v->holders, v->copies, &info);
 		proto_enc_version_entry(e, &info);
 	}
 	for_each_rpart(cl->parts, pos, p, req->job, req->version, uid) {
@@ -347,6 +348,7 @@ int cluster_list_parts(struct ckptd *d, uint32_t caller,
 		info.nparts = p->nparts;
 		info.parts_sealed = p->state == CKPT_ST_SEALED;
 		info.slow_rank = -1;
+		holders_info(cl, p->owner, p->man.holders, p->copies, &info);
 		proto_enc_version_entry(e, &info);
 	}
 	out->end(out);

@@ -263,8 +263,10 @@ static void job_end(struct pjob *j, int err)
 	}
 	/* A re-protection whose kept shards were not there after all goes
 	 * whole next time. */
-	if (err == -ENODATA || err == -ENOENT)
-		j->keep = 0, j->reprotect = 0;
+	if (err == -ENODATA || err == -ENOENT) {
+		j->keep = 0;
+		j->reprotect = 0;
+	}
 	j->retry_ms = ckptd_now_ms() + wait;
 	job_reset(j);
 	j->st = PJ_WAIT;
@@ -311,21 +313,27 @@ static int may_take(void *arg, uint32_t node)
 	return eligible(j, node, ckptd_now_ms()) == E_OK;
 }
 
-/* Choose this attempt's holders into j->hid and j->rec.  0; -EAGAIN: not
- * now (a first choice within its grace, or too few nodes; waiting_for
- * says which), the job waits. */
+/* Choose this attempt's holders into j->hid and j->rec: the part's own
+ * record's where it has one of this code (a re-protection, a node list
+ * changed since), else place.h's; each replaced where it may not take a
+ * shard.  0; -EAGAIN: not now (a first choice within its grace, or too few
+ * nodes; waiting_for says which), the job waits. */
 static int choose_holders(struct pjob *j)
 {
 	struct cluster *cl = j->q->cl;
 	const struct man_holders *old = j->v->holders;
-	uint32_t w = cl->place.k + cl->place.m - 1, s, up = 0, i, old_ids[EC_MAX_FRAGS];
+	uint32_t w = cl->place.k + cl->place.m - 1, s, up = 0, i;
+	uint32_t first[EC_MAX_FRAGS];
 	uint64_t now = ckptd_now_ms();
-	int ret;
+	int ret, same;
 
+	if (old && (old->k != cl->place.k || old->m != cl->place.m))
+		old = NULL;             /* coded otherwise: coded anew */
+	holders_resolve(cl, old, cl->self, first);
 	for (s = 1; s <= w; s++) {
-		uint32_t c = place_peer(&cl->place, cl->self, s);
+		uint32_t c = first[s - 1];
 
-		if (eligible(j, c, now) == E_WAIT) {
+		if (c != HOLDER_NONE && eligible(j, c, now) == E_WAIT) {
 			snprintf(j->waiting_for, sizeof(j->waiting_for),
 				 "holder %.63s down %llu s (grace %u s)",
 				 cl_name(cl, c),
@@ -334,10 +342,11 @@ static int choose_holders(struct pjob *j)
 			return -EAGAIN;
 		}
 	}
-	ret = place_choose(&cl->place, cl->self, may_take, j, j->hid);
+	ret = place_choose(&cl->place, cl->self, first, may_take, j, j->hid);
 	if (ret == -EAGAIN && j->navoid) {
 		j->navoid = 0;          /* better the failed ones than none */
-		ret = place_choose(&cl->place, cl->self, may_take, j, j->hid);
+		ret = place_choose(&cl->place, cl->self, first, may_take, j,
+				   j->hid);
 	}
 	if (ret < 0) {
 		for (i = 0; i < cl->place.n; i++)
@@ -350,23 +359,19 @@ static int choose_holders(struct pjob *j)
 	memset(&j->rec, 0, sizeof(j->rec));
 	j->rec.k = cl->place.k;
 	j->rec.m = cl->place.m;
-	for (s = 1; s <= w; s++)
+	j->keep = 0;
+	same = 1;
+	for (s = 1; s <= w; s++) {
 		snprintf(j->rec.name[s - 1], sizeof(j->rec.name[s - 1]), "%s",
 			 cl_name(cl, j->hid[s - 1]));
-	j->rec.gen = 1;
-	j->keep = 0;
-	if (old && old->k == j->rec.k && old->m == j->rec.m) {
-		holders_resolve(cl, old, cl->self, old_ids);
-		j->rec.gen = old->gen;
-		for (s = 1; s <= w; s++) {
-			if (old_ids[s - 1] == j->hid[s - 1])
-				j->keep |= j->reprotect ? 1u << s : 0;
-			else
-				j->rec.gen = old->gen + 1;
-		}
-		if (memcmp(old->name, j->rec.name, sizeof(old->name)))
-			j->q->replaced++;
+		if (j->hid[s - 1] != first[s - 1])
+			same = 0;
+		else if (old && j->reprotect)
+			j->keep |= 1u << s;     /* sealed there already */
 	}
+	j->rec.gen = old ? old->gen + !same : 1;
+	if (!same)
+		j->q->replaced++;
 	return 0;
 }
 
@@ -856,28 +861,42 @@ void protect_kick(struct cluster *cl)
 	}
 }
 
-void protect_version(struct cluster *cl, struct version *v)
+/* Queue v (once); reprotect: the job keeps the shards its holders up
+ * have.  0 or -ENOMEM (logged). */
+static int job_queue(struct protect_q *q, struct version *v, int reprotect)
 {
-	struct protect_q *q = cl->prot;
 	struct list *pos;
 	struct pjob *j;
 
-	if (!q || !wanted(v))
-		return;
-	list_for_each(pos, &q->jobs)
-		if (list_entry(pos, struct pjob, link)->v == v)
-			return;
+	list_for_each(pos, &q->jobs) {
+		j = list_entry(pos, struct pjob, link);
+		if (j->v == v) {
+			if (j->st == PJ_WAIT)
+				j->reprotect |= reprotect;
+			return 0;
+		}
+	}
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		log_printf(LOG_ERR, "protect: %s/%s: out of memory; not protected until the next start",
 			   v->jobname, v->name);
-		return;
+		return -ENOMEM;
 	}
 	j->q = q;
 	j->v = v;
+	j->reprotect = reprotect;
+	j->blame = HOLDER_NONE;
 	version_get(v);
 	list_add_tail(&q->jobs, &j->link);
-	protect_kick(cl);
+	return 0;
+}
+
+void protect_version(struct cluster *cl, struct version *v)
+{
+	if (!cl->prot || !wanted(v))
+		return;
+	if (job_queue(cl->prot, v, 0) == 0)
+		protect_kick(cl);
 }
 
 void protect_peer_up(struct cluster *cl, uint32_t node)
@@ -912,7 +931,7 @@ void protect_tick(struct cluster *cl)
 {
 	struct protect_q *q = cl->prot;
 	uint64_t now = ckptd_now_ms(), after;
-	struct list *jp, *vp, *pos;
+	struct list *jp, *vp;
 	uint32_t h, s;
 
 	if (!q || cl->stopping || now < q->scan_ms + PROTECT_SCAN_MS)
@@ -945,14 +964,8 @@ void protect_tick(struct cluster *cl)
 			q->reprotected++;
 			/* Below full redundancy from now: LOCAL until the new
 			 * holder has its shard. */
+			job_queue(q, v, 1);     /* before the loss's event */
 			version_reach(cl->d, v, 0, CKPT_COPY_PEERS, 0, NULL);
-			protect_version(cl, v);
-			list_for_each(pos, &q->jobs) {
-				struct pjob *j = list_entry(pos, struct pjob, link);
-
-				if (j->v == v && j->st == PJ_WAIT)
-					j->reprotect = 1;
-			}
 		}
 	}
 	protect_kick(cl);
@@ -984,6 +997,31 @@ void protect_close(struct cluster *cl)
 	cl->prot = NULL;
 }
 
+/* Sealed parts of this node's, not on the PFS, short of a shard now:
+ * LOCAL only, or with a holder down. */
+static uint32_t degraded_parts(const struct cluster *cl)
+{
+	uint64_t now = ckptd_now_ms();
+	struct list *jp, *vp;
+	uint32_t n = 0, s;
+
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *jb = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &jb->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->state != CKPT_ST_SEALED || v->removing ||
+			    (v->copies & CKPT_COPY_PFS) ||
+			    !(v->copies & CKPT_COPY_LOCAL))
+				continue;
+			n += !(v->copies & CKPT_COPY_PEERS) ||
+			     holder_gone(cl, v, now, 0, &s) != HOLDER_NONE;
+		}
+	}
+	return n;
+}
+
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s)
 {
 	const struct protect_q *q = cl->prot;
@@ -999,6 +1037,7 @@ void protect_status(const struct cluster *cl, struct cluster_prot_status *s)
 	s->bytes_sent = q->bytes_sent;
 	s->reprotected = q->reprotected;
 	s->replaced = q->replaced;
+	s->degraded = degraded_parts(cl);
 	list_for_each(pos, &q->jobs) {
 		const struct pjob *j = list_entry(pos, struct pjob, link);
 

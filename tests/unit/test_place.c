@@ -303,7 +303,7 @@ static void test_choose(void)
 	memset(&ds, 0, sizeof(ds));
 	/* All up: the computed placement. */
 	for (o = 0; o < 16; o++) {
-		CU_ASSERT_EQUAL(place_choose(&p, o, may_take, &ds, out), 0);
+		CU_ASSERT_EQUAL(place_choose(&p, o, NULL, may_take, &ds, out), 0);
 		check_choice(&p, o, &ds, out);
 	}
 	/* Each holder of node 0 down in turn: replaced by a member of its
@@ -312,7 +312,7 @@ static void test_choose(void)
 		memset(&ds, 0, sizeof(ds));
 		x = place_peer(&p, 0, s);
 		ds.down[x] = 1;
-		CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), 0);
+		CU_ASSERT_EQUAL(place_choose(&p, 0, NULL, may_take, &ds, out), 0);
 		check_choice(&p, 0, &ds, out);
 		CU_ASSERT(out[s - 1] != x);
 		CU_ASSERT_EQUAL(p.group[out[s - 1]], p.group[0]);
@@ -329,18 +329,33 @@ static void test_choose(void)
 	for (o = 1; o < 16; o++)
 		if (p.group[o] == p.group[0])
 			ds.down[o] = 1;
-	CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), 0);
+	CU_ASSERT_EQUAL(place_choose(&p, 0, NULL, may_take, &ds, out), 0);
 	check_choice(&p, 0, &ds, out);
 	for (s = 0; s < 5; s++)
 		CU_ASSERT(p.group[out[s]] != p.group[0]);
+	/* Preferred nodes (a part's old record) are kept where they may;
+	 * one that may not is replaced. */
+	{
+		uint32_t pref[5] = { 9, 3, UINT32_MAX, 14, 7 };
+
+		memset(&ds, 0, sizeof(ds));
+		ds.down[14] = 1;
+		CU_ASSERT_EQUAL(place_choose(&p, 0, pref, may_take, &ds, out), 0);
+		CU_ASSERT_EQUAL(out[0], 9);
+		CU_ASSERT_EQUAL(out[1], 3);
+		CU_ASSERT_EQUAL(out[4], 7);
+		CU_ASSERT(out[2] != 14 && out[3] != 14 && out[2] != out[3]);
+		for (s = 0; s < 5; s++)
+			CU_ASSERT(out[s] != 0 && out[s] < 16);
+	}
 	/* Fewer than 5 others may: -EAGAIN. */
 	memset(&ds, 0, sizeof(ds));
 	for (o = 1; o < 11; o++)
 		ds.down[o] = 1;
-	CU_ASSERT_EQUAL_FATAL(place_choose(&p, 0, may_take, &ds, out), 0);
+	CU_ASSERT_EQUAL_FATAL(place_choose(&p, 0, NULL, may_take, &ds, out), 0);
 	check_choice(&p, 0, &ds, out);
 	ds.down[11] = 1;
-	CU_ASSERT_EQUAL(place_choose(&p, 0, may_take, &ds, out), -EAGAIN);
+	CU_ASSERT_EQUAL(place_choose(&p, 0, NULL, may_take, &ds, out), -EAGAIN);
 	place_release(&p);
 	free(v);
 }
