@@ -106,7 +106,10 @@ struct pjob {
 	struct man_holders rec;
 	uint32_t keep;            /* bit s: shard s is sealed on its holder
 				   * already (a re-protection): not resent */
-	int reprotect;            /* queued by protect_tick() */
+	int reprotect;            /* queued by protect_tick(): the part keeps
+				   * PEERS meanwhile */
+	int resend;               /* a holder kept lacked its shard: every
+				   * shard is sent */
 	uint32_t blame;           /* the holder that failed the attempt, or
 				   * HOLDER_NONE */
 	uint32_t avoid[EC_MAX_FRAGS]; /* holders that failed this part */
@@ -195,12 +198,28 @@ static void job_free(struct pjob *j)
 	free(j);
 }
 
-/* Is the job's version still one to protect? */
+/* Is v a part to protect: sealed, local, on neither the peers nor the
+ * PFS? */
 static int wanted(const struct version *v)
 {
 	return !v->removed && !v->removing && v->state == CKPT_ST_SEALED &&
 	       (v->copies & CKPT_COPY_LOCAL) &&
 	       !(v->copies & (CKPT_COPY_PEERS | CKPT_COPY_PFS));
+}
+
+/* Is the job's part still to protect?  A re-protection's part keeps
+ * CKPT_COPY_PEERS meanwhile: k of its shards are still readable, it is
+ * only below full redundancy. */
+static int job_wanted(const struct pjob *j)
+{
+	const struct version *v = j->v;
+
+	if (j->reprotect)
+		return !v->removed && !v->removing &&
+		       v->state == CKPT_ST_SEALED &&
+		       (v->copies & CKPT_COPY_LOCAL) &&
+		       !(v->copies & CKPT_COPY_PFS);
+	return wanted(v);
 }
 
 /* Remember that node failed this part: its next attempt places around it
@@ -232,7 +251,7 @@ static void job_end(struct pjob *j, int err)
 	struct version *v = j->v;
 	uint64_t wait;
 
-	if (err == 0 || !wanted(v)) {
+	if (err == 0 || !job_wanted(j)) {
 		job_free(j);
 		return;
 	}
@@ -263,10 +282,8 @@ static void job_end(struct pjob *j, int err)
 	}
 	/* A re-protection whose kept shards were not there after all goes
 	 * whole next time. */
-	if (err == -ENODATA || err == -ENOENT) {
-		j->keep = 0;
-		j->reprotect = 0;
-	}
+	if (err == -ENODATA || err == -ENOENT)
+		j->resend = 1;
 	j->retry_ms = ckptd_now_ms() + wait;
 	job_reset(j);
 	j->st = PJ_WAIT;
@@ -366,7 +383,7 @@ static int choose_holders(struct pjob *j)
 			 cl_name(cl, j->hid[s - 1]));
 		if (j->hid[s - 1] != first[s - 1])
 			same = 0;
-		else if (old && j->reprotect)
+		else if (old && j->reprotect && !j->resend)
 			j->keep |= 1u << s;     /* sealed there already */
 	}
 	j->rec.gen = old ? old->gen + !same : 1;
@@ -615,7 +632,7 @@ static void stripe_done(struct pool_task *t)
 	int ret;
 
 	j->encoding--;
-	if (t->result < 0 || j->err || !wanted(j->v)) {
+	if (t->result < 0 || j->err || !job_wanted(j)) {
 		job_fail(j, t->result < 0 ? t->result
 			    : j->err ? j->err : -ECANCELED);
 		stripe_free(st);
@@ -722,7 +739,7 @@ static void on_seal_reply(struct ckptd *d, void *arg, int status,
 	free(ref);
 	if (--j->seals)
 		return;
-	if (j->err || !wanted(v)) {
+	if (j->err || !job_wanted(j)) {
 		job_fail(j, j->err ? j->err : -ECANCELED);
 		return;
 	}
@@ -811,7 +828,7 @@ static void pump(struct pjob *j)
 		}
 	}
 	if (j->acked == j->nstripes && !j->encoding && !j->waiting) {
-		if (!wanted(j->v))      /* removed while its stripes went */
+		if (!job_wanted(j))     /* removed while its stripes went */
 			job_fail(j, -ECANCELED);
 		else
 			send_seals(j);
@@ -831,7 +848,7 @@ void protect_kick(struct cluster *cl)
 		struct pjob *j = list_entry(pos, struct pjob, link);
 
 		if (j->st != PJ_WAIT) {
-			if (!wanted(j->v) && j->st == PJ_RUN)
+			if (!job_wanted(j) && j->st == PJ_RUN)
 				job_fail(j, -ECANCELED);
 			return;             /* one part at a time */
 		}
@@ -841,7 +858,7 @@ void protect_kick(struct cluster *cl)
 	list_for_each_safe(pos, tmp, &q->jobs) {
 		struct pjob *j = list_entry(pos, struct pjob, link);
 
-		if (!wanted(j->v)) {
+		if (!job_wanted(j)) {
 			job_free(j);
 			continue;
 		}
@@ -861,21 +878,26 @@ void protect_kick(struct cluster *cl)
 	}
 }
 
-/* Queue v (once); reprotect: the job keeps the shards its holders up
- * have.  0 or -ENOMEM (logged). */
-static int job_queue(struct protect_q *q, struct version *v, int reprotect)
+static struct pjob *job_find(const struct protect_q *q,
+			     const struct version *v)
 {
 	struct list *pos;
-	struct pjob *j;
 
-	list_for_each(pos, &q->jobs) {
-		j = list_entry(pos, struct pjob, link);
-		if (j->v == v) {
-			if (j->st == PJ_WAIT)
-				j->reprotect |= reprotect;
-			return 0;
-		}
-	}
+	list_for_each(pos, &q->jobs)
+		if (list_entry(pos, struct pjob, link)->v == v)
+			return list_entry(pos, struct pjob, link);
+	return NULL;
+}
+
+/* Queue v (once); reprotect: a PROTECTED part placed anew around a holder
+ * gone, keeping the shards its other holders have.  0 or -ENOMEM
+ * (logged). */
+static int job_queue(struct protect_q *q, struct version *v, int reprotect)
+{
+	struct pjob *j = job_find(q, v);
+
+	if (j)
+		return 0;
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		log_printf(LOG_ERR, "protect: %s/%s: out of memory; not protected until the next start",
@@ -949,6 +971,8 @@ void protect_tick(struct cluster *cl)
 					  CKPT_COPY_PFS)) !=
 			    (CKPT_COPY_LOCAL | CKPT_COPY_PEERS))
 				continue;
+			if (job_find(q, v))
+				continue;       /* being protected already */
 			h = holder_gone(cl, v, now, after, &s);
 			if (h == HOLDER_NONE)
 				continue;
@@ -962,10 +986,10 @@ void protect_tick(struct cluster *cl)
 					   (unsigned long long)(now - cl->peers[h].since_ms) / 1000,
 					   (unsigned long long)after / 1000);
 			q->reprotected++;
-			/* Below full redundancy from now: LOCAL until the new
-			 * holder has its shard. */
-			job_queue(q, v, 1);     /* before the loss's event */
-			version_reach(cl->d, v, 0, CKPT_COPY_PEERS, 0, NULL);
+			/* It stays PROTECTED (k shards are readable) and is
+			 * counted below full redundancy until the new holder
+			 * has its shard and the record names it. */
+			job_queue(q, v, 1);
 		}
 	}
 	protect_kick(cl);
