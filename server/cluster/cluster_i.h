@@ -65,6 +65,9 @@ struct peer {
 				   * UP (cluster_open() at first) */
 	uint64_t heard_ms;        /* last byte received on its UP link; 0:
 				   * never */
+	uint32_t ups;             /* times its link came UP: a request to it
+				   * that spans a change went to another
+				   * instance of it, or was lost */
 	uint64_t refused_until_ms; /* it refused a shard for space: no new
 				   * shard is placed on it before then */
 	int32_t refused_err;

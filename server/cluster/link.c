@@ -153,6 +153,8 @@ void peer_set(struct cluster *cl, struct peer *p, enum peer_state st,
 
 	if ((st == P_UP) != (was == P_UP))
 		p->since_ms = ckptd_now_ms();
+	if (st == P_UP && was != P_UP)
+		p->ups++;
 	if (st == P_UP) {
 		log_printf(LOG_NOTICE, "cluster: peer %s up", nm);
 		p->backoff_ms = 0;

@@ -101,8 +101,12 @@ struct pjob {
 	uint32_t tries;
 	uint64_t retry_ms;
 	uint64_t started_ms;
-	/* This attempt's holders: hid[s - 1] holds shard s, as rec says. */
+	/* This attempt's holders: hid[s - 1] holds shard s, as rec says;
+	 * hups[s - 1] its link's ups when the attempt started: a holder whose
+	 * link went down since (even with nothing in flight) may have lost
+	 * the chunks it acknowledged, so the attempt fails. */
 	uint32_t hid[EC_MAX_FRAGS];
+	uint32_t hups[EC_MAX_FRAGS];
 	struct man_holders rec;
 	uint32_t keep;            /* bit s: shard s is sealed on its holder
 				   * already (a re-protection): not resent */
@@ -387,6 +391,8 @@ static int choose_holders(struct pjob *j)
 			j->keep |= 1u << s;     /* sealed there already */
 	}
 	j->rec.gen = old ? old->gen + !same : 1;
+	for (s = 1; s <= w; s++)
+		j->hups[s - 1] = cl->peers[j->hid[s - 1]].ups;
 	if (!same)
 		j->q->replaced++;
 	return 0;
@@ -449,6 +455,15 @@ static int job_start(struct pjob *j)
 	j->st = PJ_RUN;
 	j->started_ms = ckptd_now_ms();
 	return 0;
+}
+
+/* Is the holder of shard s the one the attempt started with: its link up
+ * all along since? */
+static int holder_same(const struct pjob *j, uint32_t s)
+{
+	const struct peer *p = &j->q->cl->peers[j->hid[s - 1]];
+
+	return p->st == P_UP && p->ups == j->hups[s - 1];
 }
 
 /* ---- stripes ------------------------------------------------------------ */
@@ -645,9 +660,13 @@ static void stripe_done(struct pool_task *t)
 			continue;           /* sealed there already */
 		st->acks++;
 		st->ref[s - 1] = (struct put_ref){ st, j->hid[s - 1] };
-		ret = link_request(cl, j->hid[s - 1], st->frame[s - 1],
-				   st->flen[s - 1], st->seq[s - 1], 0,
-				   on_put_reply, &st->ref[s - 1]);
+		ret = holder_same(j, s) ? 0 : -ECONNRESET;
+		if (ret == 0)
+			ret = link_request(cl, j->hid[s - 1], st->frame[s - 1],
+					   st->flen[s - 1], st->seq[s - 1], 0,
+					   on_put_reply, &st->ref[s - 1]);
+		else
+			free(st->frame[s - 1]);
 		st->frame[s - 1] = NULL;    /* the link's now */
 		if (ret < 0) {
 			if (!st->err)
@@ -787,7 +806,9 @@ static void send_seals(struct pjob *j)
 		sl.manlen = (uint32_t)j->manlen;
 		sl.man = j->man;
 		ret = -ENOMEM;
-		if (buf && ref) {
+		if (buf && ref && !holder_same(j, s)) {
+			ret = -ECONNRESET;
+		} else if (buf && ref) {
 			*ref = (struct seal_ref){ j, j->hid[s - 1] };
 			len = peer_encode_seal(buf, cap, seq, &sl);
 			ret = len < 0 ? len

@@ -1,0 +1,148 @@
+#!/bin/bash
+# t_cluster_spare: a spare under its own name takes over a lost node's
+# place.  Seven ckptd nodes on 127.0.0.1-7 in the list, ec 4+2,
+# heartbeat_timeout 1 s, reprotect_after 3 s, protection capped at 2 MiB/s.
+#  - The job runs on n1..n6 and writes v1 (six parts, PROTECTED).
+#  - n6 is lost (SIGKILL, store deleted).  The job restarts on n1..n5 and
+#    the spare n7: n7 reads every byte of n6's part of v1 (decoded from its
+#    recorded holders), and v2 - six parts on n1..n5, n7 - is PROTECTED on
+#    every one of them, its holders chosen around n6.
+#  - The v1 parts that had a shard on n6 are re-protected: while that runs
+#    under the cap, the owner re-protecting (SIGKILL) and then the node
+#    chosen as new holder (SIGKILL) die and come back.  Re-protection
+#    finishes: every v1 part of n1..n5 is PROTECTED with no shard on n6.
+#  - n2 and n3 are SIGKILLed (m more): n7 reads every byte of v2 and of
+#    v1's parts of n1..n5 (n6's own part of v1 is not checked here: with
+#    its owner lost and two more nodes down it may be short of k shards;
+#    adopting a lost owner's part is not built yet).
+#  - n7 is SIGKILLed and restarted, then restarted cleanly twice: each time
+#    it reads every part of v2 whole.
+# TIMEOUT: 420
+set -u
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY is missing"
+has_ctl || skip "ckptctl is not built"
+cluster_setup 7 rackA rackB rackC rackD
+JOB=train/spare
+F1=(-n 3 -z 4194304 -S 41)
+F2=(-n 2 -z 1048576 -S 42)
+
+node() {    # NAME [ARGS...]
+	local name=$1
+	shift
+	[ -f "$T/$name/ckptd.conf" ] || ckptd_conf "$name" staging=48M
+	cluster_start "$name" 4+2 -o cluster.heartbeat_timeout=1000 \
+		-o cluster.reprotect_after=3s -o cluster.bandwidth=2M "$@"
+}
+is() { status_is "$@"; }
+files_of() { if [ "$1" = v2 ]; then printf '%s\n' "${F2[@]}"; else printf '%s\n' "${F1[@]}"; fi; }
+write_parts() {    # VERSION NODES...: node i of NODES writes part i, LOCAL
+	local ver=$1 n i=0
+	shift
+	for n in "$@"; do
+		i=$((i + 1))
+		CKPT_NODES=$# tw $n write $JOB $ver -r $i -P part$i $(files_of $ver) -w local ||
+			fail "$n: writing its part of $ver"
+	done
+}
+protected() {    # VERSION NODES...
+	local ver=$1 n
+	shift
+	for n in "$@"; do
+		ctl $n wait $JOB $ver protected --timeout 90 >/dev/null ||
+			fail "$n: its part of $ver is $(part_level $n $ver); $(grep protect "$T/$n/ckptd.log" | tail -3)"
+	done
+}
+read_part() {    # OBSERVER VERSION I
+	tw "$1" verify $JOB "$2" -r "$3" -P part"$3" $(files_of "$2") ||
+		fail "$1: part $3 of $2 does not read back"
+}
+holder_names() {    # NODE VERSION: the holders NODE's listing gives its part
+	ctl "$1" --json ls $JOB "$2" 2>/dev/null | "$PY" -c '
+import json, sys
+for p in json.load(sys.stdin)["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p.get("holders", ""))' "$1"
+}
+no_n6() {    # NODE: its v1 part's record names five holders, none n6
+	local rec
+	rec=$(holder_names $1 v1)
+	[ "$(echo $rec | wc -w)" = 5 ] && [[ " $rec " != *" n6 "* ]]
+}
+
+for n in $ALL; do node $n; done
+cluster_up 6
+write_parts v1 n1 n2 n3 n4 n5 n6
+protected v1 n1 n2 n3 n4 n5 n6
+HELD6=
+for n in n1 n2 n3 n4 n5; do
+	case " $(holder_names $n v1) " in *" n6 "*) HELD6+=" $n" ;; esac
+done
+info "v1 protected on n1..n6; n6 holds shards of:${HELD6:- none}"
+
+# ---- n6 lost; the job restarts with the spare n7 -----------------------------
+kill9 n6
+rm -rf "$T/n6/store"
+for i in 1 2 3 4 5 6; do read_part n7 v1 $i; done
+t0=$(now_ms)
+write_parts v2 n1 n2 n3 n4 n5 n7
+protected v2 n1 n2 n3 n4 n5 n7
+for n in n1 n2 n3 n4 n5 n7; do
+	case " $(holder_names $n v2) " in *" n6 "*) fail "$n placed a shard of v2 on n6: $(holder_names $n v2)" ;; esac
+done
+info "n6 lost: n7 reads its files; v2 PROTECTED on n1..n5 + n7 in $(( $(now_ms) - t0 )) ms"
+
+# ---- re-protection of v1, with the owner and the new holder killed ---------
+if [ -n "$HELD6" ]; then
+	owner=${HELD6# }
+	owner=${owner%% *}
+	starts() { grep -c "holder n6 of shard .* down for" "$T/$owner/ckptd.log"; }
+	started() { [ "$(starts)" -gt "$1" ]; }
+	poll_until 30 started 0 || fail "$owner did not start re-protecting v1 around n6"
+	kill9 $owner       # mid re-protection: 3 MiB a shard at 2 MiB/s
+	mid=$(sed -n '/holder n6 of shard/,$p' "$T/$owner/ckptd.log" | grep -c "v1: PROTECTED")
+	info "$owner killed $([ "$mid" = 0 ] && echo "mid re-protection" || echo "after its re-protection")"
+	node $owner
+	poll_until 30 started 1 || fail "$owner did not re-protect after its restart"
+	for n in n7 n1 n2 n3 n4 n5; do
+		[ $n = $owner ] && continue
+		# Kill the first other node that holds none of owner's shards in
+		# v1's old record: the one a shard is placed on now.
+		case " $(holder_names $owner v1) " in *" $n "*) continue ;; esac
+		kill9 $n
+		node $n
+		break
+	done
+	for n in $HELD6; do
+		poll_until 90 no_n6 $n || fail "$n: v1 not re-protected around n6: $(holder_names $n v1), $(part_level $n v1)"
+	done
+	info "v1 re-protected around n6 on:$HELD6, its owner and a new holder killed meanwhile"
+fi
+cluster_up_but() {    # peers up on each of n1..n5, n7 (n6 is gone)
+	local n
+	for n in n1 n2 n3 n4 n5 n7; do
+		poll_until 30 is $n peers_up 5 || fail "$n: $(sjson $n peers_up) peers up"
+	done
+}
+cluster_up_but
+protected v1 n1 n2 n3 n4 n5
+protected v2 n1 n2 n3 n4 n5 n7
+
+# ---- m more nodes down ---------------------------------------------------------
+kill9 n2
+kill9 n3
+for i in 1 2 3 4 5 6; do read_part n7 v2 $i; done
+for i in 1 2 3 4 5; do read_part n7 v1 $i; done
+info "n2 and n3 down too: n7 reads v2 and v1's parts of n1..n5"
+
+# ---- n7 restarted -----------------------------------------------------------------
+for how in kill clean clean; do
+	if [ $how = kill ]; then kill9 n7; else stop_ckptd n7; fi
+	node n7
+	poll_until 30 is n7 peers_up 3 || fail "n7: $(sjson n7 peers_up) peers up after a restart ($how)"
+	for i in 1 2 3 4 5 6; do read_part n7 v2 $i; done
+done
+info "n7 restarted three times: v2 whole"
+finish
