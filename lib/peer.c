@@ -254,12 +254,22 @@ static int read_ok(const struct peer_read *r)
 	       r->off <= (uint64_t)INT64_MAX - r->len;
 }
 
+/* SHARD_PUT's total, when there is one: the chunk within it, the whole
+ * within an off_t.  0 (unknown) is always good. */
+static int total_ok(const struct peer_shard *s)
+{
+	return !s->total ||
+	       (s->total <= (uint64_t)INT64_MAX && s->off <= s->total &&
+		s->len <= s->total - s->off);
+}
+
 int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 		      const struct peer_shard *s)
 {
 	struct enc e;
 
-	if (s->len > PEER_MAX_SHARD || !stripe_ok(s->k, s->m, s->shard))
+	if (s->len > PEER_MAX_SHARD || !stripe_ok(s->k, s->m, s->shard) ||
+	    !total_ok(s))
 		return -EINVAL;
 	peer_begin(&e, buf, cap, PEER_SHARD_PUT, seq, 0);
 	enc_strn(&e, s->owner, PLACE_NAME_MAX);
@@ -275,6 +285,8 @@ int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 	enc_u32(&e, s->len);
 	enc_u32(&e, s->crc);
 	enc_bytes(&e, s->data, s->len);
+	if (s->total)             /* trailing: absent means unknown */
+		enc_u64(&e, s->total);
 	return peer_end(&e);
 }
 
@@ -501,13 +513,21 @@ int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s)
 	s->off = dec_u64(&d);
 	s->len = dec_u32(&d);
 	s->crc = dec_u32(&d);
-	if (d.err || s->len > PEER_MAX_SHARD || dec_left(&d) != s->len ||
-	    !stripe_ok(s->k, s->m, s->shard))
+	if (d.err || s->len > PEER_MAX_SHARD || !stripe_ok(s->k, s->m, s->shard))
 		return -CKPT_EPROTO;
+	/* The shard bytes, then total if the sender sent one (a sent total
+	 * is never 0). */
+	if (dec_left(&d) == (size_t)s->len + 8) {
+		s->total = get_le64((const uint8_t *)frame + len - 8);
+		if (!s->total || !total_ok(s))
+			return -CKPT_EPROTO;
+	} else if (dec_left(&d) != s->len) {
+		return -CKPT_EPROTO;
+	}
 	if (!node_name_ok(s->owner) || name_check_job(s->job) ||
 	    name_check_version(s->version))
 		return -CKPT_EBADNAME;
-	s->data = (const uint8_t *)frame + len - s->len;
+	s->data = (const uint8_t *)frame + len - (s->total ? 8 : 0) - s->len;
 	if (crc32c(s->data, s->len) != s->crc)
 		return -CKPT_ECORRUPT;
 	return 0;

@@ -107,6 +107,15 @@ struct peer_auth {
  * of the part the node `owner` holds of job/version (sealed there as seq,
  * with open_id), covering bytes [off, off + len) of the shard's stream.
  * crc is the CRC32C of the len bytes at data.
+ *
+ * total is the whole shard's size in bytes (its SHARD_SEAL's nstripes *
+ * chunk), so that the holder can reserve the room for all of it when the
+ * first chunk comes, and refuse it (-ENOSPC) before anything is written.
+ * It is a trailing field, after the shard bytes, sent only when not 0: a
+ * frame without it decodes with total 0 (unknown: the holder counts each
+ * chunk as it comes).  When sent it is at least off + len and at most
+ * INT64_MAX; the encoder refuses (-EINVAL), and the decoder (-CKPT_EPROTO),
+ * any other.
  */
 struct peer_shard {
 	char owner[PLACE_NAME_MAX + 1];
@@ -120,6 +129,8 @@ struct peer_shard {
 	uint32_t crc;
 	const uint8_t *data;      /* decoded: in the frame; encoded: the
 				   * caller's, copied into the frame */
+	uint64_t total;           /* bytes of the whole shard; 0: unknown
+				   * (not on the wire) */
 };
 
 /*

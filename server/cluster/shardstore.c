@@ -779,3 +779,31 @@ int shardstore_scan(const char *root, shardstore_scan_fn fn, void *arg,
 	closedir(d);
 	return ret;
 }
+
+/* ---- room ----------------------------------------------------------------- */
+
+uint64_t shardstore_room_left(const struct shardstore_room *r)
+{
+	uint64_t left = r->fs_room > r->keep ? r->fs_room - r->keep : 0;
+
+	return left < r->limit_room ? left : r->limit_room;
+}
+
+int shardstore_room_fits(const struct shardstore_room *r, uint64_t ask)
+{
+	return ask <= shardstore_room_left(r) ? 0 : -ENOSPC;
+}
+
+uint64_t shardstore_put_ask(uint64_t claim, uint64_t total, uint64_t end,
+			    uint64_t *claim_out)
+{
+	uint64_t want = claim;
+
+	if (total > want)
+		want = total;
+	if (end > want)
+		want = end;
+	if (claim_out)
+		*claim_out = want;
+	return want - claim;
+}

@@ -20,8 +20,9 @@
  * owner resends it.  Nothing else below root is touched, except by
  * shardstore_drop() (which leaves .bad files to the operator).
  *
- * Every function blocks on file I/O (call from worker threads, never the
- * loop), uses no global state, and never prints.  Calls for different
+ * Every function but the room arithmetic at the end (shardstore_room_*,
+ * shardstore_put_ask: pure, any thread) blocks on file I/O (call from
+ * worker threads, never the loop), uses no global state, and never prints.  Calls for different
  * (owner, open_id, shard) may run at once on any threads; calls for one
  * shard, and shardstore_drop() against calls for its part, must be
  * serialized by the caller.  shardstore_scan() runs alone, at start-up.
@@ -145,5 +146,45 @@ typedef int (*shardstore_scan_fn)(void *arg, struct shard_meta *m,
  */
 int shardstore_scan(const char *root, shardstore_scan_fn fn, void *arg,
 		    struct shardstore_scan_stats *stats);
+
+/* ---- room (pure arithmetic: hold.c, and the tests) ------------------------
+ *
+ * A holder gives peers' shards room as it comes, never more than the store
+ * can spare: a shard's whole size is reserved at its first chunk (the
+ * SHARD_PUT's total), so that a shard refused is refused before any byte of
+ * it is written, and a shard taken cannot run out of room half-way.
+ */
+
+/* What the room for peers' shards is made of. */
+struct shardstore_room {
+	uint64_t fs_room;       /* bytes of the store's file system that no
+				 * segment and no shard has or was promised
+				 * (segs_room(): [ckptd] reserve already
+				 * left out) */
+	uint64_t keep;          /* of fs_room, what peers' shards must leave
+				 * to this node's own parts ([cluster]
+				 * holder_reserve) */
+	uint64_t limit_room;    /* what [ckptd] capacity still allows shards
+				 * (UINT64_MAX: no capacity set) */
+};
+
+/* Bytes peers' shards may still be given: the lesser of fs_room - keep (0
+ * when keep is more) and limit_room. */
+uint64_t shardstore_room_left(const struct shardstore_room *r);
+
+/* May ask more bytes go to peers' shards?  0, or -ENOSPC. */
+int shardstore_room_fits(const struct shardstore_room *r, uint64_t ask);
+
+/*
+ * What one SHARD_PUT of a shard asks of the room.  claim: the bytes the
+ * shard holds reserved here so far (0: not open here, this is its first
+ * chunk); total: the frame's (0: unknown); end: the chunk's off + len.  The
+ * shard's claim becomes max(claim, total, end), and the ask is what that
+ * adds: a first chunk with a total asks the whole shard, its later chunks
+ * nothing; without a total each chunk asks what it grows the shard by.
+ * *claim_out (may be NULL) gets the new claim.
+ */
+uint64_t shardstore_put_ask(uint64_t claim, uint64_t total, uint64_t end,
+			    uint64_t *claim_out);
 
 #endif

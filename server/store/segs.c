@@ -5,6 +5,16 @@
  * created with O_EXCL and fallocate()d to full size so that a full disk shows
  * up as ENOSPC here, before any data is accepted into them, and not as a
  * failed write later.
+ *
+ * The capacity is not fixed at start: it is the rule of segs.h, recomputed
+ * (segs_update()) whenever one of its terms changes: a statvfs read again,
+ * a segment made, freed or moved, the holder's shard totals.  Each term is
+ * kept so that a change by one party moves the others' share the right
+ * way: a segment being made is in bytes and taken from the room at once,
+ * and when its file is there the room loses it again as fs.free (so the
+ * capacity stays put); a shard's reservation leaves the room when it is
+ * made and its bytes move from others_unwritten to fs.free as they are
+ * written.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,11 +26,150 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "ctx.h"
 #include "log.h"
 #include "manifest.h"
 #include "pool.h"
 #include "segs.h"
 #include "sys.h"
+
+/* ---- room ----------------------------------------------------------------- */
+
+static uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* Bytes of segments counted in s->bytes whose files are still being made. */
+static uint64_t making(const struct segs *s)
+{
+	return (uint64_t)s->refilling * s->seg_size;
+}
+
+uint64_t segs_room(const struct segs *s)
+{
+	uint64_t r = sat_sub(s->fs.free, s->reserve);
+
+	r = sat_sub(r, s->others_unwritten);
+	return sat_sub(r, making(s));
+}
+
+uint64_t segs_limit_room(const struct segs *s)
+{
+	if (!s->limit)
+		return UINT64_MAX;
+	return sat_sub(sat_sub(sat_sub(s->limit, s->bytes), s->others),
+		       s->moved);
+}
+
+/* The capacity of segs.h's rule, from its terms as they are now. */
+static void segs_update(struct segs *s)
+{
+	uint64_t cap = s->bytes + segs_room(s), lim;
+
+	if (cap < s->bytes)
+		cap = UINT64_MAX;
+	if (s->limit) {
+		lim = sat_sub(sat_sub(s->limit, s->others), s->moved);
+		if (lim < cap)
+			cap = lim;
+	}
+	s->capacity = cap;
+}
+
+/* statvfs of dir: bytes free to an unprivileged writer, and in all. */
+static int fs_read(const char *dir, uint64_t *avail, uint64_t *size)
+{
+	struct statvfs vfs;
+
+	if (statvfs(dir, &vfs) < 0)
+		return -errno;
+	*avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	*size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+	return 0;
+}
+
+struct fs_task {
+	struct pool_task t;
+	struct segs *s;           /* loop only */
+	char dir[600];
+	uint64_t avail, size;     /* out */
+};
+
+static int fs_run(struct pool_task *t)
+{
+	struct fs_task *ft = (struct fs_task *)t;
+
+	return fs_read(ft->dir, &ft->avail, &ft->size);
+}
+
+static void fs_done(struct pool_task *t)
+{
+	struct fs_task *ft = (struct fs_task *)t;
+	struct segs *s = ft->s;
+
+	s->fs.reading = 0;
+	s->fs.err = t->result;
+	if (t->result == 0) {
+		/* What was taken while the read ran may be in it or not:
+		 * counted again, the next read sets it right. */
+		s->fs.free = sat_sub(ft->avail, s->fs.took);
+		s->fs.size = ft->size;
+		segs_update(s);
+	}
+	free(ft);
+}
+
+static void fs_drop(struct pool_task *t)
+{
+	struct fs_task *ft = (struct fs_task *)t;
+
+	ft->s->fs.reading = 0;
+	free(ft);
+}
+
+void segs_refresh(struct segs *s, int force)
+{
+	uint64_t now = ckptd_now_ms(), avail = 0, size = 0;
+	struct fs_task *ft;
+
+	if (s->fs.reading ||
+	    (!force && now - s->fs.read_ms < SEGS_FS_REFRESH_MS))
+		return;
+	s->fs.read_ms = now;
+	ft = s->pool ? calloc(1, sizeof(*ft)) : NULL;
+	if (!ft) {
+		/* No pool (tests, tools), or no memory for the task. */
+		s->fs.err = fs_read(s->dir, &avail, &size);
+		if (s->fs.err == 0) {
+			s->fs.free = avail;
+			s->fs.size = size;
+			segs_update(s);
+		}
+		return;
+	}
+	pool_task_init(&ft->t, fs_run, fs_done, fs_drop);
+	ft->s = s;
+	memcpy(ft->dir, s->dir, sizeof(ft->dir));
+	s->fs.reading = 1;
+	s->fs.took = 0;
+	pool_submit(s->pool, &ft->t, 1);
+}
+
+void segs_set_others(struct segs *s, uint64_t all, uint64_t unwritten)
+{
+	s->others = all;
+	s->others_unwritten = unwritten;
+	segs_update(s);
+}
+
+void segs_fs_took(struct segs *s, uint64_t bytes)
+{
+	s->fs.free = sat_sub(s->fs.free, bytes);
+	if (s->fs.reading)
+		s->fs.took += bytes;
+	segs_update(s);
+}
 
 int segs_path(const struct segs *s, uint32_t id, char *buf, size_t cap)
 {
@@ -118,14 +267,14 @@ static int segs_scan(struct segs *s)
 int segs_open(struct segs *s, const char *store, uint64_t seg_size,
 	      uint64_t capacity, uint64_t reserve, int direct)
 {
-	struct statvfs vfs;
-	uint64_t avail;
 	int n, ret;
 
 	memset(s, 0, sizeof(*s));
 	list_init(&s->waiting);
 	s->seg_size = seg_size;
 	s->direct = direct;
+	s->limit = capacity;
+	s->reserve = reserve;
 	n = snprintf(s->dir, sizeof(s->dir), "%s/seg", store);
 	if (n < 0 || (size_t)n >= sizeof(s->dir))
 		return -ENAMETOOLONG;
@@ -134,15 +283,11 @@ int segs_open(struct segs *s, const char *store, uint64_t seg_size,
 	ret = segs_scan(s);
 	if (ret < 0)
 		goto out_close;
-	if (statvfs(s->dir, &vfs) < 0) {
-		ret = -errno;
+	ret = fs_read(s->dir, &s->fs.free, &s->fs.size);
+	if (ret < 0)
 		goto out_close;
-	}
-	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	avail = avail > reserve ? avail - reserve : 0;
-	s->capacity = s->bytes + avail;
-	if (capacity && capacity < s->capacity)
-		s->capacity = capacity;
+	s->fs.read_ms = ckptd_now_ms();
+	segs_update(s);
 	return 0;
 
 out_close:
@@ -193,6 +338,7 @@ static int segs_create(struct segs *s, uint32_t id)
 	s->v[id].fd = fd;
 	s->v[id].size = s->seg_size;
 	s->bytes += s->seg_size;
+	segs_fs_took(s, s->seg_size);
 	return 0;
 
 out_unlink:
@@ -259,9 +405,10 @@ static void mk_done(struct pool_task *t)
 	s->refilling--;
 	s->v[mk->id].creating = 0;
 	if (t->result < 0) {
-		s->bytes -= mk->size;
 		int err = t->result;
 
+		s->bytes -= mk->size;
+		segs_update(s);
 		log_printf(LOG_INFO, "store: making spare segment %u: %s",
 			   mk->id, strerror(-err));
 		free(mk);
@@ -275,6 +422,7 @@ static void mk_done(struct pool_task *t)
 	s->v[mk->id].fd = mk->fd;
 	s->v[mk->id].size = mk->size;
 	free(mk);
+	segs_fs_took(s, s->seg_size);   /* its file has its bytes now */
 	segs_refill(s);
 	segs_ready(s, 0);
 }
@@ -299,6 +447,7 @@ void segs_refill(struct segs *s)
 
 	if (!s->pool || s->refilling >= SEGS_REFILL_MAX)
 		return;
+	segs_refresh(s, 0);
 	for (i = 0; i < s->n; i++)
 		nfree += s->v[i].fd >= 0 && !s->v[i].used;  /* clearing too */
 	if (nfree + s->refilling >= SEGS_SPARE || s->bytes + s->seg_size > s->capacity)
@@ -321,6 +470,7 @@ void segs_refill(struct segs *s)
 	s->v[i].creating = 1;
 	s->bytes += s->seg_size;  /* counted against the capacity from now */
 	s->refilling++;
+	segs_update(s);
 	pool_submit(s->pool, &mk->t, 1);   /* a writer may soon wait on it */
 	segs_refill(s);
 }
@@ -345,6 +495,7 @@ int segs_alloc(struct segs *s, uint32_t *id)
 	for (i = 0; i < s->n; i++)
 		if (seg_is_free(&s->v[i]))
 			goto out_claim;
+	segs_refresh(s, 0);
 	if (s->pool)
 		return segs_alloc_later(s);
 	if (s->bytes + s->seg_size > s->capacity)
@@ -464,8 +615,8 @@ int segs_move(struct segs *s, uint32_t id, const char *path)
 		s->nused--;
 	close(s->v[id].fd);
 	s->bytes -= s->v[id].size;
-	s->capacity -= s->capacity > s->v[id].size ? s->v[id].size
-						    : s->capacity;
+	s->moved += s->v[id].size;      /* still on the disk */
 	s->v[id] = (struct seg){ .fd = -1 };
+	segs_update(s);
 	return 0;
 }

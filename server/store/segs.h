@@ -21,6 +21,28 @@
  * free it says -EAGAIN and the caller waits for segs->ready.  Freed
  * segments have their header zeroed on the pool too (seg.clearing) and are
  * handed out again only once that is done.
+ *
+ * Room.  The store's file system is shared: by the segments, by the shards
+ * this node holds for its peers (<store>/shards, server/cluster/hold.c), and
+ * by whatever else writes there.  Its free bytes are read again (statvfs, on
+ * the pool when there is one) at most every SEGS_FS_REFRESH_MS, so that
+ * another file filling it is seen; between reads the bytes segments and
+ * shards are known to have taken are subtracted (segs_fs_took()).  The rule:
+ *
+ *   room     = free - [ckptd] reserve - segment bytes being made
+ *              - shard bytes promised but not yet written (others_unwritten)
+ *   capacity = min(segment bytes (made or being made) + room,
+ *                  [ckptd] capacity - every shard byte (others)
+ *                  - segments moved aside)       (the second when set)
+ *
+ * so a new segment never counts on bytes a peer's shard was promised (the
+ * holder reserves a shard's whole size at its first chunk, and pushes its
+ * totals here with segs_set_others()), and a shard is never promised bytes
+ * a segment is being made in (segs_room()).  The holder also keeps [cluster]
+ * holder_reserve of the room for this node's own segments; the rest of the
+ * room goes to whoever asks first.  A segment is allocated (fallocate)
+ * before any data goes into it, so once a version has its segments its
+ * writes cannot fail for room.
  */
 #ifndef CKPTD_SEGS_H
 #define CKPTD_SEGS_H
@@ -38,6 +60,8 @@
 #define SEGS_SPARE 4
 /* Spare segments being made at once. */
 #define SEGS_REFILL_MAX 2
+/* The file system's free bytes are read again at most this often. */
+#define SEGS_FS_REFRESH_MS 1000
 
 struct pool;
 
@@ -50,14 +74,34 @@ struct seg {
 			     * free until it is done */
 };
 
+/* The store's file system as last read, and kept since (segs.c). */
+struct segs_fs {
+	uint64_t free;      /* bytes free to ckptd (f_bavail), less what was
+			     * taken since the read (segs_fs_took()) */
+	uint64_t size;      /* bytes of the file system (f_blocks) */
+	uint64_t read_ms;   /* monotonic ms of the last read asked for */
+	uint64_t took;      /* bytes taken since the read in flight began */
+	int reading;        /* a read is on the pool */
+	int err;            /* the last read's: 0 or -errno (values kept) */
+};
+
 struct segs {
 	char dir[600];      /* <store>/seg */
 	struct seg *v;      /* indexed by segment id */
 	uint32_t n;         /* ids 0..n-1 exist or are holes */
 	uint32_t nused;
 	uint64_t seg_size;  /* size of new segments */
-	uint64_t capacity;  /* bytes all segments may take */
+	uint64_t capacity;  /* bytes all segments may take now (the rule
+			     * above; recomputed as its terms change) */
 	uint64_t bytes;     /* bytes of all segment files */
+	uint64_t limit;     /* [ckptd] capacity: segments and shards
+			     * together; 0 = none */
+	uint64_t reserve;   /* [ckptd] reserve: left free on the fs */
+	uint64_t moved;     /* bytes of segments moved aside (segs_move) */
+	uint64_t others;    /* shard bytes held, reserved or being written
+			     * (segs_set_others()) */
+	uint64_t others_unwritten; /* of those, not yet on the disk */
+	struct segs_fs fs;
 	int direct;         /* segments opened with O_DIRECT */
 	struct pool *pool;  /* makes spare segments; NULL: none made ahead */
 	unsigned refilling; /* pool tasks making spare segments */
@@ -74,7 +118,8 @@ struct segs {
 
 /*
  * Open (creating) <store>/seg, and every segment in it, marked free.
- * capacity 0 means "what the file system has, less reserve".  0 or -errno.
+ * capacity 0 means "what the file system has, less reserve"; either way the
+ * room is the rule above, from a first statvfs made here.  0 or -errno.
  */
 int segs_open(struct segs *s, const char *store, uint64_t seg_size,
 	      uint64_t capacity, uint64_t reserve, int direct);
@@ -102,6 +147,23 @@ int segs_move(struct segs *s, uint32_t id, const char *path);
 /* The path of segment id's file (for a worker that opens it itself).  0 or
  * -ENAMETOOLONG. */
 int segs_path(const struct segs *s, uint32_t id, char *buf, size_t cap);
+/* Read the file system's free bytes again if the last read is older than
+ * SEGS_FS_REFRESH_MS (or force): on the pool when there is one (the values
+ * change when it is back), else here.  The capacity follows.  A failed read
+ * keeps the values it had (fs.err says why). */
+void segs_refresh(struct segs *s, int force);
+/* The holder's shards (hold.c): all bytes held, reserved or being written,
+ * and of those the bytes not yet written.  The capacity follows. */
+void segs_set_others(struct segs *s, uint64_t all, uint64_t unwritten);
+/* bytes were written to the file system (by the holder) since the last
+ * read: taken from fs.free until the next read sees them. */
+void segs_fs_took(struct segs *s, uint64_t bytes);
+/* Bytes of the file system that neither segments nor shards have or were
+ * promised: the room of the rule above, less segment bytes being made. */
+uint64_t segs_room(const struct segs *s);
+/* Bytes shards may still take under [ckptd] capacity (UINT64_MAX when it
+ * is not set): capacity less segments, shards and segments moved aside. */
+uint64_t segs_limit_room(const struct segs *s);
 static inline int segs_fd(const struct segs *s, uint32_t id)
 {
 	return id < s->n ? s->v[id].fd : -1;

@@ -4,7 +4,9 @@
  *
  * Every type round-trips field by field; every cut of a frame, every
  * changed header byte and every changed payload byte is refused; shard
- * fields out of range and shard bytes that fail their CRC are refused; the
+ * fields out of range and shard bytes that fail their CRC are refused;
+ * SHARD_PUT's trailing total is optional, comes back, and a hostile one is
+ * refused; the
  * proofs of the handshake differ with the role, either nonce, either name
  * and the key, and a name boundary cannot be moved; the key file is refused
  * when others may read it.  Then 100k garbage frames.  SHARD_SEAL, PART,
@@ -327,6 +329,112 @@ static void test_shard_rules(void)
 	CU_ASSERT_EQUAL(peer_encode_shard(frame, 100, 1, &s), -EMSGSIZE);
 }
 
+/* SHARD_PUT's total: a trailing u64 after the shard bytes, sent only when
+ * not 0.  Frames without it still decode (total 0); with it, it comes back;
+ * a total the chunk does not fit in, one past an off_t, or a sent 0, is
+ * refused by both sides; extra bytes that are not a whole total are not one. */
+static void test_shard_total(void)
+{
+	struct peer_shard s, so;
+	struct peer_hdr hdr;
+	int n, n0;
+
+	/* Without: the frame is byte for byte what it was before total. */
+	fill_shard(&s, 4096);
+	n0 = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n0 > 0);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n0, &so), 0);
+	CU_ASSERT_EQUAL(so.total, 0);
+	CU_ASSERT(!memcmp(so.data, data, 4096));
+
+	/* With: 8 bytes more, total back, the data still where it was. */
+	s.total = 3 * (1 << 20);
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_EQUAL_FATAL(n, n0 + 8);
+	CU_ASSERT_EQUAL(peer_check(frame, n, &hdr), 0);
+	CU_ASSERT_EQUAL_FATAL(peer_decode_shard(frame, n, &so), 0);
+	CU_ASSERT_EQUAL(so.total, 3 * (1 << 20));
+	CU_ASSERT_EQUAL(so.len, 4096);
+	CU_ASSERT_EQUAL(so.off, 1 << 20);
+	CU_ASSERT(so.data + so.len + 8 == frame + n);
+	CU_ASSERT(!memcmp(so.data, data, 4096));
+	CU_ASSERT_EQUAL(get_le64(frame + n - 8), 3 * (1 << 20));
+
+	/* Exactly the chunk's end: good; one byte short: refused. */
+	s.total = s.off + s.len;
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), 0);
+	CU_ASSERT_EQUAL(so.total, s.off + s.len);
+	s.total = s.off + s.len - 1;
+	CU_ASSERT_EQUAL(peer_encode_shard(frame, sizeof(frame), 7, &s), -EINVAL);
+	s.total = 1;              /* smaller than off */
+	CU_ASSERT_EQUAL(peer_encode_shard(frame, sizeof(frame), 7, &s), -EINVAL);
+	s.total = (uint64_t)INT64_MAX + 1;
+	CU_ASSERT_EQUAL(peer_encode_shard(frame, sizeof(frame), 7, &s), -EINVAL);
+	s.total = UINT64_MAX;
+	CU_ASSERT_EQUAL(peer_encode_shard(frame, sizeof(frame), 7, &s), -EINVAL);
+	s.total = INT64_MAX;      /* huge, but a size: decodes (the holder
+				   * refuses it for room) */
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), 0);
+	CU_ASSERT_EQUAL(so.total, (uint64_t)INT64_MAX);
+	/* An offset so large that off + len would wrap, with a total. */
+	s.off = UINT64_MAX - 10;
+	CU_ASSERT_EQUAL(peer_encode_shard(frame, sizeof(frame), 7, &s), -EINVAL);
+
+	/* Hostile totals put by hand (CRCs fixed): the decoder refuses. */
+	fill_shard(&s, 4096);
+	s.total = 8 << 20;
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n > 0);
+	put_le64(frame + n - 8, s.off + s.len - 1);     /* short of the chunk */
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	put_le64(frame + n - 8, 0);                     /* a sent 0 */
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	put_le64(frame + n - 8, UINT64_MAX);            /* past an off_t */
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	put_le64(frame + n - 8, (uint64_t)INT64_MAX + 1);
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	put_le64(frame + n - 8, 8 << 20);               /* put back: good */
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), 0);
+	/* A huge offset and a total that wraps it: refused, not wrapped. */
+	fill_shard(&s, 64);
+	s.total = 1 << 20;
+	s.off = 0;
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n > 0);
+	/* off is the u64 before len and crc: 16 bytes before the data. */
+	put_le64(frame + n - 8 - 64 - 16, UINT64_MAX - 10);
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	/* Anything but 0 or 8 bytes after the data is no total: refused. */
+	for (int extra = 1; extra < 16; extra++) {
+		if (extra == 8)
+			continue;
+		fill_shard(&s, 64);
+		n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+		CU_ASSERT_FATAL(n > 0);
+		memset(frame + n, 0x11, (size_t)extra);
+		n = reframe(frame, (size_t)n + (size_t)extra - PEER_HDR_LEN);
+		CU_ASSERT_EQUAL(peer_decode_shard(frame, n, &so), -CKPT_EPROTO);
+	}
+	/* len 8 short of the bytes carried: the last 8 read as a total,
+	 * and what is left fails its CRC (or the total its rule). */
+	fill_shard(&s, 72);
+	n = peer_encode_shard(frame, sizeof(frame), 7, &s);
+	CU_ASSERT_FATAL(n > 0);
+	put_le32(frame + n - 72 - 8, 64);               /* len 64 of 72 */
+	reframe(frame, (size_t)n - PEER_HDR_LEN);
+	CU_ASSERT_NOT_EQUAL(peer_decode_shard(frame, n, &so), 0);
+}
+
 /* PING (11): a bare header; its reply a status.  A PING with a payload is
  * refused, and so is a HELD reply of status 0 with no data. */
 static void test_ping(void)
@@ -494,6 +602,7 @@ int main(void)
 		{ "ping", test_ping },
 		{ "damage", test_damage },
 		{ "shard_rules", test_shard_rules },
+		{ "shard_total", test_shard_total },
 		{ "proof", test_proof },
 		{ "key_file", test_key_file },
 		{ "garbage", test_garbage },

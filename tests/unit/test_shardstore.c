@@ -4,7 +4,8 @@
  * parts and shards, damage found by verify and read at the right stripe,
  * recovery (partial shards and stray temporaries removed, bad records set
  * aside), late puts refused, drop, seal refusing a .dat of the wrong size,
- * owner names that try to leave the root, and injected faults.
+ * owner names that try to leave the root, and injected faults; then the
+ * room arithmetic (what peers' shards may take, what a chunk reserves).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -588,6 +589,73 @@ static void test_faults(void)
 	drop_all();
 }
 
+/* The room for peers' shards: what holder_reserve keeps, what [ckptd]
+ * capacity allows, and no wrap at either end. */
+static void test_room(void)
+{
+	struct shardstore_room r = { .fs_room = 100 << 20, .keep = 30 << 20,
+				     .limit_room = UINT64_MAX };
+
+	CU_ASSERT_EQUAL(shardstore_room_left(&r), 70 << 20);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 70 << 20), 0);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, (70 << 20) + 1), -ENOSPC);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 0), 0);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, UINT64_MAX), -ENOSPC);
+	/* The reserve is more than the room: nothing for peers, not a wrap. */
+	r.keep = 200 << 20;
+	CU_ASSERT_EQUAL(shardstore_room_left(&r), 0);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 1), -ENOSPC);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 0), 0);
+	/* [ckptd] capacity the tighter of the two. */
+	r.keep = 0;
+	r.limit_room = 10 << 20;
+	CU_ASSERT_EQUAL(shardstore_room_left(&r), 10 << 20);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 11 << 20), -ENOSPC);
+	r.limit_room = 0;
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, 1), -ENOSPC);
+	/* Everything at its largest. */
+	r = (struct shardstore_room){ UINT64_MAX, 0, UINT64_MAX };
+	CU_ASSERT_EQUAL(shardstore_room_left(&r), UINT64_MAX);
+	CU_ASSERT_EQUAL(shardstore_room_fits(&r, UINT64_MAX), 0);
+}
+
+/* A shard's reservation: the first chunk asks the whole shard, the later
+ * ones nothing; without a total, each chunk what it grows the shard by; a
+ * chunk sent again asks nothing. */
+static void test_put_ask(void)
+{
+	const uint64_t c = 1 << 20, total = 3 * c;
+	uint64_t claim = 0, ask;
+
+	ask = shardstore_put_ask(0, total, c, &claim);         /* chunk 0 */
+	CU_ASSERT_EQUAL(ask, total);
+	CU_ASSERT_EQUAL(claim, total);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, total, 2 * c, &claim), 0);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, total, 3 * c, &claim), 0);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, total, c, &claim), 0);
+	CU_ASSERT_EQUAL(claim, total);
+
+	/* Unknown total: as the chunks come, in any order, once each. */
+	claim = 0;
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, 0, c, &claim), c);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, 0, 2 * c, &claim), c);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, 0, 2 * c, &claim), 0);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, 0, c, &claim), 0);
+	CU_ASSERT_EQUAL(shardstore_put_ask(claim, 0, 5 * c, &claim), 3 * c);
+	CU_ASSERT_EQUAL(claim, 5 * c);
+
+	/* A larger total than the claim asks the difference; a huge one asks
+	 * it all (and the room refuses it), never wrapping. */
+	CU_ASSERT_EQUAL(shardstore_put_ask(total, 4 * c, c, &claim), c);
+	CU_ASSERT_EQUAL(claim, 4 * c);
+	CU_ASSERT_EQUAL(shardstore_put_ask(0, INT64_MAX, c, NULL),
+			(uint64_t)INT64_MAX);
+	CU_ASSERT_EQUAL(shardstore_put_ask(0, 0, UINT64_MAX, &claim),
+			UINT64_MAX);
+	CU_ASSERT_EQUAL(shardstore_put_ask(UINT64_MAX, 0, UINT64_MAX, &claim),
+			0);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -600,6 +668,8 @@ int main(void)
 		{ "wrong_size", test_wrong_size },
 		{ "names", test_names },
 		{ "faults", test_faults },
+		{ "room", test_room },
+		{ "put_ask", test_put_ask },
 		{ NULL, NULL }
 	};
 
