@@ -405,6 +405,18 @@ struct ckpt_status {
 	uint32_t reprotect_done;
 	uint32_t holders_replaced;
 	char protect_waiting[256];
+	/* the room this node gives its peers' shards: bytes reserved for
+	 * shards being written (each its whole size from its first chunk),
+	 * shards being written, requests refused for room and unsealed
+	 * shards dropped (their attempt abandoned) since start, bytes a
+	 * peer's shard may still be given now, and the bytes kept for this
+	 * node's own parts ([cluster] holder_reserve as applied) */
+	uint64_t shard_reserved;
+	uint32_t shards_open;
+	uint32_t shards_refused_space;
+	uint32_t shards_dropped;
+	uint64_t shard_room;
+	uint64_t holder_reserve;
 };
 
 /* struct ckpt_status's rebuild_state. */

@@ -43,7 +43,7 @@
 #include "place.h"
 
 #define PEER_MAGIC        0x4e504b43u   /* "CKPN" */
-#define PEER_VERSION      6      /* 6: PART flags; 5: HELD, PING; 4: SHARD_GET */
+#define PEER_VERSION      7      /* 7: SHARD_PUT's total; 6: PART flags; 5: HELD, PING; 4: SHARD_GET */
 #define PEER_HDR_LEN      32
 #define PEER_REPLY        0x8000
 #define PEER_MAX_SHARD    (4u << 20)    /* shard bytes in one frame */

@@ -697,6 +697,12 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u32(e, s->reprotect_done);
 	enc_u32(e, s->holders_replaced);
 	enc_strn(e, s->protect_waiting, sizeof(s->protect_waiting) - 1);
+	enc_u64(e, s->shard_reserved);
+	enc_u32(e, s->shards_open);
+	enc_u32(e, s->shards_refused_space);
+	enc_u32(e, s->shards_dropped);
+	enc_u64(e, s->shard_room);
+	enc_u64(e, s->holder_reserve);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -751,6 +757,12 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->reprotect_done = dec_u32(d);
 	s->holders_replaced = dec_u32(d);
 	dec_str(d, s->protect_waiting, sizeof(s->protect_waiting) - 1);
+	s->shard_reserved = dec_u64(d);
+	s->shards_open = dec_u32(d);
+	s->shards_refused_space = dec_u32(d);
+	s->shards_dropped = dec_u32(d);
+	s->shard_room = dec_u64(d);
+	s->holder_reserve = dec_u64(d);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

@@ -333,6 +333,23 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	gauge(f, "ckpt_shards_bad",
 	      "Held shards that failed their CRC check and were set aside.",
 	      st->shards_bad);
+	gauge(f, "ckpt_shard_reserved_bytes",
+	      "Bytes reserved for peers' shards being written (each its whole size from its first chunk).",
+	      (double)st->shard_reserved);
+	gauge(f, "ckpt_shards_open", "Peers' shards being written.",
+	      st->shards_open);
+	counter(f, "ckpt_shards_refused_space_total",
+		"Peers' shards refused for room since start.",
+		st->shards_refused_space);
+	counter(f, "ckpt_shards_dropped_total",
+		"Peers' shards dropped unsealed since start (their attempt abandoned).",
+		st->shards_dropped);
+	gauge(f, "ckpt_shard_room_bytes",
+	      "Bytes a peer's shard may still be given now.",
+	      (double)st->shard_room);
+	gauge(f, "ckpt_holder_reserve_bytes",
+	      "Bytes of the store kept for this node's own parts ([cluster] holder_reserve).",
+	      (double)st->holder_reserve);
 	head(f, "ckpt_read_bytes_total", "counter",
 	     "Bytes served to READs, by the source they came from.");
 	for (k = CKPT_SRC_LOCAL; k <= CKPT_SRC_PFS; k++)

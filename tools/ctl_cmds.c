@@ -389,6 +389,12 @@ static void status_json(const struct status_view *sv)
 	jw_ku64(&w, "reprotect_done", s->reprotect_done);
 	jw_ku64(&w, "holders_replaced", s->holders_replaced);
 	jw_kstr(&w, "protect_waiting", s->protect_waiting);
+	jw_ku64(&w, "shard_reserved", s->shard_reserved);
+	jw_ku64(&w, "shards_open", s->shards_open);
+	jw_ku64(&w, "shards_refused_space", s->shards_refused_space);
+	jw_ku64(&w, "shards_dropped", s->shards_dropped);
+	jw_ku64(&w, "shard_room", s->shard_room);
+	jw_ku64(&w, "holder_reserve", s->holder_reserve);
 	jw_obj_end(&w);
 	ctl_nodes_json(&w, sv->nodes, sv->nnodes);
 	jw_key(&w, "versions");
@@ -403,7 +409,7 @@ static void status_json(const struct status_view *sv)
 static void status_text(const struct status_view *sv)
 {
 	const struct ckpt_status *s = &sv->s;
-	char a[FMT_LEN], b[FMT_LEN];
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 
 	printf("ckptd     pid %" PRIu64 ", up %s, protocol %" PRIu32 "\n",
 	       s->pid, fmt_dur(a, s->uptime_ms * 1000000u), s->proto_version);
@@ -437,6 +443,15 @@ static void status_text(const struct status_view *sv)
 		if (s->shards_bad)
 			printf("%" PRIu64 " set aside: failed their CRC\n",
 			       s->shards_bad);
+		printf("          %" PRIu32 " being written (%s reserved), room for"
+		       " %s more, %s kept for this node's parts\n",
+		       s->shards_open, fmt_size(a, s->shard_reserved),
+		       fmt_size(b, s->shard_room),
+		       fmt_size(c, s->holder_reserve));
+		if (s->shards_refused_space || s->shards_dropped)
+			printf("          %" PRIu32 " refused for room, %" PRIu32
+			       " unsealed dropped since start\n",
+			       s->shards_refused_space, s->shards_dropped);
 		if (s->peers_lagging[0])
 			printf("lagging   %s\n", s->peers_lagging);
 		if (s->rebuild_state == CKPT_REBUILD_RUNNING)

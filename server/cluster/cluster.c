@@ -304,6 +304,7 @@ void cluster_tick(struct ckptd *d)
 	if (!cl || cl->stopping)
 		return;
 	link_tick(cl, now);
+	hold_tick(cl, now);
 	rebuild_tick(cl);
 	for (i = 0; i < cl->place.n; i++) {
 		struct peer *p = &cl->peers[i];
@@ -525,6 +526,7 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 {
 	const struct cluster *cl = cl_of(d);
 	struct cluster_prot_status ps;
+	struct hold_space hs;
 	uint32_t i;
 
 	if (!cl)
@@ -546,7 +548,16 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 	s->holders_replaced = ps.replaced;
 	snprintf(s->protect_waiting, sizeof(s->protect_waiting), "%s",
 		 ps.waiting_for);
-	hold_status(cl, &s->shards_held, &s->shard_bytes, &s->shards_bad);
+	hold_space(cl, &hs);
+	s->shards_held = hs.nheld;
+	s->shard_bytes = hs.held;
+	s->shards_bad = hs.bad;
+	s->shard_reserved = hs.reserved;
+	s->shards_open = (uint32_t)hs.nopen;
+	s->shards_refused_space = (uint32_t)hs.refused_space;
+	s->shards_dropped = (uint32_t)hs.dropped;
+	s->shard_room = hs.room;
+	s->holder_reserve = hs.keep;
 	s->ec_k = cl->place.k;
 	s->ec_m = cl->place.m;
 	lag_report(cl, s->peers_lagging, sizeof(s->peers_lagging));

@@ -2,7 +2,7 @@
  * hold.c - the shards this node holds for its peers: the answers to
  * SHARD_PUT and SHARD_SEAL, the index of what is held, the room shards
  * being written are given, and dropping the shards of parts their owners
- * removed or abandoned (see cluster_i.h, hold_i.h, shardstore.h).
+ * removed or abandoned (see cluster_i.h, shardstore.h).
  *
  * A request is checked on the loop before anything touches the disk: the
  * frame decodes, the sender is the owner it names (a peer cannot write
@@ -55,7 +55,6 @@
 
 #include "cluster_i.h"
 #include "crc32c.h"
-#include "hold_i.h"
 #include "pool.h"
 #include "segs.h"
 #include "shardstore.h"
@@ -1231,27 +1230,17 @@ void hold_close(struct cluster *cl)
 	cl->hold = NULL;
 }
 
-void hold_status(const struct cluster *cl, uint64_t *nheld, uint64_t *bytes,
-		 uint64_t *bad)
-{
-	/* What the status shows is swept first: a shard abandoned while no
-	 * tick ran is not shown as reserved. */
-	if (cl->hold)
-		hold_sweep(cl->hold, ckptd_now_ms());
-	*nheld = cl->hold ? cl->hold->nheld : 0;
-	*bytes = cl->hold ? cl->hold->bytes : 0;
-	*bad = cl->hold ? cl->hold->bad : 0;
-}
-
 /* ---- room status, the sweep ---------------------------------------------- */
 
 void hold_space(const struct cluster *cl, struct hold_space *out)
 {
-	const struct hold *h = cl->hold;
+	struct hold *h = cl->hold;
 
 	memset(out, 0, sizeof(*out));
 	if (!h)
 		return;
+	hold_sweep(h, ckptd_now_ms());
+	out->bad = h->bad;
 	out->held = h->bytes;
 	out->nheld = h->nheld;
 	out->reserved = h->reserved;

@@ -227,7 +227,11 @@ static int job_wanted(const struct pjob *j)
 }
 
 /* Remember that node failed this part: its next attempt places around it
- * (while another node can take the shard). */
+ * (while another node can take the shard).  Two refusals are the holder
+ * tidying up after an earlier attempt, not a fault of its own, and keep
+ * it: -EAGAIN (that attempt's shard is still being dropped there) and
+ * -ESTALE (it dropped this attempt's shard: the link bounced, or no chunk
+ * came for HOLD_OPEN_IDLE_MS).  The retry sends the shard whole again. */
 static void job_blame(struct pjob *j, uint32_t node, int err)
 {
 	struct cluster *cl = j->q->cl;
@@ -237,6 +241,8 @@ static void job_blame(struct pjob *j, uint32_t node, int err)
 		return;
 	if (j->blame == HOLDER_NONE)
 		j->blame = node;
+	if (err == -EAGAIN || err == -ESTALE)
+		return;
 	if (err == -ENOSPC || err == -EDQUOT) {
 		cl->peers[node].refused_until_ms = ckptd_now_ms() + PROTECT_FULL_MS;
 		cl->peers[node].refused_err = err;
@@ -575,6 +581,7 @@ static int stripe_run(struct pool_task *t)
 		sh.stripe = st->stripe;
 		sh.off = st->stripe * PROTECT_CHUNK;
 		sh.len = PROTECT_CHUNK;
+		sh.total = j->nstripes * PROTECT_CHUNK;
 		sh.data = frag[s];
 		sh.crc = crc32c(frag[s], PROTECT_CHUNK);
 		/* Frames go to the links: each its own buffer (freed by

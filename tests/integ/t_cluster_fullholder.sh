@@ -17,7 +17,7 @@
 #    PROTECTED: peers' shards did not take its room.
 #  - n7's status is honest: its held shards and their bytes are what its
 #    shard directory holds sealed, nothing stays reserved, the refusals are
-#    counted (where the status has those fields), and its capacity leaves
+#    counted, and its capacity leaves
 #    out the plain file.
 #  - n7 is SIGKILLed and restarted twice: every part of n7's still reads
 #    back byte for byte, it holds the same shards, none fails its CRC, and
@@ -74,11 +74,6 @@ unsealed() {
 }
 no_unsealed() { sjson n7 shards_held >/dev/null; [ -z "$(unsealed "$1")" ]; }
 has_unsealed() { sjson n7 shards_held >/dev/null; [ -n "$(unsealed "$1")" ]; }
-# has_key NAME KEY: the status JSON has that field (wired by cluster.c).
-has_key() {
-	ctl "$1" --json status 2>/dev/null |
-		"$PY" -c 'import json,sys; sys.exit(0 if sys.argv[1] in json.load(sys.stdin)["daemon"] else 1)' "$2"
-}
 wait_protected() {    # VERSION NODE...: each node's part of VERSION PROTECTED
 	local v=$1 n
 	shift
@@ -113,18 +108,16 @@ CKPT_NODES=7 tw "$X" write $JOB v2 -r "$(rank_of "$X")" -P "part$(rank_of "$X")"
 	fail "$X: writing its part of v2"
 poll_until 60 has_unsealed "$SHARDS7/$X" ||
 	fail "n7 never had a shard of $X's v2 part half-written: $(ls -l "$SHARDS7/$X")"
-if has_key n7 shard_reserved; then
-	out_gt 0 sjson n7 shard_reserved ||
-		fail "n7 writes a shard of $X's but reserves $(sjson n7 shard_reserved) bytes"
-fi
+out_gt 0 sjson n7 shard_reserved ||
+	fail "n7 writes a shard of $X's but reserves $(sjson n7 shard_reserved) bytes"
+out_gt 0 sjson n7 shards_open || fail "n7 writes a shard of $X's but says none is open"
 kill9 "$X"
 poll_until 20 no_unsealed "$SHARDS7/$X" ||
 	fail "n7 kept $X's half-written shard after $X died: $(unsealed "$SHARDS7/$X")"
 grep -q "dropping shard [0-9]* of $X's part [0-9a-f]*, never sealed (its owner's link is down)" "$T/n7/ckptd.log" ||
 	fail "n7's log does not say it dropped $X's half-written shard"
-if has_key n7 shard_reserved; then
-	is n7 shard_reserved 0 || fail "n7 still reserves $(sjson n7 shard_reserved) bytes after the drop"
-fi
+is n7 shard_reserved 0 || fail "n7 still reserves $(sjson n7 shard_reserved) bytes after the drop"
+out_gt 0 sjson n7 shards_dropped || fail "n7 counts no unsealed shard dropped"
 node "$X"
 cluster_up 6
 wait_protected v2 "$X"
@@ -180,16 +173,15 @@ honest() {
 poll_until 20 honest >/dev/null || fail "n7's status is not what it holds: $(honest)"
 ctl n7 status | grep -qE "^shards +$(sjson n7 shards_held) held for peers" ||
 	fail "ckptctl status: $(ctl n7 status | grep shards)"
-if has_key n7 shard_reserved; then
-	is n7 shard_reserved 0 || fail "n7 reserves $(sjson n7 shard_reserved) bytes at rest"
-else
-	info "status has no shard_reserved field yet (cluster.c to wire hold_space())"
-fi
-if has_key n7 shards_refused_space; then
-	out_gt 0 sjson n7 shards_refused_space || fail "n7 counts no refusal for room"
-else
-	info "status has no shards_refused_space field yet (cluster.c to wire hold_space())"
-fi
+is n7 shard_reserved 0 || fail "n7 reserves $(sjson n7 shard_reserved) bytes at rest"
+is n7 shards_open 0 || fail "n7 says $(sjson n7 shards_open) shards are open at rest"
+out_gt 0 sjson n7 shards_refused_space || fail "n7 counts no refusal for room"
+is n7 holder_reserve 33554432 || fail "n7 keeps $(sjson n7 holder_reserve) bytes, not 32M, for its own parts"
+# Full: the room left for peers is what is free beyond the reserves.
+[ "$(sjson n7 shard_room)" -le "$(avail)" ] ||
+	fail "n7 offers peers $(sjson n7 shard_room) bytes with $(avail) free"
+ctl n7 status | grep -qE "^ +0 being written \(0 B reserved\), room for .* kept for this node's parts" ||
+	fail "ckptctl status has no room line: $(ctl n7 status | grep -A3 '^shards')"
 # The capacity is the segments and what is free beside them (the plain
 # file and the shards left out), as of a read at most a second old.
 poll_until 10 cap_honest ||

@@ -445,7 +445,7 @@ static void test_ping(void)
 
 	CU_ASSERT_EQUAL(PEER_HELD, 10);
 	CU_ASSERT_EQUAL(PEER_PING, 11);
-	CU_ASSERT_EQUAL(PEER_VERSION, 6);
+	CU_ASSERT_EQUAL(PEER_VERSION, 7);
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_PING), "PING");
 	n = peer_encode_ping(fr, sizeof(fr), 42);
 	CU_ASSERT_EQUAL_FATAL(n, PEER_HDR_LEN);
@@ -453,7 +453,7 @@ static void test_ping(void)
 	CU_ASSERT_EQUAL(hdr.type, PEER_PING);
 	CU_ASSERT_EQUAL(hdr.seq, 42);
 	CU_ASSERT_EQUAL(hdr.len, 0);
-	CU_ASSERT_EQUAL(hdr.version, 6);
+	CU_ASSERT_EQUAL(hdr.version, PEER_VERSION);
 	for (i = 0; i < n; i++)
 		CU_ASSERT_NOT_EQUAL(peer_check(fr, i, &hdr), 0);
 	CU_ASSERT(peer_encode_ping(fr, PEER_HDR_LEN - 1, 1) < 0);
