@@ -981,3 +981,42 @@ cluster_protect_parts() {
 			fail "$n: its part of $ver did not reach PROTECTED; log: $(grep protect "$T/$n/ckptd.log" | tail -3)"
 	done
 }
+
+# ---- one job's parts on some of the nodes (the membership tests) -----------
+# The test sets JOB, and F1 and F2: tw's file arguments for v1 and for every
+# later version.  Part i of a version is the i-th node named's.
+parts_files() {    # VERSION: its tw file arguments, one a line
+	if [ "$1" = v1 ]; then printf '%s\n' "${F1[@]}"; else printf '%s\n' "${F2[@]}"; fi
+}
+parts_write() {    # VERSION NODES...: node i of NODES writes part i, LOCAL
+	local ver=$1 n i=0
+	shift
+	for n in "$@"; do
+		i=$((i + 1))
+		CKPT_NODES=$# tw $n write $JOB $ver -r $i -P part$i $(parts_files $ver) -w local ||
+			fail "$n: writing its part of $ver"
+	done
+}
+parts_protected() {    # VERSION NODES...: each one's part PROTECTED (90 s)
+	local ver=$1 n
+	shift
+	for n in "$@"; do
+		ctl $n wait $JOB $ver protected --timeout 90 >/dev/null ||
+			fail "$n: its part of $ver is $(part_level $n $ver), not protected; $(grep protect "$T/$n/ckptd.log" | tail -3)"
+	done
+}
+part_read() {    # OBSERVER VERSION I: part I of VERSION reads back there
+	tw "$1" verify $JOB "$2" -r "$3" -P part"$3" $(parts_files "$2") ||
+		fail "$1: part $3 of $2 does not read back"
+}
+parts_read() {    # OBSERVER VERSION N: parts 1..N of VERSION read back there
+	local i
+	for i in $(seq "$3"); do part_read "$1" "$2" $i; done
+}
+part_holders() {    # NODE VERSION: its part's holders as its listing says
+	ctl "$1" --json ls $JOB "$2" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["parts"]:
+    if p.get("node") == sys.argv[1]:
+        print(p.get("holders", ""))' "$1"
+}

@@ -40,47 +40,13 @@ node() {    # NAME [ARGS...]
 		-o cluster.reprotect_after=3s -o cluster.bandwidth=2M "$@"
 }
 is() { status_is "$@"; }
-files_of() { if [ "$1" = v2 ]; then printf '%s\n' "${F2[@]}"; else printf '%s\n' "${F1[@]}"; fi; }
-# write_parts VERSION NODES...: node i of NODES writes part i, LOCAL.
-write_parts() {
-	local ver=$1 n i=0
-	shift
-	for n in "$@"; do
-		i=$((i + 1))
-		CKPT_NODES=$# tw $n write $JOB $ver -r $i -P part$i $(files_of $ver) -w local ||
-			fail "$n: writing its part of $ver"
-	done
-}
-protected() {    # VERSION NODES...
-	local ver=$1 n
-	shift
-	for n in "$@"; do
-		ctl $n wait $JOB $ver protected --timeout 90 >/dev/null ||
-			fail "$n: its part of $ver is $(part_level $n $ver); $(grep protect "$T/$n/ckptd.log" | tail -3)"
-	done
-}
-# reads OBSERVER VERSION NPARTS: every part reads back on OBSERVER.
-reads() {
-	local i
-	for i in $(seq "$3"); do
-		tw "$1" verify $JOB "$2" -r $i -P part$i $(files_of "$2") ||
-			fail "$1: part $i of $2 does not read back"
-	done
-}
-holder_names() {    # NODE VERSION: the holders NODE's listing gives its part
-	ctl "$1" --json ls $JOB "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-for p in json.load(sys.stdin)["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p.get("holders", ""))' "$1"
-}
 
 for n in $ALL; do node $n; done
 cluster_up 5
-write_parts v1 $ALL
-protected v1 $ALL
+parts_write v1 $ALL
+parts_protected v1 $ALL
 declare -A REC
-for n in $ALL; do REC[$n]=$(holder_names $n v1); done
+for n in $ALL; do REC[$n]=$(part_holders $n v1); done
 info "v1 protected on six nodes"
 
 # ---- n7 joins: nothing moves ------------------------------------------------
@@ -91,16 +57,16 @@ for n in $ALL; do node $n; done
 cluster_up 6
 for n in n1 n2 n3 n4 n5 n6; do
 	part_is $n v1 protected || fail "$n: v1 is $(part_level $n v1) after n7 joined"
-	[ "$(holder_names $n v1)" = "${REC[$n]}" ] ||
-		fail "$n: v1's holders moved from '${REC[$n]}' to '$(holder_names $n v1)'"
+	[ "$(part_holders $n v1)" = "${REC[$n]}" ] ||
+		fail "$n: v1's holders moved from '${REC[$n]}' to '$(part_holders $n v1)'"
 done
 for n in n1 n2 n3 n4 n5 n6; do
 	is $n protect_queued 0 || fail "$n queued $(sjson $n protect_queued) parts after n7 joined"
 done
 info "n7 joined: every v1 part kept its holders"
 
-write_parts v2 $ALL
-protected v2 $ALL
+parts_write v2 $ALL
+parts_protected v2 $ALL
 # Since the restart each node sent v2's shards and nothing else (holders
 # audit what they hold at each link up, long done by now): a 4 MiB part is
 # one stripe of 4 x 1 MiB, 5 shards of 1 MiB.
@@ -116,7 +82,7 @@ kill9 n6
 HELD6=
 for n in n1 n2 n3 n4 n5 n7; do
 	for v in v1 v2; do
-		case " $(holder_names $n $v) " in *" n6 "*) HELD6+=" $n/$v" ;; esac
+		case " $(part_holders $n $v) " in *" n6 "*) HELD6+=" $n/$v" ;; esac
 	done
 done
 [ -n "$HELD6" ] || fail "no part has a shard on n6"
@@ -132,8 +98,8 @@ if [ -n "$busy" ]; then
 fi
 kill9 n1
 rm -rf "$T/n1/store"
-reads n2 v1 6
-reads n2 v2 7
+parts_read n2 v1 6
+parts_read n2 v2 7
 [ "$(tw n2 latest $JOB)" = v2 ] || fail "n2: latest is $(tw n2 latest $JOB) with n1 and n6 down"
 info "n6 down, n1 lost mid re-protection: n2 reads every part of v1 and v2"
 
@@ -143,8 +109,8 @@ rebuilt() { status_is n1 rebuild_state 2; }
 poll_until 120 rebuilt || fail "n1 did not rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -5)"
 [ "$(sjson n1 rebuild_parts_done)" = 2 ] ||
 	fail "n1 rebuilt $(sjson n1 rebuild_parts_done) parts, not 2: $(grep rebuild "$T/n1/ckptd.log" | tail -5)"
-protected v1 n1 n2 n3 n4 n5
-protected v2 n1 n2 n3 n4 n5 n7
+parts_protected v1 n1 n2 n3 n4 n5
+parts_protected v2 n1 n2 n3 n4 n5 n7
 info "n1 rebuilt both parts from their recorded holders; all PROTECTED around n6"
 
 # ---- n1 killed and restarted, then twice cleanly --------------------------------
@@ -152,13 +118,13 @@ for how in kill clean clean; do
 	if [ $how = kill ]; then kill9 n1; else stop_ckptd n1; fi
 	node n1
 	poll_until 30 is n1 peers_up 5 || fail "n1: $(sjson n1 peers_up) peers up after a restart ($how)"
-	reads n1 v1 5
-	reads n1 v2 5
+	parts_read n1 v1 5
+	parts_read n1 v2 5
 	tw n1 verify $JOB v2 -r 7 -P part7 "${F2[@]}" || fail "n1: part 7 of v2 after a restart ($how)"
 done
 node n6
 poll_until 30 is n1 peers_up 6 || fail "n1: n6 did not come back"
-reads n1 v1 6
-reads n1 v2 7
+parts_read n1 v1 6
+parts_read n1 v2 7
 info "n1 restarted three times: v1 and v2 whole"
 finish

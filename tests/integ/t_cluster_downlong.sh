@@ -39,47 +39,6 @@ node() {
 		-o cluster.reprotect_after=3s
 }
 is() { status_is "$@"; }
-# write_parts VERSION NODES...: node i of NODES writes part i of VERSION
-# (of as many parts as NODES), LOCAL.
-write_parts() {
-	local ver=$1 n i=0 f=("${F1[@]}")
-	shift
-	[ "$ver" = v2 ] && f=("${F2[@]}")
-	for n in "$@"; do
-		i=$((i + 1))
-		CKPT_NODES=$# tw $n write $JOB $ver -r $i -P part$i "${f[@]}" -w local ||
-			fail "$n: writing its part of $ver"
-	done
-}
-# protected VERSION NODES...: every node's part of VERSION is PROTECTED.
-protected() {
-	local ver=$1 n
-	shift
-	for n in "$@"; do
-		ctl $n wait $JOB $ver protected --timeout 60 >/dev/null ||
-			fail "$n: its part of $ver is $(part_level $n $ver), not protected; $(grep -E 'protect' "$T/$n/ckptd.log" | tail -3)"
-	done
-}
-# reads OBSERVER VERSION NODES...: part i (of NODES) reads back on OBSERVER.
-reads() {
-	local obs=$1 ver=$2 n i=0 f=("${F1[@]}")
-	shift 2
-	[ "$ver" = v2 ] && f=("${F2[@]}")
-	for n in "$@"; do
-		i=$((i + 1))
-		tw $obs verify $JOB $ver -r $i -P part$i "${f[@]}" ||
-			fail "$obs: part $i of $ver (of $n) does not read back"
-	done
-}
-# holder_names NODE VERSION: the holders of NODE's part of VERSION as its
-# listing says them (its holder record), "a b c d e".
-holder_names() {
-	ctl "$1" --json ls $JOB "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-for p in json.load(sys.stdin)["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p.get("holders", ""))' "$1"
-}
 # man_format NODE VERSION: the format of NODE's manifest of VERSION.
 man_format() {
 	local man
@@ -91,10 +50,10 @@ for n in $ALL; do node $n; done
 cluster_up 7
 
 # ---- v1: eight parts, the computed holders ------------------------------
-write_parts v1 $ALL
-protected v1 $ALL
+parts_write v1 $ALL
+parts_protected v1 $ALL
 for n in $ALL; do
-	rec=$(holder_names $n v1)
+	rec=$(part_holders $n v1)
 	[ "$(echo $rec | wc -w)" = 5 ] || fail "$n: v1's manifest has no holder record of 5 nodes: '$rec'"
 	case " $rec " in *" $n "*) fail "$n holds a shard of its own part: $rec" ;; esac
 	[ "$(man_format $n v1)" = 6 ] || fail "$n: v1's manifest is format $(man_format $n v1), not 6 (the holder record)"
@@ -105,7 +64,7 @@ ctl n1 ls $JOB v1 | grep -E "^n2 " | grep -q " 5/5" ||
 # The parts n8 holds a shard of (reprotected once n8 stays down).
 HELD_BY_N8=
 for n in n1 n2 n3 n4 n5 n6 n7; do
-	case " $(holder_names $n v1) " in *" n8 "*) HELD_BY_N8+=" $n" ;; esac
+	case " $(part_holders $n v1) " in *" n8 "*) HELD_BY_N8+=" $n" ;; esac
 done
 [ -n "$HELD_BY_N8" ] || fail "no part of v1 has a shard on n8"
 info "v1 protected; n8 holds shards of:$HELD_BY_N8"
@@ -117,12 +76,12 @@ first=${first%% *}
 down_shown() { ctl n1 ls $JOB v1 | grep -E "^$first " | grep -q "4/5 (n8 down"; }
 poll_until 10 down_shown || fail "n1 lists $first's part as: $(ctl n1 ls $JOB v1 | grep -E "^$first ")"
 t0=$(now_ms)
-write_parts v2 n1 n2 n3 n4 n5 n6 n7
-protected v2 n1 n2 n3 n4 n5 n6 n7
+parts_write v2 n1 n2 n3 n4 n5 n6 n7
+parts_protected v2 n1 n2 n3 n4 n5 n6 n7
 took=$(( $(now_ms) - t0 ))
 [ $took -lt $(( $(scaled 60) * 1000 )) ] || fail "v2 took $took ms to be PROTECTED"
 for n in n1 n2 n3 n4 n5 n6 n7; do
-	rec=$(holder_names $n v2)
+	rec=$(part_holders $n v2)
 	[ "$(echo $rec | wc -w)" = 5 ] || fail "$n: v2's holder record: '$rec'"
 	case " $rec " in *" n8 "*) fail "$n placed a shard of v2 on n8, which is down: $rec" ;; esac
 done
@@ -133,20 +92,20 @@ info "v2: seven parts PROTECTED in $took ms with n8 down"
 # holder record without it, and is PROTECTED again.
 no_n8() {
 	local rec
-	rec=$(holder_names $1 v1)
+	rec=$(part_holders $1 v1)
 	[ "$(echo $rec | wc -w)" = 5 ] && [[ " $rec " != *" n8 "* ]] &&
 		part_is $1 v1 protected
 }
 reprotected=0
 for n in $HELD_BY_N8; do
-	poll_until 30 no_n8 $n || fail "$n: v1 still has a shard on n8, or is not PROTECTED: $(holder_names $n v1), $(part_level $n v1)"
+	poll_until 30 no_n8 $n || fail "$n: v1 still has a shard on n8, or is not PROTECTED: $(part_holders $n v1), $(part_level $n v1)"
 	grep -q "holder n8 of shard .* down for" "$T/$n/ckptd.log" ||
 		fail "$n: the log does not say n8 was replaced"
 	r=$(sjson $n reprotect_done)
 	[ "${r:-0}" -ge 1 ] || fail "$n: status counts $r re-protections"
 	reprotected=$((reprotected + 1))
 done
-protected v1 n1 n2 n3 n4 n5 n6 n7
+parts_protected v1 n1 n2 n3 n4 n5 n6 n7
 nodeg() { is "$1" parts_degraded 0; }
 for n in n1 n2 n3 n4 n5 n6 n7; do
 	poll_until 20 nodeg $n || fail "$n: $(sjson $n parts_degraded) parts still degraded"
@@ -156,7 +115,7 @@ info "v1: $reprotected parts re-protected around n8"
 # ---- m more nodes lost: everything still reads ---------------------------------
 kill9 n6
 kill9 n7
-reads n1 v2 n1 n2 n3 n4 n5 n6 n7
+parts_read n1 v2 7
 for i in 1 2 3 4 5 6 7; do
 	tw n1 verify $JOB v1 -r $i -P part$i "${F1[@]}" ||
 		fail "n1: part $i of v1 does not read back with n6, n7 and n8 down"
@@ -180,7 +139,7 @@ node n7
 for how in first clean clean; do
 	[ $how = clean ] && { stop_ckptd n6; node n6; }
 	poll_until 30 is n6 peers_up 7 || fail "n6: $(sjson n6 peers_up) peers up after a restart ($how)"
-	reads n6 v2 n1 n2 n3 n4 n5 n6 n7
+	parts_read n6 v2 7
 	ctl n6 wait $JOB v2 protected --timeout 30 >/dev/null ||
 		fail "n6: v2 is not PROTECTED after a restart ($how)"
 done

@@ -27,23 +27,9 @@ node() {
 	cluster_start "$1" 4+2 -o cluster.heartbeat_timeout=1000
 }
 is() { status_is "$@"; }
-holder_names() {    # NODE VERSION
-	ctl "$1" --json ls $JOB "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-for p in json.load(sys.stdin)["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p.get("holders", ""))' "$1"
-}
-reads() {    # OBSERVER
-	local i
-	for i in 1 2 3 4 5 6; do
-		tw "$1" verify $JOB v1 -r $i -P part$i "${F1[@]}" ||
-			fail "$1: part $i of v1 does not read back"
-	done
-}
 no_n7() {    # NODE: its v1 record names five holders, none n7
 	local rec
-	rec=$(holder_names $1 v1)
+	rec=$(part_holders $1 v1)
 	[ "$(echo $rec | wc -w)" = 5 ] && [[ " $rec " != *" n7 "* ]]
 }
 
@@ -61,7 +47,7 @@ for n in $SIX; do
 done
 HELD7=
 for n in $SIX; do
-	case " $(holder_names $n v1) " in *" n7 "*) HELD7+=" $n" ;; esac
+	case " $(part_holders $n v1) " in *" n7 "*) HELD7+=" $n" ;; esac
 done
 [ -n "$HELD7" ] || fail "no part has a shard on n7"
 info "v1 protected; n7 holds shards of:$HELD7"
@@ -74,7 +60,7 @@ ALL=$SIX
 for n in $ALL; do node $n; done
 cluster_up 5
 for n in $HELD7; do
-	poll_until 30 no_n7 $n || fail "$n: v1's record still names n7: $(holder_names $n v1)"
+	poll_until 30 no_n7 $n || fail "$n: v1's record still names n7: $(part_holders $n v1)"
 	grep -q "the holder of shard .*, n7, is no longer a node of the cluster" "$T/$n/ckptd.log" ||
 		fail "$n: the log does not say n7 left"
 done
@@ -90,14 +76,14 @@ info "n7 removed: its shards placed elsewhere at once, v1 whole and latest"
 # ---- m nodes lost ------------------------------------------------------------------
 kill9 n5
 kill9 n6
-reads n1
+parts_read n1 v1 6
 info "n5 and n6 down: v1 reads back on n1"
 
 for how in kill clean clean; do
 	[ $how = kill ] || stop_ckptd n5
 	node n5
 	poll_until 30 is n5 peers_up 4 || fail "n5: $(sjson n5 peers_up) peers up ($how)"
-	reads n5
+	parts_read n5 v1 6
 done
 info "n5 restarted three times: v1 whole"
 finish

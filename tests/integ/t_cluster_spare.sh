@@ -37,60 +37,31 @@ node() {    # NAME [ARGS...]
 		-o cluster.reprotect_after=3s -o cluster.bandwidth=2M "$@"
 }
 is() { status_is "$@"; }
-files_of() { if [ "$1" = v2 ]; then printf '%s\n' "${F2[@]}"; else printf '%s\n' "${F1[@]}"; fi; }
-write_parts() {    # VERSION NODES...: node i of NODES writes part i, LOCAL
-	local ver=$1 n i=0
-	shift
-	for n in "$@"; do
-		i=$((i + 1))
-		CKPT_NODES=$# tw $n write $JOB $ver -r $i -P part$i $(files_of $ver) -w local ||
-			fail "$n: writing its part of $ver"
-	done
-}
-protected() {    # VERSION NODES...
-	local ver=$1 n
-	shift
-	for n in "$@"; do
-		ctl $n wait $JOB $ver protected --timeout 90 >/dev/null ||
-			fail "$n: its part of $ver is $(part_level $n $ver); $(grep protect "$T/$n/ckptd.log" | tail -3)"
-	done
-}
-read_part() {    # OBSERVER VERSION I
-	tw "$1" verify $JOB "$2" -r "$3" -P part"$3" $(files_of "$2") ||
-		fail "$1: part $3 of $2 does not read back"
-}
-holder_names() {    # NODE VERSION: the holders NODE's listing gives its part
-	ctl "$1" --json ls $JOB "$2" 2>/dev/null | "$PY" -c '
-import json, sys
-for p in json.load(sys.stdin)["parts"]:
-    if p.get("node") == sys.argv[1]:
-        print(p.get("holders", ""))' "$1"
-}
 no_n6() {    # NODE: its v1 part's record names five holders, none n6
 	local rec
-	rec=$(holder_names $1 v1)
+	rec=$(part_holders $1 v1)
 	[ "$(echo $rec | wc -w)" = 5 ] && [[ " $rec " != *" n6 "* ]]
 }
 
 for n in $ALL; do node $n; done
 cluster_up 6
-write_parts v1 n1 n2 n3 n4 n5 n6
-protected v1 n1 n2 n3 n4 n5 n6
+parts_write v1 n1 n2 n3 n4 n5 n6
+parts_protected v1 n1 n2 n3 n4 n5 n6
 HELD6=
 for n in n1 n2 n3 n4 n5; do
-	case " $(holder_names $n v1) " in *" n6 "*) HELD6+=" $n" ;; esac
+	case " $(part_holders $n v1) " in *" n6 "*) HELD6+=" $n" ;; esac
 done
 info "v1 protected on n1..n6; n6 holds shards of:${HELD6:- none}"
 
 # ---- n6 lost; the job restarts with the spare n7 -----------------------------
 kill9 n6
 rm -rf "$T/n6/store"
-for i in 1 2 3 4 5 6; do read_part n7 v1 $i; done
+for i in 1 2 3 4 5 6; do part_read n7 v1 $i; done
 t0=$(now_ms)
-write_parts v2 n1 n2 n3 n4 n5 n7
-protected v2 n1 n2 n3 n4 n5 n7
+parts_write v2 n1 n2 n3 n4 n5 n7
+parts_protected v2 n1 n2 n3 n4 n5 n7
 for n in n1 n2 n3 n4 n5 n7; do
-	case " $(holder_names $n v2) " in *" n6 "*) fail "$n placed a shard of v2 on n6: $(holder_names $n v2)" ;; esac
+	case " $(part_holders $n v2) " in *" n6 "*) fail "$n placed a shard of v2 on n6: $(part_holders $n v2)" ;; esac
 done
 info "n6 lost: n7 reads its files; v2 PROTECTED on n1..n5 + n7 in $(( $(now_ms) - t0 )) ms"
 
@@ -110,13 +81,13 @@ if [ -n "$HELD6" ]; then
 		[ $n = $owner ] && continue
 		# Kill the first other node that holds none of owner's shards in
 		# v1's old record: the one a shard is placed on now.
-		case " $(holder_names $owner v1) " in *" $n "*) continue ;; esac
+		case " $(part_holders $owner v1) " in *" $n "*) continue ;; esac
 		kill9 $n
 		node $n
 		break
 	done
 	for n in $HELD6; do
-		poll_until 90 no_n6 $n || fail "$n: v1 not re-protected around n6: $(holder_names $n v1), $(part_level $n v1)"
+		poll_until 90 no_n6 $n || fail "$n: v1 not re-protected around n6: $(part_holders $n v1), $(part_level $n v1)"
 	done
 	info "v1 re-protected around n6 on:$HELD6, its owner and a new holder killed meanwhile"
 fi
@@ -127,14 +98,14 @@ cluster_up_but() {    # peers up on each of n1..n5, n7 (n6 is gone)
 	done
 }
 cluster_up_but
-protected v1 n1 n2 n3 n4 n5
-protected v2 n1 n2 n3 n4 n5 n7
+parts_protected v1 n1 n2 n3 n4 n5
+parts_protected v2 n1 n2 n3 n4 n5 n7
 
 # ---- m more nodes down ---------------------------------------------------------
 kill9 n2
 kill9 n3
-for i in 1 2 3 4 5 6; do read_part n7 v2 $i; done
-for i in 1 2 3 4 5; do read_part n7 v1 $i; done
+for i in 1 2 3 4 5 6; do part_read n7 v2 $i; done
+for i in 1 2 3 4 5; do part_read n7 v1 $i; done
 info "n2 and n3 down too: n7 reads v2 and v1's parts of n1..n5"
 
 # ---- n7 restarted -----------------------------------------------------------------
@@ -142,7 +113,7 @@ for how in kill clean clean; do
 	if [ $how = kill ]; then kill9 n7; else stop_ckptd n7; fi
 	node n7
 	poll_until 30 is n7 peers_up 3 || fail "n7: $(sjson n7 peers_up) peers up after a restart ($how)"
-	for i in 1 2 3 4 5 6; do read_part n7 v2 $i; done
+	for i in 1 2 3 4 5 6; do part_read n7 v2 $i; done
 done
 info "n7 restarted three times: v2 whole"
 finish
