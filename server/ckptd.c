@@ -439,6 +439,7 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 		goto out_cluster;
 	}
 	cluster_start(d);
+	metrics_publish(d);     /* the first scrape has real values */
 	arm_accept(m);
 	arm_signal(m);
 	arm_tick(m);

@@ -40,8 +40,10 @@
 
 struct metrics {
 	struct MHD_Daemon *mhd;
-	pthread_mutex_t mu;        /* guards snap */
+	pthread_mutex_t mu;        /* guards snap and published */
 	struct mstats snap;        /* the last published copy of d->ms */
+	int published;             /* snap holds a publication: until then
+				    * scrapes get 503, never zeros */
 };
 
 static const char *const level_label[MLEVELS] = {
@@ -104,11 +106,11 @@ static void fill_status(const struct ckptd *d, struct ckpt_status *s)
 	cluster_status(d, s);
 }
 
-void metrics_tick(struct ckptd *d)
+void metrics_publish(struct ckptd *d)
 {
 	struct metrics *m = d->metrics;
 
-	if (!m || ++d->ms->ticks % 4 != 1)       /* ticks are 250 ms */
+	if (!m)
 		return;
 	fill_status(d, &d->ms->st);
 	d->ms->drain_lag_ms = drain_lag_ms(d);
@@ -123,7 +125,14 @@ void metrics_tick(struct ckptd *d)
 	}
 	pthread_mutex_lock(&m->mu);
 	m->snap = *d->ms;
+	m->published = 1;
 	pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_tick(struct ckptd *d)
+{
+	if (d->metrics && ++d->ms->ticks % 4 == 0)      /* ticks are 250 ms */
+		metrics_publish(d);
 }
 
 /* ---- HTTP side: formatting ---------------------------------------------- */
@@ -363,19 +372,25 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	fprintf(f, "ckpt_errors_total{kind=\"drain\"} %u\n", st->drain_errors);
 }
 
-/* The whole page, malloc'd into *out.  0 or -ENOMEM. */
+/* The whole page, malloc'd into *out.  0, -EAGAIN (nothing published yet:
+ * ckptd is starting) or -ENOMEM. */
 static int render(struct metrics *m, char **out, size_t *len)
 {
 	struct mstats *s = malloc(sizeof(*s));
 	FILE *f;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, published;
 
 	*out = NULL;
 	if (!s)
 		return ret;
 	pthread_mutex_lock(&m->mu);
 	*s = m->snap;
+	published = m->published;
 	pthread_mutex_unlock(&m->mu);
+	if (!published) {
+		ret = -EAGAIN;
+		goto out_free;
+	}
 	f = open_memstream(out, len);
 	if (!f)
 		goto out_free;
@@ -419,13 +434,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	enum MHD_Result ret;
 	char *text;
 	size_t len;
+	int err;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 			     "only GET /metrics\n");
 	if (strcmp(url, "/metrics"))
 		return reply(conn, MHD_HTTP_NOT_FOUND, "see /metrics\n");
-	if (render(m, &text, &len) < 0)
+	err = render(m, &text, &len);
+	if (err == -EAGAIN)
+		return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "ckptd is starting: no values yet\n");
+	if (err < 0)
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			     "out of memory\n");
 	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);

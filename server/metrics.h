@@ -44,7 +44,12 @@ int metrics_open(const char *addr, struct metrics **out);
 /* Stop the HTTP thread and free.  NULL is a no-op. */
 void metrics_close(struct metrics *m);
 
-/* From the 250 ms tick: gauges and publication, once a second. */
+/* Fill in the gauges and publish the record now.  ckptd calls it once
+ * before it says it is ready, so that the first scrape has real values
+ * (a scrape before that, while it starts, is answered 503).  No-op
+ * without metrics. */
+void metrics_publish(struct ckptd *d);
+/* From the 250 ms tick: metrics_publish() once a second. */
 void metrics_tick(struct ckptd *d);
 
 #endif

@@ -10,6 +10,7 @@
 #    per level, absorbed bytes, the stall and time-to-level histograms;
 #  - hostile HTTP (garbage, POST, a huge URL, unknown paths) gets an error or
 #    a closed connection, and ckptd keeps serving;
+#  - the first scrape after start has real values (the staging budget);
 #  - a bad `metrics` address is refused at start-up.
 # TIMEOUT: 90
 set -u
@@ -37,6 +38,10 @@ metric() {
 metric_ge() { local v; v=$(metric "$1"); [ -n "$v" ] && awk -v v="$v" -v w="$2" 'BEGIN { exit !(v >= w) }'; }
 
 out=$(scrape) || fail "scrape failed"
+# The first scrape after start has real values, not zeros: the staging
+# budget is known before ckptd says it is ready (16 MiB here).
+first=$(awk '$1 == "ckpt_staging_bytes" { print $2 }' <<<"$out")
+[ "$first" = 16777216 ] || fail "the first scrape gives ckpt_staging_bytes '$first', not 16777216"
 grep -q '^# TYPE ckpt_writer_stall_seconds histogram' <<<"$out" ||
 	fail "no stall histogram in: $(head -5 <<<"$out")"
 [ "$(metric 'ckpt_versions_total{level="local"}')" = 0 ] ||
