@@ -640,6 +640,11 @@ static int end_version(struct ckpt_version *v, uint16_t type)
 		req.rank = env_rank();
 	}
 	ret = cl_rpc(c, &req, &rep, NULL, -1);
+	if (ret == -CKPT_ECUTSHORT && req.type == PROTO_COMMIT) {
+		/* Refused, not ended: the handle stays, writes go on. */
+		v->sealing = 0;
+		goto out_unlock;
+	}
 	v->committed = 1;       /* the handle is gone either way */
 	if (failed)
 		ret = flushed < 0 ? flushed : v->err;

@@ -50,8 +50,11 @@ static struct fs_version *hk_idle_locked(struct ckptfs *fs)
 		return NULL;
 	for (pos = fs->versions.next; pos != &fs->versions; pos = pos->next) {
 		ver = fs_entry(pos, struct fs_version, link);
+		/* One with a file cut short waits for it to be removed or
+		 * rewritten (each of those is a touch). */
 		if (ver->state == V_OPEN && ver->nopen == 0 &&
-		    now - ver->idle_since >= (time_t)fs->autocommit) {
+		    now - ver->idle_since >= (time_t)fs->autocommit &&
+		    !ver_cut_short_locked(ver, NULL, 0)) {
 			ver->refs++;
 			return ver;
 		}

@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +85,25 @@ static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
 }
 
 /* ---- opening ------------------------------------------------------------- */
+
+/* n was truncated to 0, to be rewritten from offset 0: a mark that it may
+ * be cut short (mark_cut_short()) goes.  ver->ns held, n pinned. */
+static int clear_cut_short(struct ckptfs *fs, struct fs_version *ver,
+			   struct fs_node *n)
+{
+	int cut, ret;
+
+	pthread_mutex_lock(&fs->mu);
+	cut = inode_cut_short_locked(n->in);
+	pthread_mutex_unlock(&fs->mu);
+	if (!cut)
+		return 0;
+	ret = xattr_node_change(fs, ver, n, CKPT_XATTR_FAILED, NULL, 0, 0);
+	if (ret == 0)
+		fs_log(FUSE_LOG_INFO, "version %s/%s: file %s truncated to 0: no longer marked cut short",
+		       ver->job, ver->name, n->name);
+	return ret == -ENODATA ? 0 : ret;
+}
 
 /*
  * Open (or with create, create) p->file in a held version.  A new file is
@@ -147,6 +167,8 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	}
 	if (ret == 0 && trunc && !made)     /* FUSE_CAP_HANDLE_KILLPRIV */
 		ret = attr_kill_priv(fs, ver, n, 0);
+	if (ret == 0 && trunc && !made)
+		ret = clear_cut_short(fs, ver, n);
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -480,6 +502,12 @@ int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		return -EBADF;
 	if (off < 0)
 		return -EINVAL;
+	/* Past the largest file ckptd keeps: EFBIG, or as much as fits, as
+	 * POSIX says; never a write ckptd refuses (that fails the version). */
+	if ((uint64_t)off >= CKPT_FILE_MAX)
+		return size ? -EFBIG : 0;
+	if (size > CKPT_FILE_MAX - (uint64_t)off)
+		size = CKPT_FILE_MAX - (uint64_t)off;
 	ver = h->ver;
 	in = h->node->in;
 	pthread_rwlock_rdlock(&ver->ns);
@@ -553,9 +581,16 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		attr_written(node->in);
 		inval_note_locked(&iv, ver, node->in, node);
 		ver_touch_locked(ver);
+		node->nopen++;  /* pinned while ckptd is asked */
 		pthread_mutex_unlock(&fs->mu);
 		/* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
 		ret = attr_kill_priv(fs, ver, node, 0);
+		if (ret == 0 && size == 0 && !grow)
+			ret = clear_cut_short(fs, ver, node);
+		pthread_mutex_lock(&fs->mu);
+		node->nopen--;
+		tree_release(node);
+		pthread_mutex_unlock(&fs->mu);
 	}
 	pthread_rwlock_unlock(&ver->ns);
 	inval_send(&iv);
@@ -572,6 +607,8 @@ int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	if (size < 0)
 		return -EINVAL;
+	if ((uint64_t)size > CKPT_FILE_MAX)
+		return -EFBIG;
 	if (h && h->kind == H_NODE)
 		return fs_errno(resize_held(fs, h->ver, h->node, NULL, size, 0));
 	if (h)
@@ -672,17 +709,48 @@ static void note_closer(struct fs_handle *h)
 }
 
 /* At the RELEASE of a file open for writing whose last close was a dying
- * writer's: the file may be cut short, so its version fails rather than be
- * committed (by autocommit, say) without the rest; fs->mu held. */
-static int writer_died_locked(struct fs_handle *h)
+ * writer's (killed, or exiting non-zero): the file may be cut short.  Is
+ * there such a file to mark (a name of an open version)?  fs->mu held. */
+static int writer_died_locked(const struct fs_handle *h)
 {
-	if (!h->writable || !h->died_pid || h->ver->state != V_OPEN)
-		return 0;
-	ver_fail_locked(h->ver, -CKPT_EABORTED);
-	fs_log(FUSE_LOG_ERR, "version %s/%s failed: its writer pid %d %s with %s open for writing",
-	       h->ver->job, h->ver->name, (int)h->died_pid, h->died_why,
-	       h->node->name);
-	return 1;
+	return h->writable && h->died_pid && h->ver->state == V_OPEN &&
+	       h->node->in->nlink > 0;
+}
+
+/*
+ * Mark h's file cut short (CKPT_XATTR_FAILED, in ckptd and the mirror):
+ * it stays readable, and no commit of its version is taken until it is
+ * removed or truncated to 0 (ckpt.h); the rest of the version goes on.
+ * Where the mark cannot be set, the version fails instead: a file that may
+ * be cut short is never committed.  h's node is still pinned by h.
+ */
+static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
+{
+	struct fs_version *ver = h->ver;
+	char why[96];
+	int ret;
+
+	snprintf(why, sizeof(why), "pid %d %s", (int)h->died_pid,
+		 h->died_why);
+	pthread_rwlock_rdlock(&ver->ns);
+	ret = xattr_node_change(fs, ver, h->node, CKPT_XATTR_FAILED, why,
+				strlen(why), 0);
+	pthread_rwlock_unlock(&ver->ns);
+	if (ret == 0) {
+		fs_log(FUSE_LOG_ERR, "version %s/%s: file %s may be cut short: its writer %s with it open; the version commits once it is removed or rewritten from offset 0",
+		       ver->job, ver->name, h->node->name, why);
+		return;
+	}
+	pthread_mutex_lock(&fs->mu);
+	if (ver->state == V_OPEN) {
+		ver_fail_locked(ver, -CKPT_EABORTED);
+		fs_log(FUSE_LOG_ERR, "version %s/%s failed: its writer %s with %s open for writing, and the file could not be marked (%s)",
+		       ver->job, ver->name, why, h->node->name,
+		       ckpt_strerror(ret));
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ret != -CKPT_ESEALED)
+		ckpt_abort(ver->v);     /* ckptd fails it too */
 }
 
 /* close(): report an error of the version's background writes. */
@@ -811,6 +879,10 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 			ver_drop_hidden(fs, ver, h->node);
 		pthread_mutex_lock(&fs->mu);
 		died = writer_died_locked(h);
+		pthread_mutex_unlock(&fs->mu);
+		if (died)
+			mark_cut_short(fs, h);
+		pthread_mutex_lock(&fs->mu);
 		h->node->nopen--;
 		tree_release(h->node);
 		ver->nopen--;
@@ -819,8 +891,6 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 			pthread_cond_broadcast(&fs->closed_cv);
 		ver_touch_locked(ver);   /* autocommit counts from the close */
 		pthread_mutex_unlock(&fs->mu);
-		if (died)       /* ckptd fails it too: no commit by name */
-			ckpt_abort(ver->v);
 		ver_put(fs, ver);
 	}
 	handle_free(h);

@@ -261,6 +261,15 @@ int ver_abort(struct ckptfs *fs, struct fs_version *ver);
  * stays an alias).  0 or a ckpt error. */
 int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed);
+/* Is in marked cut short (CKPT_XATTR_FAILED, set by io.c when its writer
+ * died with it open)?  1 or 0; fs->mu held. */
+int inode_cut_short_locked(const struct fs_inode *in);
+/* Has ver a file marked cut short (its writer died with it open, io.c)?
+ * Then a commit is refused (-CKPT_ECUTSHORT) until it is removed or
+ * truncated to 0.  1 (its path into path, cap bytes, when path is not
+ * NULL) or 0; fs->mu held. */
+int ver_cut_short_locked(const struct fs_version *ver, char *path,
+			 size_t cap);
 /* A call on the version failed with ret: note a lost connection or a failed
  * version.  Returns ret. */
 int ver_failed(struct ckptfs *fs, struct fs_version *ver, int ret);

@@ -128,6 +128,14 @@ int fs_setxattr(const char *path, const char *name, const char *value,
 int fs_getxattr(const char *path, const char *name, char *value, size_t size);
 int fs_listxattr(const char *path, char *list, size_t size);
 int fs_removexattr(const char *path, const char *name);
+/* Set (value) or remove (value NULL) name on n, a name of the held ver,
+ * in ckptd and in the mirror; any name (the callers check it:
+ * CKPT_XATTR_FAILED is the mount's own).  flags: XATTR_CREATE,
+ * XATTR_REPLACE.  ver->ns held (read or write), n pinned (n->nopen); not
+ * fs->mu.  0 or -errno / a ckpt error. */
+int xattr_node_change(struct ckptfs *fs, struct fs_version *ver,
+		      struct fs_node *n, const char *name, const void *value,
+		      size_t size, int flags);
 
 #endif
 

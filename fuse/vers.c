@@ -687,10 +687,52 @@ static unsigned wait_closed_locked(struct ckptfs *fs, struct fs_version *ver)
 	return ver->nwopen;
 }
 
+int inode_cut_short_locked(const struct fs_inode *in)
+{
+	const uint8_t *val;
+
+	return in->xlen &&
+	       xattr_get(in->xattr, in->xlen, CKPT_XATTR_FAILED, &val) >= 0;
+}
+
+/* The first name of a file below dir marked cut short (its writer died
+ * with it open: io.c), or NULL; an unlinked file still open (hidden) is
+ * not one.  fs->mu held. */
+static const struct fs_node *cut_short_below(const struct fs_tree *t,
+					     const struct fs_node *dir)
+{
+	const struct fs_link *pos;
+	const struct fs_node *n, *cut;
+
+	for (pos = dir->children.next; pos != &dir->children;
+	     pos = pos->next) {
+		n = fs_entry(pos, struct fs_node, sib);
+		cut = n->is_dir ? cut_short_below(t, n) :
+		      inode_cut_short_locked(n->in) &&
+		      !tree_is_hidden(t, n) ? n : NULL;
+		if (cut)
+			return cut;
+	}
+	return NULL;
+}
+
+int ver_cut_short_locked(const struct fs_version *ver, char *path,
+			 size_t cap)
+{
+	const struct fs_node *n = cut_short_below(&ver->tree, ver->tree.root);
+
+	if (!n)
+		return 0;
+	if (path && tree_node_path(n, path, cap) < 0)
+		snprintf(path, cap, "%s", n->name);
+	return 1;
+}
+
 int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	       int renamed)
 {
 	struct ckpt_version_info info;
+	char cut[CKPT_PATH_MAX2 + 1];
 	int ret;
 	unsigned nw;
 
@@ -699,12 +741,17 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	nw = ret == 0 ? wait_closed_locked(fs, ver) : 0;
 	if (ret == 0 && nw)
 		ret = -EBUSY;   /* a file may still grow: never seal it short */
+	if (ret == 0 && ver_cut_short_locked(ver, cut, sizeof(cut)))
+		ret = -CKPT_ECUTSHORT;
 	if (ret == 0)
 		ver->state = V_COMMITTING;
 	pthread_mutex_unlock(&fs->mu);
 	if (ret == -EBUSY)
 		fs_log(FUSE_LOG_WARNING, "version %s/%s: commit (%s) refused: %u file(s) still open for writing",
 		       ver->job, ver->name, why, nw);
+	if (ret == -CKPT_ECUTSHORT)
+		fs_log(FUSE_LOG_ERR, "version %s/%s: commit (%s) refused: file %s may be cut short (its writer died with it open); remove it or rewrite it from offset 0",
+		       ver->job, ver->name, why, cut);
 	if (ret < 0)
 		return ret;
 	/* Writes in flight finish first; later ones see V_COMMITTING. */
@@ -718,6 +765,16 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	else
 		ckpt_abort(ver->v);
 	pthread_rwlock_unlock(&ver->ns);
+	if (ret == -CKPT_ECUTSHORT) {
+		/* ckptd knows of a file cut short that the mirror does not
+		 * (marked through the C API): refused, nothing ended. */
+		pthread_mutex_lock(&fs->mu);
+		ver->state = V_OPEN;
+		pthread_mutex_unlock(&fs->mu);
+		fs_log(FUSE_LOG_ERR, "version %s/%s: commit (%s) refused by ckptd: %s",
+		       ver->job, ver->name, why, ckpt_strerror(ret));
+		return ret;
+	}
 	conn_check(fs, ver->conn, ret);
 	/* Its files keep the numbers they had (inomap.c). */
 	if (ret == 0 && ckpt_stat_version(ver->conn->c, ver->job, ver->name,

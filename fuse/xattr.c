@@ -117,23 +117,61 @@ static int blob_change(const struct fs_inode *in, uint8_t *buf, size_t *len,
 		     : xattr_remove(buf, len, name);
 }
 
+int xattr_node_change(struct ckptfs *fs, struct fs_version *ver,
+		      struct fs_node *n, const char *name, const void *value,
+		      size_t size, int flags)
+{
+	char fpath[CKPT_PATH_MAX2 + 1];
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	size_t len = 0;
+	int ret, local = 1;
+
+	pthread_mutex_lock(&fs->mu);
+	ret = ver_writable_locked(ver);
+	if (ret == 0)
+		ret = blob_change(n->in, buf, &len, name, value, size, flags);
+	if (ret == 0) {
+		local = n->is_dir || n->in->nlink == 0;
+		if (!local && tree_node_path(n, fpath, sizeof(fpath)) < 0)
+			ret = -ENAMETOOLONG;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ret == 0 && !local)
+		ret = ver_failed(fs, ver, ckpt_setxattr(ver->v, fpath, name,
+							value, size));
+	if (ret == 0 && len) {
+		copy = malloc(len);
+		if (copy)
+			memcpy(copy, buf, len);
+		else
+			ret = -ENOMEM;
+	}
+	if (ret == 0) {
+		pthread_mutex_lock(&fs->mu);
+		free(n->in->xattr);
+		n->in->xattr = copy;
+		n->in->xlen = (uint32_t)len;
+		pthread_mutex_unlock(&fs->mu);
+	}
+	return ret;
+}
+
 /* Set (value) or remove (value NULL) name on path, held versions only. */
 static int xattr_change(const char *path, const char *name, const void *value,
 			size_t size, int flags)
 {
 	struct ckptfs *fs = fs_get();
-	char fpath[CKPT_PATH_MAX2 + 1];
-	uint8_t buf[XATTR_MAX], *copy = NULL;
 	struct fs_version *ver;
 	struct fs_node *n = NULL;
 	struct fs_path p;
-	int ret, local = 1;
-	size_t len = 0;
+	int ret;
 
 	if (!path)
 		return -ESTALE;
 	if (!user_name(name))
 		return -ENOTSUP;
+	if (!strcmp(name, CKPT_XATTR_FAILED))
+		return -EPERM;  /* the mount's own verdict (ckpt.h) */
 	ret = path_parse(fs, path, &p);
 	if (ret < 0)
 		return ret == -CKPT_EBADNAME ? -ENOENT : ret;
@@ -147,40 +185,19 @@ static int xattr_change(const char *path, const char *name, const void *value,
 	ret = ver_writable_locked(ver);
 	if (ret == 0) {
 		n = tree_lookup(&ver->tree, p.kind == P_FILE ? p.file : "");
-		ret = n ? blob_change(n->in, buf, &len, name, value, size,
-				      flags)
-			: -ENOENT;
-	}
-	if (ret == 0) {
-		local = n->is_dir || n->in->nlink == 0;
-		if (!local && tree_node_path(n, fpath, sizeof(fpath)) < 0)
-			ret = -ENAMETOOLONG;
+		ret = n ? 0 : -ENOENT;
 	}
 	if (ret == 0)
 		n->nopen++;     /* pinned while ckptd is asked */
 	pthread_mutex_unlock(&fs->mu);
-	if (ret < 0)
-		goto out_put;
-	if (!local)
-		ret = ver_failed(fs, ver, ckpt_setxattr(ver->v, fpath, name,
-							value, size));
-	if (ret == 0 && len) {
-		copy = malloc(len);
-		if (copy)
-			memcpy(copy, buf, len);
-		else
-			ret = -ENOMEM;
+	if (ret == 0)
+		ret = xattr_node_change(fs, ver, n, name, value, size, flags);
+	if (n) {
+		pthread_mutex_lock(&fs->mu);
+		n->nopen--;
+		tree_release(n);
+		pthread_mutex_unlock(&fs->mu);
 	}
-	pthread_mutex_lock(&fs->mu);
-	if (ret == 0) {
-		free(n->in->xattr);
-		n->in->xattr = copy;
-		n->in->xlen = (uint32_t)len;
-	}
-	n->nopen--;
-	tree_release(n);
-	pthread_mutex_unlock(&fs->mu);
-out_put:
 	pthread_rwlock_unlock(&ver->ns);
 	ver_put(fs, ver);
 	return fs_errno(ret);

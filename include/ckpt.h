@@ -138,7 +138,13 @@ enum {
 				 * another rm was refused meanwhile, which
 				 * changed what the next one does); nothing
 				 * was removed */
-	CKPT_ELAST     = 30615,
+	CKPT_ECUTSHORT = 30616, /* a commit refused: a file of the version
+				 * may be cut short (its writer died with it
+				 * open: CKPT_XATTR_FAILED); the version
+				 * stays open, and its writer may commit once
+				 * the file is removed or rewritten from 0.
+				 * The mount says EIO */
+	CKPT_ELAST     = 30616,
 };
 
 /* Durability levels a version climbs.  See README.md. */
@@ -306,6 +312,23 @@ struct ckpt_attr {
 /* Bytes of a file's extended attributes in all (see ckpt_getxattrs()). */
 #define CKPT_XATTR_MAX 4096
 
+/*
+ * A file whose writer died with it open (ckptfs: the last close of a file
+ * open for writing was a process killed by a signal or exiting non-zero)
+ * may be cut short.  ckptfs gives it this extended attribute, whose value
+ * says which pid and why ("pid 4242 killed by signal 9"), and lists it
+ * with CKPT_FILE_FAILED.  The rest of its version goes on, but no commit
+ * of the version (ckpt_commit(), ckpt_commit_name(), the mount's) is taken
+ * while a live file has it: each is refused with -CKPT_ECUTSHORT (EIO
+ * through the mount), and the logs name
+ * the file.  It goes with the file (unlink), or when the file is rewritten
+ * from offset 0 (truncated to 0 through the mount).  The mount refuses to
+ * set or remove it by hand (EPERM).
+ */
+#define CKPT_XATTR_FAILED "user.ckpt.failed"
+/* struct ckpt_file_info's flags. */
+#define CKPT_FILE_FAILED 0x1u     /* has CKPT_XATTR_FAILED */
+
 struct ckpt_file_info {
 	char path[CKPT_PATH_MAX + 1]; /* "" if longer than CKPT_PATH_MAX:
 				       * see name */
@@ -332,6 +355,7 @@ struct ckpt_file_info {
 			    * from another node, the bytes its part's
 			    * manifest maps to data (exact); the rest reads
 			    * as zeros (holes: ckpt_seek_data()) */
+	uint32_t flags;    /* CKPT_FILE_*; 0 from a ckptd before them */
 };
 
 /* Grows at the end only: see "Growing structs" at the top. */
@@ -651,12 +675,15 @@ int ckpt_sync(struct ckpt_version *v);
  * CKPT_PATH_MAX2 bytes), -EISDIR (a directory's entry holding bytes),
  * -EPERM (a hard link to a directory's entry).  A symbolic link whose
  * target holds a NUL, or a hole inside it, fails the version at its seal:
- * ckpt_wait() for CKPT_LOCAL returns -EINVAL. */
+ * ckpt_wait() for CKPT_LOCAL returns -EINVAL.  While a live file of the
+ * version has CKPT_XATTR_FAILED the commit is refused, -CKPT_ECUTSHORT,
+ * and nothing ends: v stays open for writes and a later commit. */
 int ckpt_commit(struct ckpt_version *v);
 /* Commit an open version by name, for every writer that joined it (the
  * owner or root only): `ckptctl commit`, for writers that cannot call
  * ckpt_commit() themselves, such as programs writing through ckptfs.
- * Their later writes get -CKPT_ESEALED. */
+ * Their later writes get -CKPT_ESEALED.  -CKPT_ECUTSHORT (nothing done)
+ * as ckpt_commit(). */
 int ckpt_commit_name(struct ckpt_client *c, const char *job,
 		     const char *version);
 /* Give up this writer's share: the version becomes FAILED. */

@@ -33,6 +33,7 @@ static const char *const ckpt_errs[] = {
 	[CKPT_ETARGET - CKPT_EFIRST] = "the drain target is not there or lacks this node's mark (is the PFS mounted?)",
 	[CKPT_EBASE - CKPT_EFIRST] = "a newer drained version takes chunks from it (its incremental base): it stays on the PFS until that one is removed",
 	[CKPT_ECHANGED - CKPT_EFIRST] = "the version changed since it was looked at (written again, a copy removed, or another rm refused); nothing was removed",
+	[CKPT_ECUTSHORT - CKPT_EFIRST] = "a file of the version may be cut short (its writer died with it open); remove it or rewrite it from offset 0, then commit",
 };
 
 static const char *const level_names[] = {

@@ -572,6 +572,7 @@ void proto_enc_file_entry(struct enc *e, const struct ckpt_file_info *f)
 	enc_u64(e, f->ino);
 	enc_u32(e, f->nlink);
 	enc_u64(e, f->data);
+	enc_u32(e, f->flags);
 }
 
 void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
@@ -586,6 +587,7 @@ void proto_dec_file_entry(struct dec *d, struct ckpt_file_info *f,
 	f->ino = dec_u64(d);
 	f->nlink = dec_u32(d);
 	f->data = dec_u64(d);
+	f->flags = dec_u32(d);
 }
 
 void proto_enc_node_entry(struct enc *e, const struct ckpt_node_info *n)

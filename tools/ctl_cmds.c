@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "ctl_fmt.h"
 #include "ctl_json.h"
+#include "xattr.h"
 
 int ctl_common_opt(struct ctl *ctl, int opt, const char *cmd)
 {
@@ -760,16 +761,36 @@ static void ls_parts(struct ctl *ctl, const char *job, const char *version)
 	free(p);
 }
 
+/* Why file path of job/version is marked cut short (CKPT_XATTR_FAILED's
+ * value, "pid 4242 killed by signal 9"), printable bytes only, into out. */
+static void cut_short_why(struct ctl *ctl, const char *job,
+			  const char *version, const char *path, char *out,
+			  size_t cap)
+{
+	uint8_t blob[CKPT_XATTR_MAX];
+	const uint8_t *val;
+	long len, i;
+	size_t n = 0;
+
+	len = ckpt_getxattrs(ctl->c, job, version, path, blob, sizeof(blob));
+	len = len > 0 ? xattr_get(blob, (size_t)len, CKPT_XATTR_FAILED, &val)
+		      : -ENODATA;
+	for (i = 0; i < len && n + 1 < cap; i++)
+		out[n++] = val[i] >= 0x20 && val[i] < 0x7f ? (char)val[i] : '?';
+	if (cap)
+		out[n] = '\0';
+}
+
 static int ls_files(struct ctl *ctl, const char *job, const char *version)
 {
 	static const char *const heads[] = { "PATH", "SIZE", "BYTES",
 					     "EXTENTS" };
 	struct ckpt_version_info vi, *parts = NULL;
 	struct ckpt_file_info *f = NULL;
-	char size[FMT_LEN], bytes[FMT_LEN], ext[FMT_LEN];
+	char size[FMT_LEN], bytes[FMT_LEN], ext[FMT_LEN], why[128];
 	struct jw w;
 	struct tbl t;
-	int n, i, err, pn;
+	int n, i, err, pn, ncut = 0;
 
 	err = ctl_stat_version(ctl->c, job, version, &vi);
 	if (err)
@@ -799,6 +820,11 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 			jw_ku64(&w, "extents", f[i].extents);
 			jw_ku64(&w, "data", f[i].data);
 			json_attr(&w, &f[i].attr);
+			if (f[i].flags & CKPT_FILE_FAILED) {
+				cut_short_why(ctl, job, version, f[i].name,
+					      why, sizeof(why));
+				jw_kstr(&w, "cut_short", why);
+			}
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -813,11 +839,11 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 	if (vi.nparts > 1)
 		printf(", %u of %u parts sealed", vi.parts_sealed, vi.nparts);
 	if (vi.drain) {
-		char why[512];
+		char dw[512];
 
-		fmt_drain_wait(why, sizeof(why), &vi);
+		fmt_drain_wait(dw, sizeof(dw), &vi);
 		printf(", drain %s%s%s%s", ckpt_drain_state_name(vi.drain),
-		       why[0] ? " (" : "", why, why[0] ? ")" : "");
+		       dw[0] ? " (" : "", dw, dw[0] ? ")" : "");
 	}
 	if (vi.rm_part_pfs)
 		printf(", rm again removes this part from the PFS too");
@@ -835,6 +861,14 @@ static int ls_files(struct ctl *ctl, const char *job, const char *version)
 		putchar('\n');
 		tbl_print(&t, stdout);
 		tbl_release(&t);
+	}
+	for (i = 0; i < n; i++) {
+		if (!(f[i].flags & CKPT_FILE_FAILED))
+			continue;
+		if (!ncut++)
+			printf("\nCut short (their writer died with them open; the version commits once each is removed or rewritten from offset 0):\n");
+		cut_short_why(ctl, job, version, f[i].name, why, sizeof(why));
+		printf("  %s: %s\n", f[i].name, why[0] ? why : "its writer died");
 	}
 	free(f);
 	return CTL_EXIT_OK;

@@ -432,5 +432,11 @@ void version_info(const struct version *v, struct ckpt_version_info *out);
  * path v holds (path[] is ""), so out is used before v changes. */
 void vfile_info(const struct version *v, uint32_t fi,
 		struct ckpt_file_info *out);
+/* Does live file fi of v carry CKPT_XATTR_FAILED (its writer died with it
+ * open, ckpt.h)?  1 or 0. */
+int vfile_failed(const struct version *v, uint32_t fi);
+/* The first live file of v that does: its index, or -ENOENT.  A commit of
+ * v is refused (-CKPT_ECUTSHORT) while there is one. */
+int version_failed_file(const struct version *v);
 
 #endif

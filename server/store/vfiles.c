@@ -16,6 +16,7 @@
 #include "attr.h"
 #include "catalog.h"
 #include "namehash.h"
+#include "xattr.h"
 
 /* Enter live entry fi under its path (the table has room: vfile_add()
  * grows it). */
@@ -340,4 +341,24 @@ void vfile_info(const struct version *v, uint32_t fi,
 	out->nlink = v->files[d].nlink;
 	out->data = v->files[d].stored < out->size ? v->files[d].stored
 						   : out->size;
+	out->flags = vfile_failed(v, fi) ? CKPT_FILE_FAILED : 0;
+}
+
+int vfile_failed(const struct version *v, uint32_t fi)
+{
+	const struct vfile *f = &v->files[vfile_data(v, fi)];
+	const uint8_t *val;
+
+	return !v->files[fi].dead && f->xlen &&
+	       xattr_get(f->xattr, f->xlen, CKPT_XATTR_FAILED, &val) >= 0;
+}
+
+int version_failed_file(const struct version *v)
+{
+	uint32_t fi;
+
+	for (fi = 0; fi < v->nfiles; fi++)
+		if (vfile_failed(v, fi))
+			return (int)fi;
+	return -ENOENT;
 }

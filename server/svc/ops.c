@@ -153,6 +153,21 @@ out_reply:
 	conn_reply_status(c, req, ret);
 }
 
+/* No commit of v while a live file of it was left by a writer that died
+ * with it open (CKPT_XATTR_FAILED, ckpt.h): -CKPT_ECUTSHORT, the file named in the
+ * log; the version and its writers stay as they are.  0: none. */
+static int failed_file_refuses(const struct conn *c, const struct version *v,
+			       const char *how)
+{
+	int fi = version_failed_file(v);
+
+	if (fi < 0)
+		return 0;
+	log_printf(LOG_ERR, "version %s/%s: commit (%s, pid %d) refused: %s may be cut short (its writer died with it open); remove it or rewrite it from offset 0",
+		   v->job->name, v->name, how, c->pid, v->files[fi].path);
+	return -CKPT_ECUTSHORT;
+}
+
 void op_commit(struct conn *c, const struct proto_msg *req)
 {
 	struct writer *w = writer_of(c, req);
@@ -169,6 +184,11 @@ void op_commit(struct conn *c, const struct proto_msg *req)
 	if (v->state != CKPT_ST_OPEN) {
 		ret = v->error ? v->error : -CKPT_EABORTED;
 		goto out_release;
+	}
+	ret = failed_file_refuses(c, v, "by its writer");
+	if (ret < 0) {          /* the writer stays: it may commit later */
+		conn_reply_status(c, req, ret);
+		return;
 	}
 	w->committed = 1;
 	v->committed++;
@@ -226,6 +246,7 @@ out_reply:
 void op_commit_name(struct conn *c, const struct proto_msg *req)
 {
 	struct version *v = lookup(c, req);
+	int ret;
 
 	if (!v)
 		return;
@@ -233,6 +254,11 @@ void op_commit_name(struct conn *c, const struct proto_msg *req)
 		conn_reply_status(c, req, v->state == CKPT_ST_FAILED ?
 				  (v->error ? v->error : -CKPT_EABORTED) :
 				  -CKPT_ESEALED);
+		return;
+	}
+	ret = failed_file_refuses(c, v, "by name");
+	if (ret < 0) {
+		conn_reply_status(c, req, ret);
 		return;
 	}
 	log_printf(LOG_INFO, "version %s/%s: committed by name (uid %u) for %u writers",

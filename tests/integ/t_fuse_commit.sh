@@ -1,8 +1,9 @@
 #!/bin/bash
 # t_fuse_commit: no commit through the mount lies.
 #  - autocommit never seals a version whose writer was killed mid-file: the
-#    version fails, the log says why, and `latest` stays on the last good
-#    version
+#    file is marked cut short, the log says why, the version stays open and
+#    `latest` stays on the last good version; once the file is rewritten
+#    from offset 0, autocommit seals it whole
 #  - autocommit waits for a writer that holds its file open (stopped), and
 #    commits the whole file once it closes it; a writer that exits with
 #    status 0 without closing is committed too
@@ -54,18 +55,24 @@ autocommit_cases() {
 	writer "$M/$J/good.tmp/f" close || fail "writer of good failed"
 	poll_until 20 state_is good sealed || fail "good was not autocommitted"
 
-	# Killed mid-file: the version fails.
+	# Killed mid-file: the file is marked cut short, autocommit waits.
 	mkdir "$M/$J/killed.tmp"
 	/usr/bin/python3 -c "$_WRITER_PY" "$M/$J/killed.tmp/f" stop &
 	local wp=$!
 	poll_until 10 stopped "$wp" || fail "the writer did not stop"
 	kill -KILL "$wp"
 	wait "$wp" 2>/dev/null
-	poll_until 20 state_is killed failed ||
-		fail "killed is '$(state_of killed)', want failed"
-	grep -q "killed.*killed by signal 9" "$T/a/ckptfs.log" ||
-		fail "the ckptfs log does not say the writer was killed"
+	cut_logged() { grep -q "killed: file f may be cut short: its writer pid $wp killed by signal 9" "$T/a/ckptfs.log"; }
+	poll_until 20 cut_logged ||
+		fail "the ckptfs log does not say the writer was killed: $(tail -3 "$T/a/ckptfs.log")"
+	poll_until 3 state_is killed sealed &&
+		fail "autocommit sealed a version with a file cut short"
+	state_is killed open || fail "killed is '$(state_of killed)', want open"
 	[ "$(tw a latest "$J")" = good ] || fail "latest is '$(tw a latest "$J")', want good"
+	# Rewritten from offset 0 (O_TRUNC): committed, whole.
+	writer "$M/$J/killed.tmp/f" close || fail "rewriting killed's file"
+	poll_until 20 state_is killed sealed || fail "killed was not autocommitted after the rewrite"
+	size_is "$M/$J/killed/f" 1048576 || fail "killed/f is $(stat -c %s "$M/$J/killed/f") bytes, want 1 MiB"
 
 	# Stopped with the file open: not committed; committed whole after.
 	mkdir "$M/$J/held.tmp"
