@@ -86,23 +86,17 @@ static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
 
 /* ---- opening ------------------------------------------------------------- */
 
-/* n was truncated to 0, to be rewritten from offset 0: a mark that it may
- * be cut short (mark_cut_short()) goes.  ver->ns held, n pinned. */
-static int clear_cut_short(struct ckptfs *fs, struct fs_version *ver,
-			   struct fs_node *n)
+/* n was truncated to 0 (ckpt_truncate()), to be rewritten from offset 0:
+ * a mark that it may be cut short (mark_cut_short()) goes; ckptd dropped
+ * its own at the truncate (ckpt.h).  fs->mu held. */
+static void cut_short_forget_locked(struct fs_version *ver, struct fs_node *n)
 {
-	int cut, ret;
-
-	pthread_mutex_lock(&fs->mu);
-	cut = inode_cut_short_locked(n->in);
-	pthread_mutex_unlock(&fs->mu);
-	if (!cut)
-		return 0;
-	ret = xattr_node_change(fs, ver, n, CKPT_XATTR_FAILED, NULL, 0, 0);
-	if (ret == 0)
-		fs_log(FUSE_LOG_INFO, "version %s/%s: file %s truncated to 0: no longer marked cut short",
-		       ver->job, ver->name, n->name);
-	return ret == -ENODATA ? 0 : ret;
+	n->in->cut_marks = 0;
+	if (!inode_cut_short_locked(n->in))
+		return;
+	xattr_node_forget_locked(n, CKPT_XATTR_FAILED);
+	fs_log(FUSE_LOG_INFO, "version %s/%s: file %s truncated to 0: no longer marked cut short",
+	       ver->job, ver->name, n->name);
 }
 
 /*
@@ -167,8 +161,6 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 	}
 	if (ret == 0 && trunc && !made)     /* FUSE_CAP_HANDLE_KILLPRIV */
 		ret = attr_kill_priv(fs, ver, n, 0);
-	if (ret == 0 && trunc && !made)
-		ret = clear_cut_short(fs, ver, n);
 	pthread_mutex_lock(&fs->mu);
 	if (pinned && ret < 0) {
 		n->nopen--;
@@ -181,6 +173,8 @@ static int open_held(struct ckptfs *fs, struct fs_version *ver,
 			n->in->attr = a;
 		else if (trunc)
 			attr_written(n->in);
+		if (trunc && !made)
+			cut_short_forget_locked(ver, n);
 		if (trunc)
 			inval_note_locked(&iv, ver, n->in, n);
 		attach_locked(h, ver, n);
@@ -579,14 +573,14 @@ static int resize_held(struct ckptfs *fs, struct fs_version *ver,
 		pthread_mutex_lock(&fs->mu);
 		node->in->size = size;
 		attr_written(node->in);
+		if (size == 0 && !grow)
+			cut_short_forget_locked(ver, node);
 		inval_note_locked(&iv, ver, node->in, node);
 		ver_touch_locked(ver);
 		node->nopen++;  /* pinned while ckptd is asked */
 		pthread_mutex_unlock(&fs->mu);
 		/* set-id bits (FUSE_CAP_HANDLE_KILLPRIV) */
 		ret = attr_kill_priv(fs, ver, node, 0);
-		if (ret == 0 && size == 0 && !grow)
-			ret = clear_cut_short(fs, ver, node);
 		pthread_mutex_lock(&fs->mu);
 		node->nopen--;
 		tree_release(node);
@@ -698,8 +692,7 @@ int fs_mknod(const char *path, mode_t mode, dev_t rdev)
 
 /* ---- flush, fsync, release ----------------------------------------------- */
 
-/* Note at each close whether the closing task is dying (closer.c); the
- * verdict waits for the RELEASE, when the last close is known. */
+/* Note at each close whether the closing task is dying (closer.c). */
 static void note_closer(struct fs_handle *h)
 {
 	pid_t pid = fuse_get_context()->pid;
@@ -708,9 +701,9 @@ static void note_closer(struct fs_handle *h)
 		      pid : 0;
 }
 
-/* At the RELEASE of a file open for writing whose last close was a dying
- * writer's (killed, or exiting non-zero): the file may be cut short.  Is
- * there such a file to mark (a name of an open version)?  fs->mu held. */
+/* Was the last close of h, a file open for writing, a dying writer's
+ * (killed, or exiting non-zero), with the file a name of an open version
+ * to mark?  fs->mu held. */
 static int writer_died_locked(const struct fs_handle *h)
 {
 	return h->writable && h->died_pid && h->ver->state == V_OPEN &&
@@ -721,8 +714,12 @@ static int writer_died_locked(const struct fs_handle *h)
  * Mark h's file cut short (CKPT_XATTR_FAILED, in ckptd and the mirror):
  * it stays readable, and no commit of its version is taken until it is
  * removed or truncated to 0 (ckpt.h); the rest of the version goes on.
+ * Done during the dying close (FLUSH), which the dying task waits for, so
+ * that a commit by name sent once its death is seen finds the mark.  The
+ * version's namespace is held for writing: a truncate to 0 (which lifts
+ * the mark) is ordered before or after it, in ckptd and the mirror alike.
  * Where the mark cannot be set, the version fails instead: a file that may
- * be cut short is never committed.  h's node is still pinned by h.
+ * be cut short is never committed.  h's node is pinned by h.
  */
 static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 {
@@ -732,9 +729,15 @@ static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 
 	snprintf(why, sizeof(why), "pid %d %s", (int)h->died_pid,
 		 h->died_why);
-	pthread_rwlock_rdlock(&ver->ns);
+	pthread_rwlock_wrlock(&ver->ns);
 	ret = xattr_node_change(fs, ver, h->node, CKPT_XATTR_FAILED, why,
 				strlen(why), 0);
+	if (ret == 0) {
+		pthread_mutex_lock(&fs->mu);
+		h->marked = 1;
+		h->node->in->cut_marks++;
+		pthread_mutex_unlock(&fs->mu);
+	}
 	pthread_rwlock_unlock(&ver->ns);
 	if (ret == 0) {
 		fs_log(FUSE_LOG_ERR, "version %s/%s: file %s may be cut short: its writer %s with it open; the version commits once it is removed or rewritten from offset 0",
@@ -751,6 +754,55 @@ static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 	pthread_mutex_unlock(&fs->mu);
 	if (ret != -CKPT_ESEALED)
 		ckpt_abort(ver->v);     /* ckptd fails it too */
+}
+
+/*
+ * A normal close of h followed the dying one that marked its file: the
+ * dead task was a child that inherited the descriptor, and the writer is
+ * the one closing now, as the verdict at the last close always was.  The
+ * mark goes unless another open file's dying close marked it too, or a
+ * truncate to 0 took it already.
+ */
+static void unmark_cut_short(struct ckptfs *fs, struct fs_handle *h)
+{
+	struct fs_version *ver = h->ver;
+	struct fs_inode *in = h->node->in;
+	int last, ret;
+
+	pthread_rwlock_wrlock(&ver->ns);
+	pthread_mutex_lock(&fs->mu);
+	h->marked = 0;
+	last = in->cut_marks == 1 && inode_cut_short_locked(in) &&
+	       ver->state == V_OPEN;
+	if (in->cut_marks)
+		in->cut_marks--;
+	pthread_mutex_unlock(&fs->mu);
+	ret = last ? xattr_node_change(fs, ver, h->node, CKPT_XATTR_FAILED,
+				       NULL, 0, 0) : 0;
+	pthread_rwlock_unlock(&ver->ns);
+	if (last && ret == 0)
+		fs_log(FUSE_LOG_INFO, "version %s/%s: file %s: no longer marked cut short: a normal close by pid %d followed the dying one (a child's)",
+		       ver->job, ver->name, h->node->name,
+		       (int)fuse_get_context()->pid);
+	else if (last && ret != -ENODATA)
+		fs_log(FUSE_LOG_WARNING, "version %s/%s: file %s stays marked cut short: the mark could not be lifted (%s)",
+		       ver->job, ver->name, h->node->name, ckpt_strerror(ret));
+}
+
+/* Judge a close of h (FLUSH) or its end (RELEASE): mark its file at a
+ * dying writer's close, lift the mark at a normal one that follows. */
+static void judge_close(struct ckptfs *fs, struct fs_handle *h)
+{
+	int died, marked;
+
+	pthread_mutex_lock(&fs->mu);
+	died = writer_died_locked(h);
+	marked = h->marked;
+	pthread_mutex_unlock(&fs->mu);
+	if (died && !marked)
+		mark_cut_short(fs, h);
+	else if (!h->died_pid && marked)
+		unmark_cut_short(fs, h);
 }
 
 /* close(): report an error of the version's background writes. */
@@ -788,6 +840,7 @@ int fs_flush(const char *path, struct fuse_file_info *fi)
 	if (ret == 0)
 		ret = ver_failed(fs, h->ver, ckpt_flush(h->ver->v));
 	note_closer(h);
+	judge_close(fs, h);
 	return fs_errno(ret);
 }
 
@@ -865,7 +918,7 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 	struct ckptfs *fs = fs_get();
 	struct fs_handle *h = fs_handle(fi);
 	struct fs_version *ver = h->ver;
-	int died, hidden;
+	int hidden;
 
 	(void)path;
 	if (h->kind == H_NODE) {
@@ -877,11 +930,7 @@ int fs_release(const char *path, struct fuse_file_info *fi)
 		pthread_mutex_unlock(&fs->mu);
 		if (hidden)
 			ver_drop_hidden(fs, ver, h->node);
-		pthread_mutex_lock(&fs->mu);
-		died = writer_died_locked(h);
-		pthread_mutex_unlock(&fs->mu);
-		if (died)
-			mark_cut_short(fs, h);
+		judge_close(fs, h);     /* where no FLUSH came */
 		pthread_mutex_lock(&fs->mu);
 		h->node->nopen--;
 		tree_release(h->node);

@@ -58,6 +58,9 @@ struct fs_inode {
 	uint8_t *xattr;           /* extended attributes set through this
 				   * mount (xattr.h blob, owned) */
 	uint32_t xlen;
+	unsigned cut_marks;       /* open files whose dying close marked it
+				   * cut short (io.c); 0 after a truncate
+				   * to 0 */
 	struct fs_wbuf *wb;       /* small writes not sent yet (wb_i.h;
 				   * ver->wb.mu) */
 };

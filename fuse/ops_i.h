@@ -27,11 +27,14 @@ struct fs_handle {
 	struct fs_version *ver;   /* H_NODE: counted */
 	struct fs_node *node;     /* H_NODE: node->nopen counts us */
 	/* The last close (FLUSH) of this open file was by a task dying
-	 * (closer_died): if no other close follows before the RELEASE, the
-	 * writer died with the file open.  A child that inherited the fd and
-	 * exits non-zero is followed by its parent's own close. */
+	 * (closer_died): the writer died with the file open, which is then
+	 * marked cut short at once (marked).  A child that inherited the fd
+	 * and died is followed by its parent's own close, which lifts the
+	 * mark (io.c, judge_close()). */
 	pid_t died_pid;           /* 0: the last close was a normal one */
 	char died_why[48];
+	int marked;               /* this open file's dying close marked its
+				   * file (struct fs_inode.cut_marks) */
 	/* H_READ */
 	pthread_mutex_t mu;       /* the read window */
 	uint8_t *win;             /* FS_READ_WINDOW bytes once used */
@@ -136,6 +139,9 @@ int fs_removexattr(const char *path, const char *name);
 int xattr_node_change(struct ckptfs *fs, struct fs_version *ver,
 		      struct fs_node *n, const char *name, const void *value,
 		      size_t size, int flags);
+/* Remove name from n's attributes in the mirror only: ckptd dropped it
+ * itself (CKPT_XATTR_FAILED at a truncate to 0).  fs->mu held. */
+void xattr_node_forget_locked(struct fs_node *n, const char *name);
 
 #endif
 

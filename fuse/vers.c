@@ -767,9 +767,12 @@ int ver_commit(struct ckptfs *fs, struct fs_version *ver, const char *why,
 	pthread_rwlock_unlock(&ver->ns);
 	if (ret == -CKPT_ECUTSHORT) {
 		/* ckptd knows of a file cut short that the mirror does not
-		 * (marked through the C API): refused, nothing ended. */
+		 * (marked through the C API): refused, nothing ended.  The
+		 * idle clock starts again, so that autocommit asks next after
+		 * another idle period, not at once. */
 		pthread_mutex_lock(&fs->mu);
 		ver->state = V_OPEN;
+		ver_touch_locked(ver);
 		pthread_mutex_unlock(&fs->mu);
 		fs_log(FUSE_LOG_ERR, "version %s/%s: commit (%s) refused by ckptd: %s",
 		       ver->job, ver->name, why, ckpt_strerror(ret));

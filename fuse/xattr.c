@@ -117,18 +117,42 @@ static int blob_change(const struct fs_inode *in, uint8_t *buf, size_t *len,
 		     : xattr_remove(buf, len, name);
 }
 
+/* Apply the change to the mirror's blob of in as it is now (another change
+ * may have come in while ckptd was asked).  fs->mu held. */
+static int mirror_apply_locked(struct fs_inode *in, const char *name,
+			       const void *value, size_t size)
+{
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = blob_change(in, buf, &len, name, value, size, 0);
+	if (ret == -ENODATA)    /* removed meanwhile */
+		return 0;
+	if (ret == 0 && len && !(copy = malloc(len)))
+		ret = -ENOMEM;
+	if (ret < 0)
+		return ret;
+	if (len)
+		memcpy(copy, buf, len);
+	free(in->xattr);
+	in->xattr = copy;
+	in->xlen = (uint32_t)len;
+	return 0;
+}
+
 int xattr_node_change(struct ckptfs *fs, struct fs_version *ver,
 		      struct fs_node *n, const char *name, const void *value,
 		      size_t size, int flags)
 {
 	char fpath[CKPT_PATH_MAX2 + 1];
-	uint8_t buf[XATTR_MAX], *copy = NULL;
+	uint8_t buf[XATTR_MAX];
 	size_t len = 0;
 	int ret, local = 1;
 
 	pthread_mutex_lock(&fs->mu);
 	ret = ver_writable_locked(ver);
-	if (ret == 0)
+	if (ret == 0)   /* checks flags and room before ckptd is asked */
 		ret = blob_change(n->in, buf, &len, name, value, size, flags);
 	if (ret == 0) {
 		local = n->is_dir || n->in->nlink == 0;
@@ -139,21 +163,17 @@ int xattr_node_change(struct ckptfs *fs, struct fs_version *ver,
 	if (ret == 0 && !local)
 		ret = ver_failed(fs, ver, ckpt_setxattr(ver->v, fpath, name,
 							value, size));
-	if (ret == 0 && len) {
-		copy = malloc(len);
-		if (copy)
-			memcpy(copy, buf, len);
-		else
-			ret = -ENOMEM;
-	}
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
-		free(n->in->xattr);
-		n->in->xattr = copy;
-		n->in->xlen = (uint32_t)len;
+		ret = mirror_apply_locked(n->in, name, value, size);
 		pthread_mutex_unlock(&fs->mu);
 	}
 	return ret;
+}
+
+void xattr_node_forget_locked(struct fs_node *n, const char *name)
+{
+	mirror_apply_locked(n->in, name, NULL, 0);  /* only shrinks */
 }
 
 /* Set (value) or remove (value NULL) name on path, held versions only. */

@@ -313,17 +313,20 @@ struct ckpt_attr {
 #define CKPT_XATTR_MAX 4096
 
 /*
- * A file whose writer died with it open (ckptfs: the last close of a file
- * open for writing was a process killed by a signal or exiting non-zero)
- * may be cut short.  ckptfs gives it this extended attribute, whose value
+ * A file whose writer died with it open (ckptfs: a file open for writing
+ * was closed by a process killed by a signal or exiting non-zero, and no
+ * normal close of that open file followed, as a parent's after its forked
+ * child died) may be cut short.  ckptfs marks it during the dying close,
+ * so the mark is there before the writer's death can be seen (waitpid()).  ckptfs gives it this extended attribute, whose value
  * says which pid and why ("pid 4242 killed by signal 9"), and lists it
  * with CKPT_FILE_FAILED.  The rest of its version goes on, but no commit
  * of the version (ckpt_commit(), ckpt_commit_name(), the mount's) is taken
  * while a live file has it: each is refused with -CKPT_ECUTSHORT (EIO
  * through the mount), and the logs name
  * the file.  It goes with the file (unlink), or when the file is rewritten
- * from offset 0 (truncated to 0 through the mount).  The mount refuses to
- * set or remove it by hand (EPERM).
+ * from offset 0 (truncated to 0: ckpt_truncate(), O_TRUNC or truncate()
+ * through the mount).  The mount refuses to set or remove it by hand
+ * (EPERM).
  */
 #define CKPT_XATTR_FAILED "user.ckpt.failed"
 /* struct ckpt_file_info's flags. */

@@ -330,7 +330,8 @@ int version_reserve(struct catalog *cat, struct version *v, uint32_t len,
 int version_add_rec(struct version *v, const struct man_rec *r);
 /* Set file fi's size, covering the data a shrink cuts with zero records:
  * a few records whatever the sizes (only bytes some write stored need
- * covering).  0, -EFBIG past CKPT_FILE_MAX, or -ENOMEM. */
+ * covering); to 0, the file is rewritten from offset 0 and loses
+ * CKPT_XATTR_FAILED.  0, -EFBIG past CKPT_FILE_MAX, or -ENOMEM. */
 int version_truncate(struct version *v, uint32_t fi, uint64_t size);
 /* Drop the name entry fi (version_name()) from the version: the file's
  * last name takes its records with it (they stay, unlisted). */
@@ -435,6 +436,10 @@ void vfile_info(const struct version *v, uint32_t fi,
 /* Does live file fi of v carry CKPT_XATTR_FAILED (its writer died with it
  * open, ckpt.h)?  1 or 0. */
 int vfile_failed(const struct version *v, uint32_t fi);
+/* Drop CKPT_XATTR_FAILED from the file that data entry f holds: it is
+ * rewritten from offset 0 (version_truncate() to 0 calls it).  0 or
+ * -ENOMEM. */
+int vfile_clear_failed(struct vfile *f);
 /* The first live file of v that does: its index, or -ENOENT.  A commit of
  * v is refused (-CKPT_ECUTSHORT) while there is one. */
 int version_failed_file(const struct version *v);

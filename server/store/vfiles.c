@@ -274,6 +274,27 @@ int version_truncate(struct version *v, uint32_t fi, uint64_t size)
 	if (f->data_end > size)
 		f->data_end = size;
 	f->size = size;
+	return size == 0 ? vfile_clear_failed(f) : 0;
+}
+
+int vfile_clear_failed(struct vfile *f)
+{
+	uint8_t buf[XATTR_MAX], *copy = NULL;
+	size_t len = f->xlen;
+
+	if (!len)
+		return 0;
+	/* Copied on change, as op_setxattr() does. */
+	memcpy(buf, f->xattr, len);
+	if (xattr_remove(buf, &len, CKPT_XATTR_FAILED) < 0)
+		return 0;
+	if (len && !(copy = malloc(len)))
+		return -ENOMEM;
+	if (len)
+		memcpy(copy, buf, len);
+	free(f->xattr);
+	f->xattr = copy;
+	f->xlen = (uint32_t)len;
 	return 0;
 }
 

@@ -41,6 +41,17 @@
  *                                      again, 100 renamed, committed and
  *                                      LOCAL: the unkeyed file table took
  *                                      ~1 min
+ *   ckpt_ns SOCKET cutmark JOB VERSION FILE GO
+ *                                      join the open version, mark FILE
+ *                                      cut short (CKPT_XATTR_FAILED) in
+ *                                      ckptd only, print "marked"; check
+ *                                      that its commit is refused
+ *                                      (-CKPT_ECUTSHORT, the version still
+ *                                      open); once the file GO exists
+ *                                      (60 s at most), commit this
+ *                                      writer's share: it must succeed
+ *                                      (FILE was removed or truncated to 0
+ *                                      meanwhile)
  *
  * Exit 0 when every check holds, 1 with a message otherwise.
  */
@@ -694,6 +705,37 @@ static int do_flood(struct ckpt_client *c, const char *job, const char *ver)
 	return failed;
 }
 
+/* cutmark (see the usage above). */
+static int do_cutmark(struct ckpt_client *c, const char *job, const char *ver,
+		      const char *file, const char *go)
+{
+	static const char why[] = "pid 1 killed by signal 9 (ckpt_ns)";
+	struct ckpt_version *v;
+	int ret, i;
+
+	ret = ckpt_begin(c, job, ver, &v);
+	if (ret < 0) {
+		fprintf(stderr, "ckpt_ns: begin: %s\n", ckpt_strerror(ret));
+		return 1;
+	}
+	ret = ckpt_setxattr(v, file, CKPT_XATTR_FAILED, why, strlen(why));
+	CHECK(ret == 0, "setxattr %s: %s", CKPT_XATTR_FAILED,
+	      ckpt_strerror(ret));
+	ret = ckpt_commit(v);
+	CHECK(ret == -CKPT_ECUTSHORT, "commit with %s marked: %s", file,
+	      ckpt_strerror(ret));
+	printf("marked\n");
+	fflush(stdout);
+	for (i = 0; i < 6000 && access(go, F_OK) != 0; i++)
+		usleep(10000);
+	CHECK(i < 6000, "%s never came", go);
+	ret = ckpt_commit(v);
+	CHECK(ret == 0, "commit once %s was rewritten: %s", file,
+	      ckpt_strerror(ret));
+	ckpt_version_free(v);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct ckpt_client *c;
@@ -722,6 +764,8 @@ int main(int argc, char **argv)
 		ret = do_conflict(c, argv[3], argv[4]);
 	} else if (!strcmp(argv[2], "attr")) {
 		ret = do_attr(c, argv[3], argv[4]);
+	} else if (!strcmp(argv[2], "cutmark") && argc == 7) {
+		ret = do_cutmark(c, argv[3], argv[4], argv[5], argv[6]);
 	} else if (!strcmp(argv[2], "as") && argc == 6) {
 		ret = do_as(c, argv[3], argv[4], argv[5]);
 	} else {

@@ -17,9 +17,19 @@
 #    nothing fails; fallocate's exit 1 marks its own file only.
 #  - f3 is removed and the commit is still refused (f2); f2 is rewritten
 #    from offset 0 (O_TRUNC): the rename commits it, LOCAL.
+#  - v2: eight times a writer of g is SIGKILLed half-way and ckptctl
+#    commit is sent as soon as its death is seen: refused each time (the
+#    mark is set during the dying close).  Then a forked child sharing g's
+#    descriptor is SIGKILLed: g is marked, naming the child, until the
+#    parent finishes and closes it; then v2 commits, g whole.
+#  - v3, on a mount with autocommit=1: a C API writer joins and marks h in
+#    ckptd only: autocommit is refused once per idle period (not in a
+#    loop); the mount's O_TRUNC rewrite of h lifts ckptd's mark; the C
+#    writer's share commits and autocommit seals v3.
 #  - ckptd is SIGKILLed, restarted, restarted cleanly twice more: each time
-#    f1, f2 (its new bytes) and f4 read back byte for byte, f3 is absent.
-# TIMEOUT: 180
+#    f1, f2 (its new bytes), f4, v2/g and v3/h read back byte for byte, f3
+#    is absent.
+# TIMEOUT: 240
 set -u
 . "$(dirname "$0")/lib.sh"
 need_fuse
@@ -175,8 +185,86 @@ writer "$V/f2" 22 all || fail "rewriting f2"
 [ -z "$(getx "$V/f2")" ] || fail "f2 is still marked after its rewrite: $(getx "$V/f2")"
 mv "$V" "$M/$J/v1" || fail "the commit after the rewrite failed: $(tail -3 "$T/a/ckptfs.log")"
 ctl a wait $J v1 local --timeout 30 >/dev/null || fail "v1 did not reach LOCAL"
-umount_ckptfs "$M"
 info "refused while f2 and f3 were cut short; committed once f3 was removed and f2 rewritten"
+
+# ---- the mark is there before the death can be seen --------------------------
+# Each round rewrites g from offset 0 (which lifts the last round's mark),
+# the writer is SIGKILLed half-way, and ckptctl commit is sent as soon as
+# wait(1) returns: it must find g marked, every time.
+V2=$M/$J/v2.tmp
+mkdir -p "$V2" || fail "mkdir $V2"
+for r in 1 2 3 4 5 6 7 8; do
+	"$PY" -c "$_CUT_PY" "$V2/g" $r stop & w=$!
+	poll_until 20 stopped $w || fail "round $r: the writer did not stop half-way"
+	kill -KILL $w
+	wait $w 2>/dev/null
+	out=$(ctl a commit $J v2 2>&1) &&
+		fail "round $r: ckptctl commit right after the writer's SIGKILL sealed v2 with g cut short: $out"
+	case $out in *"cut short"*) ;; *) fail "round $r: ckptctl commit: $out" ;; esac
+	case $(getx "$V2/g") in "pid $w killed by signal 9") ;; *) fail "round $r: g's mark: '$(getx "$V2/g")'" ;; esac
+done
+info "8 rounds: a commit by name right after the writer's death was refused each time"
+
+# ---- a forked child dies with the file open; its parent goes on ---------------
+# The child's dying close marks g; the parent's own close, which follows,
+# is the writer's verdict: the mark goes and the version commits.
+"$PY" -c '
+import os, signal, sys
+path = sys.argv[1]
+block = bytes((i * 7 + 40) % 251 for i in range(65536))
+fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+for i in range(64):
+    os.write(fd, block)
+pid = os.fork()
+if pid == 0:
+    os.kill(os.getpid(), signal.SIGKILL)
+os.waitpid(pid, 0)
+try:
+    why = os.getxattr(path, "user.ckpt.failed").decode()
+except OSError:
+    sys.exit("g is not marked once the child that shared its descriptor was seen dead")
+if why != "pid %d killed by signal 9" % pid:
+    sys.exit("the mark names %r, not the child %d" % (why, pid))
+for i in range(64):
+    os.write(fd, block)
+os.close(fd)
+try:
+    os.getxattr(path, "user.ckpt.failed")
+    sys.exit("g is still marked after its writer closed it normally")
+except OSError:
+    pass
+' "$V2/g" || fail "a forked child's death"
+ctl a commit $J v2 >/dev/null || fail "ckptctl commit of v2 after the parent's close: $(tail -3 "$T/a/ckptd.log")"
+ctl a wait $J v2 local --timeout 30 >/dev/null || fail "v2 did not reach LOCAL after ckptctl commit: $(vstate a $J v2)"
+# (the mount follows a commit by name within a second: hk_poll)
+poll_until 10 test -e "$M/$J/v2/g" || fail "v2/g does not show in the mount after the commit by name"
+same "$M/$J/v2/g" 40 8 || fail "v2/g is not the parent's 8 MiB"
+umount_ckptfs "$M"
+info "a forked child's death marked g until its parent closed it; v2 committed whole"
+
+# ---- a mark ckptd holds alone (set through the C API) ---------------------------
+# autocommit asks once per idle period, never in a loop; the mount's
+# truncate to 0 lifts ckptd's mark (which the mirror never saw); then the
+# C writer's share and the mount's commit.
+mount_ckptfs a "$M" autocommit=1
+V3=$M/$J/v3.tmp
+mkdir -p "$V3" || fail "mkdir $V3"
+writer "$V3/h" 5 all || fail "writing h"
+"$BUILD/tests/ckpt_ns" "$(sock a)" cutmark $J v3 h "$T/go3" >"$T/cm.out" 2>&1 & ns=$!
+poll_until 20 grep -q marked "$T/cm.out" || fail "ckpt_ns cutmark: $(cat "$T/cm.out")"
+refusals() { grep -c "version $J/v3: commit (.*) refused by ckptd" "$T/a/ckptfs.log"; }
+two_refusals() { [ "$(refusals)" -ge 2 ]; }
+poll_until 30 two_refusals || fail "autocommit never asked ckptd about v3: $(tail -3 "$T/a/ckptfs.log")"
+n=$(refusals)
+[ "$n" -le 4 ] || fail "autocommit asked $n times in a row for v3 (a loop)"
+state_is v3 open || fail "v3 is $(vstate a $J v3) after autocommit's refusals"
+writer "$V3/h" 6 all || fail "rewriting h"
+touch "$T/go3"
+wait $ns || fail "ckpt_ns cutmark: $(cat "$T/cm.out")"
+ctl a wait $J v3 local --timeout 30 >/dev/null || fail "autocommit did not commit v3 after the rewrite of h: $(vstate a $J v3)"
+same "$M/$J/v3/h" 6 8 || fail "v3/h is not its rewrite"
+umount_ckptfs "$M"
+info "a mark ckptd held alone: autocommit refused $n times, not in a loop; lifted by the mount's truncate to 0"
 
 # ---- SIGKILL, then two clean restarts ---------------------------------------------------
 check() {    # ROUND
@@ -186,6 +274,8 @@ check() {    # ROUND
 	same "$M/$J/v1/f4" 4 8 || fail "$1: f4"
 	[ ! -e "$M/$J/v1/f3" ] || fail "$1: f3 came back"
 	[ -z "$(getx "$M/$J/v1/f2")" ] || fail "$1: f2 is marked"
+	same "$M/$J/v2/g" 40 8 || fail "$1: v2/g"
+	same "$M/$J/v3/h" 6 8 || fail "$1: v3/h"
 	umount_ckptfs "$M"
 }
 restart a
