@@ -243,9 +243,15 @@ int cluster_open(struct ckptd *d)
 		goto out_free;
 	}
 	ret = -ENOMEM;
-	cl->peers = calloc(cl->place.n, sizeof(*cl->peers));
-	if (!cl->peers)
+	cl->peers = calloc(cl->place.n + CLUSTER_RETIRED_MAX,
+			   sizeof(*cl->peers));
+	cl->retired = calloc(CLUSTER_RETIRED_MAX, sizeof(*cl->retired));
+	if (!cl->peers || !cl->retired)
 		goto out_free;
+	for (i = 0; i < cl->place.n + CLUSTER_RETIRED_MAX; i++) {
+		cl->peers[i].id = i;
+		cl->peers[i].since_ms = ckptd_now_ms();
+	}
 	for (i = 0; i < cl->place.n; i++) {
 		struct peer *p = &cl->peers[i];
 
@@ -287,10 +293,31 @@ out_free:
 	bwlimit_release(&cl->bw);
 	free(pn);
 	free(cl->peers);
+	free(cl->retired);
 	place_release(&cl->place);
 	nodes_release(&cl->nodes);
 	free(cl);
 	return ret;
+}
+
+int cl_node_id(struct cluster *cl, const char *name, int add)
+{
+	int id = place_find(&cl->place, name);
+	uint32_t i;
+
+	if (id >= 0)
+		return id;
+	for (i = 0; i < cl->nretired; i++)
+		if (!strcmp(cl->retired[i], name))
+			return (int)(cl->place.n + i);
+	if (!add || !name[0] || strlen(name) > PLACE_NAME_MAX)
+		return -ENOENT;
+	if (cl->nretired == CLUSTER_RETIRED_MAX)
+		return -ENOSPC;
+	snprintf(cl->retired[cl->nretired], sizeof(cl->retired[0]), "%s", name);
+	log_printf(LOG_NOTICE, "cluster: %s is no longer a node, but owns parts whose shards are held: its parts stay listed and are read decoded",
+		   name);
+	return (int)(cl->place.n + cl->nretired++);
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -368,6 +395,7 @@ void cluster_close(struct ckptd *d)
 	if (cl->listen_fd >= 0)
 		close(cl->listen_fd);
 	free(cl->peers);
+	free(cl->retired);
 	place_release(&cl->place);
 	nodes_release(&cl->nodes);
 	memset(cl->key, 0, sizeof(cl->key));
@@ -401,7 +429,7 @@ const char *cluster_node_name(const struct ckptd *d, uint32_t node)
 {
 	const struct cluster *cl = cl_of(d);
 
-	return cl && node < cl->place.n ? cl_name(cl, node) : "";
+	return cl && node < cl->place.n + cl->nretired ? cl_name(cl, node) : "";
 }
 
 int cluster_node_id(const struct ckptd *d, const char *name)
@@ -428,7 +456,7 @@ void cluster_reach(const struct ckptd *d, uint32_t owner, uint64_t open_id,
 	uint32_t s, w, ids[32];
 
 	memset(r, 0, sizeof(*r));
-	if (!cl || owner >= cl->place.n)
+	if (!cl || owner >= cl->place.n + cl->nretired)
 		return;
 	rec = holders_of(cl, owner, open_id, ids);
 	r->k = rec ? rec->k : cl->place.k;

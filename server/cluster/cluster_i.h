@@ -73,12 +73,22 @@ struct peer {
 	int32_t refused_err;
 };
 
+/* Nodes that are not in the node list but still own parts this node knows
+ * of (removed from the list: their shards are held, their parts listed
+ * and read decoded) get the ids place.n .. place.n + nretired - 1: never
+ * linked, never up, never chosen as holders.  At most this many. */
+#define CLUSTER_RETIRED_MAX 64
+
 struct cluster {
 	struct ckptd *d;
 	struct node_list nodes;
 	struct placement place;
 	uint32_t self;            /* this node's index */
-	struct peer *peers;       /* indexed by node id (self unused) */
+	struct peer *peers;       /* indexed by node id (self unused), the
+				   * retired ones too: place.n +
+				   * CLUSTER_RETIRED_MAX entries */
+	uint32_t nretired;
+	char (*retired)[PLACE_NAME_MAX + 1];  /* their names */
 	uint8_t key[PEER_KEY_MAX];
 	size_t keylen;
 	int listen_fd;
@@ -102,8 +112,20 @@ struct cluster {
 
 static inline const char *cl_name(const struct cluster *cl, uint32_t id)
 {
-	return cl->place.nodes[id].name;
+	return id < cl->place.n ? cl->place.nodes[id].name
+				: cl->retired[id - cl->place.n];
 }
+
+/* Is id a retired node (not in the list)? */
+static inline int cl_retired(const struct cluster *cl, uint32_t id)
+{
+	return id >= cl->place.n;
+}
+
+/* The id of the node called name: in the list, or retired (made one when
+ * add, the name valid and room left).  -ENOENT (or -ENOSPC when add and
+ * CLUSTER_RETIRED_MAX are taken). */
+int cl_node_id(struct cluster *cl, const char *name, int add);
 
 /* ---- link.c --------------------------------------------------------- */
 

@@ -1131,9 +1131,10 @@ static int scan_one(void *arg, struct shard_meta *m, const void *img,
 {
 	struct hold *h = arg;
 
-	/* Shards of nodes no longer in the list are kept, not indexed. */
-	if (place_find(&h->cl->place, m->owner) < 0)
-		return 0;
+	/* Shards of a node no longer in the list are indexed too: it is
+	 * retired (cluster_i.h), its parts listed and read decoded. */
+	if (cl_node_id(h->cl, m->owner, 1) < 0)
+		return 0;       /* kept, not indexed */
 	return held_add(h, m);
 }
 

@@ -7,7 +7,8 @@
  * manifest); that of another node's part came with the part's announcement
  * (parts.c) or with a shard held here (its shard record has the manifest).
  * A record names nodes: resolved here against the node list, a name that
- * is no longer in it holds nothing this node can reach.
+ * is no longer in it holds nothing this node can reach (a retired node,
+ * cluster_i.h, owns parts but holds nothing).
  *
  * Threads: the loop only.
  */
@@ -23,9 +24,10 @@ void holders_resolve(const struct cluster *cl, const struct man_holders *rec,
 	uint32_t s, w = cl->place.k + cl->place.m - 1;
 	int id;
 
-	if (!rec) {
+	if (!rec) {     /* a retired owner has no computed placement */
 		for (s = 1; s <= w; s++)
-			ids[s - 1] = place_peer(&cl->place, owner, s);
+			ids[s - 1] = cl_retired(cl, owner) ? HOLDER_NONE :
+				     place_peer(&cl->place, owner, s);
 		return;
 	}
 	w = rec->k + rec->m - 1;

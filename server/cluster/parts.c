@@ -174,7 +174,8 @@ static uint8_t *part_frame(struct cluster *cl, const struct version *v,
 	return buf;
 }
 
-/* The same for a part of this node's being rebuilt (an rpart of its own). */
+/* The same for an rpart: a part of this node's being rebuilt, or one this
+ * node announces for its owner (announce_behalf()). */
 static uint8_t *rpart_frame(struct cluster *cl, const struct rpart *p,
 			    uint32_t seq, size_t *len)
 {
@@ -184,7 +185,7 @@ static uint8_t *rpart_frame(struct cluster *cl, const struct rpart *p,
 	long n;
 
 	memset(&pp, 0, sizeof(pp));
-	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, cl->self));
+	snprintf(pp.owner, sizeof(pp.owner), "%s", cl_name(cl, p->owner));
 	snprintf(pp.job, sizeof(pp.job), "%s", p->job);
 	snprintf(pp.version, sizeof(pp.version), "%s", p->version);
 	pp.uid = p->uid;
@@ -286,6 +287,35 @@ static int announce_own(struct cluster *cl, const struct rpart *p,
 	return send_to(cl, node, own_frame, p, p->job, p->version);
 }
 
+/* Does rec give node a shard? */
+static int rec_names(const struct cluster *cl, const struct man_holders *rec,
+		     uint32_t node)
+{
+	uint32_t s;
+
+	for (s = 0; rec && s + 1 < rec->k + rec->m; s++)
+		if (!strcmp(rec->name[s], cl_name(cl, node)))
+			return 1;
+	return 0;
+}
+
+/*
+ * Speak for p, another node's part this node holds a shard of, to node
+ * while its owner is not up: a node that never heard the owner (started
+ * after it went down, or it was removed from the list: retired) still
+ * lists the part and reads it decoded.  The owner's own word replaces it
+ * once it is up again (parts_peer_up()).  The peers that could not be told.
+ */
+static int announce_behalf(struct cluster *cl, const struct rpart *p,
+			   uint32_t node)
+{
+	if (p->owner == cl->self || p->owner == node ||
+	    cl->peers[p->owner].st == P_UP || p->state != CKPT_ST_SEALED ||
+	    !p->man.nfiles || !rec_names(cl, p->man.holders, cl->self))
+		return 0;
+	return send_to(cl, node, own_frame, p, p->job, p->version);
+}
+
 void parts_sync(struct cluster *cl, uint32_t node)
 {
 	uint8_t *buf = malloc(PEER_FRAME_CAP(0));
@@ -327,6 +357,8 @@ void parts_peer_up(struct cluster *cl, uint32_t node)
 
 		if (p->owner == cl->self)
 			failed += announce_own(cl, p, node);
+		else    /* not counted: the owner's SYNC is not at stake */
+			announce_behalf(cl, p, node);
 	}
 	/* All said: the peer may drop the shards of parts this node no
 	 * longer has (removed while the link was down).  Not after a part
@@ -404,12 +436,13 @@ int parts_adopt(struct cluster *cl, const struct shard_meta *m)
 void parts_learn_held(struct cluster *cl, const struct shard_meta *m)
 {
 	struct rpart *p;
-	int owner = place_find(&cl->place, m->owner);
+	int owner = cl_node_id(cl, m->owner, 1);
 
 	/* What its owner says when it comes up replaces this. */
-	if (owner >= 0 && (uint32_t)owner != cl->self)
-		rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
-				CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p);
+	if (owner >= 0 && (uint32_t)owner != cl->self &&
+	    rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
+			    CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p) == 0)
+		p->behalf = 1;
 }
 
 void parts_forget_own(struct cluster *cl, const char *job,
@@ -424,6 +457,39 @@ void parts_forget_own(struct cluster *cl, const char *job,
 
 /* ---- hearing other nodes' parts ------------------------------------------ */
 
+/*
+ * A PART from `from` about another node's part (announce_behalf()): taken
+ * when its owner is not up, the part is sealed, and its holder record names
+ * `from` (only a holder speaks for a part); its owner may be a node no
+ * longer in the list (made a retired one here).  *owner: its id.  0 (take
+ * it), 1 (nothing new, or the owner's own word is known: ignore it), or
+ * -EPERM / a manifest_decode() error.
+ */
+static int behalf_check(struct cluster *cl, uint32_t from,
+			const struct peer_part *pp, uint32_t *owner)
+{
+	struct manifest man;
+	const struct rpart *p;
+	int ret, id, named;
+
+	if (pp->state != CKPT_ST_SEALED || !pp->manlen)
+		return -EPERM;
+	ret = manifest_decode(pp->man, pp->manlen, &man);
+	if (ret < 0)
+		return ret;
+	named = rec_names(cl, man.holders, from);
+	manifest_release(&man);
+	if (!named)
+		return -EPERM;
+	id = cl_node_id(cl, pp->owner, 1);
+	if (id < 0 || (uint32_t)id == cl->self ||
+	    cl->peers[id].st == P_UP)
+		return -EPERM;
+	*owner = (uint32_t)id;
+	p = rpart_find(cl->parts, *owner, pp->job, pp->version);
+	return p && (!p->behalf || p->open_id == pp->open_id) ? 1 : 0;
+}
+
 void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		   size_t n, const struct peer_hdr *h)
 {
@@ -431,20 +497,24 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	uint32_t owner = link_node(l);
 	struct peer_part pp;
 	struct rpart *p;
-	int ret;
+	int ret, behalf = 0;
 
 	ret = peer_decode_part(f, n, &pp);
-	if (ret == 0 && strcmp(pp.owner, cl_name(cl, owner)))
-		ret = -EPERM;          /* a node speaks for its own parts */
-	if (ret < 0) {
-		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret);
+	if (ret == 0 && strcmp(pp.owner, cl_name(cl, owner))) {
+		behalf = 1;    /* a holder speaking for a part's owner */
+		ret = behalf_check(cl, link_node(l), &pp, &owner);
+	}
+	if (ret != 0) {
+		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq,
+				   ret < 0 ? ret : 0);
 		return;
 	}
 	p = rpart_find(ps, owner, pp.job, pp.version);
 	if (p && (pp.state == 0 || p->open_id != pp.open_id)) {
 		/* Removed, or written anew under the name: the shards held
-		 * of the old one go. */
-		hold_part_gone(cl, owner, p->open_id);
+		 * of the old one go (on its owner's word only). */
+		if (!behalf)
+			hold_part_gone(cl, owner, p->open_id);
 		rpart_free(p);
 		p = NULL;
 	}
@@ -490,8 +560,11 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 				   ckpt_strerror(ret));
 		}
 	}
-	hold_confirm(cl, owner, pp.open_id,
-		     (pp.copies & CKPT_COPY_PEERS) ? p->man.holders : NULL);
+	if (!behalf)
+		hold_confirm(cl, owner, pp.open_id,
+			     (pp.copies & CKPT_COPY_PEERS) ? p->man.holders
+							   : NULL);
+	p->behalf = behalf;
 	p->uid = pp.uid;
 	p->state = pp.state;
 	p->level = pp.level;

@@ -24,6 +24,10 @@ struct rpart {
 	char version[CKPT_VERSION_MAX + 1];
 	uint32_t uid, state, level, copies, nparts, nfiles;
 	uint32_t flags;           /* PEER_PART_* its owner last said */
+	int behalf;               /* not its owner's word: learned from a
+				   * shard held here, or announced by one of
+				   * its holders while the owner is not up
+				   * (parts.c); the owner's replaces it */
 	uint64_t seq, open_id, sealed_ns, bytes;
 	struct manifest man;      /* SEALED with a manifest; else zeroed */
 	uint32_t *fhash;          /* man's files by path: index + 1, or 0 */
