@@ -17,9 +17,9 @@
 #    holders (any peer may hold one now), and they are PROTECTED again.
 #  - n1 is SIGKILLed and restarted, then restarted cleanly twice: each time
 #    every part of v1 and v2 but n6's reads back on n1.  (A node on an empty
-#    store learns a part from its owner's announcement or a shard it holds;
-#    n6's parts reach n1 only when n6 is back: nodes do not relay other
-#    nodes' announcements.)  n6 returns: n1 reads n6's parts too.
+#    store learns a part from its owner's announcement, a shard it holds, or
+#    a holder speaking for a part whose owner is down; n6's are not read
+#    here until n6 is back.)  n6 returns: n1 reads n6's parts too.
 # TIMEOUT: 420
 set -u
 . "$(dirname "$0")/lib.sh"
