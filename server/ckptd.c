@@ -73,6 +73,28 @@ static int lock_store(const char *store)
 }
 
 /* Bind the Unix socket, replacing a stale one but not a live daemon's. */
+/* Is a socket listening at sa?  Asked for up to LISTEN_GONE_MS: a ckptd
+ * killed a moment ago may still listen while the kernel tears its
+ * io_uring down (an accept in flight holds the socket past the exit). */
+#define LISTEN_GONE_MS 2000
+
+static int someone_listens(const struct sockaddr_un *sa)
+{
+	int fd, up = 0, ms;
+
+	for (ms = 0; ms <= LISTEN_GONE_MS; ms += 50) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		up = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+		close(fd);
+		if (!up)
+			return 0;
+		usleep(50 * 1000);
+	}
+	return 1;
+}
+
 static int listen_unix(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -81,13 +103,12 @@ static int listen_unix(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
+	ret = someone_listens(&sa);
+	if (ret)
+		return ret < 0 ? ret : -EADDRINUSE;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		ret = -EADDRINUSE;
-		goto out_close;
-	}
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
