@@ -92,6 +92,7 @@ static int set_handle(struct fuse_file_info *fi, struct fs_handle *h)
 static void cut_short_forget_locked(struct fs_version *ver, struct fs_node *n)
 {
 	n->in->cut_marks = 0;
+	n->in->cut_gen++;       /* the handles' marks are void */
 	if (!inode_cut_short_locked(n->in))
 		return;
 	xattr_node_forget_locked(n, CKPT_XATTR_FAILED);
@@ -735,6 +736,7 @@ static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 	if (ret == 0) {
 		pthread_mutex_lock(&fs->mu);
 		h->marked = 1;
+		h->mark_gen = h->node->in->cut_gen;
 		h->node->in->cut_marks++;
 		pthread_mutex_unlock(&fs->mu);
 	}
@@ -756,6 +758,13 @@ static void mark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 		ckpt_abort(ver->v);     /* ckptd fails it too */
 }
 
+/* Does h's mark stand (it set one, and no truncate to 0 lifted it since:
+ * such a mark is void, and its later dying close marks anew)?  fs->mu. */
+static int handle_mark_live_locked(const struct fs_handle *h)
+{
+	return h->marked && h->mark_gen == h->node->in->cut_gen;
+}
+
 /*
  * A normal close of h followed the dying one that marked its file: the
  * dead task was a child that inherited the descriptor, and the writer is
@@ -771,11 +780,14 @@ static void unmark_cut_short(struct ckptfs *fs, struct fs_handle *h)
 
 	pthread_rwlock_wrlock(&ver->ns);
 	pthread_mutex_lock(&fs->mu);
+	last = 0;
+	if (handle_mark_live_locked(h)) {   /* not lifted by a truncate */
+		last = in->cut_marks == 1 && inode_cut_short_locked(in) &&
+		       ver->state == V_OPEN;
+		if (in->cut_marks)
+			in->cut_marks--;
+	}
 	h->marked = 0;
-	last = in->cut_marks == 1 && inode_cut_short_locked(in) &&
-	       ver->state == V_OPEN;
-	if (in->cut_marks)
-		in->cut_marks--;
 	pthread_mutex_unlock(&fs->mu);
 	ret = last ? xattr_node_change(fs, ver, h->node, CKPT_XATTR_FAILED,
 				       NULL, 0, 0) : 0;
@@ -797,7 +809,7 @@ static void judge_close(struct ckptfs *fs, struct fs_handle *h)
 
 	pthread_mutex_lock(&fs->mu);
 	died = writer_died_locked(h);
-	marked = h->marked;
+	marked = handle_mark_live_locked(h);
 	pthread_mutex_unlock(&fs->mu);
 	if (died && !marked)
 		mark_cut_short(fs, h);

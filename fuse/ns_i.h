@@ -61,6 +61,8 @@ struct fs_inode {
 	unsigned cut_marks;       /* open files whose dying close marked it
 				   * cut short (io.c); 0 after a truncate
 				   * to 0 */
+	unsigned cut_gen;         /* truncates to 0 so far: a handle's mark
+				   * from before one is void */
 	struct fs_wbuf *wb;       /* small writes not sent yet (wb_i.h;
 				   * ver->wb.mu) */
 };

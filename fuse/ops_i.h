@@ -35,6 +35,7 @@ struct fs_handle {
 	char died_why[48];
 	int marked;               /* this open file's dying close marked its
 				   * file (struct fs_inode.cut_marks) */
+	unsigned mark_gen;        /* in->cut_gen then: void once it moved */
 	/* H_READ */
 	pthread_mutex_t mu;       /* the read window */
 	uint8_t *win;             /* FS_READ_WINDOW bytes once used */

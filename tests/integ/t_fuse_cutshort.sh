@@ -26,6 +26,9 @@
 #    ckptd only: autocommit is refused once per idle period (not in a
 #    loop); the mount's O_TRUNC rewrite of h lifts ckptd's mark; the C
 #    writer's share commits and autocommit seals v3.
+#  - v4: a truncate to 0 voids the mark an open file set: the same open
+#    file's later dying close marks again (d1), and another writer's mark
+#    is not lifted by the first open file's normal close (d2).
 #  - ckptd is SIGKILLed, restarted, restarted cleanly twice more: each time
 #    f1, f2 (its new bytes), f4, v2/g and v3/h read back byte for byte, f3
 #    is absent.
@@ -265,6 +268,67 @@ ctl a wait $J v3 local --timeout 30 >/dev/null || fail "autocommit did not commi
 same "$M/$J/v3/h" 6 8 || fail "v3/h is not its rewrite"
 umount_ckptfs "$M"
 info "a mark ckptd held alone: autocommit refused $n times, not in a loop; lifted by the mount's truncate to 0"
+
+# ---- a mark a truncate to 0 lifted is void for the open file that set it -------
+mount_ckptfs a "$M"
+V4=$M/$J/v4.tmp
+mkdir -p "$V4" || fail "mkdir $V4"
+# d1: one open file: its forked child dies (marked), ftruncate to 0 lifts
+# the mark, the writer writes again and is SIGKILLed: marked again.
+"$PY" -c '
+import os, signal, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"A" * 65536)
+c = os.fork()
+if c == 0:
+    os.kill(os.getpid(), signal.SIGKILL)
+os.waitpid(c, 0)
+os.getxattr(p, "user.ckpt.failed")
+os.ftruncate(fd, 0)
+try:
+    os.getxattr(p, "user.ckpt.failed")
+    sys.exit("d1 is still marked after ftruncate to 0")
+except OSError:
+    pass
+for i in range(8):
+    os.write(fd, b"B" * 65536)
+os.kill(os.getpid(), signal.SIGKILL)
+' "$V4/d1" & w=$!
+wait $w
+case $(getx "$V4/d1") in "pid $w killed by signal 9") ;; *) fail "d1: killed after a truncate lifted its child's mark, it is marked '$(getx "$V4/d1")'" ;; esac
+# d2: P1's child dies (P1's open file marks d2); P2 rewrites d2 (O_TRUNC
+# lifts that) and is SIGKILLed (P2's mark); P1's normal close must not
+# lift P2's mark.
+"$PY" -c '
+import os, signal, sys, time
+p, go = sys.argv[1], sys.argv[2]
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"A" * 65536)
+c = os.fork()
+if c == 0:
+    os.kill(os.getpid(), signal.SIGKILL)
+os.waitpid(c, 0)
+print("child dead", flush=True)
+deadline = time.time() + 60
+while not os.path.exists(go) and time.time() < deadline:
+    time.sleep(0.02)
+os.close(fd)
+' "$V4/d2" "$T/go4" >"$T/p1.out" & p1=$!
+poll_until 20 grep -q "child dead" "$T/p1.out" || fail "d2: P1's child did not die"
+marked_v4() { [ -n "$(getx "$V4/$1")" ]; }
+marked_v4 d2 || fail "d2 is not marked after P1's child died"
+"$PY" -c "$_CUT_PY" "$V4/d2" 7 stop & p2=$!
+poll_until 20 stopped $p2 || fail "d2: P2 did not stop half-way"
+kill -KILL $p2
+wait $p2 2>/dev/null
+touch "$T/go4"
+wait $p1 || fail "d2: P1 failed"
+case $(getx "$V4/d2") in "pid $p2 killed by signal 9") ;; *) fail "d2: after P1's normal close, its mark is '$(getx "$V4/d2")', want P2's" ;; esac
+out=$(ctl a commit $J v4 2>&1) && fail "ckptctl commit sealed v4 with d1 and d2 cut short: $out"
+rm "$V4/d1" "$V4/d2" || fail "rm d1 d2"
+umount_ckptfs "$M"
+info "a mark lifted by a truncate to 0 is void: d1 marked at its writer's death, d2 kept P2's mark after P1's normal close"
 
 # ---- SIGKILL, then two clean restarts ---------------------------------------------------
 check() {    # ROUND
