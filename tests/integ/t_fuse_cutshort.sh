@@ -326,6 +326,21 @@ touch "$T/go4"
 wait $p1 || fail "d2: P1 failed"
 case $(getx "$V4/d2") in "pid $p2 killed by signal 9") ;; *) fail "d2: after P1's normal close, its mark is '$(getx "$V4/d2")', want P2's" ;; esac
 out=$(ctl a commit $J v4 2>&1) && fail "ckptctl commit sealed v4 with d1 and d2 cut short: $out"
+# An exec while a file is open for writing, close-on-exec (Python's
+# default): the exec's FLUSH must not wait on /proc for the exec itself.
+timeout 30 "$PY" -c '
+import os, sys
+f = open(sys.argv[1], "wb")
+f.write(b"x" * 4096)
+f.flush()
+if os.system("true") != 0:
+    sys.exit("os.system failed")
+f.write(b"y")
+f.close()
+' "$V4/e1" || fail "os.system with a file open for writing hung or failed (exit $?)"
+[ -z "$(getx "$V4/e1")" ] || fail "e1 is marked after an exec: $(getx "$V4/e1")"
+[ "$(stat -c %s "$V4/e1")" = 4097 ] || fail "e1 is $(stat -c %s "$V4/e1") bytes"
+rm "$V4/e1" || fail "rm e1"
 rm "$V4/d1" "$V4/d2" || fail "rm d1 d2"
 umount_ckptfs "$M"
 info "a mark lifted by a truncate to 0 is void: d1 marked at its writer's death, d2 kept P2's mark after P1's normal close"
