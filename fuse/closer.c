@@ -8,7 +8,9 @@
  * that finished (exit status 0) from one that was killed by a signal or
  * exited with an error while it still had a checkpoint file open for
  * writing: that file may be cut short, and the version must not be
- * committed with it.
+ * committed with it.  That read runs on a thread of its own with a
+ * deadline (closer_died(), below): during an execve it would wait for the
+ * exec, which waits for the FLUSH.
  *
  * Layer: the operations (ops_i.h); io.c asks it at a FLUSH.  It reads
  * /proc only and calls no other file of ckptfs.
