@@ -330,6 +330,10 @@ void protect_kick(struct cluster *cl);
 /* From the tick: re-protect the parts whose holders have been down past
  * [cluster] reprotect_after; then protect_kick(). */
 void protect_tick(struct cluster *cl);
+/* The holder of shard `shard` of v (a PROTECTED part of this node's) came
+ * back without it: v stays PROTECTED and that shard is sent to it again
+ * (a re-protection; the other holders' shards are only sealed again). */
+void protect_lost(struct cluster *cl, struct version *v, uint32_t shard);
 void protect_status(const struct cluster *cl, struct cluster_prot_status *s);
 
 /* ---- sfetch.c ------------------------------------------------------------ */

@@ -110,6 +110,12 @@ struct pjob {
 	struct man_holders rec;
 	uint32_t keep;            /* bit s: shard s is sealed on its holder
 				   * already (a re-protection): not resent */
+	uint32_t skip;            /* bit s: its holder, the record's, is down
+				   * and no node is left to replace it: the
+				   * shard stays there as the record says,
+				   * neither sent nor sealed */
+	uint32_t lost;            /* bit s: its holder came back without the
+				   * shard (rebuild.c's audit): sent again */
 	int reprotect;            /* queued by protect_tick(): the part keeps
 				   * PEERS meanwhile */
 	int resend;               /* a holder kept lacked its shard: every
@@ -340,6 +346,69 @@ static int may_take(void *arg, uint32_t node)
 	return eligible(j, node, ckptd_now_ms()) == E_OK;
 }
 
+/* choose_keeping_down()'s ok(): may_take, or one of the down holders the
+ * record names that are kept (j->skip holds their shards' bits while it
+ * chooses, translated to nodes by first). */
+struct keep_arg {
+	struct pjob *j;
+	const uint32_t *first;
+	uint32_t w, kept;
+};
+
+static int may_take_or_kept(void *arg, uint32_t node)
+{
+	struct keep_arg *ka = arg;
+	uint32_t s;
+
+	for (s = 1; s <= ka->w; s++)
+		if ((ka->kept & (1u << s)) && ka->first[s - 1] == node)
+			return 1;
+	return may_take(ka->j, node);
+}
+
+/*
+ * Too few nodes may take a shard, and the part has a record (its holders
+ * all sealed their shards when it was made): keep holders of the record
+ * that are down, as few as will do, the latest to go down first, so that
+ * the part is protected around what cannot be replaced instead of waiting
+ * for it.  Their shards stay where the record says (j->skip: neither sent
+ * nor sealed); status counts them down.  0, or -EAGAIN with nothing down
+ * to keep.
+ */
+static int choose_keeping_down(struct pjob *j, const uint32_t *first)
+{
+	struct cluster *cl = j->q->cl;
+	struct keep_arg ka = { j, first, cl->place.k + cl->place.m - 1, 0 };
+	uint32_t s, pick;
+	int ret = -EAGAIN;
+
+	while (ret == -EAGAIN) {
+		pick = 0;
+		for (s = 1; s <= ka.w; s++) {
+			uint32_t c = first[s - 1];
+
+			if (c == HOLDER_NONE || (ka.kept & (1u << s)) ||
+			    (j->lost & (1u << s)) ||
+			    cl->peers[c].st == P_UP)
+				continue;
+			if (!pick || cl->peers[c].since_ms >
+				     cl->peers[first[pick - 1]].since_ms)
+				pick = s;
+		}
+		if (!pick)
+			return -EAGAIN;
+		ka.kept |= 1u << pick;
+		ret = place_choose(&cl->place, cl->self, first,
+				   may_take_or_kept, &ka, j->hid);
+	}
+	if (ret < 0)
+		return ret;
+	for (s = 1; s <= ka.w; s++)
+		if ((ka.kept & (1u << s)) && j->hid[s - 1] == first[s - 1])
+			j->skip |= 1u << s;
+	return 0;
+}
+
 /* Choose this attempt's holders into j->hid and j->rec: the part's own
  * record's where it has one of this code (a re-protection, a node list
  * changed since), else place.h's; each replaced where it may not take a
@@ -375,6 +444,9 @@ static int choose_holders(struct pjob *j)
 		ret = place_choose(&cl->place, cl->self, first, may_take, j,
 				   j->hid);
 	}
+	j->skip = 0;
+	if (ret == -EAGAIN && old)
+		ret = choose_keeping_down(j, first);
 	if (ret < 0) {
 		for (i = 0; i < cl->place.n; i++)
 			up += may_take(j, i);
@@ -393,7 +465,8 @@ static int choose_holders(struct pjob *j)
 			 cl_name(cl, j->hid[s - 1]));
 		if (j->hid[s - 1] != first[s - 1])
 			same = 0;
-		else if (old && j->reprotect && !j->resend)
+		else if (old && j->reprotect && !j->resend &&
+			 !(j->lost & (1u << s)) && !(j->skip & (1u << s)))
 			j->keep |= 1u << s;     /* sealed there already */
 	}
 	j->rec.gen = old ? old->gen + !same : 1;
@@ -456,6 +529,8 @@ static int job_start(struct pjob *j)
 	j->nstripes = (off + stripe - 1) / stripe;
 	snprintf(j->segdir, sizeof(j->segdir), "%s", dq(j->q)->segs->dir);
 	j->next = j->acked = 0;
+	if (__builtin_popcount(j->keep | j->skip) == (int)(cl->place.k + cl->place.m - 1))
+		j->next = j->acked = j->nstripes;   /* nothing to send: seals */
 	j->err = 0;
 	j->blame = HOLDER_NONE;
 	j->st = PJ_RUN;
@@ -567,7 +642,7 @@ static int stripe_run(struct pool_task *t)
 		size_t cap = PEER_FRAME_CAP(PROTECT_CHUNK);
 		int n;
 
-		if (j->keep & (1u << s))
+		if ((j->keep | j->skip) & (1u << s))
 			continue;       /* its holder has it: not sent */
 		memset(&sh, 0, sizeof(sh));
 		snprintf(sh.owner, sizeof(sh.owner), "%s", cl_name(cl, cl->self));
@@ -596,7 +671,8 @@ static int stripe_run(struct pool_task *t)
 	}
 	/* The cap counts what goes on the wire. */
 	bwlimit_take(&j->q->cl->bw,
-		     (uint64_t)(k + m - 1 - __builtin_popcount(j->keep)) *
+		     (uint64_t)(k + m - 1 -
+				__builtin_popcount(j->keep | j->skip)) *
 		     PROTECT_CHUNK);
 	return 0;
 }
@@ -663,7 +739,7 @@ static void stripe_done(struct pool_task *t)
 	j->waiting++;
 	st->acks = 1;                       /* held until every frame went */
 	for (s = 1; s <= st->nframes; s++) {
-		if (j->keep & (1u << s))
+		if ((j->keep | j->skip) & (1u << s))
 			continue;           /* sealed there already */
 		st->acks++;
 		st->ref[s - 1] = (struct put_ref){ st, j->hid[s - 1] };
@@ -788,8 +864,14 @@ static void send_seals(struct pjob *j)
 	int ret;
 
 	j->st = PJ_SEAL;
-	j->seals = n;
+	j->seals = n - (uint32_t)__builtin_popcount(j->skip);
+	if (j->seals == 0) {    /* every holder down: nothing to confirm */
+		job_fail(j, -EAGAIN);
+		return;
+	}
 	for (s = 1; s <= n; s++) {
+		if (j->skip & (1u << s))
+			continue;       /* down, kept: nothing to seal */
 		struct peer_seal sl;
 		size_t cap = PEER_FRAME_CAP(j->manlen);
 		uint32_t seq = link_seq(cl);
@@ -977,6 +1059,45 @@ static uint32_t holder_gone(const struct cluster *cl, const struct version *v,
 	return HOLDER_NONE;
 }
 
+/* Is a node up that could take a shard of v: not this one, not one of
+ * its holders, not refusing for space?  Without one, a re-protection
+ * would only keep what it has (choose_keeping_down()). */
+static int replacement_up(const struct cluster *cl, const struct version *v,
+			  uint64_t now)
+{
+	uint32_t ids[EC_MAX_FRAGS], s, w, i;
+
+	holders_resolve(cl, v->holders, cl->self, ids);
+	w = v->holders ? v->holders->k + v->holders->m - 1
+		       : cl->place.k + cl->place.m - 1;
+	for (i = 0; i < cl->place.n; i++) {
+		const struct peer *p = &cl->peers[i];
+
+		if (i == cl->self || p->st != P_UP || now < p->refused_until_ms)
+			continue;
+		for (s = 1; s <= w && ids[s - 1] != i; s++)
+			;
+		if (s > w)
+			return 1;
+	}
+	return 0;
+}
+
+void protect_lost(struct cluster *cl, struct version *v, uint32_t shard)
+{
+	struct protect_q *q = cl->prot;
+	struct pjob *j;
+
+	if (!q || shard == 0 || shard >= EC_MAX_FRAGS)
+		return;
+	if (job_queue(q, v, 1) < 0)
+		return;
+	j = job_find(q, v);
+	j->lost |= 1u << shard;
+	q->reprotected++;
+	protect_kick(cl);
+}
+
 void protect_tick(struct cluster *cl)
 {
 	struct protect_q *q = cl->prot;
@@ -1002,7 +1123,7 @@ void protect_tick(struct cluster *cl)
 			if (job_find(q, v))
 				continue;       /* being protected already */
 			h = holder_gone(cl, v, now, after, &s);
-			if (h == HOLDER_NONE)
+			if (h == HOLDER_NONE || !replacement_up(cl, v, now))
 				continue;
 			if (h == cl->self)
 				log_printf(LOG_NOTICE, "protect: %s/%s: the holder of shard %u, %s, is no longer a node of the cluster: placing the shard elsewhere",

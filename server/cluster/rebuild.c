@@ -8,10 +8,11 @@
  * When the answers are all in:
  *
  *   - a PROTECTED part of this node's that the peer should hold a shard of
- *     (place.h) and does not has lost a shard (the peer was replaced, or
- *     its store was lost): it loses CKPT_COPY_PEERS and protect.c sends its
- *     shards again (holders that kept theirs answer at once), so the group
- *     can again lose m nodes;
+ *     (its record) and does not has lost a shard (the peer was replaced,
+ *     or its store was lost): protect.c sends that shard again
+ *     (protect_lost(): a re-protection, the part stays PROTECTED, its
+ *     other holders only seal theirs again), so the group can again lose
+ *     m nodes;
  *   - during a rebuild, each part named that this node does not have is
  *     rebuilt.
  *
@@ -341,10 +342,9 @@ static void audit(struct rebuild *rb, uint32_t node)
 				if (ids[s - 1] != node ||
 				    inv_has(iv, v->open_id, s))
 					continue;
-				log_printf(LOG_WARNING, "cluster: %s no longer holds shard %u of %s/%s: protecting it again",
+				log_printf(LOG_WARNING, "cluster: %s no longer holds shard %u of %s/%s: sending it again (the part stays PROTECTED: its other shards are there)",
 					   cl_name(cl, node), s, j->name, v->name);
-				version_reach(cl->d, v, 0, CKPT_COPY_PEERS, 0, NULL);
-				break;
+				protect_lost(cl, v, s);
 			}
 		}
 	}
