@@ -104,7 +104,7 @@ CKPTFS   := $(if $(FUSE_SRC),$(BUILD)/ckptfs)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN:= $(patsubst tests/integ/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 
-.PHONY: all deps test check check-unit check-integ demo bench install clean fuzz soak acceptance check-tsan check-some
+.PHONY: all deps test check check-unit check-integ demo demo-cluster bench install clean fuzz soak acceptance check-tsan check-some
 .SECONDARY:
 all: $(CKPTD) $(CKPTCTL) $(CKPT_SO) $(CKPT_A) $(CKPTFS)
 
@@ -275,6 +275,11 @@ acceptance: all $(INTEG_BIN)
 demo: deps
 	@$(MAKE) --no-print-directory all $(INTEG_BIN)
 	@CKPT_BUILD=$(BUILD) tools/demo.sh
+
+# demo-cluster: six ckptd nodes on 127.0.0.1-6, a rack lost, a spare.
+demo-cluster: deps
+	@$(MAKE) --no-print-directory all $(INTEG_BIN)
+	@CKPT_BUILD=$(BUILD) tools/demo_cluster.sh
 
 # Every script appends its rows of the performance table to BENCH_ROWS;
 # bench_table.sh prints the table and writes it into docs/benchmarks.md.
