@@ -108,6 +108,7 @@ lose() {    # NODE: SIGKILL it and wipe its store
 	rm -rf "$DIR/$1/store"
 }
 echo "== 1. six ckptd nodes on 127.0.0.1-6, ec 4+2, racks A (n1 n2), B (n3 n4), C (n5 n6)"
+echo "state, configs and logs in $DIR (removed at the end)"
 cat "$DIR/nodes"
 for i in 1 2 3 4 5 6; do start n$i; done
 for i in 1 2 3 4 5 6; do
