@@ -116,6 +116,8 @@ struct pjob {
 				   * neither sent nor sealed */
 	uint32_t lost;            /* bit s: its holder came back without the
 				   * shard (rebuild.c's audit): sent again */
+	uint32_t lost_late;       /* those of lost found while an attempt ran
+				   * (it may have kept them): the next one's */
 	int reprotect;            /* queued by protect_tick(): the part keeps
 				   * PEERS meanwhile */
 	int resend;               /* a holder kept lacked its shard: every
@@ -260,13 +262,39 @@ static void job_blame(struct pjob *j, uint32_t node, int err)
 		j->avoid[j->navoid++] = node;
 }
 
+/* After an attempt that succeeded: the shards it did not send that must
+ * go now, a holder it skipped (down) being up again or one found without
+ * its shard while it ran (protect_lost()): sent by a re-protection at
+ * once, the part PROTECTED meanwhile. */
+static uint32_t job_owed(const struct pjob *j)
+{
+	const struct cluster *cl = j->q->cl;
+	uint32_t s, w = cl->place.k + cl->place.m - 1, owed = j->lost_late;
+
+	for (s = 1; s <= w; s++)
+		if ((j->skip & (1u << s)) && cl->peers[j->hid[s - 1]].st == P_UP)
+			owed |= 1u << s;
+	return owed;
+}
+
 /* The attempt is over (err 0 or why not): retry, or drop the job. */
 static void job_end(struct pjob *j, int err)
 {
 	struct protect_q *q = j->q;
 	struct version *v = j->v;
 	uint64_t wait;
+	uint32_t owed;
 
+	if (err == 0 && (owed = job_owed(j)) && !v->removed && !v->removing &&
+	    !(v->copies & CKPT_COPY_PFS)) {
+		j->lost = owed;
+		j->lost_late = 0;
+		j->reprotect = 1;
+		j->retry_ms = 0;
+		job_reset(j);
+		j->st = PJ_WAIT;
+		return;
+	}
 	if (err == 0 || !job_wanted(j)) {
 		job_free(j);
 		return;
@@ -379,17 +407,25 @@ static int choose_keeping_down(struct pjob *j, const uint32_t *first)
 {
 	struct cluster *cl = j->q->cl;
 	struct keep_arg ka = { j, first, cl->place.k + cl->place.m - 1, 0 };
+	uint64_t now = ckptd_now_ms();
 	uint32_t s, pick;
 	int ret = -EAGAIN;
 
 	while (ret == -EAGAIN) {
 		pick = 0;
+		/* The local copy and the holders sealed must still be k. */
+		if (1 + ka.w - (uint32_t)__builtin_popcount(ka.kept) <=
+		    cl->place.k)
+			return -EAGAIN;
 		for (s = 1; s <= ka.w; s++) {
 			uint32_t c = first[s - 1];
 
+			/* Down past the grace only (a restart is waited
+			 * for, even of a holder this part blamed). */
 			if (c == HOLDER_NONE || (ka.kept & (1u << s)) ||
 			    (j->lost & (1u << s)) ||
-			    cl->peers[c].st == P_UP)
+			    cl->peers[c].st == P_UP ||
+			    now < cl->peers[c].since_ms + cl->hb_timeout_ms)
 				continue;
 			if (!pick || cl->peers[c].since_ms >
 				     cl->peers[first[pick - 1]].since_ms)
@@ -492,6 +528,7 @@ static int job_start(struct pjob *j)
 	ret = choose_holders(j);
 	if (ret < 0)
 		return ret;
+	j->lost_late = 0;       /* in lost, which this attempt honours */
 	ret = catalog_manifest_encode_as(v, CKPT_LOCAL, &j->rec, &buf, &len);
 	if (ret < 0)
 		return ret;
@@ -1090,11 +1127,16 @@ void protect_lost(struct cluster *cl, struct version *v, uint32_t shard)
 
 	if (!q || shard == 0 || shard >= EC_MAX_FRAGS)
 		return;
-	if (job_queue(q, v, 1) < 0)
-		return;
 	j = job_find(q, v);
+	if (!j) {
+		if (job_queue(q, v, 1) < 0)
+			return;
+		j = job_find(q, v);
+		q->reprotected++;
+	}
 	j->lost |= 1u << shard;
-	q->reprotected++;
+	if (j->st != PJ_WAIT)   /* this attempt may keep it: the next sends */
+		j->lost_late |= 1u << shard;
 	protect_kick(cl);
 }
 
