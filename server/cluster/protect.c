@@ -734,7 +734,9 @@ static void stripe_settled(struct stripe_task *st)
 		job_fail(j, st->err);
 	} else {
 		j->acked++;
-		q->bytes_sent += (uint64_t)st->nframes * PROTECT_CHUNK;
+		q->bytes_sent += (uint64_t)(st->nframes -
+				__builtin_popcount(j->keep | j->skip)) *
+				 PROTECT_CHUNK;   /* the frames sent */
 		if (j->err)
 			job_fail(j, j->err);
 		else
