@@ -4,7 +4,7 @@
 # time per file (open, write, close: the close's flush and the dying-close
 # probe included).  For an A/B, run it on two builds one after the other,
 # alternating.  Needs root (FUSE) and /usr/bin/python3.  Works in
-# $CKPT_BENCH_DIR-sf (default /var/tmp/ckpt-bench-sf), removed before each run.
+# $CKPT_BENCH_DIR-sf (default /var/tmp/ckpt-bench-sf), removed before and after.
 B=${1:-build}; N=${N:-3000}; D=${CKPT_BENCH_DIR:-/var/tmp/ckpt-bench}-sf
 fusermount3 -u $D/mnt 2>/dev/null; pkill -f "ckptd -o dir=$D" ; rm -rf $D; mkdir -p $D/st $D/mnt
 $B/ckptd -o dir=$D/st -o staging=1G -o staging_client=256M 2>$D/d.log & DP=$!
@@ -23,4 +23,4 @@ e=time.perf_counter()-t
 print(f"{n} files: {e:.3f} s, {e/n*1e6:.1f} us/file")
 PY
 done
-fusermount3 -u $D/mnt; kill $DP; wait
+fusermount3 -u $D/mnt; kill $DP; wait; rm -rf $D
