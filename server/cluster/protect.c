@@ -566,7 +566,8 @@ static int job_start(struct pjob *j)
 	j->nstripes = (off + stripe - 1) / stripe;
 	snprintf(j->segdir, sizeof(j->segdir), "%s", dq(j->q)->segs->dir);
 	j->next = j->acked = 0;
-	if (__builtin_popcount(j->keep | j->skip) == (int)(cl->place.k + cl->place.m - 1))
+	if ((uint32_t)__builtin_popcount(j->keep | j->skip) ==
+	    cl->place.k + cl->place.m - 1)
 		j->next = j->acked = j->nstripes;   /* nothing to send: seals */
 	j->err = 0;
 	j->blame = HOLDER_NONE;
