@@ -982,6 +982,20 @@ cluster_protect_parts() {
 	done
 }
 
+# node_lose NODE...: SIGKILL each and delete its store (a node lost).
+node_lose() {
+	local n
+	for n in "$@"; do
+		kill9 $n
+		rm -rf "$T/$n/store"
+	done
+}
+# shards_held NODE: the shards NODE holds for its peers; shards_held_is
+# NODE N; rebuild_done NODE: its rebuild finished (for poll_until).
+shards_held() { find "$T/$1/store/shards" -name '*.meta' 2>/dev/null | wc -l; }
+shards_held_is() { [ "$(shards_held "$1")" = "$2" ]; }
+rebuild_done() { status_is "$1" rebuild_state 2; }
+
 # ---- one job's parts on some of the nodes (the membership tests) -----------
 # The test sets JOB, and F1 and F2: tw's file arguments for v1 and for every
 # later version.  Part i of a version is the i-th node named's.

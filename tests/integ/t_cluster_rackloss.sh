@@ -29,16 +29,6 @@ node() {    # NAME [ARGS...]
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=96M
 	cluster_start "$1" 4+2 -o cluster.heartbeat_timeout=1000 "${@:2}"
 }
-lose() {    # NODE...: SIGKILL and delete the store
-	local n
-	for n in "$@"; do
-		kill9 $n
-		rm -rf "$T/$n/store"
-	done
-}
-held() { find "$T/$1/store/shards" -name '*.meta' 2>/dev/null | wc -l; }
-held_is() { [ "$(held "$1")" = "$2" ]; }
-rebuilt() { status_is "$1" rebuild_state 2; }
 shards_of() {    # OBSERVER NODE: NODE's part of v1 in OBSERVER's ls:
 	# shards up/shards, then the listing's line
 	ctl "$1" --json ls $JOB v1 2>/dev/null | /usr/bin/python3 -c '
@@ -54,11 +44,11 @@ parts_write v1 $ALL
 parts_protected v1 $ALL
 
 # ---- rackA lost; a spare as n1 while n2 stays down ---------------------------
-lose n1 n2
+node_lose n1 n2
 down_on() { status_is n3 peers_up 3; }
 poll_until 20 down_on || fail "n3 still counts $(sjson n3 peers_up) peers up"
 node n1
-poll_until 60 rebuilt n1 || fail "n1 did not rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -3)"
+poll_until 60 rebuild_done n1 || fail "n1 did not rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -3)"
 ctl n1 wait $JOB v1 protected --timeout 60 >/dev/null ||
 	fail "n1's rebuilt part is $(part_level n1 v1), not PROTECTED around n2: $(grep protect "$T/n1/ckptd.log" | tail -3)"
 [ "$(shards_of n1 n1)" = 4/5 ] ||
@@ -69,7 +59,7 @@ ctl n1 ls $JOB v1 | grep -Eq "^n1 .* 4/5 \(n2 down" ||
 for n in n3 n4 n5 n6; do
 	part_is $n v1 protected || fail "$n: its part is $(part_level $n v1) after n1 came back empty"
 done
-poll_until 60 held_is n1 4 || fail "n1 holds $(held n1) shards, not 4 (n3..n6's)"
+poll_until 60 shards_held_is n1 4 || fail "n1 holds $(shards_held n1) shards, not 4 (n3..n6's)"
 grep -q "n1 no longer holds shard .* sending it again" "$T/n3/ckptd.log" ||
 	fail "n3 did not send n1 its lost shard: $(grep -E 'no longer|protect' "$T/n3/ckptd.log" | tail -3)"
 for n in n3 n4 n5 n6; do
@@ -83,17 +73,17 @@ for how in kill clean clean; do
 	if [ $how = kill ]; then kill9 n1; else stop_ckptd n1; fi
 	node n1
 	part_is n1 v1 protected || fail "after a restart ($how): n1's part is $(part_level n1 v1)"
-	held_is n1 4 || fail "after a restart ($how): n1 holds $(held n1) shards"
+	shards_held_is n1 4 || fail "after a restart ($how): n1 holds $(shards_held n1) shards"
 	part_read n1 v1 1
 done
 info "n1 SIGKILLed and restarted twice: its part stays PROTECTED, its shards stay"
 
 # ---- a spare as n2 -------------------------------------------------------------
 node n2
-poll_until 60 rebuilt n2 || fail "n2 did not rebuild: $(grep rebuild "$T/n2/ckptd.log" | tail -3)"
+poll_until 60 rebuild_done n2 || fail "n2 did not rebuild: $(grep rebuild "$T/n2/ckptd.log" | tail -3)"
 parts_protected v1 $ALL
-poll_until 60 held_is n2 5 || fail "n2 holds $(held n2) shards, not 5"
-poll_until 60 held_is n1 5 || fail "n1 holds $(held n1) shards, not 5 (n2's part's too)"
+poll_until 60 shards_held_is n2 5 || fail "n2 holds $(shards_held n2) shards, not 5"
+poll_until 60 shards_held_is n1 5 || fail "n1 holds $(shards_held n1) shards, not 5 (n2's part's too)"
 full() { [ "$(shards_of n3 "$1")" = 5/5 ]; }
 for n in $ALL; do
 	poll_until 30 full $n || fail "$n's part lists shards '$(shards_of n3 $n)' on n3, not 5/5"

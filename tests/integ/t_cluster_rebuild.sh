@@ -42,16 +42,6 @@ verify_all() {    # NODE: every part of v1 and v2 reads back through NODE
 			fail "$1: part $i of v2 does not read back"
 	done
 }
-lose() {    # NODE...: SIGKILL and delete the store
-	local n
-	for n in "$@"; do
-		kill9 $n
-		rm -rf "$T/$n/store"
-	done
-}
-held() { find "$T/$1/store/shards" -name '*.meta' 2>/dev/null | wc -l; }
-held_is() { [ "$(held "$1")" = "$2" ]; }
-rebuilt() { status_is "$1" rebuild_state 2; }
 protected_all() {
 	local n
 	for n in $ALL; do
@@ -67,11 +57,11 @@ cluster_up 5
 cluster_protect_parts $JOB v1 "${FILES1[@]}"
 cluster_protect_parts $JOB v2 "${FILES2[@]}"
 for n in $ALL; do
-	held_is $n 10 || fail "$n holds $(held $n) shards, not 10"
+	shards_held_is $n 10 || fail "$n holds $(shards_held $n) shards, not 10"
 done
 
 # ---- two nodes lost: degraded reads ----------------------------------------
-lose n1 n2
+node_lose n1 n2
 poll_until 20 down_on n3 || fail "n3 still counts n1 and n2 up"
 verify_all n3
 info "n1 and n2 lost: every file reads from n3"
@@ -90,7 +80,7 @@ echo "$out" | grep -q "rebuild done: [02] parts rebuilt" ||
 	fail "n2: ckptctl rebuild says: $out"
 grep -q "rebuild: done in .*: 2 parts rebuilt" "$T/n2/ckptd.log" ||
 	fail "n2 did not rebuild its 2 parts: $(grep 'rebuild: done' "$T/n2/ckptd.log")"
-poll_until 120 rebuilt n1 || fail "n1 did not finish its rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -5)"
+poll_until 120 rebuild_done n1 || fail "n1 did not finish its rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -5)"
 [ "$(sjson n1 rebuild_parts_done)" = 2 ] || fail "n1 rebuilt $(sjson n1 rebuild_parts_done) parts, not 2"
 for n in n1 n2; do
 	[ -f "$T/$n/store/rebuild" ] && fail "$n: the rebuild marker is still there"
@@ -98,7 +88,7 @@ for n in n1 n2; do
 done
 # The others send the shards n1 and n2 lost again.
 for n in n1 n2; do
-	poll_until 60 held_is $n 10 || fail "$n holds $(held $n) shards after the rebuild, not 10"
+	poll_until 60 shards_held_is $n 10 || fail "$n holds $(shards_held $n) shards after the rebuild, not 10"
 done
 grep -q "no longer holds shard" "$T/n3/ckptd.log" ||
 	fail "n3 did not notice that n1 or n2 lost its shards"
@@ -109,7 +99,7 @@ ctl n1 ls $JOB v1 | head -1 | grep -qi "sealed.*6 of 6 parts" ||
 info "n1 and n2 replaced and rebuilt: every part PROTECTED, every file reads everywhere"
 
 # ---- two other nodes lost: the regenerated shards are real -----------------
-lose n3 n4
+node_lose n3 n4
 poll_until 20 down_on n5 || fail "n5 still counts n3 and n4 up"
 verify_all n5
 verify_all n1
@@ -121,7 +111,7 @@ node n3 -o cluster.bandwidth=2M
 poll_until 60 mid || fail "n3 never showed a rebuild in progress ($(sjson n3 rebuild_bytes_done) bytes)"
 kill9 n3
 node n3
-poll_until 120 rebuilt n3 || fail "n3's rebuild did not resume and finish: $(grep rebuild "$T/n3/ckptd.log" | tail -5)"
+poll_until 120 rebuild_done n3 || fail "n3's rebuild did not resume and finish: $(grep rebuild "$T/n3/ckptd.log" | tail -5)"
 [ "$(sjson n3 rebuild_parts_lost)" = 0 ] || fail "n3 lost parts in its rebuild"
 for i in 1 2; do
 	stop_ckptd n3
@@ -139,7 +129,7 @@ info "n3 SIGKILLed mid-rebuild: the rebuild resumed and finished, and survives t
 # ---- ckptctl rebuild on a fresh store ---------------------------------------
 node n4
 ctl n4 rebuild --timeout 120 >/dev/null || fail "ckptctl rebuild on n4"
-poll_until 60 held_is n3 10 || fail "n3 holds $(held n3) shards, not 10"
+poll_until 60 shards_held_is n3 10 || fail "n3 holds $(shards_held n3) shards, not 10"
 protected_all
 verify_all n4
 info "n4 rebuilt with ckptctl rebuild"

@@ -26,12 +26,10 @@ node() {    # NAME [ARGS...]
 	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=128M
 	cluster_start "$1" 4+2 -o cluster.heartbeat_timeout=1000 "${@:2}"
 }
-lose() { local n; for n in "$@"; do kill9 $n; rm -rf "$T/$n/store"; done; }
 held_of() {    # HOLDER OWNER: shards HOLDER holds of OWNER's parts
 	find "$T/$1/store/shards/$2" -name '*.meta' 2>/dev/null | wc -l
 }
 has_shard() { [ "$(held_of "$1" "$2")" -gt 0 ]; }
-rebuilt() { status_is "$1" rebuild_state 2; }
 sending() { out_gt 0 sjson "$1" protect_bytes; }
 
 for n in $ALL; do node $n; done
@@ -39,14 +37,14 @@ cluster_up 5
 parts_write v1 $ALL
 parts_protected v1 $ALL
 
-lose n1 n2
+node_lose n1 n2
 poll_until 20 status_is n3 peers_up 3 || fail "n3 still counts $(sjson n3 peers_up) peers up"
 node n1 -o cluster.bandwidth=1M
-poll_until 120 rebuilt n1 || fail "n1 did not rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -3)"
+poll_until 120 rebuild_done n1 || fail "n1 did not rebuild: $(grep rebuild "$T/n1/ckptd.log" | tail -3)"
 poll_until 60 sending n1 || fail "n1 never started protecting its part"
 part_is n1 v1 local || fail "n1's part is $(part_level n1 v1) before its attempt ended (the cap did not hold it)"
 node n2
-poll_until 120 rebuilt n2 || fail "n2 did not rebuild"
+poll_until 120 rebuild_done n2 || fail "n2 did not rebuild"
 parts_protected v1 $ALL
 poll_until 60 has_shard n2 n1 ||
 	fail "n2 (back while n1's attempt went around it) never got n1's shard: $(grep -E 'protect|no longer' "$T/n1/ckptd.log" | tail -4)"
