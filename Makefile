@@ -153,6 +153,12 @@ $(BUILD)/tools/nullfs: $(BUILD)/obj/tools/nullfs/nullfs.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) -lpthread
 
+# The protect ceiling: protection's data path with no service around it,
+# the ceiling rows of tools/bench_protect.sh (make bench), not a part of ckpt.
+$(BUILD)/tools/protect_ceiling: $(BUILD)/obj/tools/ceiling/ceiling.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) $(SODIUM_LIBS)
@@ -284,7 +290,7 @@ demo-cluster: deps
 # Every script appends its rows of the performance table to BENCH_ROWS;
 # bench_table.sh prints the table and writes it into docs/benchmarks.md.
 BENCH_ROWS ?= $(BUILD)/bench-rows.txt
-bench: all $(INTEG_BIN) $(BUILD)/tools/nullfs
+bench: all $(INTEG_BIN) $(BUILD)/tools/nullfs $(BUILD)/tools/protect_ceiling
 	@rm -f $(BENCH_ROWS)
 	@export CKPT_BUILD=$(BUILD) CKPT_BENCH_ROWS=$(abspath $(BENCH_ROWS)); \
 	tools/bench.sh; \

@@ -436,10 +436,12 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 		if (ret < 0)
 			goto out_listen;
 	}
-	/* The drain copies on [drain] threads of them; the rest stay free
-	 * for short blocking work (manifest writes). */
+	/* The drain copies on [drain] threads of them, a cluster's
+	 * protection on CLUSTER_ENCODERS; the rest stay free for short
+	 * blocking work (manifest writes, the shards held for peers). */
 	ret = pool_open(&d->pool, &d->loop, POOL_SPARE_THREADS +
-			(conf->drain_target[0] ? conf->drain_threads : 0),
+			(conf->drain_target[0] ? conf->drain_threads : 0) +
+			(conf->cluster_nodes.n ? CLUSTER_ENCODERS : 0),
 			pfs_thread_exit);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "worker threads: %s", strerror(-ret));

@@ -54,6 +54,12 @@ struct ckpt_status;
  * too much, link.c) or its loop did not run (a tick later than
  * CLUSTER_PING_MS) does not count: the silence is then this node's own. */
 #define CLUSTER_PING_MS        1000
+/* Stripe tasks protect.c runs at once for the part it protects (one when
+ * [cluster] bandwidth caps it, as a capped task sleeps on its worker);
+ * ckptd's pool has that many workers more than a node without a cluster,
+ * so that protection never takes the workers its own manifests and its
+ * peers' shards need. */
+#define CLUSTER_ENCODERS       3
 /* A read forwarded to the node holding the file gives up after this. */
 #define CLUSTER_READ_MS        30000
 

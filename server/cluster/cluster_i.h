@@ -240,6 +240,10 @@ void hold_part_gone(struct cluster *cl, uint32_t owner, uint64_t open_id);
 /* A shard that got chunks but no SHARD_SEAL, and no chunk for this long,
  * is dropped (its owner's attempt failed or went elsewhere). */
 #define HOLD_OPEN_IDLE_MS 60000
+/* An open shard keeps its chunks' CRCs (5 bytes a stripe) for at most
+ * this many stripes (1 TiB at 1 MiB chunks); a larger one is read back at
+ * its seal. */
+#define HOLD_CRCS_MAX     (1u << 20)
 #define HOLD_IDLE_TEXT    "60 s"          /* the same, for the log */
 /* hold_tick() looks for such shards, and reads the file system's free
  * bytes again, at most this often. */

@@ -83,6 +83,14 @@ struct hopen {
 	uint64_t last_ms;         /* its last chunk came, or was written */
 	uint32_t gen;             /* hold.gen[node] at its first chunk */
 	uint32_t tasks;           /* its PUT and SEAL tasks on the pool */
+	/* The CRC each chunk came with (checked against its bytes), by
+	 * stripe, as its PUT is written: with all nstripes of them the seal
+	 * need not read the shard back (shardstore_seal_known()).  NULL when
+	 * the first chunk did not say the shard's size. */
+	uint32_t *crcs;
+	uint8_t *got;             /* got[i]: crcs[i] is set */
+	uint64_t nstripes, ncrcs;
+	uint32_t chunk;
 };
 
 struct hold {
@@ -121,8 +129,11 @@ struct hold_task {
 	uint32_t shard;           /* PUT, SEAL; DROP: 0 = the whole part */
 	struct hopen *o;          /* PUT, SEAL: its open shard (counted in
 				   * o->tasks); NULL: none, or dropped */
-	uint8_t *data;            /* PUT: the chunk, owned */
+	uint8_t *data;            /* PUT: the chunk, owned (sys_dio_alloc()) */
 	size_t len;
+	uint32_t crc;             /* PUT: the chunk's, as it came */
+	uint32_t *known;          /* SEAL: the chunks' CRCs (o's, copied), or
+				   * NULL: read back */
 	struct shard_meta m;      /* SEAL: man owned, crcs set by run;
 				   * VERIFY: a copy of the held one's */
 	uint64_t bad_stripe;      /* VERIFY */
@@ -286,6 +297,19 @@ static struct hopen *open_new(struct hold *h, const struct peer_shard *s,
 	o->total = s->total;
 	o->last_ms = now;
 	o->gen = h->gen[node];
+	if (s->total && s->len && s->total % s->len == 0 &&
+	    s->total / s->len <= HOLD_CRCS_MAX) {
+		o->nstripes = s->total / s->len;
+		o->chunk = s->len;
+		o->crcs = malloc(o->nstripes * sizeof(*o->crcs));
+		o->got = calloc(o->nstripes, 1);
+		if (!o->crcs || !o->got) {  /* the seal reads it back */
+			free(o->crcs);
+			free(o->got);
+			o->crcs = NULL;
+			o->got = NULL;
+		}
+	}
 	list_add_tail(&h->opens, &o->link);
 	h->nopen++;
 	return o;
@@ -335,6 +359,8 @@ static void open_free(struct hold *h, struct hopen *o)
 	h->unwritten -= o->claim - o->written;
 	h->nopen--;
 	list_del(&o->link);
+	free(o->crcs);
+	free(o->got);
 	free(o);
 	space_push(h);
 }
@@ -397,7 +423,9 @@ static int task_run(struct pool_task *t)
 		return shardstore_put(ht->h->root, ht->owner, ht->open_id,
 				      ht->shard, ht->off, ht->data, ht->len);
 	case H_SEAL:
-		return shardstore_seal(ht->h->root, &ht->m);
+		return ht->known ? shardstore_seal_known(ht->h->root, &ht->m,
+							 ht->known)
+				 : shardstore_seal(ht->h->root, &ht->m);
 	case H_DROP:
 		return shardstore_drop(ht->h->root, ht->owner, ht->open_id,
 				       ht->shard);
@@ -424,7 +452,8 @@ static void task_free(struct hold_task *ht)
 		free(ht->e);
 	}
 	free(ht->frame);
-	free(ht->data);
+	sys_dio_free(ht->data, ht->len);
+	free(ht->known);
 	shardmeta_release(&ht->m);
 	free(ht);
 }
@@ -519,6 +548,13 @@ static void put_done(struct hold *h, struct hold_task *ht, struct hopen *o,
 	if (o && ret == 0) {
 		o->last_ms = ckptd_now_ms();
 		open_wrote(h, o, ht->off + ht->len);
+		if (o->crcs && ht->len == o->chunk &&
+		    ht->stripe < o->nstripes &&
+		    ht->off == ht->stripe * o->chunk) {
+			o->ncrcs += !o->got[ht->stripe];
+			o->got[ht->stripe] = 1;
+			o->crcs[ht->stripe] = ht->crc;
+		}
 	} else if (o && ret != -EEXIST) {
 		/* The owner's attempt fails with it, and starts again from
 		 * the first stripe: what the shard has here goes now. */
@@ -749,8 +785,8 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 	if (ret < 0)
 		return refuse(h, l, PEER_SHARD_PUT, hdr->seq, ret);
 	ht = task_new(h, l, H_PUT, hdr->seq);
-	if (ht)
-		ht->data = malloc(s.len);
+	if (ht && (ht->data = sys_dio_alloc(s.len)))
+		ht->len = s.len;        /* aligned: shardstore_put() O_DIRECT */
 	if (ht && ht->data && !o)
 		o = open_new(h, &s, link_node(l), now);
 	if (!ht || !ht->data || !o) {
@@ -763,7 +799,8 @@ void hold_on_put(struct cluster *cl, struct link *l, const uint8_t *f,
 	o->tasks++;
 	ht->o = o;
 	memcpy(ht->data, s.data, s.len);
-	ht->len = s.len;
+	ht->crc = s.crc;
+	ht->stripe = s.stripe;
 	snprintf(ht->owner, sizeof(ht->owner), "%s", s.owner);
 	ht->open_id = s.open_id;
 	ht->shard = s.shard;
@@ -844,6 +881,12 @@ void hold_on_seal(struct cluster *cl, struct link *l, const uint8_t *f,
 		o->tasks++;
 		o->last_ms = ckptd_now_ms();
 		ht->o = o;
+		/* Every chunk was put here, with its CRC: not read back. */
+		if (o->crcs && o->ncrcs == o->nstripes &&
+		    s.nstripes == o->nstripes && s.chunk == o->chunk &&
+		    (ht->known = malloc(o->nstripes * sizeof(*o->crcs))))
+			memcpy(ht->known, o->crcs,
+			       o->nstripes * sizeof(*o->crcs));
 	}
 	list_add_tail(&h->busy, &ht->busy);
 	pool_submit(cl->d->pool, &ht->pt, 0);

@@ -11,10 +11,13 @@
  * (k+m-1)/k bytes per byte it protects, and needs nobody else's part.
  *
  * One part is protected at a time, oldest seal first (struct pjob).  Its
- * stripes are read, checked against their records' CRCs and encoded on the
- * worker pool, one stripe task at a time (so protection never holds more
- * than one worker, and a bandwidth cap sleeps there); up to PROTECT_WINDOW
- * stripes may wait for their holders' replies.  When every chunk has been
+ * stripes are read (O_DIRECT, as they were written), checked against their
+ * records' CRCs and encoded on the worker pool, up to PROTECT_ENCODERS
+ * stripe tasks at once (so that one's disk reads overlap another's encode;
+ * one under [cluster] bandwidth, whose cap sleeps there), and sent in
+ * stripe order; up to
+ * PROTECT_WINDOW stripes may be encoding or wait for their holders'
+ * replies.  When every chunk has been
  * acknowledged, each holder is told to seal its shard (SHARD_SEAL, with the
  * part's manifest); when every holder has replied that its shard is
  * durable, the part gains CKPT_COPY_PEERS through version_reach(), which
@@ -62,7 +65,10 @@
 #include "pool.h"
 #include "sys.h"
 
-#define PROTECT_WINDOW       4
+#define PROTECT_WINDOW       8
+/* Stripe tasks of one part on the pool at once (each with its scratch):
+ * one's reads from the disk overlap another's encode (cluster.h). */
+#define PROTECT_ENCODERS     CLUSTER_ENCODERS
 #define PROTECT_RETRY_MIN_MS 1000
 #define PROTECT_RETRY_MAX_MS 60000
 /* A holder that refused a shard for space gets no new one this long. */
@@ -79,6 +85,19 @@ struct srec {                     /* a data record of the stream */
 	uint64_t soff;            /* its first byte in the stream */
 };
 
+/* A stripe task's scratch, kept from stripe to stripe: the encode
+ * tables, the k + m chunks and a record buffer.  Freed with the attempt,
+ * never while a task has it. */
+struct pscratch {
+	struct ec *ec;
+	uint8_t *frag[EC_MAX_FRAGS];
+	uint8_t *rbuf;
+	size_t rcap;
+	uint32_t rec;             /* rbuf holds j->recs[rec - 1]; 0: none */
+};
+
+struct stripe_task;
+
 struct pjob {
 	struct list link;         /* in q->jobs, oldest first */
 	struct protect_q *q;
@@ -94,7 +113,16 @@ struct pjob {
 	uint64_t stream_len, nstripes;
 	uint64_t next;            /* next stripe to encode */
 	uint64_t acked;           /* stripes every holder acknowledged */
-	uint32_t encoding;        /* stripe tasks on the pool (0 or 1) */
+	uint32_t encoding;        /* stripe tasks on the pool, or encoded and
+				   * waiting in ready (<= PROTECT_ENCODERS) */
+	uint64_t sendnext;        /* the next stripe to send: in order, so
+				   * that each holder's shard opens with its
+				   * first chunk (hold.c) */
+	struct stripe_task *ready[PROTECT_ENCODERS]; /* encoded, waiting for
+				   * an earlier stripe */
+	uint32_t nready;
+	int fds_open;             /* the first task opened fds: the others
+				   * may run beside one another */
 	uint32_t waiting;         /* stripes sent, replies pending */
 	uint32_t seals;           /* SHARD_SEAL replies pending */
 	int32_t err;              /* of this attempt */
@@ -127,13 +155,8 @@ struct pjob {
 	uint32_t avoid[EC_MAX_FRAGS]; /* holders that failed this part */
 	uint32_t navoid;
 	char waiting_for[160];    /* why it has not started, for status */
-	/* The stripe task's scratch, kept from stripe to stripe (one task
-	 * of a job runs at a time): the encode tables, the k + m chunks and
-	 * a record buffer.  Freed with the attempt, never while a task runs. */
-	struct ec *ec;
-	uint8_t *frag[EC_MAX_FRAGS];
-	uint8_t *rbuf;
-	size_t rcap;
+	struct pscratch scr[PROTECT_ENCODERS];
+	uint32_t scr_busy;        /* bit i: scr[i] is a task's */
 };
 
 struct protect_q {
@@ -147,7 +170,6 @@ struct protect_q {
 	uint32_t failures;        /* attempts that failed */
 };
 
-struct stripe_task;
 struct put_ref {                  /* one SHARD_PUT's reply */
 	struct stripe_task *st;
 	uint32_t node;
@@ -156,6 +178,8 @@ struct put_ref {                  /* one SHARD_PUT's reply */
 struct stripe_task {
 	struct pool_task pt;
 	struct pjob *j;
+	struct pscratch *sc;      /* j->scr[sci], this task's while it runs */
+	uint32_t sci;
 	struct put_ref ref[EC_MAX_FRAGS];
 	uint64_t stripe;
 	uint32_t nframes;         /* k + m - 1 */
@@ -177,17 +201,19 @@ static void pump(struct pjob *j);
 
 static void job_reset(struct pjob *j)
 {
-	uint32_t i;
+	uint32_t i, c;
 
-	ec_free(j->ec);
-	j->ec = NULL;
-	for (i = 0; i < EC_MAX_FRAGS; i++) {
-		free(j->frag[i]);
-		j->frag[i] = NULL;
+	for (c = 0; c < PROTECT_ENCODERS; c++) {
+		struct pscratch *sc = &j->scr[c];
+
+		ec_free(sc->ec);
+		for (i = 0; i < EC_MAX_FRAGS; i++)
+			free(sc->frag[i]);
+		sys_dio_free(sc->rbuf, sc->rcap);
+		memset(sc, 0, sizeof(*sc));
 	}
-	sys_dio_free(j->rbuf, j->rcap);
-	j->rbuf = NULL;
-	j->rcap = 0;
+	j->scr_busy = 0;
+	j->fds_open = 0;
 	free(j->man);
 	j->man = NULL;
 	free(j->recs);
@@ -569,6 +595,8 @@ static int job_start(struct pjob *j)
 	if ((uint32_t)__builtin_popcount(j->keep | j->skip) ==
 	    cl->place.k + cl->place.m - 1)
 		j->next = j->acked = j->nstripes;   /* nothing to send: seals */
+	j->sendnext = j->next;
+	j->nready = 0;
 	j->err = 0;
 	j->blame = HOLDER_NONE;
 	j->st = PJ_RUN;
@@ -588,7 +616,7 @@ static int holder_same(const struct pjob *j, uint32_t s)
 /* ---- stripes ------------------------------------------------------------ */
 
 /* Worker: the job's segment files, opened once by its first stripe task
- * (tasks of one job never run at once). */
+ * (which runs alone: pump()). */
 static int open_fds(struct pjob *j)
 {
 	char path[700];
@@ -607,23 +635,38 @@ static int open_fds(struct pjob *j)
 		if (j->fds[s] >= 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%08u", j->segdir, s);
-		j->fds[s] = open(path, O_RDONLY | O_CLOEXEC);
+		/* Records are read whole from aligned offsets into an
+		 * aligned buffer: past the page cache (the segments were
+		 * written so; a cached copy would be read from the disk and
+		 * then copied).  A file system without O_DIRECT reads
+		 * through the cache. */
+		j->fds[s] = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+		if (j->fds[s] < 0 && errno == EINVAL)
+			j->fds[s] = open(path, O_RDONLY | O_CLOEXEC);
 		if (j->fds[s] < 0)
 			return -errno;
 	}
 	return 0;
 }
 
-/* Worker: bytes [a, a + len) of the stream into out (zeros past its end),
- * each record read whole and checked against its CRC. */
-static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
-		       uint8_t **rbuf, size_t *rcap)
+/* Worker: the k chunks of stripe `stripe` of the stream into sc->frag
+ * (zeros past the stream's end).  Each record it touches is read whole and
+ * checked against its CRC once: the scratch keeps the last one read, so a
+ * record longer than a stripe is read again only by another task. */
+static int stripe_read(struct pjob *j, struct pscratch *sc, uint64_t stripe,
+		       uint32_t k)
 {
-	uint64_t z = a + len;
+	uint64_t a = stripe * k * PROTECT_CHUNK, z = a + k * PROTECT_CHUNK;
+	uint64_t pos, end = j->stream_len;
 	uint32_t lo = 0, hi = j->nrecs, i;
 	int ret;
 
-	memset(out, 0, len);
+	for (pos = end > a ? end : a; pos < z; ) {     /* past the end */
+		uint64_t c = (pos - a) / PROTECT_CHUNK, o = (pos - a) % PROTECT_CHUNK;
+
+		memset(sc->frag[c] + o, 0, PROTECT_CHUNK - o);
+		pos += PROTECT_CHUNK - o;
+	}
 	while (lo < hi) {          /* the first record ending after a */
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -634,19 +677,32 @@ static int stream_read(struct pjob *j, uint64_t a, uint8_t *out, size_t len,
 	}
 	for (i = lo; i < j->nrecs && j->recs[i].soff < z; i++) {
 		const struct srec *r = &j->recs[i];
-		size_t need = man_padded(r->len);
-		uint64_t from = r->soff > a ? r->soff : a;
 		uint64_t to = r->soff + r->len < z ? r->soff + r->len : z;
 
-		ret = sys_dio_fit((void **)rbuf, rcap, need);
-		if (ret < 0)
-			return ret;
-		ret = sys_pread_all(j->fds[r->seg], *rbuf, need, r->seg_off);
-		if (ret < 0)
-			return ret;
-		if (crc32c(*rbuf, r->len) != r->crc)
-			return -CKPT_ECORRUPT;
-		memcpy(out + (from - a), *rbuf + (from - r->soff), to - from);
+		if (sc->rec != i + 1) {
+			size_t need = man_padded(r->len);
+
+			sc->rec = 0;
+			ret = sys_dio_fit((void **)&sc->rbuf, &sc->rcap, need);
+			if (ret < 0)
+				return ret;
+			ret = sys_pread_all(j->fds[r->seg], sc->rbuf, need,
+					    r->seg_off);
+			if (ret < 0)
+				return ret;
+			if (crc32c(sc->rbuf, r->len) != r->crc)
+				return -CKPT_ECORRUPT;
+			sc->rec = i + 1;
+		}
+		for (pos = r->soff > a ? r->soff : a; pos < to; ) {
+			uint64_t c = (pos - a) / PROTECT_CHUNK;
+			uint64_t o = (pos - a) % PROTECT_CHUNK;
+			uint64_t n = PROTECT_CHUNK - o < to - pos
+				     ? PROTECT_CHUNK - o : to - pos;
+
+			memcpy(sc->frag[c] + o, sc->rbuf + (pos - r->soff), n);
+			pos += n;
+		}
 	}
 	return 0;
 }
@@ -655,9 +711,10 @@ static int stripe_run(struct pool_task *t)
 {
 	struct stripe_task *st = (struct stripe_task *)t;
 	struct pjob *j = st->j;
+	struct pscratch *sc = st->sc;
 	struct cluster *cl = j->q->cl;
 	uint32_t k = cl->place.k, m = cl->place.m, s;
-	uint8_t **frag = j->frag;
+	uint8_t **frag = sc->frag;
 	int ret;
 
 	ret = open_fds(j);
@@ -667,14 +724,12 @@ static int stripe_run(struct pool_task *t)
 		if (!frag[s] && posix_memalign((void **)&frag[s], 64,
 					       PROTECT_CHUNK))
 			return -ENOMEM;
-	if (!j->ec && (ret = ec_new((int)k, (int)m, &j->ec)) < 0)
+	if (!sc->ec && (ret = ec_new((int)k, (int)m, &sc->ec)) < 0)
 		return ret;
-	for (s = 0; s < k && ret == 0; s++)
-		ret = stream_read(j, (st->stripe * k + s) * PROTECT_CHUNK,
-				  frag[s], PROTECT_CHUNK, &j->rbuf, &j->rcap);
+	ret = stripe_read(j, sc, st->stripe, k);
 	if (ret < 0)
 		return ret;
-	ec_encode(j->ec, frag, frag + k, PROTECT_CHUNK);
+	ec_encode(sc->ec, frag, frag + k, PROTECT_CHUNK);
 	for (s = 1; s < k + m; s++) {
 		struct peer_shard sh;
 		size_t cap = PEER_FRAME_CAP(PROTECT_CHUNK);
@@ -761,21 +816,34 @@ static void on_put_reply(struct ckptd *d, void *arg, int status,
 		stripe_settled(st);
 }
 
-static void stripe_done(struct pool_task *t)
+/* A task's scratch back to its job. */
+static void stripe_unscratch(struct stripe_task *st)
 {
-	struct stripe_task *st = (struct stripe_task *)t;
+	if (st->sc) {
+		st->j->scr_busy &= ~(1u << st->sci);
+		st->sc = NULL;
+	}
+}
+
+/* The tasks encoded but not sent go (the attempt failed). */
+static void ready_flush(struct pjob *j)
+{
+	while (j->nready) {
+		j->encoding--;
+		stripe_free(j->ready[--j->nready]);
+	}
+}
+
+/* Send st's frames (its stripe is j->sendnext). */
+static void stripe_send(struct stripe_task *st)
+{
 	struct pjob *j = st->j;
 	struct cluster *cl = j->q->cl;
 	uint32_t s;
 	int ret;
 
 	j->encoding--;
-	if (t->result < 0 || j->err || !job_wanted(j)) {
-		job_fail(j, t->result < 0 ? t->result
-			    : j->err ? j->err : -ECANCELED);
-		stripe_free(st);
-		return;
-	}
+	j->sendnext++;
 	j->waiting++;
 	st->acks = 1;                       /* held until every frame went */
 	for (s = 1; s <= st->nframes; s++) {
@@ -798,8 +866,47 @@ static void stripe_done(struct pool_task *t)
 			st->acks--;
 		}
 	}
-	if (--st->acks == 0) {
+	if (--st->acks == 0)
 		stripe_settled(st);
+}
+
+static void stripe_done(struct pool_task *t)
+{
+	struct stripe_task *st = (struct stripe_task *)t;
+	struct pjob *j = st->j;
+	uint32_t i;
+	int sent = 1;
+
+	stripe_unscratch(st);
+	if (t->result < 0 || j->err || !job_wanted(j)) {
+		int err = t->result < 0 ? t->result
+			  : j->err ? j->err : -ECANCELED;
+
+		j->encoding--;
+		stripe_free(st);
+		ready_flush(j);
+		job_fail(j, err);
+		return;
+	}
+	j->fds_open = 1;
+	j->ready[j->nready++] = st;
+	/* Send what is next in order; a later stripe waits for it. */
+	while (sent && j->st == PJ_RUN && !j->err) {
+		sent = 0;
+		for (i = 0; i < j->nready; i++) {
+			struct stripe_task *r = j->ready[i];
+
+			if (r->stripe != j->sendnext)
+				continue;
+			j->ready[i] = j->ready[--j->nready];
+			stripe_send(r);
+			sent = 1;
+			break;
+		}
+	}
+	if (j->err) {
+		ready_flush(j);
+		job_fail(j, j->err);
 		return;
 	}
 	pump(j);
@@ -809,6 +916,7 @@ static void stripe_drop(struct pool_task *t)
 {
 	struct stripe_task *st = (struct stripe_task *)t;
 
+	stripe_unscratch(st);
 	st->j->encoding--;
 	stripe_free(st);
 }
@@ -821,6 +929,12 @@ static int stripe_submit(struct pjob *j)
 
 	if (!st)
 		return -ENOMEM;
+	for (i = 0; i < PROTECT_ENCODERS; i++)
+		if (!(j->scr_busy & (1u << i)))
+			break;
+	st->sci = i;                /* pump() saw one free */
+	st->sc = &j->scr[i];
+	j->scr_busy |= 1u << i;
 	st->j = j;
 	st->stripe = j->next++;
 	st->nframes = cl->place.k + cl->place.m - 1;
@@ -970,8 +1084,12 @@ static void pump(struct pjob *j)
 {
 	if (j->st != PJ_RUN || j->err)
 		return;
-	while (!j->encoding && j->next < j->nstripes &&
-	       j->waiting < PROTECT_WINDOW) {
+	/* The first task runs alone (it opens the segments); the stripes
+	 * encoded and those sent stay within the window. */
+	while (j->encoding < (!j->fds_open ? 1 : j->q->cl->bw.rate ? 1
+			      : PROTECT_ENCODERS) &&
+	       j->next < j->nstripes &&
+	       j->waiting + j->encoding < PROTECT_WINDOW) {
 		if (stripe_submit(j) < 0) {
 			job_fail(j, -ENOMEM);
 			return;

@@ -5,8 +5,10 @@
  * The design is that of the local store's manifests: the bytes go first,
  * anywhere and in any order (SHARD_PUT writes each stripe's chunk where it
  * belongs), and a small record written durably last says they are whole.
- * Sealing fsyncs the bytes before it reads them back for their CRCs, so the
- * CRCs describe what is on stable storage, and the record goes through a
+ * Sealing fsyncs the bytes before it reads them back for their CRCs (or,
+ * shardstore_seal_known(), takes the CRCs the chunks came with, checked as
+ * they were written), so the CRCs describe what is on stable storage, and
+ * the record goes through a
  * temporary file, fsync, rename and directory fsync, so that after a crash a
  * shard is either held (its record decodes) or not (scan removes its bytes
  * and the owner resends).  Every name is built from checked parts, never
@@ -23,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +221,7 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
 		   uint32_t shard, uint64_t off, const void *buf, size_t len)
 {
 	char path[PATH_MAX];
-	int fd, ret;
+	int fd, ret, flags, direct;
 
 	if (!shard || shard >= SHARDMETA_MAX_SHARDS || !len ||
 	    off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
@@ -234,15 +237,26 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
 	if (ret)
 		return ret;
 	shard_path(path, root, owner, open_id, shard, "dat");
-	fd = sys_open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
+	/* Aligned chunks (the owners' are) go around the page cache: no copy
+	 * into it, nothing left to write back at the seal.  A file system
+	 * without O_DIRECT (tmpfs before 6.6) gets buffered writes. */
+	direct = !((uintptr_t)buf % SHARDSTORE_ALIGN) &&
+		 !(off % SHARDSTORE_ALIGN) && !(len % SHARDSTORE_ALIGN);
+	fd = sys_open(path, flags | (direct ? O_DIRECT : 0), 0600);
+	if (fd == -EINVAL && direct) {
+		direct = 0;
+		fd = sys_open(path, flags, 0600);
+	}
 	if (fd < 0)
 		return fd;
 	ret = sys_pwrite_all(fd, buf, len, (off_t)off);
-	/* Start the chunk's writeback now, so that the seal's fsync waits for
-	 * the last chunks only, not for the whole shard at once.  A hint: its
-	 * result is ignored (the seal's fsync is what says the bytes are
-	 * durable), and it waits at most for room in the device's queue. */
-	if (ret == 0)
+	/* A buffered chunk's writeback starts now, so that the seal's fsync
+	 * waits for the last chunks only, not for the whole shard at once.
+	 * A hint: its result is ignored (the seal's fsync is what says the
+	 * bytes are durable), and it waits at most for room in the device's
+	 * queue. */
+	if (ret == 0 && !direct)
 		sync_file_range(fd, (off_t)off, (off_t)len,
 				SYNC_FILE_RANGE_WRITE);
 	close(fd);
@@ -410,9 +424,10 @@ out_unlink_tmp:
 	return ret;
 }
 
-int shardstore_seal(const char *root, struct shard_meta *m)
+/* shardstore_seal(), with the chunks' CRCs known (not re-read) or not. */
+static int seal(const char *root, struct shard_meta *m, const uint32_t *known)
 {
-	uint32_t *crcs;
+	uint32_t *crcs = NULL;
 	int fd, ret;
 
 	if (m->crcs)
@@ -428,7 +443,14 @@ int shardstore_seal(const char *root, struct shard_meta *m)
 	fd = seal_open_dat(root, m);
 	if (fd < 0)
 		return fd;
-	ret = dat_crcs(fd, m, &crcs);
+	if (known && m->nstripes) {
+		crcs = malloc(m->nstripes * sizeof(*crcs));
+		ret = crcs ? 0 : -ENOMEM;
+		if (crcs)
+			memcpy(crcs, known, m->nstripes * sizeof(*crcs));
+	} else {
+		ret = dat_crcs(fd, m, &crcs);
+	}
 	close(fd);
 	if (ret)
 		return ret;
@@ -439,6 +461,19 @@ int shardstore_seal(const char *root, struct shard_meta *m)
 		m->crcs = NULL;
 	}
 	return ret;
+}
+
+int shardstore_seal(const char *root, struct shard_meta *m)
+{
+	return seal(root, m, NULL);
+}
+
+int shardstore_seal_known(const char *root, struct shard_meta *m,
+			  const uint32_t *crcs)
+{
+	if (m->nstripes && m->nstripes > SIZE_MAX / sizeof(*crcs))
+		return -EINVAL;
+	return seal(root, m, crcs);
 }
 
 /* ---- verify and read ------------------------------------------------------ */

@@ -57,6 +57,10 @@ int shardstore_init(const char *root);
 int shardstore_put(const char *root, const char *owner, uint64_t open_id,
 		   uint32_t shard, uint64_t off, const void *buf, size_t len);
 
+/* A put whose buf, off and len are multiples of this is written with
+ * O_DIRECT (where the file system has it), past the page cache. */
+#define SHARDSTORE_ALIGN 4096
+
 /*
  * Seal shard m->shard of m->owner's part m->open_id: fsync its .dat, check
  * that it has exactly m->nstripes * m->chunk bytes, read it back chunk by
@@ -86,6 +90,16 @@ int shardstore_put(const char *root, const char *owner, uint64_t open_id,
  * read as zeros.  SHARD_SEAL comes after every SHARD_PUT was answered.
  */
 int shardstore_seal(const char *root, struct shard_meta *m);
+
+/*
+ * shardstore_seal(), but the chunks' CRCs are crcs[0..m->nstripes-1] (the
+ * caller's, copied): those each chunk came with, checked against its bytes
+ * before they were put, so the .dat is fsync'd and its size checked but not
+ * read back.  For a caller that saw every chunk of the shard put; anything
+ * else must use shardstore_seal().  Returns as shardstore_seal().
+ */
+int shardstore_seal_known(const char *root, struct shard_meta *m,
+			  const uint32_t *crcs);
 
 /*
  * Re-read every chunk of the shard m (a sealed one: from shardstore_seal()
