@@ -890,7 +890,10 @@ static void stripe_done(struct pool_task *t)
 	}
 	j->fds_open = 1;
 	j->ready[j->nready++] = st;
-	/* Send what is next in order; a later stripe waits for it. */
+	/* Send what is next in order; a later stripe waits for it.  The
+	 * attempt is pinned meanwhile (a send that fails at once settles its
+	 * stripe, which must not end the attempt, nor free j, under us). */
+	j->encoding++;
 	while (sent && j->st == PJ_RUN && !j->err) {
 		sent = 0;
 		for (i = 0; i < j->nready; i++) {
@@ -904,6 +907,7 @@ static void stripe_done(struct pool_task *t)
 			break;
 		}
 	}
+	j->encoding--;
 	if (j->err) {
 		ready_flush(j);
 		job_fail(j, j->err);
@@ -1326,9 +1330,14 @@ void protect_close(struct cluster *cl)
 
 	if (!q)
 		return;
-	/* The pool is closed: its tasks were dropped. */
-	list_for_each_safe(pos, tmp, &q->jobs)
-		job_free(list_entry(pos, struct pjob, link));
+	/* The pool is closed: its tasks were dropped; those encoded and
+	 * not sent are the jobs'. */
+	list_for_each_safe(pos, tmp, &q->jobs) {
+		struct pjob *j = list_entry(pos, struct pjob, link);
+
+		ready_flush(j);
+		job_free(j);
+	}
 	free(q);
 	cl->prot = NULL;
 }
