@@ -1266,8 +1266,12 @@ void hold_close(struct cluster *cl)
 	list_for_each_safe(pos, tmp, &h->held)
 		held_free(list_entry(pos, struct held, link));
 	list_for_each_safe(pos, tmp, &h->opens) {
+		struct hopen *o = list_entry(pos, struct hopen, link);
+
 		list_del(pos);
-		free(list_entry(pos, struct hopen, link));
+		free(o->crcs);
+		free(o->got);
+		free(o);
 	}
 	free(h->gen);
 	free(h);
