@@ -81,46 +81,18 @@ static void *dio_alloc(size_t len)
 	return p;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
+enum xop { X_READ, X_WRITE, X_PWRITE };
 
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
+/* All of len bytes read or written (X_PWRITE at off), through EINTR and
+ * short transfers: 0, or -1 at an error or end of file. */
+static int xfer_all(enum xop op, int fd, void *buf, size_t len, off_t off)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
+		ssize_t n = op == X_READ ? read(fd, p, len)
+			    : op == X_WRITE ? write(fd, p, len)
+			    : pwrite(fd, p, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -131,6 +103,21 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 		off += n;
 	}
 	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	return xfer_all(X_WRITE, fd, (void *)buf, len, 0);
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	return xfer_all(X_READ, fd, buf, len, 0);
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	return xfer_all(X_PWRITE, fd, (void *)buf, len, off);
 }
 
 /* ---- the disk phase ----------------------------------------------------- */
