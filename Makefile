@@ -194,9 +194,10 @@ $(BUILD)/tests/test_vstats: $(BUILD)/obj/tests/unit/test_vstats.o \
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_loop: $(BUILD)/obj/tests/unit/test_loop.o \
-		$(BUILD)/obj/server/core/loop.o $(BUILD)/obj/server/core/staging.o $(CORE_A)
+		$(BUILD)/obj/server/core/loop.o $(BUILD)/obj/server/core/staging.o \
+		$(BUILD)/obj/server/core/pool.o $(CORE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
 
 $(BUILD)/tests/test_pool: $(BUILD)/obj/tests/unit/test_pool.o \
 		$(BUILD)/obj/server/core/loop.o $(BUILD)/obj/server/core/pool.o $(CORE_A)

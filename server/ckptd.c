@@ -409,7 +409,9 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 		     pin ? &d->loop : NULL);
 	if (!pin)
 		log_printf(LOG_NOTICE, "staging: not registered with io_uring (RLIMIT_MEMLOCK is limited and CAP_IPC_LOCK missing; LimitMEMLOCK=infinity in the unit lifts it): disk writes from staging pin its pages each time");
-	ret = staging_prefault(&d->staging, conf->staging_client);
+	/* Root's reserve now, for the mount; the rest on the pool. */
+	ret = staging_prefault(&d->staging, conf->staging_client,
+			       d->staging.reserve);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",
 			   (unsigned long long)conf->staging, strerror(-ret));
@@ -450,6 +452,7 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 	d->cat->pool = d->pool;
 	d->segs->pool = d->pool;
 	segs_refill(d->segs);
+	staging_fill(&d->staging, d->pool, conf->staging_client);
 	ret = drain_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,

@@ -2,20 +2,30 @@
  * rbwrite.c - one part of this node's written back from the shards its
  * peers hold, for rebuild.c (see cluster_i.h: rbwrite_start).
  *
- * Stripe by stripe (sfetch.c: k shards, decoded on the pool), the stripe's
- * stream bytes go to the part's records in manifest order, each record at a
- * new place in fresh segments whose headers carry the part's own open_id:
- * buffered pwrite on a worker (a record's pieces land at any offset, which
- * O_DIRECT would refuse), every record's CRC32C checked as it completes.
- * Records are placed on the loop before each stripe's write (segs_alloc;
- * with none free, rbwrite_tick tries again).  Then the segments are
- * fsync'd, the manifest is written durably with the part's original
- * open_id, sealed_ns and nparts and a new local seq, and loaded into the
- * catalog as recovery would; the part is LOCAL, announced, and protect.c
- * takes it from there.  `[cluster] bandwidth` paces the stripes.
+ * Stripes are fetched ahead of the write (sfetch.c: k shards, decoded on
+ * the pool), up to RB_WINDOW at once, each into its own slot; stripe s
+ * uses slot s % RB_WINDOW, which the write of stripe s - RB_WINDOW has
+ * given back.  The writes go one at a time and in stripe order, since a
+ * record's CRC32C is taken over its bytes in stream order as they are
+ * written: each stripe's stream bytes go to the part's records in
+ * manifest order, each record at a new place in fresh segments whose
+ * headers carry the part's own open_id, with buffered pwrite on a worker
+ * (a record's pieces land at any offset, which O_DIRECT would refuse),
+ * and their writeback is started at once (sync_file_range), so that the
+ * final fsync has little left to do.  Records are placed on the loop
+ * before each stripe's write (segs_alloc; with none free, rbwrite_tick
+ * tries again).  Then the segments are fsync'd, the manifest is written
+ * durably with the part's original open_id, sealed_ns and nparts and a new
+ * local seq, and loaded into the catalog as recovery would; the part is
+ * LOCAL, announced, and protect.c takes it from there.  `[cluster]
+ * bandwidth` paces the writes, and then only one stripe is fetched at a
+ * time.
+ *
+ * A failure stops new fetches; the write ends (done runs) once nothing is
+ * in flight, so no reply or task ever finds it freed.
  *
  * Threads: the loop; the write and finish tasks run on a worker and touch
- * only the write.
+ * only the write and the slot being written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +44,21 @@
 #include "shardmeta.h"
 #include "sys.h"
 
+#define RB_WINDOW 4              /* stripes fetched at once */
+
+enum { SLOT_FREE, SLOT_FETCH, SLOT_READY };
+
+struct rbslot {
+	struct sfetch f;
+	struct rbwrite *j;
+	uint8_t *buf;            /* the stripe's stream bytes */
+	int st;
+};
+
 struct rbwrite {
 	struct pool_task pt;     /* a stripe's writes, then the finish */
-	struct sfetch f;
+	struct rbslot slot[RB_WINDOW];
+	uint32_t window;         /* slots used: RB_WINDOW, 1 under a cap */
 	struct cluster *cl;
 	uint64_t *progress;      /* bytes written, for the caller's status */
 	rbwrite_fn done;
@@ -46,11 +68,16 @@ struct rbwrite {
 	uint64_t stream_len;
 	struct manifest man;     /* decoded; recs rewritten to new places */
 	uint32_t chunk;
-	uint64_t nstripes, stripe;
+	uint64_t nstripes;
+	uint64_t stripe;         /* the next to write */
+	uint64_t next_fetch;     /* the next to fetch */
 	uint64_t stripe_len;     /* k * chunk */
-	uint8_t *buf;            /* the stripe's stream bytes */
+	uint32_t fetching;       /* slots fetching */
+	int writing;             /* the task is on the pool */
 	int finishing;           /* the task: 0 a stripe, 1 the finish */
 	int wait_seg;            /* a stripe fetched waits for a free segment */
+	int pumping, again;      /* pump() is running; run it once more */
+	int err;                 /* the first failure: ends the write */
 	/* the stream's place: records in manifest order */
 	uint32_t ri;             /* task: the record being written */
 	uint64_t rdone;          /* task: its bytes written */
@@ -71,14 +98,16 @@ void rbwrite_free(struct rbwrite *j)
 {
 	uint32_t i;
 
-	sfetch_release(&j->f);
+	for (i = 0; i < RB_WINDOW; i++) {
+		sfetch_release(&j->slot[i].f);
+		free(j->slot[i].buf);
+	}
 	if (j->fds)
 		for (i = 0; i < j->nsegs; i++)
 			if (j->fds[i] >= 0)
 				close(j->fds[i]);
 	free(j->fds);
 	free(j->segs);
-	free(j->buf);
 	manifest_release(&j->man);
 	free(j);
 }
@@ -179,6 +208,7 @@ static int write_stripe(struct rbwrite *j)
 {
 	uint64_t s0 = j->stripe * j->stripe_len, pos = s0;
 	uint64_t end = s0 + j->stripe_len;
+	const uint8_t *buf = j->slot[j->stripe % j->window].buf;
 	uint8_t hdr[SEGHDR_SIZE];
 	int ret, fd;
 
@@ -212,11 +242,14 @@ static int write_stripe(struct rbwrite *j)
 		fd = i < 0 ? i : seg_fd(j, (uint32_t)i);
 		if (fd < 0)
 			return fd;
-		ret = sys_pwrite_all(fd, j->buf + (pos - s0), n,
+		ret = sys_pwrite_all(fd, buf + (pos - s0), n,
 				     (off_t)(r->seg_off + j->rdone));
 		if (ret < 0)
 			return ret;
-		j->rcrc = crc32c_update(j->rcrc, j->buf + (pos - s0), n);
+		/* start the writeback; the fsync at the end waits for it */
+		sync_file_range(fd, (off_t)(r->seg_off + j->rdone), (off_t)n,
+				SYNC_FILE_RANGE_WRITE);
+		j->rcrc = crc32c_update(j->rcrc, buf + (pos - s0), n);
 		j->rdone += n;
 		pos += n;
 		if (j->rdone < r->len)
@@ -305,63 +338,113 @@ static void part_loaded(struct rbwrite *j)
 	write_end(j, 0);
 }
 
-static void next_stripe(struct rbwrite *j);
+static void pump(struct rbwrite *j);
+
+/* Stop: the write ends once nothing is in flight (pump). */
+static void fail(struct rbwrite *j, int err)
+{
+	if (!j->err)
+		j->err = err;
+}
 
 static void task_done(struct pool_task *t)
 {
 	struct rbwrite *j = (struct rbwrite *)t;
 
+	j->writing = 0;
 	if (t->result < 0) {
 		if (t->result == -CKPT_ECORRUPT)
 			log_printf(LOG_ERR, "rebuild: %s/%s: record %u fails its CRC32C after decoding",
 				   j->job, j->version, j->ri);
-		write_end(j, t->result);
-		return;
-	}
-	if (j->finishing) {
+		fail(j, t->result);
+	} else if (j->finishing) {
 		part_loaded(j);
 		return;
+	} else {
+		*j->progress += j->stripe_len;
+		j->slot[j->stripe % j->window].st = SLOT_FREE;
+		j->stripe++;
 	}
-	*j->progress += j->stripe_len;
-	j->stripe++;
-	next_stripe(j);
+	pump(j);
 }
 
 static void task_drop(struct pool_task *t)
 {
-	write_end((struct rbwrite *)t, -ECANCELED);
+	struct rbwrite *j = (struct rbwrite *)t;
+
+	j->writing = 0;
+	fail(j, -ECANCELED);
+	pump(j);
 }
 
 static void on_stripe(struct sfetch *f, int err)
 {
-	struct rbwrite *j = (struct rbwrite *)((char *)f -
-					   offsetof(struct rbwrite, f));
+	struct rbslot *sl = (struct rbslot *)((char *)f -
+					      offsetof(struct rbslot, f));
+	struct rbwrite *j = sl->j;
+
+	j->fetching--;
+	sl->st = err < 0 ? SLOT_FREE : SLOT_READY;
+	if (err < 0)
+		fail(j, err);
+	pump(j);
+}
+
+/* The next stripe to write, if it is in: its records placed, its write on
+ * the pool; after the last, the finish.  Loop. */
+static void write_next(struct rbwrite *j)
+{
 	int ret;
 
-	if (err < 0) {
-		write_end(j, err);
+	if (j->writing || j->wait_seg || j->err)
 		return;
+	if (j->stripe == j->nstripes) {
+		if (j->fetching)
+			return;
+		j->finishing = 1;
+		j->seq = j->cl->d->cat->next_seq++;
+	} else {
+		if (j->slot[j->stripe % j->window].st != SLOT_READY)
+			return;
+		ret = place_records(j, (j->stripe + 1) * j->stripe_len);
+		j->wait_seg = ret == -EAGAIN;
+		if (j->wait_seg)
+			return;          /* rbwrite_tick comes back */
+		if (ret < 0) {
+			fail(j, ret);
+			return;
+		}
 	}
-	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
-	j->wait_seg = ret == -EAGAIN;
-	if (j->wait_seg)
-		return;          /* rbwrite_tick places them and submits */
-	if (ret < 0) {
-		write_end(j, ret);
-		return;
-	}
+	j->writing = 1;
 	pool_submit(j->cl->d->pool, &j->pt, 1);
 }
 
-static void next_stripe(struct rbwrite *j)
+/* Start what may start; end the write once it failed and nothing is in
+ * flight.  A fetch may end during sfetch_stripe(), and so call this again:
+ * that call only asks the outer one to go round once more.  j may be freed
+ * when this returns. */
+static void pump(struct rbwrite *j)
 {
-	if (j->stripe < j->nstripes) {
-		sfetch_stripe(&j->f, j->stripe, j->buf);
+	if (j->pumping) {
+		j->again = 1;
 		return;
 	}
-	j->finishing = 1;
-	j->seq = j->cl->d->cat->next_seq++;
-	pool_submit(j->cl->d->pool, &j->pt, 1);
+	j->pumping = 1;
+	do {
+		j->again = 0;
+		while (!j->err && j->next_fetch < j->nstripes &&
+		       j->next_fetch < j->stripe + j->window) {
+			struct rbslot *sl = &j->slot[j->next_fetch % j->window];
+
+			sl->st = SLOT_FETCH;
+			j->fetching++;
+			sfetch_stripe(&sl->f, j->next_fetch++, sl->buf);
+		}
+		write_next(j);
+	} while (j->again);
+	j->pumping = 0;
+	if (j->err && !j->fetching && !j->writing)
+		write_end(j, j->err);
 }
 
 int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
@@ -369,7 +452,7 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 		  rbwrite_fn done, void *arg, struct rbwrite **out)
 {
 	struct rbwrite *j = calloc(1, sizeof(*j));
-	uint32_t s;
+	uint32_t s, i;
 	int ret;
 
 	if (!j)
@@ -392,19 +475,25 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 		goto out_free;
 	j->stripe_len = (uint64_t)m->k * j->chunk;
 	j->nstripes = m->nstripes;
-	ret = -ENOMEM;
-	j->buf = malloc(j->stripe_len);
-	if (!j->buf)
-		goto out_free;
-	ret = sfetch_init(&j->f, cl, cl->self, m->open_id, on_stripe);
-	if (ret < 0)
-		goto out_free;
-	/* The holders that answered HELD, over what a record says. */
-	for (s = 1; s < m->k + m->m && s < 32; s++)
-		if (held & (1u << s))
-			j->f.holder[s] = hnode[s];
-	snprintf(j->f.what, sizeof(j->f.what), "rebuild of %.60s/%.60s",
-		 m->job, m->version);
+	j->window = cl->bw.rate ? 1 : RB_WINDOW;
+	for (i = 0; i < j->window; i++) {
+		struct rbslot *sl = &j->slot[i];
+
+		sl->j = j;
+		ret = -ENOMEM;
+		sl->buf = malloc(j->stripe_len);
+		if (!sl->buf)
+			goto out_free;
+		ret = sfetch_init(&sl->f, cl, cl->self, m->open_id, on_stripe);
+		if (ret < 0)
+			goto out_free;
+		/* The holders that answered HELD, over what a record says. */
+		for (s = 1; s < m->k + m->m && s < 32; s++)
+			if (held & (1u << s))
+				sl->f.holder[s] = hnode[s];
+		snprintf(sl->f.what, sizeof(sl->f.what),
+			 "rebuild of %.60s/%.60s", m->job, m->version);
+	}
 	snprintf(j->segdir, sizeof(j->segdir), "%s", cl->d->segs->dir);
 	j->hdr.open_id = m->open_id;
 	j->hdr.uid = m->uid;
@@ -413,7 +502,7 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 	log_printf(LOG_INFO, "rebuild: %s/%s: %llu stripes from the peers",
 		   m->job, m->version, (unsigned long long)j->nstripes);
 	*out = j;                /* before done can run */
-	next_stripe(j);
+	pump(j);
 	return 0;
 
 out_free:
@@ -423,17 +512,8 @@ out_free:
 
 void rbwrite_tick(struct rbwrite *j)
 {
-	int ret;
-
 	if (!j->wait_seg)
 		return;
-	ret = place_records(j, (j->stripe + 1) * j->stripe_len);
-	if (ret == -EAGAIN)
-		return;
 	j->wait_seg = 0;
-	if (ret < 0) {
-		write_end(j, ret);
-		return;
-	}
-	pool_submit(j->cl->d->pool, &j->pt, 1);
+	pump(j);                 /* places the records again */
 }

@@ -4,6 +4,9 @@
  * A lease is a memfd sized with fallocate(), which allocates and zeroes its
  * pages once, then mapped MAP_POPULATE so that neither ckptd nor the client
  * takes page faults on the data path.  mlock is tried and not required.
+ * Making a lease costs about 1 s per GiB of ordinary pages: staging_fill()
+ * makes the budget's leases one after another on a worker, so that ckptd
+ * serves from its start.
  *
  * Lent leases are kept on a list too, so that what a uid holds is a walk of
  * it: there are at most budget / STAGING_MIN leases, a few hundred.
@@ -18,6 +21,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "pool.h"
 #include "staging.h"
 
 #define LEASE_ALIGN (2u << 20)
@@ -166,36 +170,54 @@ static int lease_pages(struct staging *s, size_t size, int pages, int *huge,
 	return lease_memfd(size, 0, map);
 }
 
-static int lease_new(struct staging *s, uid_t uid, size_t size, int pages,
-		     struct lease **out)
+/* A lease of the memfd fd mapped at map (size bytes), registered; NULL
+ * (fd closed, map unmapped) without memory.  s->total is the caller's. */
+static struct lease *lease_wrap(struct staging *s, int fd, uint8_t *map,
+				size_t size, uid_t uid, int huge)
 {
-	struct lease *l;
-	int huge;
+	struct lease *l = calloc(1, sizeof(*l));
 
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->fd = lease_pages(s, size, pages, &huge, &l->map);
-	if (l->fd < 0) {
-		int ret = l->fd;
-
-		free(l);
-		return ret;
+	if (!l) {
+		munmap(map, size);
+		close(fd);
+		return NULL;
 	}
-	/* Huge pages are never swapped: nothing to lock. */
-	if ((s->flags & STAGING_MLOCK) && !huge && mlock(l->map, size) < 0)
-		log_printf(LOG_DEBUG, "staging: mlock of %zu bytes failed",
-			   size);
+	l->fd = fd;
+	l->map = map;
 	l->size = size;
 	l->uid = uid;
 	l->huge = huge;
 	l->buf = -1;
 	lease_register(s, l);
 	list_init(&l->link);
-	s->total += size;
 	if (huge)
 		s->huge_total += size;
-	*out = l;
+	return l;
+}
+
+/* Lock an ordinary lease's pages where asked (huge pages are never
+ * swapped); any thread. */
+static void lease_lock(unsigned flags, uint8_t *map, size_t size, int huge)
+{
+	if ((flags & STAGING_MLOCK) && !huge && mlock(map, size) < 0)
+		log_printf(LOG_DEBUG, "staging: mlock of %zu bytes failed",
+			   size);
+}
+
+static int lease_new(struct staging *s, uid_t uid, size_t size, int pages,
+		     struct lease **out)
+{
+	uint8_t *map;
+	int fd, huge;
+
+	fd = lease_pages(s, size, pages, &huge, &map);
+	if (fd < 0)
+		return fd;
+	lease_lock(s->flags, map, size, huge);
+	*out = lease_wrap(s, fd, map, size, uid, huge);
+	if (!*out)
+		return -ENOMEM;
+	s->total += size;
 	return 0;
 }
 
@@ -237,6 +259,8 @@ void staging_init(struct staging *s, uint64_t budget, uint64_t reserve,
 	s->huge_off = 0;
 	s->loop = loop;
 	s->unregistered = 0;
+	s->pool = NULL;
+	s->filling = 0;
 	list_init(&s->free);
 	list_init(&s->lent_leases);
 }
@@ -374,13 +398,15 @@ out_lend:
 	return 0;
 }
 
-int staging_prefault(struct staging *s, size_t lease_size)
+int staging_prefault(struct staging *s, size_t lease_size, uint64_t bytes)
 {
 	size_t size = (lease_size + LEASE_ALIGN - 1) & ~(size_t)(LEASE_ALIGN - 1);
 	struct lease *l;
 	int ret;
 
-	while (s->total + size <= s->budget) {
+	if (bytes > s->budget)
+		bytes = s->budget;
+	while (s->total + size <= bytes) {
 		/* Root's reserve first, while the pool has room for it. */
 		ret = lease_new(s, NOBODY, size, (s->flags & STAGING_HUGE) &&
 				s->huge_total < s->reserve && !s->huge_refused ?
@@ -390,6 +416,107 @@ int staging_prefault(struct staging *s, size_t lease_size)
 		list_add_tail(&s->free, &l->link);
 	}
 	return 0;
+}
+
+/* ---- the fill, on a worker --------------------------------------------- */
+
+struct lease_make {             /* one lease being made on the pool */
+	struct pool_task pt;
+	struct staging *s;
+	size_t size;
+	unsigned flags;
+	int fd;
+	uint8_t *map;
+};
+
+static void fill_next(struct staging *s);
+
+static int make_run(struct pool_task *t)
+{
+	struct lease_make *lm = (struct lease_make *)t;
+
+	lm->fd = lease_memfd(lm->size, 0, &lm->map);
+	if (lm->fd < 0)
+		return lm->fd;
+	lease_lock(lm->flags, lm->map, lm->size, 0);
+	return 0;
+}
+
+static void make_done(struct pool_task *t)
+{
+	struct lease_make *lm = (struct lease_make *)t;
+	struct staging *s = lm->s;
+	struct lease *l;
+
+	s->filling = 0;
+	l = t->result < 0 ? NULL
+	    : lease_wrap(s, lm->fd, lm->map, lm->size, NOBODY, 0);
+	if (!l) {
+		s->total -= lm->size;    /* counted when it was asked for */
+		log_printf(LOG_WARNING, "staging: a lease of %zu MiB cannot be made ahead (%s): %llu of %llu MiB are made; the rest is made as clients ask",
+			   lm->size >> 20, strerror(t->result < 0 ? -t->result
+							       : ENOMEM),
+			   (unsigned long long)(s->total >> 20),
+			   (unsigned long long)(s->budget >> 20));
+		s->pool = NULL;
+	} else if (s->total > s->budget) {
+		/* a client's lease was made meanwhile, past what is left */
+		lease_free(s, l);
+	} else {
+		list_add_tail(&s->free, &l->link);
+	}
+	free(lm);
+	fill_next(s);
+}
+
+static void make_drop(struct pool_task *t)
+{
+	struct lease_make *lm = (struct lease_make *)t;
+
+	/* at shutdown: made or not, it goes */
+	if (lm->fd >= 0) {
+		munmap(lm->map, lm->size);
+		close(lm->fd);
+	}
+	lm->s->total -= lm->size;
+	lm->s->filling = 0;
+	lm->s->pool = NULL;
+	free(lm);
+}
+
+static void fill_next(struct staging *s)
+{
+	struct lease_make *lm;
+
+	if (!s->pool || s->filling)
+		return;
+	if (s->total + s->fill_size > s->budget) {
+		log_printf(LOG_INFO, "staging: %llu MiB of leases made",
+			   (unsigned long long)(s->total >> 20));
+		s->pool = NULL;
+		return;
+	}
+	lm = calloc(1, sizeof(*lm));
+	if (!lm) {
+		s->pool = NULL;
+		return;
+	}
+	lm->s = s;
+	lm->size = s->fill_size;
+	lm->flags = s->flags;
+	lm->fd = -1;
+	s->total += lm->size;     /* the budget holds it while it is made */
+	s->filling = 1;
+	pool_task_init(&lm->pt, make_run, make_done, make_drop);
+	pool_submit(s->pool, &lm->pt, 0);
+}
+
+void staging_fill(struct staging *s, struct pool *pool, size_t lease_size)
+{
+	s->fill_size = (lease_size + LEASE_ALIGN - 1) &
+		       ~(size_t)(LEASE_ALIGN - 1);
+	s->pool = pool;
+	fill_next(s);
 }
 
 void staging_put(struct staging *s, struct lease *l)

@@ -69,6 +69,9 @@ struct staging {
 	int huge_off;       /* huge pages failed otherwise: not tried again */
 	struct loop *loop;  /* registers the leases; NULL: none */
 	unsigned unregistered;  /* registrations refused (the first logged) */
+	struct pool *pool;  /* staging_fill()'s, while it fills; else NULL */
+	size_t fill_size;
+	int filling;        /* a lease is being made on the pool */
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
@@ -95,11 +98,18 @@ void staging_release(struct staging *s);
 int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		      uint64_t share, struct lease **out);
 void staging_put(struct staging *s, struct lease *l);
-/* Make the whole budget into free leases of lease_size now, so that no
- * client pays for first touches (start-up cost: ~1 s per GiB).  With
+/* Make free leases of lease_size now, until they hold `bytes` (at most the
+ * budget), so that no client pays for first touches (~1 s per GiB).  With
  * STAGING_HUGE, root's reserve is made of huge pages where the pool has
  * them, for the mount that will take it.  0 or -errno. */
-int staging_prefault(struct staging *s, size_t lease_size);
+int staging_prefault(struct staging *s, size_t lease_size, uint64_t bytes);
+/* The same, on pool's workers, one lease at a time, after a prefault of
+ * root's reserve: each lease joins the free ones when made (and counts in
+ * total from when it is asked for).  A lease that cannot be made stops the
+ * fill, said once; clients then get leases made as they ask, as always
+ * when none is free.  pool_close() ends it. */
+struct pool;
+void staging_fill(struct staging *s, struct pool *pool, size_t lease_size);
 /* Bytes lent to uid now. */
 uint64_t staging_lent_to(const struct staging *s, uid_t uid);
 /* Who holds the lent staging, for a log line: "uid 1001: 12 MiB in 3

@@ -17,6 +17,7 @@
 #include "unit.h"
 
 #include "loop.h"
+#include "pool.h"
 #include "staging.h"
 
 struct wr {
@@ -205,7 +206,7 @@ static void test_lease_huge_root_only(void)
 	unsigned i = 0;
 
 	staging_init(&s, 3 * mb8, 0, STAGING_HUGE, NULL);
-	CU_ASSERT_FATAL(staging_prefault(&s, mb8) == 0);   /* 3 leases */
+	CU_ASSERT_FATAL(staging_prefault(&s, mb8, s.budget) == 0);   /* 3 leases */
 	for (pos = s.free.next; pos != &s.free; pos = pos->next) {
 		struct lease *l = list_entry(pos, struct lease, link);
 
@@ -242,7 +243,7 @@ static void test_lease_huge_root_only(void)
 
 	/* Root prefers a marked lease to an ordinary one ahead of it. */
 	staging_init(&s, 2 * mb8, 0, STAGING_HUGE, NULL);
-	CU_ASSERT_FATAL(staging_prefault(&s, mb8) == 0);   /* 2 leases */
+	CU_ASSERT_FATAL(staging_prefault(&s, mb8, s.budget) == 0);   /* 2 leases */
 	u = list_entry(s.free.next->next, struct lease, link);
 	u->huge = 1;
 	s.huge_total += u->size;
@@ -251,6 +252,80 @@ static void test_lease_huge_root_only(void)
 	staging_put(&s, r);
 	staging_release(&s);
 	CU_ASSERT_EQUAL(s.huge_total, 0);
+}
+
+/* The fill on a worker: leases join the free ones until the budget is
+ * full, never past it while a client's lease is made meanwhile; the loop
+ * polls until the fill says it is over (s.pool NULL), 10 s at most. */
+struct fillwait {
+	struct loop *l;
+	struct staging *s;
+	unsigned ticks;
+};
+
+static void fill_poll(void *arg)
+{
+	struct fillwait *w = arg;
+
+	if (!w->s->pool || ++w->ticks > 2000)
+		w->l->stop = 1;
+	else
+		loop_after(w->l, 5, fill_poll, w);
+}
+
+static unsigned nfree(const struct staging *s)
+{
+	const struct list *pos;
+	unsigned n = 0;
+
+	for (pos = s->free.next; pos != &s->free; pos = pos->next)
+		n++;
+	return n;
+}
+
+static void test_fill(void)
+{
+	const size_t mb8 = 8u << 20;
+	struct fillwait w;
+	struct staging s;
+	struct lease *u;
+	struct loop l;
+	struct pool *p;
+
+	CU_ASSERT_FATAL(loop_init(&l, 16) == 0);
+	CU_ASSERT_FATAL(pool_open(&p, &l, 2, NULL) == 0);
+	staging_init(&s, 3 * mb8, 0, 0, &l);
+	CU_ASSERT_FATAL(staging_prefault(&s, mb8, 0) == 0);   /* none */
+	CU_ASSERT_EQUAL(s.total, 0);
+	staging_fill(&s, p, mb8);
+	CU_ASSERT(s.filling);
+	CU_ASSERT_EQUAL(s.total, mb8);      /* held while it is made */
+	/* A client asks meanwhile: its lease is made at once. */
+	CU_ASSERT_FATAL(staging_get_share(&s, 1000, mb8, 0, &u) == 0);
+	CU_ASSERT_EQUAL(s.total, 2 * mb8);
+	w.l = &l;
+	w.s = &s;
+	w.ticks = 0;
+	CU_ASSERT_FATAL(loop_after(&l, 5, fill_poll, &w) == 0);
+	CU_ASSERT_EQUAL(loop_run(&l), 0);
+	CU_ASSERT_PTR_NULL(s.pool);         /* over, not timed out */
+	CU_ASSERT(w.ticks <= 2000);
+	CU_ASSERT_EQUAL(s.total, 3 * mb8);
+	CU_ASSERT_EQUAL(nfree(&s), 2);
+	staging_put(&s, u);
+	staging_release(&s);
+	CU_ASSERT_EQUAL(s.total, 0);
+
+	/* Closed while a lease is being made: it goes, counted out. */
+	staging_init(&s, 4 * mb8, 0, 0, &l);
+	staging_fill(&s, p, mb8);
+	CU_ASSERT(s.filling);
+	pool_close(p);
+	CU_ASSERT(!s.filling);
+	CU_ASSERT_PTR_NULL(s.pool);
+	staging_release(&s);
+	CU_ASSERT_EQUAL(s.total, 0);
+	loop_release(&l);
 }
 
 /* Registering pins memory: an unprivileged user under the usual 8 MiB
@@ -274,6 +349,7 @@ int main(void)
 		{ "leases", test_leases },
 		{ "lease_punched", test_lease_punched },
 		{ "lease_huge_root_only", test_lease_huge_root_only },
+		{ "fill", test_fill },
 		{ NULL, NULL }
 	};
 
