@@ -85,7 +85,7 @@ void enc_bytes(struct enc *e, const void *src, size_t n)
 {
 	uint8_t *p = enc_reserve(e, n);
 
-	if (p && n)
+	if (p && n && p != src)      /* src may already lie in place */
 		memcpy(p, src, n);
 }
 

@@ -36,6 +36,7 @@ void enc_u8(struct enc *e, uint8_t v);
 void enc_u16(struct enc *e, uint16_t v);
 void enc_u32(struct enc *e, uint32_t v);
 void enc_u64(struct enc *e, uint64_t v);
+/* p may already be where the bytes go: then nothing is copied. */
 void enc_bytes(struct enc *e, const void *p, size_t n);
 /* -EMSGSIZE if strlen(s) > 65535 */
 void enc_str(struct enc *e, const char *s);

@@ -219,6 +219,9 @@ struct peer_data {
 	uint32_t crc;
 	const uint8_t *data;      /* decoded: in the frame */
 };
+/* Where a data reply's bytes lie in its frame: an encoder that puts them
+ * there first (d->data = buf + PEER_DATA_AT) has them sent without a copy. */
+#define PEER_DATA_AT (PEER_HDR_LEN + 8)
 
 /* Check the first PEER_HDR_LEN bytes of a frame.  0, -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT (header CRC) or -CKPT_EPROTO (unknown

@@ -310,73 +310,96 @@ struct sread {
 	size_t flen;
 };
 
-/* Read record r of s into buf (need bytes, aligned), through *fd (the
- * segment *fdseg's, reopened when the segment changes), and check it. */
-static int sread_rec(const struct sread *s, const struct man_rec *r,
-		     uint8_t *buf, size_t need, int *fd, uint32_t *fdseg)
+/* Open the segment of record r as *fd (*fdseg's, reopened when the
+ * segment changes).  0 or -errno. */
+static int sread_fd(const struct sread *s, const struct man_rec *r, int *fd,
+		    uint32_t *fdseg)
 {
 	char path[700];
-	int ret;
 
-	if (*fd < 0 || *fdseg != r->seg) {
-		if (*fd >= 0)
-			close(*fd);
-		snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0)
-			return -errno;
-		*fdseg = r->seg;
-	}
-	ret = sys_pread_all(*fd, buf, need, r->seg_off);
-	if (ret == 0 && crc32c(buf, r->len) != r->crc)
-		ret = -CKPT_ECORRUPT;
-	return ret;
+	if (*fd >= 0 && *fdseg == r->seg)
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
+	snprintf(path, sizeof(path), "%s/%08u", s->segdir, r->seg);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*fdseg = r->seg;
+	return 0;
 }
 
+/*
+ * Build the reply in s->frame: the range's bytes go straight to their
+ * place in the frame (PEER_DATA_AT), each record read once and checked
+ * against its CRC32C first.  A record the range takes whole is read into
+ * the frame itself; one it takes part of (at most the first and the last)
+ * into a buffer its pieces are copied from.  A range that is one whole
+ * record sends that record's CRC as the data's.
+ */
 static int sread_run(struct pool_task *t)
 {
 	struct sread *s = (struct sread *)t;
 	uint8_t *out, *rbuf = NULL;
 	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
+	uint64_t covered = 0;
 	struct peer_data pd;
 	uint32_t i, p, fdseg = 0;
 	int fd = -1, n, ret = 0;
 
-	out = calloc(1, s->len ? s->len : 1);     /* holes read as zeros */
 	s->frame = malloc(cap);
-	if (!out || !s->frame) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!s->frame)
+		return -ENOMEM;
+	out = s->frame + PEER_DATA_AT;
+	for (i = 0; i < s->nrecs; i++)
+		for (p = s->recs[i].first; p != RPIECE_END;
+		     p = s->pieces[p].next)
+			covered += s->pieces[p].len;
+	if (covered != s->len)
+		memset(out, 0, s->len);          /* holes read as zeros */
 	for (i = 0; i < s->nrecs && ret == 0; i++) {
 		const struct man_rec *r = &s->recs[i].rec;
-		size_t need = man_padded(r->len);
+		const struct rpiece *pc = &s->pieces[s->recs[i].first];
+		int whole = pc->src == 0 && pc->len == r->len &&
+			    pc->next == RPIECE_END;
+		uint8_t *buf = out + pc->dst;
 
-		ret = sys_dio_fit((void **)&rbuf, &rcap, need);
-		if (ret < 0)
-			break;
-		ret = sread_rec(s, r, rbuf, need, &fd, &fdseg);
-		for (p = s->recs[i].first; ret == 0 && p != RPIECE_END;
-		     p = s->pieces[p].next)
+		ret = sread_fd(s, r, &fd, &fdseg);
+		if (ret == 0 && !whole) {
+			if (rcap < r->len) {
+				free(rbuf);
+				rcap = r->len;
+				rbuf = malloc(rcap);
+				ret = rbuf ? 0 : -ENOMEM;
+			}
+			buf = rbuf;
+		}
+		if (ret == 0)
+			ret = sys_pread_all(fd, buf, r->len, r->seg_off);
+		if (ret == 0 && crc32c(buf, r->len) != r->crc)
+			ret = -CKPT_ECORRUPT;
+		for (p = s->recs[i].first; ret == 0 && !whole &&
+		     p != RPIECE_END; p = s->pieces[p].next)
 			memcpy(out + s->pieces[p].dst, rbuf + s->pieces[p].src,
 			       s->pieces[p].len);
 	}
 	if (fd >= 0)
 		close(fd);
+	free(rbuf);
 	if (ret < 0)
-		goto out;
+		return ret;
 	pd.len = s->len;
 	pd.data = out;
-	pd.crc = crc32c(out, s->len);
+	if (s->nrecs == 1 && covered == s->len &&
+	    s->recs[0].rec.len == s->len)
+		pd.crc = s->recs[0].rec.crc;     /* the range is the record */
+	else
+		pd.crc = crc32c(out, s->len);
 	n = peer_encode_data(s->frame, cap, s->seq, &pd);
 	if (n < 0)
-		ret = n;
-	else
-		s->flen = (size_t)n;
-out:
-	sys_dio_free(rbuf, rcap);
-	free(out);
-	return ret;
+		return n;
+	s->flen = (size_t)n;
+	return 0;
 }
 
 static void sread_free(struct sread *s)

@@ -170,6 +170,32 @@ static void test_sget(void)
 	CU_ASSERT_STRING_EQUAL(peer_type_name(PEER_SHARD_GET), "SHARD_GET");
 }
 
+/* A data reply whose bytes were put at PEER_DATA_AT first is the same
+ * frame as one encoded from a copy, and decodes to them there. */
+static void test_data_in_place(void)
+{
+	uint8_t a[PEER_FRAME_CAP(300)], b[PEER_FRAME_CAP(300)], bytes[300];
+	struct peer_data pd = { sizeof(bytes), 0, bytes }, po;
+	struct peer_hdr hdr;
+	int na, nb;
+
+	for (na = 0; na < (int)sizeof(bytes); na++)
+		bytes[na] = (uint8_t)(na * 7 + 1);
+	pd.crc = crc32c(bytes, sizeof(bytes));
+	na = peer_encode_data(a, sizeof(a), 5, &pd);
+	CU_ASSERT_FATAL(na > 0);
+	memset(b, 0x5a, sizeof(b));
+	memcpy(b + PEER_DATA_AT, bytes, sizeof(bytes));
+	pd.data = b + PEER_DATA_AT;
+	nb = peer_encode_data(b, sizeof(b), 5, &pd);
+	CU_ASSERT_EQUAL_FATAL(nb, na);
+	CU_ASSERT(memcmp(a, b, (size_t)na) == 0);
+	CU_ASSERT_EQUAL(peer_check(b, nb, &hdr), 0);
+	CU_ASSERT_EQUAL(peer_decode_data(b, nb, &po), 0);
+	CU_ASSERT_PTR_EQUAL(po.data, b + PEER_DATA_AT);
+	CU_ASSERT(memcmp(po.data, bytes, sizeof(bytes)) == 0);
+}
+
 /* HELD: a cursor (shard 0 allowed, stripe must be 0), and a reply that may
  * carry more than a shard's worth of bytes (a shardmeta record). */
 static void test_held(void)
@@ -598,6 +624,7 @@ int main(void)
 		{ "round_trip", test_round_trip },
 		{ "sync", test_sync },
 		{ "sget", test_sget },
+		{ "data_in_place", test_data_in_place },
 		{ "held", test_held },
 		{ "ping", test_ping },
 		{ "damage", test_damage },
