@@ -452,7 +452,10 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 	d->cat->pool = d->pool;
 	d->segs->pool = d->pool;
 	segs_refill(d->segs);
-	staging_fill(&d->staging, d->pool, conf->staging_client);
+	ret = staging_fill(&d->staging, &d->loop, conf->staging_client);
+	if (ret < 0)
+		log_printf(LOG_WARNING, "staging: no thread to make leases ahead (%s): they are made as clients ask",
+			   strerror(-ret));
 	ret = drain_open(d);
 	if (ret < 0) {
 		log_printf(LOG_ERR, "drain to %s: %s", conf->drain_target,
@@ -487,6 +490,7 @@ out_pool:
 	d->segs->pool = NULL;
 	pool_close(d->pool);
 	d->pool = NULL;
+	staging_fill_stop(&d->staging);
 	drain_close(d);         /* no-op when drain_open failed */
 	/* After the pool: the tasks a cluster started as it opened (hold.c's
 	 * verifications) use it until they are joined or dropped. */
@@ -530,6 +534,7 @@ void ckptd_close(struct ckptd_main *m)
 	d->segs->pool = NULL;
 	pool_close(d->pool);     /* tasks hold the drain: before drain_close */
 	d->pool = NULL;
+	staging_fill_stop(&d->staging);
 	drain_close(d);
 	loop_release(&d->loop);
 	cluster_close(d);

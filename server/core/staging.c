@@ -5,13 +5,15 @@
  * pages once, then mapped MAP_POPULATE so that neither ckptd nor the client
  * takes page faults on the data path.  mlock is tried and not required.
  * Making a lease costs about 1 s per GiB of ordinary pages: staging_fill()
- * makes the budget's leases one after another on a worker, so that ckptd
- * serves from its start.
+ * makes the budget's leases one after another on a thread of its own at
+ * idle priority (SCHED_IDLE), so that ckptd serves from its start and the
+ * fill takes only CPU nobody else wants.
  *
  * Lent leases are kept on a list too, so that what a uid holds is a walk of
  * it: there are at most budget / STAGING_MIN leases, a few hundred.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -434,6 +436,10 @@ static void fill_next(struct staging *s);
 static int make_run(struct pool_task *t)
 {
 	struct lease_make *lm = (struct lease_make *)t;
+	struct sched_param sp = { .sched_priority = 0 };
+
+	/* the fill's own thread: it stays there */
+	sched_setscheduler(0, SCHED_IDLE, &sp);
 
 	lm->fd = lease_memfd(lm->size, 0, &lm->map);
 	if (lm->fd < 0)
@@ -458,7 +464,7 @@ static void make_done(struct pool_task *t)
 							       : ENOMEM),
 			   (unsigned long long)(s->total >> 20),
 			   (unsigned long long)(s->budget >> 20));
-		s->pool = NULL;
+		s->filling = -1;         /* over */
 	} else if (s->total > s->budget) {
 		/* a client's lease was made meanwhile, past what is left */
 		lease_free(s, l);
@@ -479,8 +485,7 @@ static void make_drop(struct pool_task *t)
 		close(lm->fd);
 	}
 	lm->s->total -= lm->size;
-	lm->s->filling = 0;
-	lm->s->pool = NULL;
+	lm->s->filling = -1;
 	free(lm);
 }
 
@@ -493,12 +498,12 @@ static void fill_next(struct staging *s)
 	if (s->total + s->fill_size > s->budget) {
 		log_printf(LOG_INFO, "staging: %llu MiB of leases made",
 			   (unsigned long long)(s->total >> 20));
-		s->pool = NULL;
+		s->filling = -1;
 		return;
 	}
 	lm = calloc(1, sizeof(*lm));
 	if (!lm) {
-		s->pool = NULL;
+		s->filling = -1;
 		return;
 	}
 	lm->s = s;
@@ -511,12 +516,28 @@ static void fill_next(struct staging *s)
 	pool_submit(s->pool, &lm->pt, 0);
 }
 
-void staging_fill(struct staging *s, struct pool *pool, size_t lease_size)
+int staging_fill(struct staging *s, struct loop *loop, size_t lease_size)
 {
+	int ret;
+
 	s->fill_size = (lease_size + LEASE_ALIGN - 1) &
 		       ~(size_t)(LEASE_ALIGN - 1);
-	s->pool = pool;
+	if (s->total + s->fill_size > s->budget)
+		return 0;                /* nothing left to make */
+	ret = pool_open(&s->pool, loop, 1, NULL);
+	if (ret < 0) {
+		s->pool = NULL;
+		return ret;
+	}
 	fill_next(s);
+	return 0;
+}
+
+void staging_fill_stop(struct staging *s)
+{
+	pool_close(s->pool);
+	s->pool = NULL;
+	s->filling = -1;
 }
 
 void staging_put(struct staging *s, struct lease *l)

@@ -69,9 +69,9 @@ struct staging {
 	int huge_off;       /* huge pages failed otherwise: not tried again */
 	struct loop *loop;  /* registers the leases; NULL: none */
 	unsigned unregistered;  /* registrations refused (the first logged) */
-	struct pool *pool;  /* staging_fill()'s, while it fills; else NULL */
+	struct pool *pool;  /* staging_fill()'s thread, until staging_fill_stop() */
 	size_t fill_size;
-	int filling;        /* a lease is being made on the pool */
+	int filling;        /* 1: a lease is being made; -1: the fill is over */
 	struct list free;
 	struct list lent_leases;  /* lent, in the order lent */
 };
@@ -103,13 +103,17 @@ void staging_put(struct staging *s, struct lease *l);
  * STAGING_HUGE, root's reserve is made of huge pages where the pool has
  * them, for the mount that will take it.  0 or -errno. */
 int staging_prefault(struct staging *s, size_t lease_size, uint64_t bytes);
-/* The same, on pool's workers, one lease at a time, after a prefault of
- * root's reserve: each lease joins the free ones when made (and counts in
- * total from when it is asked for).  A lease that cannot be made stops the
- * fill, said once; clients then get leases made as they ask, as always
- * when none is free.  pool_close() ends it. */
+/* The same in the background, after a prefault of root's reserve: one
+ * lease at a time on a thread of its own (a one-thread pool completing
+ * through loop) at idle priority.  Each lease joins the free ones when made,
+ * and counts in total from when it is asked for.  A lease that cannot be
+ * made ends the fill, said once; clients then get leases made as they ask,
+ * as always when none is free.  0, or -errno when the thread cannot start
+ * (nothing is made then).  staging_fill_stop() ends it (a lease being made
+ * is dropped) and joins the thread: before loop_release(). */
 struct pool;
-void staging_fill(struct staging *s, struct pool *pool, size_t lease_size);
+int staging_fill(struct staging *s, struct loop *loop, size_t lease_size);
+void staging_fill_stop(struct staging *s);
 /* Bytes lent to uid now. */
 uint64_t staging_lent_to(const struct staging *s, uid_t uid);
 /* Who holds the lent staging, for a log line: "uid 1001: 12 MiB in 3

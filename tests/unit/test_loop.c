@@ -256,7 +256,7 @@ static void test_lease_huge_root_only(void)
 
 /* The fill on a worker: leases join the free ones until the budget is
  * full, never past it while a client's lease is made meanwhile; the loop
- * polls until the fill says it is over (s.pool NULL), 10 s at most. */
+ * polls until the fill says it is over (filling -1), 10 s at most. */
 struct fillwait {
 	struct loop *l;
 	struct staging *s;
@@ -267,7 +267,7 @@ static void fill_poll(void *arg)
 {
 	struct fillwait *w = arg;
 
-	if (!w->s->pool || ++w->ticks > 2000)
+	if (w->s->filling < 0 || ++w->ticks > 2000)
 		w->l->stop = 1;
 	else
 		loop_after(w->l, 5, fill_poll, w);
@@ -290,15 +290,13 @@ static void test_fill(void)
 	struct staging s;
 	struct lease *u;
 	struct loop l;
-	struct pool *p;
 
 	CU_ASSERT_FATAL(loop_init(&l, 16) == 0);
-	CU_ASSERT_FATAL(pool_open(&p, &l, 2, NULL) == 0);
 	staging_init(&s, 3 * mb8, 0, 0, &l);
 	CU_ASSERT_FATAL(staging_prefault(&s, mb8, 0) == 0);   /* none */
 	CU_ASSERT_EQUAL(s.total, 0);
-	staging_fill(&s, p, mb8);
-	CU_ASSERT(s.filling);
+	CU_ASSERT_FATAL(staging_fill(&s, &l, mb8) == 0);
+	CU_ASSERT_EQUAL(s.filling, 1);
 	CU_ASSERT_EQUAL(s.total, mb8);      /* held while it is made */
 	/* A client asks meanwhile: its lease is made at once. */
 	CU_ASSERT_FATAL(staging_get_share(&s, 1000, mb8, 0, &u) == 0);
@@ -308,20 +306,21 @@ static void test_fill(void)
 	w.ticks = 0;
 	CU_ASSERT_FATAL(loop_after(&l, 5, fill_poll, &w) == 0);
 	CU_ASSERT_EQUAL(loop_run(&l), 0);
-	CU_ASSERT_PTR_NULL(s.pool);         /* over, not timed out */
+	CU_ASSERT_EQUAL(s.filling, -1);     /* over, not timed out */
 	CU_ASSERT(w.ticks <= 2000);
 	CU_ASSERT_EQUAL(s.total, 3 * mb8);
 	CU_ASSERT_EQUAL(nfree(&s), 2);
+	staging_fill_stop(&s);
 	staging_put(&s, u);
 	staging_release(&s);
 	CU_ASSERT_EQUAL(s.total, 0);
 
 	/* Closed while a lease is being made: it goes, counted out. */
 	staging_init(&s, 4 * mb8, 0, 0, &l);
-	staging_fill(&s, p, mb8);
-	CU_ASSERT(s.filling);
-	pool_close(p);
-	CU_ASSERT(!s.filling);
+	CU_ASSERT_FATAL(staging_fill(&s, &l, mb8) == 0);
+	CU_ASSERT_EQUAL(s.filling, 1);
+	staging_fill_stop(&s);
+	CU_ASSERT_EQUAL(s.filling, -1);
 	CU_ASSERT_PTR_NULL(s.pool);
 	staging_release(&s);
 	CU_ASSERT_EQUAL(s.total, 0);
