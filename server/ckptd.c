@@ -409,14 +409,9 @@ int ckptd_open(struct ckptd_main *m, const struct conf *conf)
 		     pin ? &d->loop : NULL);
 	if (!pin)
 		log_printf(LOG_NOTICE, "staging: not registered with io_uring (RLIMIT_MEMLOCK is limited and CAP_IPC_LOCK missing; LimitMEMLOCK=infinity in the unit lifts it): disk writes from staging pin its pages each time");
-	/* Root's reserve now, for the mount; the rest on the pool. */
-	ret = staging_prefault(&d->staging, conf->staging_client,
-			       d->staging.reserve);
-	if (ret < 0) {
-		log_printf(LOG_ERR, "staging: cannot allocate %llu bytes: %s",
-			   (unsigned long long)conf->staging, strerror(-ret));
-		goto out_staging;
-	}
+	/* Root's reserve of huge pages now, for the mount; the rest is made
+	 * in the background (staging_fill, below). */
+	staging_prefault_huge(&d->staging, conf->staging_client);
 	if (d->staging.huge_total)
 		log_printf(LOG_INFO, "staging: %llu MiB of root's leases on 2 MiB huge pages",
 			   (unsigned long long)(d->staging.huge_total >> 20));

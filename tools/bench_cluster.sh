@@ -23,9 +23,13 @@ for i in 1 2 3 4 5 6; do
 done >"$DIR/nodes"
 bc_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 bc_ctl() { "$B/ckptctl" -s "$DIR/n$1/ckptd.sock" "${@:2}"; }
-bc_json() {    # I KEY: a field of n<I>'s status --json daemon object
-	bc_ctl "$1" --json status 2>/dev/null | /usr/bin/python3 -c \
-		'import json,sys; print(json.load(sys.stdin)["daemon"][sys.argv[1]])' "$2" 2>/dev/null
+bc_json() {    # I KEY: a number or bool of n<I>'s status --json daemon object
+	local j         # (no python: the polls must not take the cores measured)
+	j=$(bc_ctl "$1" --json status 2>/dev/null) || return 0
+	[[ $j == *\"$2\":* ]] || return 0
+	j=${j#*\"daemon\":\{}
+	j=${j#*\"$2\":}
+	echo "${j%%[,\}]*}"
 }
 bc_start() {   # I [ARGS...]: start node n<I>
 	local i=$1

@@ -283,25 +283,37 @@ static int huge_for(const struct staging *s, uid_t uid)
 	return (s->flags & STAGING_HUGE) && uid == 0;
 }
 
-/* A free lease of exactly size bytes for uid, or NULL: one of huge pages
- * first for root, never one for another uid. */
-static struct lease *find_free(struct staging *s, uid_t uid, size_t size)
+/* A free lease for uid of exactly size bytes, or NULL: one of huge pages
+ * first for root, never one for another uid.  Failing that, one made
+ * ahead and never lent (NOBODY, ordinary pages) of at most max bytes, the
+ * smallest, while the budget keeps room for another of the size made ahead
+ * (fill_size): a lease made ahead is better lent a little large than
+ * dropped to make one of the size asked, which takes about 1 s per GiB
+ * while the client waits (ckptctl's lanes ask for less than staging_client). */
+static struct lease *find_free(struct staging *s, uid_t uid, size_t size,
+			       uint64_t max)
 {
-	struct lease *any = NULL;
+	struct lease *any = NULL, *big = NULL;
 	struct list *pos;
 
 	for (pos = s->free.next; pos != &s->free; pos = pos->next) {
 		struct lease *l = list_entry(pos, struct lease, link);
 
 		if (l->size != size || (l->uid != uid && l->uid != NOBODY) ||
-		    (l->huge && uid != 0))
+		    (l->huge && uid != 0)) {
+			if (l->uid == NOBODY && !l->huge && l->size > size &&
+			    l->size <= max &&
+			    s->lent + l->size + s->fill_size <= s->budget &&
+			    (!big || l->size < big->size))
+				big = l;
 			continue;
+		}
 		if (l->huge == huge_for(s, uid))
 			return l;
 		if (!any)
 			any = l;
 	}
-	return any;
+	return any ? any : big;
 }
 
 /* Drop free leases (other sizes or uids) until size bytes fit the budget:
@@ -355,7 +367,7 @@ uint64_t staging_lent_to(const struct staging *s, uid_t uid)
 int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		      uint64_t share, struct lease **out)
 {
-	uint64_t room = s->budget - s->lent, mine;
+	uint64_t room = s->budget - s->lent, mine = UINT64_MAX;
 	size_t size;
 	struct lease *l;
 	int ret;
@@ -378,7 +390,7 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		size = room & ~(uint64_t)(LEASE_ALIGN - 1);
 	if (size < STAGING_MIN)
 		return -EAGAIN;
-	l = find_free(s, uid, size);
+	l = find_free(s, uid, size, room < mine ? room : mine);
 	if (l && !l->huge && huge_for(s, uid))
 		l = upgrade(s, l);
 	if (l) {
@@ -418,6 +430,27 @@ int staging_prefault(struct staging *s, size_t lease_size, uint64_t bytes)
 		list_add_tail(&s->free, &l->link);
 	}
 	return 0;
+}
+
+int staging_prefault_huge(struct staging *s, size_t lease_size)
+{
+	size_t size = (lease_size + LEASE_ALIGN - 1) & ~(size_t)(LEASE_ALIGN - 1);
+	struct lease *l;
+	int n = 0, ret;
+
+	while ((s->flags & STAGING_HUGE) && s->total + size <= s->reserve &&
+	       s->total + size <= s->budget) {
+		ret = lease_new(s, NOBODY, size, PAGES_HUGE, &l);
+		if (ret < 0) {
+			if (ret == -ENOSPC && !s->huge_refused++ && !s->huge_off)
+				log_printf(LOG_INFO, "staging: no lease of %zu MiB on huge pages (the pool of 2 MiB pages has too few free: /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages sizes it): root's leases are of 4 KiB pages until it has room",
+					   size >> 20);
+			break;
+		}
+		list_add_tail(&s->free, &l->link);
+		n++;
+	}
+	return n;
 }
 
 /* ---- the fill, on a worker --------------------------------------------- */

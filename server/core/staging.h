@@ -103,7 +103,12 @@ void staging_put(struct staging *s, struct lease *l);
  * STAGING_HUGE, root's reserve is made of huge pages where the pool has
  * them, for the mount that will take it.  0 or -errno. */
 int staging_prefault(struct staging *s, size_t lease_size, uint64_t bytes);
-/* The same in the background, after a prefault of root's reserve: one
+/* Root's reserve of huge pages now (STAGING_HUGE), as far as the pool has
+ * them: the leases made, 0 where none (said once).  The fill below makes
+ * the rest; a huge page the pool is short of is never waited for. */
+int staging_prefault_huge(struct staging *s, size_t lease_size);
+/* The same as staging_prefault() in the background, after
+ * staging_prefault_huge(): one
  * lease at a time on a thread of its own (a one-thread pool completing
  * through loop) at idle priority.  Each lease joins the free ones when made,
  * and counts in total from when it is asked for.  A lease that cannot be

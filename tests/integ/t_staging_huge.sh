@@ -157,7 +157,8 @@ empty_case() {
 	start_ckptd e
 	grep -q "staging: no lease of 16 MiB on huge pages" "$T/e/ckptd.log" ||
 		fail "ckptd does not say its reserve could not be of huge pages: $(grep 'staging:' "$T/e/ckptd.log")"
-	all_kps "$(ckptd_pid e)" 4 || fail "ckptd's leases: $(kps_of "$(ckptd_pid e)")"
+	# The leases are made in the background (staging_fill): wait for one.
+	poll_until 10 all_kps "$(ckptd_pid e)" 4 || fail "ckptd's leases: $(kps_of "$(ckptd_pid e)")"
 	tw e write ej v1 -n 2 -z $((5 * MB + 7)) -S 4 -w local || fail "writer failed"
 	tw e verify ej v1 -n 2 -z $((5 * MB + 7)) -S 4 || fail "v1 does not verify"
 	assert_up e
