@@ -54,6 +54,8 @@ size_t manifest_size(const struct manifest *m)
 		n += 12;
 		for (i = 0; i + 1 < h->k + h->m && i < MAN_HOLDERS_MAX; i++)
 			n += 2 + strnlen(h->name[i], MAN_NODE_MAX + 1);
+		if (h->from[0])
+			n += 2 + strnlen(h->from, MAN_NODE_MAX + 1) + 8;
 	}
 	return n;
 }
@@ -71,17 +73,20 @@ int man_holders_check(const struct man_holders *h)
 			if (!strcmp(h->name[i], h->name[j]))
 				return -CKPT_EPROTO;
 	}
+	if (h->from[0] && name_check_node(h->from))
+		return -CKPT_EBADNAME;
 	return 0;
 }
 
-/* The format m is written in: 6 with a holder record, else 5 only if a
- * path needs it (manifest.h). */
+/* The format m is written in: 7 with a holder record that has `from`, 6
+ * with one that has not, else 5 only if a path needs it (manifest.h). */
 static uint32_t man_format(const struct manifest *m)
 {
 	uint32_t i;
 
 	if (m->holders)
-		return MANIFEST_FORMAT;
+		return m->holders->from[0] ? MANIFEST_FORMAT
+					   : MANIFEST_FORMAT_V6;
 	for (i = 0; i < m->nfiles; i++)
 		if (strlen(m->files[i].path) > CKPT_PATH_MAX)
 			return MANIFEST_FORMAT_V5;
@@ -135,6 +140,10 @@ long manifest_encode(const struct manifest *m, void *buf, size_t cap)
 		enc_u32(&e, h->gen);
 		for (i = 0; i + 1 < h->k + h->m; i++)
 			enc_str(&e, h->name[i]);
+		if (h->from[0]) {
+			enc_str(&e, h->from);
+			enc_u64(&e, h->from_id);
+		}
 	}
 	return enc_seal(&e);
 }
@@ -288,7 +297,8 @@ static int man_dec_recs(struct dec *d, struct manifest *m)
 	return 0;
 }
 
-static int man_dec_holders(struct dec *d, struct manifest *m)
+static int man_dec_holders(struct dec *d, struct manifest *m,
+			   uint32_t format)
 {
 	struct man_holders *h = calloc(1, sizeof(*h));
 	uint32_t i;
@@ -307,6 +317,14 @@ static int man_dec_holders(struct dec *d, struct manifest *m)
 		dec_str(d, h->name[i], MAN_NODE_MAX);
 		if (d->err)
 			return d->err;
+	}
+	if (format >= MANIFEST_FORMAT) {
+		dec_str(d, h->from, MAN_NODE_MAX);
+		h->from_id = dec_u64(d);
+		if (d->err)
+			return d->err;
+		if (!h->from[0])
+			return -CKPT_EPROTO;   /* written only when set */
 	}
 	return man_holders_check(h);
 }
@@ -336,8 +354,8 @@ int manifest_decode(const void *buf, size_t len, struct manifest *m)
 	ret = man_dec_recs(&d, m);
 	if (ret)
 		goto out_release;
-	if (format >= MANIFEST_FORMAT) {
-		ret = man_dec_holders(&d, m);
+	if (format >= MANIFEST_FORMAT_V6) {
+		ret = man_dec_holders(&d, m, format);
 		if (ret)
 			goto out_release;
 	}

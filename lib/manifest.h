@@ -41,12 +41,17 @@
  *                 size, attr and xattrs are the file's (this entry's
  *                 size and attr repeat them, xlen is 0)
  *   nrecords x { u32 file; u32 seg; u64 seg_off; u64 file_off; u32 len; u32 crc }
- *   holders (format 6 only): the part's holder record, struct man_holders:
+ *   holders (format 6 and 7): the part's holder record, struct man_holders:
  *            u32 k; u32 m; u32 gen; k + m - 1 x str name (the node holding
- *            shard 1, 2, ...; the node-name rule of nodes.h)
+ *            shard 1, 2, ...; the node-name rule of nodes.h);
+ *            format 7: str from; u64 from_id (the node whose part this
+ *            one took over, and that part's open_id)
  *   u32 crc          CRC32C of every byte before it
  *
- * Formats: 6 is 5's layout with the holder record after the records; it is
+ * Formats: 7 is 6's with `from` after the holder names; it is written only
+ * for a part taken over from a lost node (cluster/adopt.c), so that a ckptd
+ * from before it refuses that manifest and reads every other.
+ * 6 is 5's layout with the holder record after the records; it is
  * written only for a part that has one (erasure-coded across peers), so a
  * ckptd from before it refuses that manifest (-CKPT_EVERSION) and still
  * reads every other.  5 is 4's layout with paths up to CKPT_PATH_MAX2 (4095) bytes
@@ -71,7 +76,8 @@
 #include "ckpt.h"
 
 #define MANIFEST_MAGIC  0x314e414d54504b43ull /* "CKPTMAN1" */
-#define MANIFEST_FORMAT 6        /* the holder record */
+#define MANIFEST_FORMAT 7        /* the record's `from` */
+#define MANIFEST_FORMAT_V6 6     /* the holder record, no `from` */
 #define MANIFEST_FORMAT_V5 5     /* paths up to CKPT_PATH_MAX2, no holders */
 #define MANIFEST_FORMAT_V4 4     /* hard links; paths up to CKPT_PATH_MAX */
 #define MANIFEST_FORMAT_V3 3     /* no links; still read */
@@ -136,10 +142,16 @@ struct man_holders {
 	uint32_t k, m;
 	uint32_t gen;            /* >= 1 */
 	char name[MAN_HOLDERS_MAX][MAN_NODE_MAX + 1];
+	/* format 7: "" or the node that owned the part before this owner
+	 * took it over (that owner lost or removed), and the open_id of its
+	 * part: that part is this one, superseded */
+	char from[MAN_NODE_MAX + 1];
+	uint64_t from_id;
 };
 
 /* Is h a record decode would accept: k, m >= 1, k + m <= 32, gen >= 1, and
- * k + m - 1 node names (names.h, name_check_node), no two the same?  0 or
+ * k + m - 1 node names (names.h, name_check_node), no two the same, and
+ * from "" or a node name?  0 or
  * -CKPT_EPROTO / -CKPT_EBADNAME. */
 int man_holders_check(const struct man_holders *h);
 
@@ -164,11 +176,12 @@ struct manifest {
 
 /* Bytes manifest_encode() needs for m. */
 size_t manifest_size(const struct manifest *m);
-/* Encode into buf (cap >= manifest_size(m)), in format 6 when m has a
- * holder record, else 5 when a path needs it, else 4.  Returns the length
+/* Encode into buf (cap >= manifest_size(m)), in format 7 when m has a
+ * holder record with `from`, 6 with one without, else 5 when a path needs
+ * it, else 4.  Returns the length
  * or -EMSGSIZE (-EINVAL: a holder record man_holders_check refuses). */
 long manifest_encode(const struct manifest *m, void *buf, size_t cap);
-/* Decode and validate (formats 1 to 6): magic, format, CRC, counts, names
+/* Decode and validate (formats 1 to 7): magic, format, CRC, counts, names
  * (names.h), record bounds (file index, alignment, no overflow), the holder
  * record (man_holders_check).  0 or -CKPT_EBADMAGIC,
  * -CKPT_EVERSION, -CKPT_ECORRUPT, -CKPT_EPROTO, -CKPT_EBADNAME, -ENOMEM. */

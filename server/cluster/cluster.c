@@ -282,6 +282,8 @@ int cluster_open(struct ckptd *d)
 		ret = peerread_open(cl);
 	if (ret == 0)
 		ret = rebuild_open(cl);
+	if (ret == 0)
+		ret = adopt_open(cl);
 	if (ret < 0)
 		return ret;     /* d->cluster set: see cluster.h */
 	describe(cl);
@@ -333,6 +335,7 @@ void cluster_tick(struct ckptd *d)
 	link_tick(cl, now);
 	hold_tick(cl, now);
 	rebuild_tick(cl);
+	adopt_tick(cl);
 	for (i = 0; i < cl->place.n; i++) {
 		struct peer *p = &cl->peers[i];
 
@@ -389,6 +392,7 @@ void cluster_close(struct ckptd *d)
 	protect_close(cl);
 	link_free_all(cl);
 	peerread_close(cl);
+	adopt_close(cl);
 	rebuild_close(cl);
 	parts_close(cl);
 	hold_close(cl);

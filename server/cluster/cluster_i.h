@@ -15,6 +15,7 @@
  *   holders.c  where a part's shards are: its holder record
  *   rebuild.c  what holders keep of this node's parts; the rebuild
  *   rbwrite.c  one part of this node's written back from its shards
+ *   adopt.c    a survivor taking over the part of a node gone for good
  *
  * Nothing outside those files includes this header; the rest of the daemon
  * sees cluster.h.  Threads: the loop thread only.
@@ -46,6 +47,7 @@ struct protect_q;
 struct parts;
 struct peerreads;
 struct rebuild;
+struct adopt;
 
 enum peer_state { P_DOWN, P_CONNECTING, P_UP };
 
@@ -106,6 +108,7 @@ struct cluster {
 	struct parts *parts;      /* parts.c */
 	struct peerreads *reads;  /* peerread.c */
 	struct rebuild *rb;       /* rebuild.c */
+	struct adopt *adopt;      /* adopt.c */
 	struct bwlimit bw;        /* [cluster] bandwidth: shards sent by
 				   * protect.c and fetched by rebuild.c */
 };
@@ -444,6 +447,29 @@ void parts_forget_own(struct cluster *cl, const char *job,
 		      const char *version);
 /* SYNC to node: every part of this node's has been announced to it. */
 void parts_sync(struct cluster *cl, uint32_t node);
+/* owner's part open_id was taken over by another node (adopt.c): gone from
+ * the namespace here. */
+void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id);
+
+/* ---- adopt.c -------------------------------------------------------------- */
+
+/*
+ * A survivor taking over the part of a node gone for good (down past
+ * [cluster] reprotect_after, or no longer in the node list): decoded into
+ * this node's store under a new open_id, its holder record saying `from`
+ * which part it is, then protected as this node's own; the old part is
+ * dropped everywhere once the new one is PROTECTED (parts.c).  From the
+ * tick, once a second: starts the next adoption due here, one at a time.
+ */
+int adopt_open(struct cluster *cl);
+void adopt_close(struct cluster *cl);
+void adopt_tick(struct cluster *cl);
+/* This node's own part open_id was taken over by another node while this
+ * node was gone, and that part is PROTECTED: the copy here is removed. */
+void adopt_own_superseded(struct cluster *cl, uint64_t open_id);
+/* Adoptions running (0 or 1) and done since start. */
+void adopt_counts(const struct cluster *cl, uint32_t *running,
+		  uint32_t *done);
 
 /* ---- rebuild.c ------------------------------------------------------------ */
 
@@ -478,11 +504,16 @@ struct rbwrite;
  * shutdown).  The write is freed after this returns. */
 typedef void (*rbwrite_fn)(void *arg, int err);
 /* Start: *out is set before done can run (it may run during the call).
+ * The shards are owner's part src_id (this node's own, src_id ==
+ * m->open_id, for a rebuild; a lost node's for adopt.c, m then describing
+ * the part as it is to be here: its manifest's open_id, a new one of this
+ * node's, is m->open_id, and goes into the segment headers).
  * held (bits by shard) and hnode[shard]: the holders that said they have
  * each shard, asked over any other.  *progress grows by the bytes of each
  * stripe written.  0, or -errno (done never runs). */
-int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
-		  uint32_t held, const uint32_t *hnode, uint64_t *progress,
+int rbwrite_start(struct cluster *cl, uint32_t owner, uint64_t src_id,
+		  const struct shard_meta *m, uint32_t held,
+		  const uint32_t *hnode, uint64_t *progress,
 		  rbwrite_fn done, void *arg, struct rbwrite **out);
 /* From the tick: a stripe that waits for a free segment goes on. */
 void rbwrite_tick(struct rbwrite *w);

@@ -113,6 +113,87 @@ const struct man_holders *parts_holders(const struct cluster *cl,
 	return NULL;
 }
 
+/* ---- parts taken over (adopt.c) ------------------------------------------ */
+
+/* Does rec say its part took over owner's part open_id? */
+static int rec_from(const struct cluster *cl, const struct man_holders *rec,
+		    uint32_t owner, uint64_t open_id)
+{
+	return rec && rec->from[0] && rec->from_id == open_id &&
+	       !strcmp(rec->from, cl_name(cl, owner));
+}
+
+/* Has a PROTECTED part (another node's, or this node's own) taken over
+ * owner's part open_id?  Then what owner, or a holder for it, says of it
+ * is old news. */
+static int superseded(const struct cluster *cl, uint32_t owner,
+		      uint64_t open_id)
+{
+	struct list *pos, *jp, *vp;
+
+	/* Others' parts only once one that took over another was seen
+	 * (this is asked of every PART); this node's own always (few). */
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (!cl->parts->any_from)
+			break;
+		if (p->owner != owner && (p->copies & CKPT_COPY_PEERS) &&
+		    rec_from(cl, p->man.holders, owner, open_id))
+			return 1;
+	}
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions) {
+			const struct version *v =
+				list_entry(vp, struct version, link);
+
+			if (v->state == CKPT_ST_SEALED &&
+			    (v->copies & CKPT_COPY_PEERS) &&
+			    rec_from(cl, v->holders, owner, open_id))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &cl->parts->list) {
+		struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner == owner && p->open_id == open_id) {
+			char job[CKPT_JOB_MAX + 1], version[CKPT_VERSION_MAX + 1];
+
+			snprintf(job, sizeof(job), "%s", p->job);
+			snprintf(version, sizeof(version), "%s", p->version);
+			rpart_free(p);
+			part_changed(cl, job, version);
+		}
+	}
+}
+
+/* A part (this node's own, or owner's) whose record rec says it took over
+ * another is PROTECTED: the old one is gone from the namespace, its shards
+ * held here are dropped (every shard of the new one is durable), and,
+ * were it this node's own (it was lost and came back), its copy here
+ * goes. */
+static void took_over(struct cluster *cl, const struct man_holders *rec)
+{
+	int old = cl_node_id(cl, rec->from, 1);
+
+	cl->parts->any_from = 1;
+	if (old < 0)
+		return;
+	parts_superseded(cl, (uint32_t)old, rec->from_id);
+	hold_part_gone(cl, (uint32_t)old, rec->from_id);
+	if ((uint32_t)old == cl->self)
+		adopt_own_superseded(cl, rec->from_id);
+}
+
 /* ---- announcing this node's parts ---------------------------------------- */
 
 static void on_part_reply(struct ckptd *d, void *arg, int status,
@@ -277,6 +358,9 @@ static int announce_to(struct cluster *cl, const struct version *v,
 void parts_announce(struct cluster *cl, const struct version *v)
 {
 	announce_to(cl, v, cl->self);
+	if (v->state == CKPT_ST_SEALED && !v->removed &&
+	    (v->copies & CKPT_COPY_PEERS) && v->holders && v->holders->from[0])
+		took_over(cl, v->holders);
 }
 
 /* Tell node (or every peer up: node == self) about p, a part of this
@@ -440,6 +524,7 @@ void parts_learn_held(struct cluster *cl, const struct shard_meta *m)
 
 	/* What its owner says when it comes up replaces this. */
 	if (owner >= 0 && (uint32_t)owner != cl->self &&
+	    !superseded(cl, (uint32_t)owner, m->open_id) &&
 	    rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
 			    CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p) == 0)
 		p->behalf = 1;
@@ -504,6 +589,10 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		behalf = 1;    /* a holder speaking for a part's owner */
 		ret = behalf_check(cl, link_node(l), &pp, &owner);
 	}
+	/* A part taken over by another node (PROTECTED there): its old
+	 * owner's word, or a holder's for it, is old news. */
+	if (ret == 0 && pp.state && superseded(cl, owner, pp.open_id))
+		ret = 1;
 	if (ret != 0) {
 		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq,
 				   ret < 0 ? ret : 0);
@@ -582,6 +671,15 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 		drain_part_news(cl->d, pp.job, pp.version, pp.uid);
 	link_answer_status(l, PEER_PART | PEER_REPLY, h->seq, ret < 0 ? ret : 0);
 	part_changed(cl, pp.job, pp.version);
+	/* The owner's own word only: a holder speaking for a part never
+	 * makes another's shards go. */
+	if (!behalf && ret == 0 && pp.state == CKPT_ST_SEALED &&
+	    (pp.copies & CKPT_COPY_PEERS) && p->man.holders &&
+	    p->man.holders->from[0]) {
+		struct man_holders rec = *p->man.holders;
+
+		took_over(cl, &rec);     /* p may go with what it drops */
+	}
 }
 
 void parts_on_sync(struct cluster *cl, struct link *l, const uint8_t *f,

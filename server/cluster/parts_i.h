@@ -1,7 +1,8 @@
 /*
  * parts_i.h - what parts.c (the parts other nodes hold: announcing and
  * hearing them) and partsview.c (the versions, listings and lookups made
- * of them) share.  Private to those two files.
+ * of them) share.  Private to those two files and adopt.c, which looks
+ * for the parts of nodes gone for good among them.
  *
  * The parts are the loop thread's: every function here runs on it.
  */
@@ -58,6 +59,9 @@ static inline void rpart_maps_release(struct rpart *p)
 struct parts {
 	struct cluster *cl;
 	struct list list;
+	int any_from;             /* a part that took over another (its
+				   * record's `from`) was seen: only then
+				   * is a PART checked against them */
 };
 
 static inline struct cluster *cl_of(const struct ckptd *d)

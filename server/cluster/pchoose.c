@@ -164,6 +164,11 @@ int pj_choose_holders(struct pjob *j)
 	memset(&j->rec, 0, sizeof(j->rec));
 	j->rec.k = cl->place.k;
 	j->rec.m = cl->place.m;
+	if (j->v->holders && j->v->holders->from[0]) {
+		/* A part taken over from a lost node says so for good. */
+		memcpy(j->rec.from, j->v->holders->from, sizeof(j->rec.from));
+		j->rec.from_id = j->v->holders->from_id;
+	}
 	j->keep = 0;
 	same = 1;
 	for (s = 1; s <= w; s++) {

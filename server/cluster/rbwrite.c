@@ -447,8 +447,9 @@ static void pump(struct rbwrite *j)
 		write_end(j, j->err);
 }
 
-int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
-		  uint32_t held, const uint32_t *hnode, uint64_t *progress,
+int rbwrite_start(struct cluster *cl, uint32_t owner, uint64_t src_id,
+		  const struct shard_meta *m, uint32_t held,
+		  const uint32_t *hnode, uint64_t *progress,
 		  rbwrite_fn done, void *arg, struct rbwrite **out)
 {
 	struct rbwrite *j = calloc(1, sizeof(*j));
@@ -484,7 +485,7 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 		sl->buf = malloc(j->stripe_len);
 		if (!sl->buf)
 			goto out_free;
-		ret = sfetch_init(&sl->f, cl, cl->self, m->open_id, on_stripe);
+		ret = sfetch_init(&sl->f, cl, owner, src_id, on_stripe);
 		if (ret < 0)
 			goto out_free;
 		/* The holders that answered HELD, over what a record says. */
@@ -492,7 +493,9 @@ int rbwrite_start(struct cluster *cl, const struct shard_meta *m,
 			if (held & (1u << s))
 				sl->f.holder[s] = hnode[s];
 		snprintf(sl->f.what, sizeof(sl->f.what),
-			 "rebuild of %.60s/%.60s", m->job, m->version);
+			 "%s of %.60s/%.60s", owner == cl->self ? "rebuild"
+							        : "adoption",
+			 m->job, m->version);
 	}
 	snprintf(j->segdir, sizeof(j->segdir), "%s", cl->d->segs->dir);
 	j->hdr.open_id = m->open_id;

@@ -497,8 +497,8 @@ static void job_start(struct rebuild *rb, struct rbpart *p)
 
 	p->st = RP_RUN;
 	rb->cur = p;
-	ret = rbwrite_start(rb->cl, &p->m, p->held, p->hnode, &rb->bytes_done,
-			    on_written, rb,
+	ret = rbwrite_start(rb->cl, rb->cl->self, p->m.open_id, &p->m, p->held,
+			    p->hnode, &rb->bytes_done, on_written, rb,
 			    &rb->job);
 	if (ret == 0)
 		return;

@@ -399,6 +399,13 @@ void catalog_discard_quarantine(struct catalog *cat, struct version *v);
  * pool (catalog_evict_bg). */
 void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
 
+/* A new open_id of this node's, for a part written here another way than
+ * by a client (cluster/adopt.c: a part taken over from a lost node). */
+static inline uint64_t catalog_new_open_id(struct catalog *cat)
+{
+	return cat->next_open_id++;
+}
+
 /* Turn a decoded, checked manifest into a SEALED version, claiming the
  * segments it names (recovery).  0, -EEXIST, -ENOENT (no such segment),
  * -ENOMEM. */

@@ -649,6 +649,63 @@ static void test_long_paths(void)
 	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EBADNAME);
 }
 
+/* A record with `from` (format 7, a part taken over): written only then,
+ * read back; a format 7 manifest with an empty `from`, or one cut before
+ * it, refused; said to be format 6, the bytes left over are refused. */
+static void test_from(void)
+{
+	static uint8_t img[IMG_MAX];
+	struct man_holders h;
+	struct manifest m, out;
+	long n6, n;
+	uint32_t i;
+
+	sample(&m);
+	memset(&h, 0, sizeof(h));
+	h.k = 4;
+	h.m = 2;
+	h.gen = 2;
+	for (i = 0; i < 5; i++)
+		snprintf(h.name[i], sizeof(h.name[i]), "n%u", i + 1);
+	m.holders = &h;
+	n6 = encode(&m, img);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT_V6);
+	strcpy(h.from, "gpu-06.rackC");
+	h.from_id = 0x123456789abcdefull;
+	CU_ASSERT_EQUAL(manifest_size(&m), (size_t)n6 + 2 + 12 + 8);
+	n = encode(&m, img);
+	CU_ASSERT_EQUAL((size_t)n, manifest_size(&m));
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out.holders);
+	CU_ASSERT_STRING_EQUAL(out.holders->from, "gpu-06.rackC");
+	CU_ASSERT_EQUAL(out.holders->from_id, 0x123456789abcdefull);
+	CU_ASSERT_STRING_EQUAL(out.holders->name[4], "n5");
+	manifest_release(&out);
+	/* Cut inside `from`: refused. */
+	memcpy(img + n - 4 - 5, img + n - 4, 4);
+	fix_crc(img, n - 5);
+	CU_ASSERT_NOT_EQUAL(decode(img, n - 5), 0);
+	/* Format 6 with `from` after it: bytes left over. */
+	n = encode(&m, img);
+	put_le32(img + OFF_FORMAT, MANIFEST_FORMAT_V6);
+	fix_crc(img, n);
+	CU_ASSERT_EQUAL(decode(img, n), -CKPT_EPROTO);
+	/* Format 7 with no `from`: refused (written only when set). */
+	h.from[0] = '\0';
+	n = encode(&m, img);
+	put_le32(img + OFF_FORMAT, MANIFEST_FORMAT);
+	/* 10 more bytes: an empty string and an id */
+	memmove(img + n - 4 + 10, img + n - 4, 4);
+	memset(img + n - 4, 0, 10);
+	fix_crc(img, n + 10);
+	CU_ASSERT_EQUAL(decode(img, n + 10), -CKPT_EPROTO);
+	/* A bad name. */
+	strcpy(h.from, "../x");
+	CU_ASSERT_EQUAL(man_holders_check(&h), -CKPT_EBADNAME);
+	CU_ASSERT_EQUAL(manifest_encode(&m, img, IMG_MAX), -EINVAL);
+}
+
 /* The holder record (format 6): written only when a part has one, read
  * back whole; every malformed record refused; format 4 still written and
  * read without one. */
@@ -677,9 +734,10 @@ static void test_holders(void)
 	CU_ASSERT_EQUAL(manifest_size(&m), (size_t)n4 + 12 + 5 * (2 + 12));
 	n = encode(&m, img);
 	CU_ASSERT_EQUAL((size_t)n, manifest_size(&m));
-	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT);
+	CU_ASSERT_EQUAL(get_le32(img + OFF_FORMAT), MANIFEST_FORMAT_V6);
 	CU_ASSERT_EQUAL_FATAL(manifest_decode(img, n, &out), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out.holders);
+	CU_ASSERT_EQUAL(out.holders->from[0], '\0');
 	CU_ASSERT_EQUAL(out.holders->k, 4);
 	CU_ASSERT_EQUAL(out.holders->m, 2);
 	CU_ASSERT_EQUAL(out.holders->gen, 3);
@@ -744,6 +802,7 @@ int main(void)
 		{ "nparts", test_nparts },
 		{ "long_paths", test_long_paths },
 		{ "holders", test_holders },
+		{ "from", test_from },
 		{ NULL, NULL }
 	};
 
