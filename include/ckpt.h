@@ -444,6 +444,10 @@ struct ckpt_status {
 	uint32_t shards_dropped;
 	uint64_t shard_room;
 	uint64_t holder_reserve;
+	/* parts of nodes gone for good this node is taking over now (0 or
+	 * 1) and has taken over since start (cluster/adopt.c) */
+	uint32_t parts_adopting;
+	uint32_t parts_adopted;
 };
 
 /* struct ckpt_status's rebuild_state. */

@@ -705,6 +705,8 @@ void proto_enc_status(struct enc *e, const struct ckpt_status *s)
 	enc_u32(e, s->shards_dropped);
 	enc_u64(e, s->shard_room);
 	enc_u64(e, s->holder_reserve);
+	enc_u32(e, s->parts_adopting);
+	enc_u32(e, s->parts_adopted);
 }
 
 void proto_dec_status(struct dec *d, struct ckpt_status *s)
@@ -765,6 +767,8 @@ void proto_dec_status(struct dec *d, struct ckpt_status *s)
 	s->shards_dropped = dec_u32(d);
 	s->shard_room = dec_u64(d);
 	s->holder_reserve = dec_u64(d);
+	s->parts_adopting = dec_u32(d);
+	s->parts_adopted = dec_u32(d);
 }
 
 void proto_enc_job_entry(struct enc *e, const char *job)

@@ -44,14 +44,14 @@
 #include "codec.h"
 
 #define PROTO_MAGIC       0x31504b43u /* "CKP1" */
-/* 16: flags in file entries (CKPT_FILE_FAILED); 15: the holder's room in the status entry; 14: shards, shards_up and holders in version entries, the membership
+/* 17: parts_adopting and parts_adopted in the status entry; 16: flags in file entries (CKPT_FILE_FAILED); 15: the holder's room in the status entry; 14: shards, shards_up and holders in version entries, the membership
  * fields in the status entry; 13: REMOVE carries a condition (PROTO_REMOVE_IF);
  * 12: the drain's state in version entries; 11: SEEK_DATA, data in file entries;
  * 10: paths up to CKPT_PATH_MAX2 (4095) bytes, was CKPT_PATH_MAX (1024);
  * 9: LINK, ino and nlink in file entries; 8: PLAN; 7: LIST_NODES; 6: BEGIN's nparts, LIST_PARTS; 5: COMMIT carries the writer's stall, version entries their sum; 4: file
  * attributes (SETATTR, attr in file entries); 3: the cluster in the status
  * entry; 2: copies and reason in version entries */
-#define PROTO_VERSION     16
+#define PROTO_VERSION     17
 #define PROTO_HDR_LEN     24
 #define PROTO_MAX_PAYLOAD (1u << 20)
 #define PROTO_REPLY       0x8000

@@ -335,6 +335,12 @@ static void fmt_state(FILE *f, const struct mstats *s)
 	counter(f, "ckpt_reprotect_holders_replaced_total",
 		"Parts placed on other holders than the computed ones since start.",
 		st->holders_replaced);
+	counter(f, "ckpt_parts_adopted_total",
+		"Parts of nodes gone for good (down past reprotect_after, or removed) this node took over since start.",
+		st->parts_adopted);
+	gauge(f, "ckpt_parts_adopting",
+	      "Parts of nodes gone for good being taken over here now (0 or 1).",
+	      st->parts_adopting);
 	gauge(f, "ckpt_shards_held", "Shards held for peers.",
 	      st->shards_held);
 	gauge(f, "ckpt_shard_bytes", "Bytes of the shards held for peers.",

@@ -396,6 +396,8 @@ static void status_json(const struct status_view *sv)
 	jw_ku64(&w, "shards_dropped", s->shards_dropped);
 	jw_ku64(&w, "shard_room", s->shard_room);
 	jw_ku64(&w, "holder_reserve", s->holder_reserve);
+	jw_ku64(&w, "parts_adopting", s->parts_adopting);
+	jw_ku64(&w, "parts_adopted", s->parts_adopted);
 	jw_obj_end(&w);
 	ctl_nodes_json(&w, sv->nodes, sv->nnodes);
 	jw_key(&w, "versions");
@@ -436,6 +438,10 @@ static void status_text(const struct status_view *sv)
 		printf("          %" PRIu32 " parts below full redundancy, %" PRIu32
 		       " re-protected since start, %" PRIu32 " placed around a holder\n",
 		       s->parts_degraded, s->reprotect_done, s->holders_replaced);
+		if (s->parts_adopting || s->parts_adopted)
+			printf("          %" PRIu32 " parts of lost nodes taken over since start%s\n",
+			       s->parts_adopted,
+			       s->parts_adopting ? ", one being decoded now" : "");
 		if (s->protect_waiting[0])
 			printf("          waiting: %s\n", s->protect_waiting);
 		printf("shards    %" PRIu64 " held for peers, %s%s",

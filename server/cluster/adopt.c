@@ -324,8 +324,11 @@ void adopt_own_superseded(struct cluster *cl, uint64_t open_id)
 			    v->state != CKPT_ST_SEALED ||
 			    v->level >= CKPT_DRAINED)
 				continue;
-			log_printf(LOG_NOTICE, "adopt: %s/%s: another node took this node's part over while it was gone, and has it PROTECTED: the copy here is removed",
-				   j->name, v->name);
+			log_printf(LOG_NOTICE, "adopt: %s/%s: another node took this node's part over (%s), and has it PROTECTED: the copy here is removed",
+				   j->name, v->name,
+				   v->holders && v->holders->from[0]
+					? "from the same lost node"
+					: "while this node was gone");
 			ret = remove_start(cl->d, v, RM_LOCAL, own_removed,
 					   cl->adopt);
 			if (ret < 0)

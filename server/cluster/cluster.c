@@ -590,6 +590,7 @@ void cluster_status(const struct ckptd *d, struct ckpt_status *s)
 	s->shards_dropped = (uint32_t)hs.dropped;
 	s->shard_room = hs.room;
 	s->holder_reserve = hs.keep;
+	adopt_counts(cl, &s->parts_adopting, &s->parts_adopted);
 	s->ec_k = cl->place.k;
 	s->ec_m = cl->place.m;
 	lag_report(cl, s->peers_lagging, sizeof(s->peers_lagging));

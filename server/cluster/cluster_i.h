@@ -464,8 +464,9 @@ void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id);
 int adopt_open(struct cluster *cl);
 void adopt_close(struct cluster *cl);
 void adopt_tick(struct cluster *cl);
-/* This node's own part open_id was taken over by another node while this
- * node was gone, and that part is PROTECTED: the copy here is removed. */
+/* This node's own part open_id is superseded by another node's PROTECTED
+ * part: taken over while this node was gone, or taken over by a node first
+ * in the list as well as here.  The copy here is removed. */
 void adopt_own_superseded(struct cluster *cl, uint64_t open_id);
 /* Adoptions running (0 or 1) and done since start. */
 void adopt_counts(const struct cluster *cl, uint32_t *running,

@@ -181,17 +181,41 @@ void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id)
  * held here are dropped (every shard of the new one is durable), and,
  * were it this node's own (it was lost and came back), its copy here
  * goes. */
-static void took_over(struct cluster *cl, const struct man_holders *rec)
+static void took_over(struct cluster *cl, uint32_t owner,
+		      const struct man_holders *rec)
 {
 	int old = cl_node_id(cl, rec->from, 1);
+	struct list *jp, *vp;
 
 	cl->parts->any_from = 1;
 	if (old < 0)
 		return;
 	parts_superseded(cl, (uint32_t)old, rec->from_id);
 	hold_part_gone(cl, (uint32_t)old, rec->from_id);
-	if ((uint32_t)old == cl->self)
+	if ((uint32_t)old == cl->self) {
 		adopt_own_superseded(cl, rec->from_id);
+		return;
+	}
+	if (owner >= cl->self)
+		return;
+	/* Two nodes took the same part over (they saw the nodes up
+	 * differently): the one first in the list keeps it, and this
+	 * node's copy, PROTECTED too, goes. */
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->state == CKPT_ST_SEALED &&
+			    (v->copies & CKPT_COPY_PEERS) &&
+			    rec_from(cl, v->holders, (uint32_t)old,
+				     rec->from_id)) {
+				adopt_own_superseded(cl, v->open_id);
+				return;
+			}
+		}
+	}
 }
 
 /* ---- announcing this node's parts ---------------------------------------- */
@@ -360,7 +384,7 @@ void parts_announce(struct cluster *cl, const struct version *v)
 	announce_to(cl, v, cl->self);
 	if (v->state == CKPT_ST_SEALED && !v->removed &&
 	    (v->copies & CKPT_COPY_PEERS) && v->holders && v->holders->from[0])
-		took_over(cl, v->holders);
+		took_over(cl, cl->self, v->holders);
 }
 
 /* Tell node (or every peer up: node == self) about p, a part of this
@@ -678,7 +702,7 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	    p->man.holders->from[0]) {
 		struct man_holders rec = *p->man.holders;
 
-		took_over(cl, &rec);     /* p may go with what it drops */
+		took_over(cl, owner, &rec);  /* p may go with what it drops */
 	}
 }
 

@@ -105,6 +105,10 @@ parts_protected v2 n1 n2 n3 n4 n5
 kill9 n5
 poll_until 90 logged n7 "adopt: $JOB/v2, the part of n5, is this node's now" ||
 	fail "n7 did not take n5's part of v2 over: $(grep adopt "$T/n7/ckptd.log" | tail -3)"
+is n7 parts_adopted 1 && is n7 parts_adopting 0 ||
+	fail "n7's status: $(sjson n7 parts_adopted) parts taken over, $(sjson n7 parts_adopting) now; want 1 and 0"
+ctl n7 status | grep -q "1 parts of lost nodes taken over since start" ||
+	fail "ckptctl status does not say n7 took a part over: $(ctl n7 status | grep -A3 '^protect')"
 # Five nodes up (n5, n6 down): too few for a new part of 4+2 to be
 # PROTECTED, so n5's old part, with four of its shards up, stays too.
 node n5

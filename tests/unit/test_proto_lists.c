@@ -57,6 +57,9 @@ static void sample_status(struct ckpt_status *s)
 	s->uptime_ms = 13;
 	s->pid = 14;
 	strcpy(s->store, "/var/lib/ckpt/store dir");
+	s->holder_reserve = 15ull << 33;
+	s->parts_adopting = 1;
+	s->parts_adopted = 16;
 }
 
 /* A LIST_VERSIONS reply of two entries; returns its length. */
@@ -91,7 +94,7 @@ static void test_list_nodes(void)
 	int len;
 
 	CU_ASSERT_EQUAL(PROTO_LIST_NODES, 28);
-	CU_ASSERT_EQUAL(PROTO_VERSION, 16);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 17);
 	CU_ASSERT_EQUAL(PROTO_LINK, 31);
 	CU_ASSERT_EQUAL(PROTO_SEEK_DATA, 32);
 	CU_ASSERT_STRING_EQUAL(proto_type_name(PROTO_SEEK_DATA), "SEEK_DATA");
