@@ -50,8 +50,10 @@
 #include "shardmeta.h"
 #include "sys.h"
 
-#define ADOPT_RETRY_MS 5000
+#define ADOPT_RETRY_MS 5000      /* after a failure, before the next */
+#define ADOPT_BACKOFF_MAX_MS 300000  /* a part failing again waits longer */
 #define ADOPT_SCAN_MS  1000
+#define ADOPT_FAILS    16        /* parts whose failures are remembered */
 
 struct adopt {
 	struct cluster *cl;
@@ -60,10 +62,17 @@ struct adopt {
 	char version[CKPT_VERSION_MAX + 1];
 	uint32_t from;            /* its lost owner */
 	uint64_t from_id;         /* and its open_id there */
+	uint64_t new_id;          /* the open_id it gets here */
 	uint64_t progress;
 	uint64_t retry_ms;        /* no new adoption before then */
 	uint64_t scan_ms;
 	uint32_t done, failed;
+	struct afail {            /* parts whose adoption failed lately */
+		uint32_t owner;
+		uint64_t open_id;
+		uint64_t until_ms;
+		uint32_t tries;
+	} fails[ADOPT_FAILS];
 	uint64_t stale_id;        /* the open_id of an adoption a crash cut
 				   * short (the marker), or 0 */
 	char marker[700];         /* <store>/adopting: the open_id being
@@ -131,48 +140,161 @@ static uint32_t shards_up(const struct cluster *cl, const struct rpart *p)
 	return n;
 }
 
+/* Is p's adoption waiting after a failure? */
+static int backing_off(const struct adopt *a, const struct rpart *p,
+		       uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < ADOPT_FAILS; i++)
+		if (a->fails[i].owner == p->owner &&
+		    a->fails[i].open_id == p->open_id &&
+		    now < a->fails[i].until_ms)
+			return 1;
+	return 0;
+}
+
+static void note_failure(struct adopt *a, uint32_t owner, uint64_t open_id,
+			 uint64_t now)
+{
+	struct afail *f = NULL;
+	uint64_t wait;
+	uint32_t i;
+
+	a->failed++;
+	a->retry_ms = now + ADOPT_RETRY_MS;
+	for (i = 0; i < ADOPT_FAILS && !f; i++)
+		if (a->fails[i].owner == owner && a->fails[i].open_id == open_id)
+			f = &a->fails[i];
+	for (i = 0; i < ADOPT_FAILS && !f; i++)
+		if (now >= a->fails[i].until_ms + ADOPT_BACKOFF_MAX_MS)
+			f = &a->fails[i];          /* long over: reused */
+	if (!f)
+		f = &a->fails[open_id % ADOPT_FAILS];
+	if (f->owner != owner || f->open_id != open_id)
+		*f = (struct afail){ owner, open_id, 0, 0 };
+	wait = (uint64_t)ADOPT_RETRY_MS << (f->tries < 6 ? f->tries : 6);
+	f->tries++;
+	f->until_ms = now + (wait < ADOPT_BACKOFF_MAX_MS ? wait
+							 : ADOPT_BACKOFF_MAX_MS);
+}
+
+/* Is another part of p's version sealed somewhere (this node's own aside:
+ * it has none)?  A version of several parts whose other parts are all
+ * gone (retention removed them) is not worth taking over. */
+static int version_lives(const struct cluster *cl, const struct rpart *p)
+{
+	struct list *pos;
+
+	if (p->nparts <= 1)
+		return 1;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *q = list_entry(pos, struct rpart, link);
+
+		if (q != p && q->owner != p->owner &&
+		    q->state == CKPT_ST_SEALED && !strcmp(q->job, p->job) &&
+		    !strcmp(q->version, p->version))
+			return 1;
+	}
+	return 0;
+}
+
+/* Would this node's retention ([ckptd] keep) remove p's version at once:
+ * has job j here as many sealed versions sealed after it? */
+static int retained_away(const struct cluster *cl, struct job *j,
+			 const struct rpart *p)
+{
+	uint32_t keep = cl->d->conf->keep ? cl->d->conf->keep : 1, newer = 0;
+	struct list *pos;
+
+	list_for_each(pos, &j->versions) {
+		const struct version *v = list_entry(pos, struct version, link);
+
+		newer += v->state == CKPT_ST_SEALED && !v->removing &&
+			 v->sealed_ns > p->sealed_ns;
+	}
+	return newer >= keep;
+}
+
 /* May this node adopt p now?  A sealed part with a record, on no PFS,
- * coded as this cluster codes, its owner gone, k of its shards up, and no
- * part of its version here (an entry an adoption cut short by a crash
- * left is dropped). */
+ * coded as this cluster codes, its owner gone, k of its shards up, another
+ * part of its version alive, not taken over by anyone yet, not backing off
+ * after a failure, and no part of its version here. */
 static int adoptable(struct adopt *a, const struct rpart *p, uint64_t now)
 {
 	struct cluster *cl = a->cl;
 	const struct man_holders *rec = p->man.holders;
-	struct version *v;
 	struct job *j;
 
 	if (p->owner == cl->self || p->state != CKPT_ST_SEALED || !rec ||
 	    p->level >= CKPT_DRAINED || (p->copies & CKPT_COPY_PFS) ||
 	    !(p->copies & CKPT_COPY_PEERS) || rec->k != cl->place.k ||
-	    rec->m != cl->place.m || !owner_gone(cl, p, now))
+	    rec->m != cl->place.m || !owner_gone(cl, p, now) ||
+	    backing_off(a, p, now))
 		return 0;
 	j = catalog_job(cl->d->cat, p->job);
-	if (j && j->uid != p->uid)
+	if (j && (j->uid != p->uid || retained_away(cl, j, p)))
 		return 0;
-	v = catalog_version(cl->d->cat, p->job, p->version);
-	if (v && a->stale_id && v->open_id == a->stale_id &&
-	    version_dead(v) && !v->removing) {
-		/* What an adoption cut short by a crash left (never
-		 * announced as removed: it was never announced). */
-		catalog_remove(cl->d->cat, v);
-		a->stale_id = 0;
-		v = NULL;
+	if (catalog_version(cl->d->cat, p->job, p->version))
+		return 0;
+	if (parts_taken_over(cl, p->owner, p->open_id, 0, NULL))
+		return 0;       /* another node has it, LOCAL at least */
+	return shards_up(cl, p) >= rec->k && version_lives(cl, p) &&
+	       chosen(cl, p);
+}
+
+/* The entry an adoption cut short by a crash left (segments with no
+ * manifest, listed INCOMPLETE under the open_id the marker names): dropped,
+ * and announced as removed (no shard of that open_id exists), before any
+ * adoption starts. */
+static void drop_stale(struct adopt *a)
+{
+	struct cluster *cl = a->cl;
+	struct list *jp, *vp, *tmp;
+
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each_safe(vp, tmp, &j->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+			int ret;
+
+			if (v->open_id != a->stale_id || !version_dead(v) ||
+			    v->removing)
+				continue;
+			log_printf(LOG_NOTICE, "adopt: dropping %s/%s, what the adoption cut short left",
+				   j->name, v->name);
+			version_get(v);
+			v->error = -CKPT_ENOVERSION;
+			ret = catalog_remove(cl->d->cat, v);
+			if (ret == 0)
+				ckptd_version_changed(cl->d, v);
+			else
+				log_printf(LOG_WARNING, "adopt: dropping it: %s",
+					   ckpt_strerror(ret));
+			version_put(cl->d->cat, v);
+			a->stale_id = 0;
+			return;          /* the job may be gone with it */
+		}
 	}
-	if (v)
-		return 0;
-	return shards_up(cl, p) >= rec->k && chosen(cl, p);
+	a->stale_id = 0;
 }
 
 /* ---- the marker --------------------------------------------------------------- */
 
+/* The marker, written whole or not at all (tmp, fsync, rename, fsync the
+ * store). */
 static int marker_write(struct adopt *a, uint64_t open_id)
 {
-	char buf[32];
+	char buf[32], tmp[720];
 	int n = snprintf(buf, sizeof(buf), "%016llx\n",
 			 (unsigned long long)open_id);
-	int ret = sys_write_file(a->marker, buf, (size_t)n, 0600);
+	int ret;
 
+	snprintf(tmp, sizeof(tmp), "%s.tmp", a->marker);
+	ret = sys_write_file(tmp, buf, (size_t)n, 0600);
+	if (ret == 0 && rename(tmp, a->marker) < 0)
+		ret = -errno;
 	return ret == 0 ? sys_fsync_dir(a->store) : ret;
 }
 
@@ -203,21 +325,38 @@ static void marker_read(struct adopt *a)
 
 /* ---- the write ------------------------------------------------------------ */
 
+static void own_removed(void *arg, int status);
+
 static void on_written(void *arg, int err)
 {
 	struct adopt *a = arg;
 	struct cluster *cl = a->cl;
+	struct version *v;
 
 	a->job = NULL;
 	if (err == -ECANCELED)
 		return;          /* shutting down: the marker stays */
-	marker_clear(a);
 	if (err < 0) {
-		a->failed++;
-		a->retry_ms = ckptd_now_ms() + ADOPT_RETRY_MS;
-		log_printf(LOG_ERR, "adopt: %s/%s of %s: %s; trying again in %u s",
+		/* The marker stays until the next adoption: the failed
+		 * write's segments are freed on the pool meanwhile. */
+		note_failure(a, a->from, a->from_id, ckptd_now_ms());
+		log_printf(LOG_ERR, "adopt: %s/%s of %s: %s; trying again later",
 			   a->jobname, a->version, cl_name(cl, a->from),
-			   ckpt_strerror(err), ADOPT_RETRY_MS / 1000);
+			   ckpt_strerror(err));
+		return;
+	}
+	marker_clear(a);
+	v = catalog_version(cl->d->cat, a->jobname, a->version);
+	if (v && v->open_id == a->new_id && !cl_retired(cl, a->from) &&
+	    cl->peers[a->from].st == P_UP) {
+		/* Its owner came back meanwhile (with its part, or to
+		 * rebuild it under its name): the copy here is not needed. */
+		log_printf(LOG_NOTICE, "adopt: %s/%s: its owner %s is back: the copy taken over is dropped",
+			   a->jobname, a->version, cl_name(cl, a->from));
+		if (!v->removing &&
+		    remove_start(cl->d, v, RM_LOCAL, own_removed, a) < 0)
+			log_printf(LOG_WARNING, "adopt: %s/%s: cannot drop the copy; it stays, superseding the old part once PROTECTED",
+				   a->jobname, a->version);
 		return;
 	}
 	a->done++;
@@ -280,6 +419,7 @@ static int start(struct adopt *a, const struct rpart *p)
 	snprintf(a->version, sizeof(a->version), "%s", p->version);
 	a->from = p->owner;
 	a->from_id = p->open_id;
+	a->new_id = man.open_id;
 	ret = marker_write(a, man.open_id);
 	if (ret < 0)
 		goto out;
@@ -290,8 +430,6 @@ static int start(struct adopt *a, const struct rpart *p)
 		   (unsigned long long)m.stream_len);
 	ret = rbwrite_start(cl, p->owner, p->open_id, &m, 0, NULL,
 			    &a->progress, on_written, a, &a->job);
-	if (ret < 0)
-		marker_clear(a);
 out:
 	free(m.man);
 	return ret;
@@ -339,6 +477,27 @@ void adopt_own_superseded(struct cluster *cl, uint64_t open_id)
 	}
 }
 
+void adopt_own_superseded_part(struct cluster *cl, uint32_t owner,
+			       uint64_t from_id)
+{
+	const char *name = cl_name(cl, owner);
+	struct list *jp, *vp;
+
+	list_for_each(jp, &cl->d->cat->jobs) {
+		struct job *j = list_entry(jp, struct job, link);
+
+		list_for_each(vp, &j->versions) {
+			struct version *v = list_entry(vp, struct version, link);
+
+			if (v->holders && v->holders->from_id == from_id &&
+			    !strcmp(v->holders->from, name)) {
+				adopt_own_superseded(cl, v->open_id);
+				return;
+			}
+		}
+	}
+}
+
 /* ---- the interface ---------------------------------------------------------- */
 
 void adopt_tick(struct cluster *cl)
@@ -354,6 +513,8 @@ void adopt_tick(struct cluster *cl)
 		rbwrite_tick(a->job);   /* a stripe waiting for a segment */
 		return;
 	}
+	if (a->stale_id)
+		drop_stale(a);
 	if (rebuild_active(cl) || now < a->retry_ms ||
 	    now < a->scan_ms + ADOPT_SCAN_MS)
 		return;
@@ -365,8 +526,7 @@ void adopt_tick(struct cluster *cl)
 			continue;
 		ret = start(a, p);
 		if (ret < 0) {
-			a->failed++;
-			a->retry_ms = now + ADOPT_RETRY_MS;
+			note_failure(a, p->owner, p->open_id, now);
 			log_printf(LOG_ERR, "adopt: %s/%s of %s cannot start: %s",
 				   p->job, p->version, cl_name(cl, p->owner),
 				   ckpt_strerror(ret));

@@ -450,6 +450,11 @@ void parts_sync(struct cluster *cl, uint32_t node);
 /* owner's part open_id was taken over by another node (adopt.c): gone from
  * the namespace here. */
 void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id);
+/* Has a part of another node's, or of this node's own, taken over owner's
+ * part open_id (its record's `from`), SEALED and, with durable_only,
+ * PROTECTED or on the PFS?  1 (*by: the node that has it, if by) or 0. */
+int parts_taken_over(const struct cluster *cl, uint32_t owner,
+		     uint64_t open_id, int durable_only, uint32_t *by);
 
 /* ---- adopt.c -------------------------------------------------------------- */
 
@@ -468,6 +473,9 @@ void adopt_tick(struct cluster *cl);
  * part: taken over while this node was gone, or taken over by a node first
  * in the list as well as here.  The copy here is removed. */
 void adopt_own_superseded(struct cluster *cl, uint64_t open_id);
+/* The same for this node's part that took over owner's part from_id. */
+void adopt_own_superseded_part(struct cluster *cl, uint32_t owner,
+			       uint64_t from_id);
 /* Adoptions running (0 or 1) and done since start. */
 void adopt_counts(const struct cluster *cl, uint32_t *running,
 		  uint32_t *done);

@@ -90,6 +90,9 @@ void holders_info(const struct cluster *cl, uint32_t owner,
 	info->holders[0] = '\0';
 	if (!rec && !(copies & CKPT_COPY_PEERS))
 		return;                 /* never erasure-coded */
+	if (rec && rec->from[0] && !(copies & CKPT_COPY_PEERS))
+		return;                 /* taken over, not protected here yet:
+					 * the record is the old owner's */
 	holders_resolve(cl, rec, owner, ids);
 	w = rec ? rec->k + rec->m - 1 : cl->place.k + cl->place.m - 1;
 	for (s = 1; s <= w; s++) {

@@ -123,25 +123,26 @@ static int rec_from(const struct cluster *cl, const struct man_holders *rec,
 	       !strcmp(rec->from, cl_name(cl, owner));
 }
 
-/* Has a PROTECTED part (another node's, or this node's own) taken over
- * owner's part open_id?  Then what owner, or a holder for it, says of it
- * is old news. */
-static int superseded(const struct cluster *cl, uint32_t owner,
-		      uint64_t open_id)
+/* Is a part with these copies durable beyond its owner: every shard
+ * sealed on its holders, or on the PFS? */
+static int durable(uint32_t copies)
+{
+	return (copies & (CKPT_COPY_PEERS | CKPT_COPY_PFS)) != 0;
+}
+
+static void note_from(struct parts *ps, const struct man_holders *rec)
+{
+	if (rec && rec->from[0])
+		ps->any_from = 1;
+}
+
+int parts_taken_over(const struct cluster *cl, uint32_t owner,
+		     uint64_t open_id, int durable_only, uint32_t *by)
 {
 	struct list *pos, *jp, *vp;
 
-	/* Others' parts only once one that took over another was seen
-	 * (this is asked of every PART); this node's own always (few). */
-	list_for_each(pos, &cl->parts->list) {
-		const struct rpart *p = list_entry(pos, struct rpart, link);
-
-		if (!cl->parts->any_from)
-			break;
-		if (p->owner != owner && (p->copies & CKPT_COPY_PEERS) &&
-		    rec_from(cl, p->man.holders, owner, open_id))
-			return 1;
-	}
+	/* This node's own parts (few) always; others' only once a part
+	 * that took over another was seen (this is asked of every PART). */
 	list_for_each(jp, &cl->d->cat->jobs) {
 		struct job *j = list_entry(jp, struct job, link);
 
@@ -150,9 +151,25 @@ static int superseded(const struct cluster *cl, uint32_t owner,
 				list_entry(vp, struct version, link);
 
 			if (v->state == CKPT_ST_SEALED &&
-			    (v->copies & CKPT_COPY_PEERS) &&
-			    rec_from(cl, v->holders, owner, open_id))
+			    (!durable_only || durable(v->copies)) &&
+			    rec_from(cl, v->holders, owner, open_id)) {
+				if (by)
+					*by = cl->self;
 				return 1;
+			}
+		}
+	}
+	if (!cl->parts || !cl->parts->any_from)
+		return 0;
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner != owner && p->state == CKPT_ST_SEALED &&
+		    (!durable_only || durable(p->copies)) &&
+		    rec_from(cl, p->man.holders, owner, open_id)) {
+			if (by)
+				*by = p->owner;
+			return 1;
 		}
 	}
 	return 0;
@@ -176,46 +193,52 @@ void parts_superseded(struct cluster *cl, uint32_t owner, uint64_t open_id)
 	}
 }
 
-/* A part (this node's own, or owner's) whose record rec says it took over
- * another is PROTECTED: the old one is gone from the namespace, its shards
- * held here are dropped (every shard of the new one is durable), and,
- * were it this node's own (it was lost and came back), its copy here
- * goes. */
-static void took_over(struct cluster *cl, uint32_t owner,
+/*
+ * owner's part open_id, whose record rec says it took over another, is
+ * durable (PROTECTED, or on the PFS): the old one is gone from the
+ * namespace, its shards held here are dropped (every shard of the new one
+ * is durable), and, were it this node's own (it was lost and came back),
+ * its copy here goes.  Where two nodes took the same part over (they saw
+ * the nodes up differently), the one first in the list keeps it: this
+ * node's copy goes if another first in the list has one durable too.
+ */
+static void took_over(struct cluster *cl, uint32_t owner, uint64_t open_id,
 		      const struct man_holders *rec)
 {
-	int old = cl_node_id(cl, rec->from, 1);
-	struct list *jp, *vp;
+	int old = cl_node_id(cl, rec->from, 0);
+	uint32_t by = owner;
+	uint64_t from_id = rec->from_id;
+	struct list *pos;
 
-	cl->parts->any_from = 1;
 	if (old < 0)
 		return;
-	parts_superseded(cl, (uint32_t)old, rec->from_id);
-	hold_part_gone(cl, (uint32_t)old, rec->from_id);
+	parts_superseded(cl, (uint32_t)old, from_id);
+	hold_part_gone(cl, (uint32_t)old, from_id);
 	if ((uint32_t)old == cl->self) {
-		adopt_own_superseded(cl, rec->from_id);
+		adopt_own_superseded(cl, from_id);
 		return;
 	}
-	if (owner >= cl->self)
+	if (owner != cl->self) {
+		/* Another took it over: this node's own copy, if any, goes
+		 * when that node is first in the list. */
+		uint32_t mine;
+
+		if (owner < cl->self && parts_taken_over(cl, (uint32_t)old,
+							 from_id, 0, &mine) &&
+		    mine == cl->self)
+			adopt_own_superseded_part(cl, (uint32_t)old, from_id);
 		return;
-	/* Two nodes took the same part over (they saw the nodes up
-	 * differently): the one first in the list keeps it, and this
-	 * node's copy, PROTECTED too, goes. */
-	list_for_each(jp, &cl->d->cat->jobs) {
-		struct job *j = list_entry(jp, struct job, link);
-
-		list_for_each(vp, &j->versions) {
-			struct version *v = list_entry(vp, struct version, link);
-
-			if (v->state == CKPT_ST_SEALED &&
-			    (v->copies & CKPT_COPY_PEERS) &&
-			    rec_from(cl, v->holders, (uint32_t)old,
-				     rec->from_id)) {
-				adopt_own_superseded(cl, v->open_id);
-				return;
-			}
-		}
 	}
+	list_for_each(pos, &cl->parts->list) {
+		const struct rpart *p = list_entry(pos, struct rpart, link);
+
+		if (p->owner < by && p->state == CKPT_ST_SEALED &&
+		    durable(p->copies) &&
+		    rec_from(cl, p->man.holders, (uint32_t)old, from_id))
+			by = p->owner;
+	}
+	if (by != cl->self)
+		adopt_own_superseded(cl, open_id);
 }
 
 /* ---- announcing this node's parts ---------------------------------------- */
@@ -382,9 +405,9 @@ static int announce_to(struct cluster *cl, const struct version *v,
 void parts_announce(struct cluster *cl, const struct version *v)
 {
 	announce_to(cl, v, cl->self);
-	if (v->state == CKPT_ST_SEALED && !v->removed &&
-	    (v->copies & CKPT_COPY_PEERS) && v->holders && v->holders->from[0])
-		took_over(cl, cl->self, v->holders);
+	if (v->state == CKPT_ST_SEALED && !v->removed && durable(v->copies) &&
+	    v->holders && v->holders->from[0])
+		took_over(cl, cl->self, v->open_id, v->holders);
 }
 
 /* Tell node (or every peer up: node == self) about p, a part of this
@@ -524,6 +547,7 @@ static int rpart_from_meta(struct cluster *cl, uint32_t owner,
 	p->seq = m->seq;
 	p->open_id = m->open_id;
 	p->sealed_ns = p->man.sealed_ns;
+	note_from(ps, p->man.holders);
 	list_add_tail(&ps->list, &p->link);
 	*out = p;
 	return 0;
@@ -548,7 +572,7 @@ void parts_learn_held(struct cluster *cl, const struct shard_meta *m)
 
 	/* What its owner says when it comes up replaces this. */
 	if (owner >= 0 && (uint32_t)owner != cl->self &&
-	    !superseded(cl, (uint32_t)owner, m->open_id) &&
+	    !parts_taken_over(cl, (uint32_t)owner, m->open_id, 1, NULL) &&
 	    rpart_from_meta(cl, (uint32_t)owner, m, CKPT_LOCAL,
 			    CKPT_COPY_LOCAL | CKPT_COPY_PEERS, &p) == 0)
 		p->behalf = 1;
@@ -615,7 +639,8 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	}
 	/* A part taken over by another node (PROTECTED there): its old
 	 * owner's word, or a holder's for it, is old news. */
-	if (ret == 0 && pp.state && superseded(cl, owner, pp.open_id))
+	if (ret == 0 && pp.state &&
+	    parts_taken_over(cl, owner, pp.open_id, 1, NULL))
 		ret = 1;
 	if (ret != 0) {
 		link_answer_status(l, PEER_PART | PEER_REPLY, h->seq,
@@ -697,12 +722,14 @@ void parts_on_part(struct cluster *cl, struct link *l, const uint8_t *f,
 	part_changed(cl, pp.job, pp.version);
 	/* The owner's own word only: a holder speaking for a part never
 	 * makes another's shards go. */
+	note_from(ps, p->man.holders);
 	if (!behalf && ret == 0 && pp.state == CKPT_ST_SEALED &&
-	    (pp.copies & CKPT_COPY_PEERS) && p->man.holders &&
-	    p->man.holders->from[0]) {
+	    durable(pp.copies) && p->man.holders && p->man.holders->from[0]) {
 		struct man_holders rec = *p->man.holders;
 
-		took_over(cl, owner, &rec);  /* p may go with what it drops */
+		/* p's fields are not used after: what it drops may be
+		 * another rpart only, never p (the owners differ) */
+		took_over(cl, owner, pp.open_id, &rec);
 	}
 }
 

@@ -127,10 +127,15 @@ int pj_choose_holders(struct pjob *j)
 	uint32_t w = cl->place.k + cl->place.m - 1, s, up = 0, i;
 	uint32_t first[EC_MAX_FRAGS];
 	uint64_t now = ckptd_now_ms();
-	int ret, same;
+	int ret, same, fresh;
 
 	if (old && (old->k != cl->place.k || old->m != cl->place.m))
 		old = NULL;             /* coded otherwise: coded anew */
+	/* A part taken over from a lost node, not yet protected here: its
+	 * record is the old owner's, whose holders sealed shards of the old
+	 * part, not of this one.  First choices only: nothing is kept or
+	 * left on a holder that is down. */
+	fresh = old && old->from[0] && !(j->v->copies & CKPT_COPY_PEERS);
 	holders_resolve(cl, old, cl->self, first);
 	for (s = 1; s <= w; s++) {
 		uint32_t c = first[s - 1];
@@ -151,7 +156,7 @@ int pj_choose_holders(struct pjob *j)
 				   j->hid);
 	}
 	j->skip = 0;
-	if (ret == -EAGAIN && old)
+	if (ret == -EAGAIN && old && !fresh)
 		ret = choose_keeping_down(j, first);
 	if (ret < 0) {
 		for (i = 0; i < cl->place.n; i++)
@@ -176,7 +181,7 @@ int pj_choose_holders(struct pjob *j)
 			 cl_name(cl, j->hid[s - 1]));
 		if (j->hid[s - 1] != first[s - 1])
 			same = 0;
-		else if (old && j->reprotect && !j->resend &&
+		else if (old && !fresh && j->reprotect && !j->resend &&
 			 !(j->lost & (1u << s)) && !(j->skip & (1u << s)))
 			j->keep |= 1u << s;     /* sealed there already */
 	}

@@ -235,6 +235,11 @@ static int wanted(struct rebuild *rb, const struct shard_meta *m)
 			   m->job, m->version, m->uid, m->job, (unsigned)j->uid);
 		return 0;
 	}
+	if (parts_taken_over(rb->cl, rb->cl->self, m->open_id, 1, NULL)) {
+		log_printf(LOG_INFO, "rebuild: %s/%s was taken over by another node while this one was gone: not rebuilt",
+			   m->job, m->version);
+		return 0;
+	}
 	if (!v)
 		return 1;
 	if (v->open_id == m->open_id && version_dead(v)) {

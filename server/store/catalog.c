@@ -497,35 +497,53 @@ int catalog_remove_dropped(struct catalog *cat, struct version *v)
 	return version_remove(cat, v, DROP_DONE);
 }
 
+/* The version retention removes next from j: the oldest sealed one not
+ * being removed, in seq order; but a part taken over from a lost node
+ * (cluster/adopt.c) got its seq here when it was taken over, so it goes by
+ * its seal time: first, when it was sealed before that one.  NULL: none. */
+static struct version *retain_victim(struct job *j)
+{
+	struct version *first = NULL, *taken = NULL;
+	struct list *pos;
+
+	list_for_each(pos, &j->versions) {
+		struct version *v = list_entry(pos, struct version, link);
+
+		if (v->state != CKPT_ST_SEALED || v->removing)
+			continue;
+		if (v->holders && v->holders->from[0]) {
+			if (!taken || v->sealed_ns < taken->sealed_ns)
+				taken = v;
+		} else if (!first) {
+			first = v;
+		}
+	}
+	if (taken && (!first || taken->sealed_ns < first->sealed_ns))
+		return taken;
+	return first;
+}
+
 void catalog_retain(struct catalog *cat, struct job *j, uint32_t keep)
 {
-	struct list *pos, *tmp;
+	struct list *pos;
 	uint32_t sealed = 0;
 	struct version *v;
 	int ret;
 
-	list_for_each_safe(pos, tmp, &j->versions)
-		if (list_entry(pos, struct version, link)->state ==
-		    CKPT_ST_SEALED)
-			sealed++;
-	/* Sealed versions are in seq order, oldest first. */
-	list_for_each_safe(pos, tmp, &j->versions) {
-		if (sealed <= keep || sealed <= 1)
-			return;
+	list_for_each(pos, &j->versions) {
 		v = list_entry(pos, struct version, link);
-		if (v->state != CKPT_ST_SEALED)
-			continue;
-		if (v->removing) {       /* an rm is taking it already */
-			sealed--;
-			continue;
-		}
+		sealed += v->state == CKPT_ST_SEALED && !v->removing;
+	}
+	while (sealed > keep && sealed > 1 && (v = retain_victim(j))) {
 		log_printf(LOG_INFO, "retention: removing %s/%s (keep=%u)",
 			   j->name, v->name, keep);
 		sealed--;
 		ret = catalog_remove_bg(cat, v);
-		if (ret < 0)
+		if (ret < 0) {
 			log_printf(LOG_WARNING, "retention: %s: %s", v->name,
 				   strerror(-ret));
+			return;  /* it stays: the next victim would be it */
+		}
 		if (j->nversions == 0)
 			return;     /* the job is gone with its last version */
 	}

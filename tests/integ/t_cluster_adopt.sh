@@ -3,22 +3,23 @@
 # (server/cluster/adopt.c).  Seven ckptd nodes on 127.0.0.1-7, ec 4+2,
 # heartbeat_timeout 1 s, reprotect_after 3 s, shards capped at 4 MiB/s.
 #  [lost]    v1 is written on n1..n6, PROTECTED.  n6 is lost (SIGKILL,
-#            store deleted).  The spare n7, the one node up with no part of
-#            v1, decodes n6's part and makes it its own: SIGKILLed while
-#            it decodes, and again while it protects the part, it goes on
-#            after each restart.  Then v1 is listed with parts n1..n5 + n7
-#            everywhere, n7's part is PROTECTED with five holders (none n6
-#            or n7), and no node holds a shard of n6's old part any more.
-#            n7 and a holder of its part are SIGKILLed (with n6, three
-#            nodes gone: n6's old part would be short of k shards): every
-#            byte of v1 reads back on n3.
-#  [returns] v2 on n1..n5.  n5 is SIGKILLed with its store kept and stays
-#            down past reprotect_after: n7 (no part of v2) takes its part
-#            over (and cannot protect it with five nodes up: n5's old
-#            part stays meanwhile).  n5 comes back: n7's part is PROTECTED,
-#            n5's own copy is superseded and removed,
-#            v2 is listed n1..n4 + n7 and reads back whole on n5, after a
-#            SIGKILL of n5 and two clean restarts too.
+#            store deleted); the job goes on with v2 on n1..n5 + the spare
+#            n7.  n7, the one node up with no part of v1, decodes n6's part
+#            and makes it its own: SIGKILLed while it decodes, and again
+#            while it protects the part, it goes on after each restart.
+#            Then v1 is listed with parts n1..n5 + n7 everywhere, n7's part
+#            is PROTECTED with five holders (none n6 or n7), and no node
+#            holds a shard of n6's old part any more.  n7 and a holder of
+#            its part are SIGKILLed (with n6, three nodes gone: n6's old
+#            part would be short of k shards): every byte of v1 reads back
+#            on n3.
+#  [returns] v3 on n1..n5.  n5 is SIGKILLed with its store kept and stays
+#            down past reprotect_after: n7 (no part of v3) takes its part
+#            over (and cannot protect it with five nodes up: n5's old part
+#            stays meanwhile).  n5 comes back: n7's part is PROTECTED, n5's
+#            own copy is superseded and removed, v3 is listed n1..n4 + n7
+#            and reads back whole on n5 (v1 and v2 too), after a SIGKILL of
+#            n5 and two clean restarts too.
 # TIMEOUT: 420
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +33,7 @@ F1=(-n 3 -z 4194304 -S 51)
 F2=(-n 2 -z 1048576 -S 52)
 
 node() {    # NAME
-	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=48M
+	[ -f "$T/$1/ckptd.conf" ] || ckptd_conf "$1" staging=48M keep=3
 	cluster_start "$1" 4+2 -o cluster.heartbeat_timeout=1000 \
 		-o cluster.reprotect_after=3s -o cluster.bandwidth=4M
 }
@@ -63,6 +64,13 @@ up_is 6 $ALL
 parts_write v1 n1 n2 n3 n4 n5 n6
 parts_protected v1 n1 n2 n3 n4 n5 n6
 node_lose n6
+# The job goes on on n1..n5 + the spare n7 at once: n7 writes its part of
+# v2 before it takes v1 over (3 s), so the part it takes over is older
+# than one of its own (retention goes by seal time for it).
+CKPT_NODES=6 tw n7 write $JOB v2 -r 6 -P part6 "${F2[@]}" -w local || fail "n7: writing its part of v2"
+for i in 1 2 3 4 5; do
+	CKPT_NODES=6 tw n$i write $JOB v2 -r $i -P part$i "${F2[@]}" -w local || fail "n$i: writing its part of v2"
+done
 poll_until 60 logged n7 "adopt: $JOB/v1: its owner n6 is gone" ||
 	fail "n7 did not start taking n6's part of v1 over: $(grep -E 'adopt|rebuild' "$T/n7/ckptd.log" | tail -3)"
 kill9 n7
@@ -100,11 +108,11 @@ up_is 5 n1 n2 n3 n4 n5 n7
 
 # ---- [returns] ---------------------------------------------------------------------
 base=$(old_shards n5)    # of its part of v1
-parts_write v2 n1 n2 n3 n4 n5
-parts_protected v2 n1 n2 n3 n4 n5
+parts_write v3 n1 n2 n3 n4 n5
+parts_protected v3 n1 n2 n3 n4 n5
 kill9 n5
-poll_until 90 logged n7 "adopt: $JOB/v2, the part of n5, is this node's now" ||
-	fail "n7 did not take n5's part of v2 over: $(grep adopt "$T/n7/ckptd.log" | tail -3)"
+poll_until 90 logged n7 "adopt: $JOB/v3, the part of n5, is this node's now" ||
+	fail "n7 did not take n5's part of v3 over: $(grep adopt "$T/n7/ckptd.log" | tail -3)"
 is n7 parts_adopted 1 && is n7 parts_adopting 0 ||
 	fail "n7's status: $(sjson n7 parts_adopted) parts taken over, $(sjson n7 parts_adopting) now; want 1 and 0"
 ctl n7 status | grep -q "1 parts of lost nodes taken over since start" ||
@@ -113,25 +121,25 @@ ctl n7 status | grep -q "1 parts of lost nodes taken over since start" ||
 # PROTECTED, so n5's old part, with four of its shards up, stays too.
 node n5
 up_is 5 n5
-parts_protected v2 n7
-poll_until 30 logged n5 "adopt: $JOB/v2: another node took this node's part over" ||
-	fail "n5 did not drop its superseded copy of v2"
+parts_protected v3 n7
+poll_until 30 logged n5 "adopt: $JOB/v3: another node took this node's part over" ||
+	fail "n5 did not drop its superseded copy of v3"
 for n in n1 n2 n3 n4 n5 n7; do
-	poll_until 30 seen_is $n v2 "n1 n2 n3 n4 n7" ||
-		fail "$n lists v2's parts as '$(parts_seen $n $JOB v2)'"
+	poll_until 30 seen_is $n v3 "n1 n2 n3 n4 n7" ||
+		fail "$n lists v3's parts as '$(parts_seen $n $JOB v3)'"
 done
 old_is() { [ "$(old_shards "$1")" = "$2" ]; }
 poll_until 30 old_is n5 "$base" || fail "$(old_shards n5) shards of n5's parts are held, want $base (its v1 part's only)"
-parts_read n5 v2 5
+parts_read n5 v3 5
 for how in kill clean clean; do
 	if [ $how = kill ]; then kill9 n5; else stop_ckptd n5; fi
 	node n5
 	up_is 5 n5
-	seen_is n5 v2 "n1 n2 n3 n4 n7" || poll_until 30 seen_is n5 v2 "n1 n2 n3 n4 n7" ||
-		fail "after a restart ($how): n5 lists v2 as '$(parts_seen n5 $JOB v2)'"
-	parts_read n5 v2 5
+	seen_is n5 v3 "n1 n2 n3 n4 n7" || poll_until 30 seen_is n5 v3 "n1 n2 n3 n4 n7" ||
+		fail "after a restart ($how): n5 lists v3 as '$(parts_seen n5 $JOB v3)'"
+	parts_read n5 v3 5
 	parts_read n5 v1 6
 done
-info "[returns] n5 back: its copy of v2 superseded by n7's, v2 whole after three restarts"
+info "[returns] n5 back: its copy of v3 superseded by n7's, v3 whole after three restarts"
 for n in n1 n2 n3 n4 n5 n7; do assert_up $n; done
 finish
