@@ -4,6 +4,10 @@
  * crc32c(buf, len) is the standard CRC32C ("123456789" -> 0xE3069283).
  * crc32c_update() extends a running value: crc32c_update(crc32c(a), b) equals
  * crc32c(a || b), and crc32c_update(0, ...) equals crc32c(...).
+ *
+ * crc32c_combine(crc32c(a), crc32c(b), len(b)) equals crc32c(a || b) with no
+ * pass over the bytes (arithmetic modulo the polynomial, O(log len)): a
+ * frame whose payload wraps data of a known CRC gets its own CRC from it.
  */
 #ifndef CKPT_CRC32C_H
 #define CKPT_CRC32C_H
@@ -17,5 +21,7 @@ static inline uint32_t crc32c(const void *buf, size_t len)
 {
 	return crc32c_update(0, buf, len);
 }
+
+uint32_t crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 
 #endif

@@ -113,6 +113,34 @@ int peer_check(const void *frame, size_t len, struct peer_hdr *hdr)
 	return 0;
 }
 
+/*
+ * The payload CRC of a frame (flen bytes) whose payload carries dlen bytes
+ * of CRC dcrc at data: only the bytes around the data are read (the frame
+ * encoders' CRC of what they send, and the decoders' proof that dcrc is
+ * the data's, below).
+ */
+static uint32_t crc_around(const uint8_t *frame, size_t flen,
+			   const uint8_t *data, uint32_t dlen, uint32_t dcrc)
+{
+	const uint8_t *pl = frame + PEER_HDR_LEN;
+	size_t pre = (size_t)(data - pl);
+	size_t post = flen - PEER_HDR_LEN - pre - dlen;
+	uint32_t c = crc32c_combine(crc32c(pl, pre), dcrc, dlen);
+
+	return crc32c_combine(c, crc32c(data + dlen, post), post);
+}
+
+/* Is dcrc the CRC of the dlen bytes at data, in a frame peer_check()
+ * passed?  Its payload CRC covers every byte it carries, and equals the
+ * CRC made of the bytes around the data and dcrc only if dcrc is the
+ * data's (the sum is linear in it): no second pass over the data. */
+static int data_crc_ok(const void *frame, size_t flen, const uint8_t *data,
+		       uint32_t dlen, uint32_t dcrc)
+{
+	return crc_around(frame, flen, data, dlen, dcrc) ==
+	       get_le32((const uint8_t *)frame + H_CRC);
+}
+
 /* Start a frame: the header with len and CRCs left to peer_end(). */
 static void peer_begin(struct enc *e, void *buf, size_t cap, uint16_t type,
 		       uint32_t seq, int32_t status)
@@ -140,6 +168,27 @@ static int peer_end(struct enc *e)
 		return -EMSGSIZE;
 	put_le32(e->buf + H_LEN, (uint32_t)plen);
 	put_le32(e->buf + H_CRC, crc32c(e->buf + PEER_HDR_LEN, plen));
+	put_le32(e->buf + H_HCRC, crc32c(e->buf, H_HCRC));
+	return (int)e->len;
+}
+
+/* peer_end() for a frame carrying dlen bytes of CRC dcrc at byte at of the
+ * frame: the payload CRC is made from dcrc, not from another pass over the
+ * data (a caller's dcrc that is not the data's makes a frame every
+ * receiver refuses). */
+static int peer_end_data(struct enc *e, size_t at, uint32_t dlen,
+			 uint32_t dcrc)
+{
+	size_t plen;
+
+	if (e->err)
+		return e->err;
+	plen = e->len - PEER_HDR_LEN;
+	if (plen > PEER_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	put_le32(e->buf + H_LEN, (uint32_t)plen);
+	put_le32(e->buf + H_CRC, crc_around(e->buf, e->len, e->buf + at, dlen,
+					    dcrc));
 	put_le32(e->buf + H_HCRC, crc32c(e->buf, H_HCRC));
 	return (int)e->len;
 }
@@ -267,6 +316,7 @@ int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 		      const struct peer_shard *s)
 {
 	struct enc e;
+	size_t at;
 
 	if (s->len > PEER_MAX_SHARD || !stripe_ok(s->k, s->m, s->shard) ||
 	    !total_ok(s))
@@ -284,10 +334,11 @@ int peer_encode_shard(void *buf, size_t cap, uint32_t seq,
 	enc_u64(&e, s->off);
 	enc_u32(&e, s->len);
 	enc_u32(&e, s->crc);
+	at = e.len;
 	enc_bytes(&e, s->data, s->len);
 	if (s->total)             /* trailing: absent means unknown */
 		enc_u64(&e, s->total);
-	return peer_end(&e);
+	return peer_end_data(&e, at, s->len, s->crc);
 }
 
 int peer_encode_seal(void *buf, size_t cap, uint32_t seq,
@@ -411,7 +462,7 @@ int peer_encode_data_for(void *buf, size_t cap, uint16_t type, uint32_t seq,
 	enc_u32(&e, d->len);
 	enc_u32(&e, d->crc);
 	enc_bytes(&e, d->data, d->len);
-	return peer_end(&e);
+	return peer_end_data(&e, PEER_DATA_AT, d->len, d->crc);
 }
 
 /* The payload of a checked frame of type want, a request or a reply of
@@ -528,7 +579,7 @@ int peer_decode_shard(const void *frame, size_t len, struct peer_shard *s)
 	    name_check_version(s->version))
 		return -CKPT_EBADNAME;
 	s->data = (const uint8_t *)frame + len - (s->total ? 8 : 0) - s->len;
-	if (crc32c(s->data, s->len) != s->crc)
+	if (!data_crc_ok(frame, len, s->data, s->len, s->crc))
 		return -CKPT_ECORRUPT;
 	return 0;
 }
@@ -658,7 +709,7 @@ int peer_decode_data_for(const void *frame, size_t len, uint16_t type,
 	if (d.err || out->len > data_max(type) || dec_left(&d) != out->len)
 		return -CKPT_EPROTO;
 	out->data = (const uint8_t *)frame + len - out->len;
-	if (crc32c(out->data, out->len) != out->crc)
+	if (!data_crc_ok(frame, len, out->data, out->len, out->crc))
 		return -CKPT_ECORRUPT;
 	return 0;
 }

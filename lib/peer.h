@@ -278,6 +278,12 @@ int peer_encode_ping(void *buf, size_t cap, uint32_t seq);
  * field out of range: shard not in 1..k+m-1, len over PEER_MAX_SHARD or not
  * what the frame holds, k+m over 32), -CKPT_EBADNAME, -CKPT_ECORRUPT (the
  * shard bytes fail their crc).  The view may point into frame.
+ *
+ * The crc a shard or data frame carries is checked against the frame's
+ * payload CRC, which peer_check() took over every byte (crc32c_combine():
+ * the data is not read again), so a frame that did not pass peer_check()
+ * is not proof of anything.  The encoders likewise make a shard or data
+ * frame's payload CRC from the crc they are given.
  */
 int peer_decode_hello(const void *frame, size_t len, struct peer_hello *h);
 int peer_decode_auth(const void *frame, size_t len, struct peer_auth *a);

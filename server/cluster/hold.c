@@ -386,31 +386,28 @@ static int verify_run(struct hold_task *ht)
 }
 
 /* Worker: one chunk of a held shard, checked against its CRC, framed as
- * the reply. */
+ * the reply: read straight into the frame, where the reply carries it
+ * (PEER_DATA_AT), so neither it nor its CRC is passed over again. */
 static int get_run(struct hold_task *ht)
 {
 	const struct shard_meta *m = &ht->e->m;
 	size_t cap = PEER_FRAME_CAP(m->chunk);
 	struct peer_data pd;
-	uint8_t *buf;
 	int ret, n;
 
-	buf = malloc(m->chunk);
 	ht->frame = malloc(cap);
-	ret = -ENOMEM;
-	if (!buf || !ht->frame)
-		goto out;
-	ret = shardstore_read(ht->h->root, m, ht->stripe, buf);
+	if (!ht->frame)
+		return -ENOMEM;
+	pd.data = ht->frame + PEER_DATA_AT;
+	ret = shardstore_read(ht->h->root, m, ht->stripe,
+			      ht->frame + PEER_DATA_AT);
 	if (ret < 0)
-		goto out;
+		return ret;
 	pd.len = m->chunk;
 	pd.crc = m->crcs[ht->stripe];
-	pd.data = buf;
 	n = peer_encode_data_for(ht->frame, cap, PEER_SHARD_GET, ht->seq, &pd);
 	ret = n < 0 ? n : 0;
 	ht->flen = n < 0 ? 0 : (size_t)n;
-out:
-	free(buf);
 	return ret;
 }
 

@@ -715,6 +715,31 @@ static void on_recv(struct loop_op *op, int res)
 	link_put(l);
 }
 
+/*
+ * How much the next receive asks for.  rbuf starts at a frame boundary
+ * (link_process() moves what follows the whole frames to its start), so a
+ * large frame begun there is received to its end and no further: nothing
+ * of the next frame comes with it that would have to be moved down (a
+ * shard or data frame is 1 MiB: moving half of one for each was a fifth of
+ * a receiving node's CPU).  A frame not begun yet is asked for with at most
+ * LINK_RBUF_MIN bytes, its header first, so that small frames still come
+ * many at once.
+ */
+static size_t recv_len(const struct link *l)
+{
+	size_t len = l->rcap - l->rlen, flen;
+	struct peer_hdr h;
+
+	if (l->rlen < PEER_HDR_LEN)
+		return len < LINK_RBUF_MIN ? len : LINK_RBUF_MIN;
+	if (peer_peek(l->rbuf, l->rlen, &h) < 0)
+		return len;         /* refused when processed */
+	flen = PEER_HDR_LEN + (size_t)h.len;
+	if (flen > LINK_RBUF_MIN && flen > l->rlen && flen - l->rlen < len)
+		return flen - l->rlen;
+	return len;
+}
+
 static void link_recv_arm(struct link *l)
 {
 	struct io_uring_sqe *sqe;
@@ -723,8 +748,7 @@ static void link_recv_arm(struct link *l)
 	l->refs++;
 	l->recv_op.fn = on_recv;
 	sqe = loop_sqe(&dm(l)->loop, &l->recv_op);
-	io_uring_prep_recv(sqe, l->fd, l->rbuf + l->rlen, l->rcap - l->rlen,
-			   0);
+	io_uring_prep_recv(sqe, l->fd, l->rbuf + l->rlen, recv_len(l), 0);
 }
 
 static struct link *link_new(struct cluster *cl, int fd, int outgoing)

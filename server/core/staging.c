@@ -283,37 +283,27 @@ static int huge_for(const struct staging *s, uid_t uid)
 	return (s->flags & STAGING_HUGE) && uid == 0;
 }
 
-/* A free lease for uid of exactly size bytes, or NULL: one of huge pages
- * first for root, never one for another uid.  Failing that, one made
- * ahead and never lent (NOBODY, ordinary pages) of at most max bytes, the
- * smallest, while the budget keeps room for another of the size made ahead
- * (fill_size): a lease made ahead is better lent a little large than
- * dropped to make one of the size asked, which takes about 1 s per GiB
- * while the client waits (ckptctl's lanes ask for less than staging_client). */
-static struct lease *find_free(struct staging *s, uid_t uid, size_t size,
-			       uint64_t max)
+/* A free lease of exactly size bytes for uid, or NULL: one of huge pages
+ * first for root, never one for another uid.  Never a larger one: a client
+ * that asks for a size gets that size (its reads and writes come in pieces
+ * of it). */
+static struct lease *find_free(struct staging *s, uid_t uid, size_t size)
 {
-	struct lease *any = NULL, *big = NULL;
+	struct lease *any = NULL;
 	struct list *pos;
 
 	for (pos = s->free.next; pos != &s->free; pos = pos->next) {
 		struct lease *l = list_entry(pos, struct lease, link);
 
 		if (l->size != size || (l->uid != uid && l->uid != NOBODY) ||
-		    (l->huge && uid != 0)) {
-			if (l->uid == NOBODY && !l->huge && l->size > size &&
-			    l->size <= max &&
-			    s->lent + l->size + s->fill_size <= s->budget &&
-			    (!big || l->size < big->size))
-				big = l;
+		    (l->huge && uid != 0))
 			continue;
-		}
 		if (l->huge == huge_for(s, uid))
 			return l;
 		if (!any)
 			any = l;
 	}
-	return any ? any : big;
+	return any;
 }
 
 /* Drop free leases (other sizes or uids) until size bytes fit the budget:
@@ -390,7 +380,7 @@ int staging_get_share(struct staging *s, uid_t uid, size_t want,
 		size = room & ~(uint64_t)(LEASE_ALIGN - 1);
 	if (size < STAGING_MIN)
 		return -EAGAIN;
-	l = find_free(s, uid, size, room < mine ? room : mine);
+	l = find_free(s, uid, size);
 	if (l && !l->huge && huge_for(s, uid))
 		l = upgrade(s, l);
 	if (l) {

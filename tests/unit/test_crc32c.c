@@ -67,12 +67,47 @@ static void test_large(void)
 	free(buf);
 }
 
+/* crc32c_combine() of two pieces' CRCs is the CRC of both, at every split
+ * of buffers of many lengths, the empty pieces included. */
+static void test_combine(void)
+{
+	static uint8_t buf[3 << 20];
+	size_t lens[] = { 0, 1, 7, 8, 63, 4096, 1 << 20, (1 << 20) + 8,
+			  sizeof(buf) };
+	size_t i, j, at;
+	uint32_t seed = 12345;
+
+	for (i = 0; i < sizeof(buf); i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t n = lens[i];
+		uint32_t whole = crc32c(buf, n);
+
+		for (j = 0; j <= 4; j++) {
+			at = n * j / 4;
+			CU_ASSERT_EQUAL(crc32c_combine(crc32c(buf, at),
+						       crc32c(buf + at, n - at),
+						       n - at), whole);
+		}
+	}
+	/* Three pieces, as a frame around its data. */
+	CU_ASSERT_EQUAL(crc32c_combine(crc32c_combine(crc32c(buf, 32),
+						      crc32c(buf + 32, 1 << 20),
+						      1 << 20),
+				       crc32c(buf + 32 + (1 << 20), 8), 8),
+			crc32c(buf, 32 + (1 << 20) + 8));
+	CU_ASSERT_EQUAL(crc32c_combine(0, 0, 0), 0);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "vectors", test_vectors },
 		{ "chaining", test_chaining },
 		{ "large", test_large },
+		{ "combine", test_combine },
 		{ NULL, NULL }
 	};
 
