@@ -2,8 +2,8 @@
 # Sourced by the cluster benchmarks (bench_protect.sh, bench_rebuild.sh):
 # six ckptd nodes n1..n6 on 127.0.0.1-6 (ec 4+2, three domains of two),
 # each under $DIR/n<i>, killed and removed on exit.  Sets B, PORT, PIDS;
-# gives bc_start I [ARGS...], bc_wait_up I, bc_ctl I ARGS..., bc_ms and
-# bc_drop_caches.
+# gives bc_start I [ARGS...], bc_wait_up I, bc_wait_staging I,
+# bc_ctl I ARGS..., bc_ms and bc_drop_caches.
 B=${CKPT_BUILD:-build}
 PORT=$(( 20000 + RANDOM % 10000 ))
 declare -A PIDS
@@ -45,6 +45,14 @@ bc_wait_up() { # I PEERS: until n<I> has PEERS peers up (20 s at most)
 	local _
 	for _ in $(seq 400); do
 		[ "$(bc_json "$1" peers_up)" = "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+bc_wait_staging() {   # I: until n<I>'s staging (1 GiB, made in the
+	local _           # background at start) is whole (60 s at most):
+	for _ in $(seq 1200); do    # its first touches are not measured
+		[ "$(bc_json "$1" staging_total)" = $((1 << 30)) ] && return 0
 		sleep 0.05
 	done
 	return 1

@@ -42,6 +42,7 @@ cpu_ms() {     # the six daemons' user + system CPU, in ms
 
 for i in 1 2 3 4 5 6; do bc_start $i; done
 for i in 1 2 3 4 5 6; do bc_wait_up $i 5 || die "n$i: peers not up"; done
+for i in 1 2 3 4 5 6; do bc_wait_staging $i || die "n$i: staging not made"; done
 
 BYTES=$((WRITERS * MB * 1048576))
 disk=() ceil=() cpur=()

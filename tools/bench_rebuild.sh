@@ -36,13 +36,7 @@ die() { echo "bench_rebuild: $*"; tail -5 "$DIR/n1/ckptd.log"; exit 1; }
 
 for i in 1 2 3 4 5 6; do bc_start $i; done
 for i in 1 2 3 4 5 6; do bc_wait_up $i 5 || die "n$i: peers not up"; done
-# Their staging is made in the background (1 GiB each); not while measuring.
-for i in 1 2 3 4 5 6; do
-	for _ in $(seq 1200); do
-		[ "$(bc_json $i staging_total)" = $((1 << 30)) ] && break
-		sleep 0.05
-	done
-done
+for i in 1 2 3 4 5 6; do bc_wait_staging $i || die "n$i: staging not made"; done
 for r in $(seq $WRITERS); do
 	CKPT_NODES=1 "$TW" write -s "$DIR/n1/ckptd.sock" $JOB v1 -r $r -n 1 \
 		-z $((MB * 1048576)) -S 7 &
