@@ -204,6 +204,11 @@ $(BUILD)/tests/test_pool: $(BUILD)/obj/tests/unit/test_pool.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS)
 
+$(BUILD)/tests/test_reccache: $(BUILD)/obj/tests/unit/test_reccache.o \
+		$(BUILD)/obj/server/store/reccache.o $(CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUNIT_LIBS) $(LDLIBS) -lpthread
+
 $(BUILD)/tests/test_shardstore: $(BUILD)/obj/tests/unit/test_shardstore.o \
 		$(BUILD)/obj/server/cluster/shardstore.o $(CORE_A)
 	@mkdir -p $(dir $@)

@@ -18,7 +18,9 @@
  * resolved on the loop through the version's read index (rindex.h: only
  * the records the range needs, found in log time) and read on the worker
  * pool, each record read whole once and checked against its CRC before its
- * pieces are copied, as the local read path does.  A part
+ * pieces are copied, as the local read path does; a record the range takes
+ * only pieces of comes from the record cache (reccache.h), since the
+ * asking node cuts a client's READ into pieces of PEER_MAX_SHARD.  A part
  * whose local copy was evicted answers ENODATA (the PFS copy is not read
  * for a peer yet).
  *
@@ -37,10 +39,14 @@
 #include "crc32c.h"
 #include "manifest.h"
 #include "pool.h"
+#include "reccache.h"
 #include "rindex.h"
 #include "sys.h"
 
 #define PEERREAD_BUDGET (32u << 20)   /* READ bytes in flight to a node */
+/* Records read whole for served pieces, kept for the next pieces while
+ * nobody uses them (reccache.h): the most recent one whatever its size. */
+#define PEERREAD_CACHE  (64u << 20)
 
 struct fpiece {
 	struct list wlink;        /* in peerreads.wait[node] while waiting */
@@ -64,6 +70,8 @@ struct fread {
 struct peerreads {
 	uint64_t *inflight;       /* by node: READ bytes asked, not answered */
 	struct list *wait;        /* by node: struct fpiece, FIFO */
+	struct reccache *recs;    /* served: records of which a read takes
+				   * pieces (any thread) */
 };
 
 static struct peerreads *pr_of(const struct cluster *cl)
@@ -299,6 +307,8 @@ struct sread {
 	struct cluster *cl;
 	struct link *l;           /* held */
 	struct version *v;        /* referenced */
+	uint64_t open_id;         /* v's */
+	struct reccache *cache;   /* peerreads.recs */
 	uint32_t seq;
 	uint64_t off;
 	uint32_t len;
@@ -334,17 +344,20 @@ static int sread_fd(const struct sread *s, const struct man_rec *r, int *fd,
  * place in the frame (PEER_DATA_AT), each record read once and checked
  * against its CRC32C first.  A record the range takes whole is read into
  * the frame itself; one it takes part of (at most the first and the last)
- * into a buffer its pieces are copied from.  A range that is one whole
- * record sends that record's CRC as the data's.
+ * comes from the record cache (reccache.h: read and checked once for all
+ * the pieces of it that the asking node's reads cut it into) and its
+ * pieces are copied from there.  A range that is one whole record sends
+ * that record's CRC as the data's.
  */
 static int sread_run(struct pool_task *t)
 {
 	struct sread *s = (struct sread *)t;
-	uint8_t *out, *rbuf = NULL;
-	size_t rcap = 0, cap = PEER_FRAME_CAP(s->len);
+	size_t cap = PEER_FRAME_CAP(s->len);
 	uint64_t covered = 0;
 	struct peer_data pd;
 	uint32_t i, p, fdseg = 0;
+	struct rcent *e;
+	uint8_t *out;
 	int fd = -1, n, ret = 0;
 
 	s->frame = malloc(cap);
@@ -365,27 +378,25 @@ static int sread_run(struct pool_task *t)
 		uint8_t *buf = out + pc->dst;
 
 		ret = sread_fd(s, r, &fd, &fdseg);
-		if (ret == 0 && !whole) {
-			if (rcap < r->len) {
-				free(rbuf);
-				rcap = r->len;
-				rbuf = malloc(rcap);
-				ret = rbuf ? 0 : -ENOMEM;
-			}
-			buf = rbuf;
+		if (ret == 0 && whole) {
+			ret = sys_pread_all(fd, buf, r->len, r->seg_off);
+			if (ret == 0 && crc32c(buf, r->len) != r->crc)
+				ret = -CKPT_ECORRUPT;
+			continue;
 		}
 		if (ret == 0)
-			ret = sys_pread_all(fd, buf, r->len, r->seg_off);
-		if (ret == 0 && crc32c(buf, r->len) != r->crc)
-			ret = -CKPT_ECORRUPT;
-		for (p = s->recs[i].first; ret == 0 && !whole &&
-		     p != RPIECE_END; p = s->pieces[p].next)
-			memcpy(out + s->pieces[p].dst, rbuf + s->pieces[p].src,
+			ret = reccache_read(s->cache, s->open_id, r, fd, &e);
+		if (ret < 0)
+			break;
+		for (p = s->recs[i].first; p != RPIECE_END;
+		     p = s->pieces[p].next)
+			memcpy(out + s->pieces[p].dst,
+			       reccache_bytes(e) + s->pieces[p].src,
 			       s->pieces[p].len);
+		reccache_put(s->cache, e);
 	}
 	if (fd >= 0)
 		close(fd);
-	free(rbuf);
 	if (ret < 0)
 		return ret;
 	pd.len = s->len;
@@ -512,6 +523,8 @@ void peerread_on_read(struct cluster *cl, struct link *l, const uint8_t *f,
 	s->l = link_hold(l);
 	s->v = v;
 	version_get(v);
+	s->open_id = v->open_id;
+	s->cache = cl->reads->recs;
 	s->seq = h->seq;
 	snprintf(s->segdir, sizeof(s->segdir), "%s", d->segs->dir);
 	pool_task_init(&s->pt, sread_run, sread_done, sread_drop);
@@ -533,7 +546,8 @@ int peerread_open(struct cluster *cl)
 		return -ENOMEM;
 	prs->inflight = calloc(cl->place.n, sizeof(*prs->inflight));
 	prs->wait = calloc(cl->place.n, sizeof(*prs->wait));
-	if (!prs->inflight || !prs->wait) {
+	if (!prs->inflight || !prs->wait ||
+	    reccache_new(PEERREAD_CACHE, &prs->recs) < 0) {
 		free(prs->inflight);
 		free(prs->wait);
 		free(prs);
@@ -563,6 +577,7 @@ void peerread_close(struct cluster *cl)
 		}
 	free(prs->inflight);
 	free(prs->wait);
+	reccache_free(prs->recs);   /* the pool is closed: no task reads */
 	free(prs);
 	cl->reads = NULL;
 }
