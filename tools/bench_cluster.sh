@@ -3,7 +3,8 @@
 # six ckptd nodes n1..n6 on 127.0.0.1-6 (ec 4+2, three domains of two),
 # each under $DIR/n<i>, killed and removed on exit.  Sets B, PORT, PIDS;
 # gives bc_start I [ARGS...], bc_wait_up I, bc_wait_staging I,
-# bc_ctl I ARGS..., bc_ms and bc_drop_caches.
+# bc_ctl I ARGS..., bc_ms and bc_drop_caches.  $CKPT_BENCH_CKPTD: more
+# ckptd options for every node (-o chunk=64M: records of 64 MiB).
 B=${CKPT_BUILD:-build}
 PORT=$(( 20000 + RANDOM % 10000 ))
 declare -A PIDS
@@ -37,7 +38,7 @@ bc_start() {   # I [ARGS...]: start node n<I>
 	mkdir -p "$DIR/n$i"
 	"$B/ckptd" -o dir="$DIR/n$i" -o staging=1G -o staging_client=128M \
 		-o cluster.node=n$i -o cluster.nodes="$DIR/nodes" \
-		-o cluster.ec=4+2 -o cluster.key="$DIR/key" "$@" \
+		-o cluster.ec=4+2 -o cluster.key="$DIR/key" ${CKPT_BENCH_CKPTD:-} "$@" \
 		2>>"$DIR/n$i/ckptd.log" &
 	PIDS[$i]=$!
 }
