@@ -8,6 +8,7 @@
  * crc32c_combine(crc32c(a), crc32c(b), len(b)) equals crc32c(a || b) with no
  * pass over the bytes (arithmetic modulo the polynomial, O(log len)): a
  * frame whose payload wraps data of a known CRC gets its own CRC from it.
+ * len(b) below 2^61 bytes.
  */
 #ifndef CKPT_CRC32C_H
 #define CKPT_CRC32C_H

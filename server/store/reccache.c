@@ -50,7 +50,8 @@ static void ent_free(struct reccache *c, struct rcent *e)
 }
 
 /* Drop entries nobody uses, oldest first, while over the budget; never the
- * most recently used (the one the next piece of a large record wants). */
+ * last in the list, the one released (or asked for) last: the one the next
+ * piece of a large record wants. */
 static void trim(struct reccache *c)
 {
 	struct list *pos, *tmp;
@@ -163,6 +164,12 @@ int reccache_read(struct reccache *c, uint64_t open_id,
 	pthread_mutex_lock(&c->mu);
 	e->ready = 1;
 	e->err = ret;
+	if (ret < 0) {
+		/* Found by no one from now on: the next reader reads anew
+		 * (those waiting already share the failure). */
+		list_del(&e->link);
+		list_init(&e->link);
+	}
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	if (ret < 0) {
@@ -182,10 +189,13 @@ void reccache_put(struct reccache *c, struct rcent *e)
 {
 	pthread_mutex_lock(&c->mu);
 	if (--e->refs == 0) {
-		if (e->err)
+		if (e->err) {
 			ent_free(c, e);         /* a failed read is not kept */
-		else
+		} else {
 			c->idle += e->rec.len;
+			list_del(&e->link);     /* released last: kept */
+			list_add_tail(&c->lru, &e->link);
+		}
 	}
 	trim(c);
 	pthread_mutex_unlock(&c->mu);

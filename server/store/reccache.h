@@ -5,13 +5,14 @@
  * A record is checked against its CRC32C as a whole, so a read of a piece
  * of it reads and checks all of it.  Reads that cut a large record into
  * pieces (another node's reads of this node's files come in pieces of at
- * most PEER_MAX_SHARD, 1 MiB, while a client's write of a 256 MiB buffer
- * is one record) would read it once per piece: hundreds of times.  Here
+ * most PEER_MAX_SHARD, 4 MiB, while a record is up to [ckptd] chunk, which
+ * may be 256 MiB) would read it once per piece: up to 64 times.  Here
  * the first reader of a record reads and checks it into a buffer; readers
  * of the same record meanwhile wait for it and copy from that buffer, and
  * it is kept for those that come next while the cache holds no more than
- * its budget of records nobody uses (the most recently used one is kept
- * whatever its size).
+ * its budget of records nobody uses (the one released last is kept
+ * whatever its size).  A record whose read failed is never found again:
+ * the next reader reads it anew.
  *
  * A record is known by the open_id of its part, its segment and offset,
  * its length and CRC: open_ids are never used twice on a node, so a

@@ -20,6 +20,8 @@
 #            own copy is superseded and removed, v3 is listed n1..n4 + n7
 #            and reads back whole on n5 (v1 and v2 too), after a SIGKILL of
 #            n5 and two clean restarts too.
+#  [early]   v4 on n1..n5; n5 SIGKILLed, and back while n7 decodes its part:
+#            n7 drops its copy, v4 stays n1..n5 and reads back whole.
 # TIMEOUT: 420
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -141,5 +143,23 @@ for how in kill clean clean; do
 	parts_read n5 v1 6
 done
 info "[returns] n5 back: its copy of v3 superseded by n7's, v3 whole after three restarts"
+
+# ---- [early] -------------------------------------------------------------------------
+F2=(-n 2 -z 8388608 -S 53)      # v4: 16 MiB a part, 4 s to decode at the cap
+parts_write v4 n1 n2 n3 n4 n5
+parts_protected v4 n1 n2 n3 n4 n5
+kill9 n5
+poll_until 60 logged n7 "adopt: $JOB/v4: its owner n5 is gone" ||
+	fail "n7 did not start taking n5's part of v4 over"
+node n5
+poll_until 60 logged n7 "adopt: $JOB/v4: its owner n5 is back: the copy taken over is dropped" ||
+	fail "n7 did not drop its copy of v4 when n5 came back: $(grep 'adopt' "$T/n7/ckptd.log" | tail -3)"
+for n in n1 n3 n5 n7; do
+	poll_until 30 seen_is $n v4 "n1 n2 n3 n4 n5" ||
+		fail "$n lists v4's parts as '$(parts_seen $n $JOB v4)'"
+done
+parts_protected v4 n5
+parts_read n3 v4 5
+info "[early] n5 back while n7 decoded its part of v4: n7's copy dropped, n5's stays"
 for n in n1 n2 n3 n4 n5 n7; do assert_up $n; done
 finish
