@@ -394,7 +394,9 @@ int catalog_evict_dropped(struct catalog *cat, struct version *v,
 /* Discard the damaged local copy of v kept in quarantine (v->qdir), if
  * any: its files go, the version stays (served from its PFS copy). */
 void catalog_discard_quarantine(struct catalog *cat, struct version *v);
-/* Apply retention to job: keep its newest `keep` sealed versions.  The
+/* Apply retention to job (catretain.c): keep its newest `keep` sealed
+ * versions, newest by seq, but a part taken over from a lost node by its
+ * seal time; one that is busy now is passed over until the next run.  The
  * newest sealed version is never removed.  Manifests are dropped on the
  * pool (catalog_evict_bg). */
 void catalog_retain(struct catalog *cat, struct job *job, uint32_t keep);
