@@ -157,25 +157,11 @@ static void peer_begin(struct enc *e, void *buf, size_t cap, uint16_t type,
 	enc_u32(e, 0);
 }
 
-static int peer_end(struct enc *e)
-{
-	size_t plen;
-
-	if (e->err)
-		return e->err;
-	plen = e->len - PEER_HDR_LEN;
-	if (plen > PEER_MAX_PAYLOAD)
-		return -EMSGSIZE;
-	put_le32(e->buf + H_LEN, (uint32_t)plen);
-	put_le32(e->buf + H_CRC, crc32c(e->buf + PEER_HDR_LEN, plen));
-	put_le32(e->buf + H_HCRC, crc32c(e->buf, H_HCRC));
-	return (int)e->len;
-}
-
-/* peer_end() for a frame carrying dlen bytes of CRC dcrc at byte at of the
- * frame: the payload CRC is made from dcrc, not from another pass over the
- * data (a caller's dcrc that is not the data's makes a frame every
- * receiver refuses). */
+/* End a frame whose payload carries dlen bytes of CRC dcrc at byte at of
+ * the frame: len and both CRCs into the header, the payload's made from
+ * dcrc and the bytes around them, not from another pass over the data (a
+ * caller's dcrc that is not the data's makes a frame every receiver
+ * refuses).  The length or -errno. */
 static int peer_end_data(struct enc *e, size_t at, uint32_t dlen,
 			 uint32_t dcrc)
 {
@@ -191,6 +177,13 @@ static int peer_end_data(struct enc *e, size_t at, uint32_t dlen,
 					    dcrc));
 	put_le32(e->buf + H_HCRC, crc32c(e->buf, H_HCRC));
 	return (int)e->len;
+}
+
+/* The same for a frame with no such data: the payload's CRC from all of
+ * it (no bytes at its start, of CRC 0, leave every byte "around"). */
+static int peer_end(struct enc *e)
+{
+	return peer_end_data(e, PEER_HDR_LEN, 0, 0);
 }
 
 int peer_encode_status(void *buf, size_t cap, uint16_t type, uint32_t seq,

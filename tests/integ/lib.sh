@@ -849,6 +849,12 @@ wait_state() {
 
 # has_ctl: ckptctl is built.
 has_ctl() { [ -x "$CKPTCTL" ]; }
+# need_ctl_py: skip the test unless ckptctl is built and /usr/bin/python3
+# (which sjson and the listing helpers run) is there.
+need_ctl_py() {
+	[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is missing"
+	has_ctl || skip "ckptctl is not built"
+}
 ctl() { local name=$1; shift; "$CKPTCTL" -s "$(sock "$name")" "$@"; }
 
 # ---- clusters ----------------------------------------------------------------

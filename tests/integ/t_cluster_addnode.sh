@@ -24,9 +24,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY is missing"
-has_ctl || skip "ckptctl is not built"
+need_ctl_py
 cluster_setup 6 rackA rackB rackC
 JOB=train/add
 F1=(-n 2 -z 2097152 -S 31)

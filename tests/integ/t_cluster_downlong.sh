@@ -25,9 +25,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY is missing"
-has_ctl || skip "ckptctl is not built"
+need_ctl_py
 cluster_setup 8 rackA rackB rackC rackD
 JOB=train/down
 F1=(-n 2 -z 1048576 -S 11)

@@ -21,9 +21,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY is missing"
-has_ctl || skip "ckptctl is not built"
+need_ctl_py
 cluster_setup 7 rackA rackB rackC rackD
 JOB=train/spare
 F1=(-n 3 -z 4194304 -S 41)
